@@ -1,0 +1,309 @@
+"""The ``shapeinfer`` command: a thin layer over the Python API.
+
+``shapeinfer MODEL`` infers shapes (the default command); ``optimize``, ``lint`` and ``verify``
+are subcommands. Bad input gives one line on stderr and exit code 2, never a traceback
+(``--debug`` shows one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import click
+
+from shapeinfer import __version__
+
+EXIT_USAGE = 2
+
+
+class CliError(click.ClickException):
+    """A user-facing failure: one line on stderr, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file=None) -> None:
+        click.echo(f"shapeinfer: error: {self.format_message()}", err=True)
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it is not a subcommand, is a model for ``infer``."""
+
+    default_command = "infer"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = [self.default_command, *args]
+        elif not args:
+            args = []
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage("shapeinfer", "MODEL [OPTIONS]  |  shapeinfer COMMAND [ARGS]...")
+
+
+def _parse_assignments(values: tuple[str, ...], what: str) -> list[tuple[str, str]]:
+    out = []
+    for v in values:
+        for part in v.split(",") if what == "bind" else [v]:
+            if "=" not in part:
+                raise CliError(f"--{what} expects NAME=VALUE, got {part!r}")
+            k, _, val = part.partition("=")
+            if not k.strip():
+                raise CliError(f"--{what} expects NAME=VALUE, got {part!r}")
+            out.append((k.strip(), val.strip()))
+    return out
+
+
+def parse_bind(values: tuple[str, ...]) -> dict[str, int]:
+    """``("batch=2,seq=7", ...)`` as ``{"batch": 2, "seq": 7}``; CliError for anything else."""
+    bind = {}
+    for k, v in _parse_assignments(values, "bind"):
+        try:
+            n = int(v)
+        except ValueError:
+            raise CliError(f"--bind {k}={v}: the value must be an integer") from None
+        if n < 0:
+            raise CliError(f"--bind {k}={v}: dims cannot be negative")
+        bind[k] = n
+    return bind
+
+
+def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
+    """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``."""
+    from shapeinfer import dims as D
+
+    shapes = {}
+    for k, v in _parse_assignments(values, "input-shape"):
+        dims = []
+        for tok in [t.strip() for t in v.split(",")] if v.strip() else []:
+            if not tok:
+                raise CliError(f"--input-shape {k}={v}: empty dim")
+            try:
+                n = int(tok)
+                if n < 0:
+                    raise CliError(f"--input-shape {k}={v}: dims cannot be negative")
+                dims.append(n)
+            except ValueError:
+                dims.append(D.parse(tok))
+        shapes[k] = dims
+    return shapes
+
+
+def _fmt_shape(f) -> str:
+    from shapeinfer import dims as D
+
+    if f is None or f.shape is None:
+        return "?"
+    return "[" + ", ".join(D.format(d) for d in f.shape) + "]"
+
+
+def _dtype_name(t: int) -> str:
+    import onnx
+
+    try:
+        return onnx.helper.tensor_dtype_to_string(t).replace("TensorProto.", "").lower() if t else "?"
+    except Exception:
+        return str(t)
+
+
+def _json_dim(d):
+    from shapeinfer import dims as D
+
+    return d if type(d) is int else D.format(d)
+
+
+def summarize(result) -> dict:
+    """Counts for the summary line: tensors, fully resolved share, fresh symbols, diagnostics."""
+    from shapeinfer import dims as D
+
+    inputs = result.input_symbols
+    total = resolved = 0
+    for gf in result.graph_facts.values():
+        for f in gf.values():
+            if f.kind != "tensor":
+                continue
+            total += 1
+            if f.shape is not None and all(type(d) is int or D.symbols(d) <= inputs for d in f.shape):
+                resolved += 1
+    sev = {"error": 0, "warning": 0, "info": 0}
+    for d in result.diagnostics:
+        sev[d.severity] = sev.get(d.severity, 0) + 1
+    return {
+        "tensors": total,
+        "resolved": resolved,
+        "resolved_pct": round(100.0 * resolved / total, 1) if total else 100.0,
+        "fresh_symbols": len(result.fresh_symbols),
+        "capped_expressions": result.capped,
+        "diagnostics": sev,
+    }
+
+
+def write_model(model, out: str, src: str | None, in_place: bool = False) -> None:
+    """Write atomically next to ``out``; external data files are copied when the folder changes."""
+    from shapeinfer.writer import save_model
+
+    if src is not None and os.path.abspath(out) == os.path.abspath(src) and not in_place:
+        raise CliError(f"{out}: output is the input model; pass --in-place to overwrite it")
+    save_model(model, out, src)
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __call__(self) -> float:
+        return time.perf_counter() - self.t0
+
+
+def _run_guarded(debug: bool, fn):
+    from shapeinfer.external import ExternalDataError
+    from shapeinfer.onnxio import ModelLoadError
+
+    try:
+        return fn()
+    except click.ClickException:
+        raise
+    except (ModelLoadError, ExternalDataError) as e:
+        if debug:
+            raise
+        raise CliError(str(e)) from None
+    except KeyboardInterrupt:
+        raise CliError("interrupted") from None
+    except Exception as e:  # never a traceback for users
+        if debug:
+            raise
+        raise CliError(f"internal error: {type(e).__name__}: {e} (rerun with --debug for a traceback)") from None
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="shapeinfer", message="%(prog)s %(version)s")
+def main() -> None:
+    """Static symbolic shape inference for ONNX models.
+
+    \b
+    shapeinfer MODEL [-o OUT.onnx]   infer every tensor's shape (the default command)
+    shapeinfer optimize MODEL -o OUT fold shape arithmetic, rewrite legacy Reshape
+    shapeinfer lint PATH...          check models against the rule catalog
+    shapeinfer verify MODEL          compare inferred shapes with onnxruntime
+
+    Dims are ints or expressions over the model's symbols (batch, seq, batch*seq,
+    (seq + 1)//2). A dim that cannot be determined becomes a fresh symbol unk_<n>.
+    Exit codes: 0 success, 1 findings (lint, verify), 2 bad input or usage.
+    """
+
+
+@main.command("infer")
+@click.argument("model", type=click.Path(dir_okay=True))
+@click.option("-o", "--output", type=click.Path(), help="Write the model with every tensor's shape in value_info.")
+@click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
+@click.option(
+    "--input-shape",
+    "input_shape",
+    multiple=True,
+    metavar="NAME=D0,D1,...",
+    help="Override a graph input's dims (ints or symbol names). Repeatable.",
+)
+@click.option("--bind", multiple=True, metavar="SYM=INT[,SYM=INT]", help="Specialise a symbol to an int everywhere.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="List every diagnostic, not only errors and warnings.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+def infer_cmd(
+    model: str,
+    output: str | None,
+    in_place: bool,
+    input_shape: tuple,
+    bind: tuple,
+    as_json: bool,
+    verbose: bool,
+    debug: bool,
+) -> None:
+    """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs."""
+    binding = parse_bind(bind)
+    shapes = parse_input_shapes(input_shape)
+
+    def run():
+        from shapeinfer.engine import annotate, infer, model_dir
+        from shapeinfer.onnxio import load_model
+
+        timer = Timer()
+        m = load_model(model)
+        try:
+            result = infer(m, base_dir=model_dir(model), input_shapes=shapes or None, bind=binding or None)
+        except KeyError as e:
+            raise CliError(f"--input-shape: {e.args[0]}") from None
+        secs = timer()
+        if output:
+            annotate(result)
+            write_model(result.model, output, model, in_place)
+        return result, secs
+
+    result, secs = _run_guarded(debug, run)
+    _report(result, model, output, secs, as_json, verbose)
+
+
+def _report(result, model: str, output: str | None, secs: float, as_json: bool, verbose: bool) -> None:
+    g = result.model.graph
+    facts = result.facts
+    summary = summarize(result)
+    if as_json:
+        doc = {
+            "model": model,
+            "inputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.input],
+            "outputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.output],
+            "tensors": {k: _io_json(k, f) for k, f in facts.items()},
+            "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
+            "equalities": [list(e) for e in result.equalities],
+            "diagnostics": [d.to_dict() for d in result.diagnostics],
+            "summary": summary,
+            "seconds": round(secs, 4),
+        }
+        if output:
+            doc["written"] = output
+        click.echo(json.dumps(doc, indent=1))
+        return
+    init = {t.name for t in g.initializer}
+    click.echo(f"{model}")
+    click.echo("inputs:")
+    for vi in g.input:
+        if vi.name in init:
+            continue
+        f = facts.get(vi.name)
+        click.echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+    click.echo("outputs:")
+    for vi in g.output:
+        f = facts.get(vi.name)
+        click.echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+    shown = [d for d in result.diagnostics if verbose or d.severity != "info"]
+    if shown:
+        click.echo("diagnostics:")
+        for d in shown[:50]:
+            click.echo(f"  {d}")
+        if len(shown) > 50:
+            click.echo(f"  ... {len(shown) - 50} more (use --json for all)")
+    sev = summary["diagnostics"]
+    click.echo(
+        f"{summary['tensors']} tensors, {summary['resolved_pct']}% fully resolved, "
+        f"{summary['fresh_symbols']} fresh symbols, diagnostics: {sev['error']} error, "
+        f"{sev['warning']} warning, {sev['info']} info ({secs:.2f}s)"
+    )
+    if output:
+        click.echo(f"wrote {output}")
+
+
+def _io_json(name: str, f) -> dict:
+    if f is None:
+        return {"name": name, "dtype": None, "shape": None}
+    d = {
+        "name": name,
+        "dtype": _dtype_name(f.dtype),
+        "shape": None if f.shape is None else [_json_dim(x) for x in f.shape],
+    }
+    if f.kind != "tensor":
+        d["kind"] = f.kind
+    return d
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,644 @@
+"""The inference engine: walks a model's graphs and subgraphs and applies the per-op rules.
+
+Contract of :func:`infer`:
+
+- Every tensor of every graph gets a :class:`~shapeinfer.facts.Fact`. Dims come from the graph
+  inputs (their ``dim_param`` symbols, or a stable ``<input>_d<axis>`` name for an open dim) and
+  flow through native rules (:mod:`shapeinfer.ops`) or, for ops without one, through onnx's own
+  per-node inference with symbolic dims passed as ``dim_param`` text.
+- A dim that cannot be determined becomes a fresh symbol ``unk_<n>`` (numbered in walk order,
+  so the same model always gives the same names).
+- When an op's contract requires two different dims to be equal, the equality is recorded,
+  inference continues with one representative (a graph-input symbol over a fresh one), and a
+  diagnostic reports it when it joins symbols that are not fresh.
+- Nothing a model contains makes it raise: invalid nodes become diagnostics.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import onnx
+from onnx import AttributeProto
+
+from shapeinfer import dims as D
+from shapeinfer import ops as _ops  # noqa: F401  (registers the native rules)
+from shapeinfer import registry
+from shapeinfer.diagnostics import Diagnostic, InferenceError
+from shapeinfer.facts import Fact
+from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, type_fact
+
+#: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
+MAX_EXPR_SIZE = 48
+
+FRESH_PREFIX = "unk_"
+
+
+class Fallback(Exception):
+    """Raised by a rule to hand its node to onnx's per-node inference."""
+
+
+@dataclass
+class Result:
+    """Everything inference learned about a model."""
+
+    model: onnx.ModelProto
+    facts: dict[str, Fact]  # main graph: tensor name -> fact
+    graph_facts: dict[int, dict[str, Fact]]  # id(GraphProto) -> its tensors' facts
+    input_symbols: set[str]
+    fresh_symbols: list[str]
+    equalities: list[tuple[str, str]]
+    diagnostics: list[Diagnostic]
+    capped: int = 0
+    substitution: dict[str, D.Dim] = field(default_factory=dict)
+
+    def dims(self, name: str) -> tuple[D.Dim, ...] | None:
+        """The dims of main-graph tensor ``name`` (None for unknown rank or unknown tensor)."""
+        f = self.facts.get(name)
+        return None if f is None else f.shape
+
+
+class Scope:
+    """The facts visible in one graph, with the enclosing graph's scope behind it."""
+
+    __slots__ = ("facts", "parent")
+
+    def __init__(self, parent: Scope | None = None) -> None:
+        self.facts: dict[str, Fact] = {}
+        self.parent = parent
+
+    def get(self, name: str) -> Fact | None:
+        s: Scope | None = self
+        while s is not None:
+            f = s.facts.get(name)
+            if f is not None:
+                return f
+            s = s.parent
+        return None
+
+
+class NodeContext:
+    """What a rule sees of its node and of the engine."""
+
+    __slots__ = ("_attrs", "call_attrs", "domain", "engine", "graph", "index", "node", "op_type", "scope", "version")
+
+    def __init__(
+        self,
+        engine: Engine,
+        node: onnx.NodeProto,
+        version: int,
+        index: int,
+        graph: str,
+        scope: Scope,
+        call_attrs: Mapping[str, AttributeProto] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.node = node
+        self.op_type = node.op_type
+        self.domain = node.domain
+        self.version = version
+        self.index = index
+        self.graph = graph
+        self.scope = scope
+        self.call_attrs = call_attrs
+        self._attrs: dict[str, AttributeProto] | None = None
+
+    # ---- attributes
+    def _attr_protos(self) -> dict[str, AttributeProto]:
+        if self._attrs is None:
+            attrs = {}
+            for a in self.node.attribute:
+                if a.ref_attr_name:
+                    if self.call_attrs and a.ref_attr_name in self.call_attrs:
+                        attrs[a.name] = self.call_attrs[a.ref_attr_name]
+                    continue
+                attrs[a.name] = a
+            self._attrs = attrs
+        return self._attrs
+
+    def has_attr(self, name: str) -> bool:
+        return name in self._attr_protos()
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The decoded value of attribute ``name`` (ints, floats, strings, lists, tensors, graphs)."""
+        a = self._attr_protos().get(name)
+        if a is None:
+            return default
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            return v.decode("utf-8", "replace")
+        if isinstance(v, list) and v and isinstance(v[0], bytes):
+            return [x.decode("utf-8", "replace") for x in v]
+        return v
+
+    def attr_tensor_fact(self, name: str) -> Fact | None:
+        a = self._attr_protos().get(name)
+        if a is None or a.type != AttributeProto.TENSOR:
+            return None
+        return tensor_fact(a.t, self.engine.base_dir)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.node.output)
+
+    def output_used(self, i: int) -> bool:
+        return i < len(self.node.output) and bool(self.node.output[i])
+
+    # ---- symbols and diagnostics
+    def fresh(self) -> D.Expr:
+        """A new symbol for a dim inference cannot determine."""
+        return self.engine.fresh()
+
+    def fresh_shape(self, rank: int) -> tuple[D.Expr, ...]:
+        return tuple(self.engine.fresh() for _ in range(rank))
+
+    def diag(self, severity: str, code: str, message: str) -> None:
+        self.engine.diagnostics.append(
+            Diagnostic(severity, code, message, self.node.name or None, self.op_type, self.index, self.graph)
+        )
+
+    def unify(self, a: D.Dim, b: D.Dim) -> D.Dim:
+        """Record that dims ``a`` and ``b`` must be equal; returns the representative."""
+        return self.engine.unify(a, b, self)
+
+    def infer_graph(self, graph: onnx.GraphProto, inputs: Sequence[Fact | None]) -> list[Fact]:
+        """Infer subgraph ``graph`` (outer scope visible) with its inputs' facts; returns outputs'."""
+        return self.engine.run_graph(graph, self.scope, inputs, name=f"{self.graph}/{self.node.name or self.op_type}")
+
+
+class Engine:
+    """One inference run over one model."""
+
+    def __init__(self, model: onnx.ModelProto, base_dir: str | None = None, max_expr_size: int = MAX_EXPR_SIZE) -> None:
+        self.model = model
+        self.base_dir = base_dir
+        self.opsets: dict[str, int] = {}
+        for o in model.opset_import:
+            self.opsets["" if o.domain == "ai.onnx" else o.domain] = o.version
+        self.functions = {(f.domain, f.name): f for f in model.functions}
+        self.diagnostics: list[Diagnostic] = []
+        self.fresh_symbols: list[str] = []
+        self.input_symbols: set[str] = set()
+        self.subst: dict[str, D.Dim] = {}
+        self.equalities: list[tuple[str, str]] = []
+        self.graph_facts: dict[int, dict[str, Fact]] = {}
+        self.capped = 0
+        self.max_expr_size = max_expr_size
+        self._subst_gen = 0
+        self._type_cache: dict[Fact, onnx.TypeProto] = {}
+
+    # ---------------------------------------------------------------- symbols
+    def fresh(self) -> D.Expr:
+        name = f"{FRESH_PREFIX}{len(self.fresh_symbols)}"
+        self.fresh_symbols.append(name)
+        return D.sym(name)
+
+    def is_fresh(self, name: str) -> bool:
+        return name.startswith(FRESH_PREFIX) and name not in self.input_symbols
+
+    def resolve(self, d: D.Dim) -> D.Dim:
+        if type(d) is int or not self.subst:
+            return d
+        for _ in range(8):
+            if not (D.symbols(d) & self.subst.keys()):
+                break
+            d = D.substitute(d, self.subst)
+        return d
+
+    def resolve_fact(self, f: Fact) -> Fact:
+        if not self.subst or (f.shape is None and f.value is None and f.elem is None):
+            return f
+        shape = None if f.shape is None else tuple(self.resolve(d) for d in f.shape)
+        value = None
+        if f.value is not None:
+            value = tuple(self.resolve(v) if isinstance(v, D.Expr) else v for v in f.value)
+        elem = None if f.elem is None else self.resolve_fact(f.elem)
+        return Fact(f.dtype, shape, value, f.kind, elem)
+
+    def _rank_key(self, d: D.Dim) -> tuple:
+        syms = D.symbols(d)
+        nfresh = sum(1 for s in syms if self.is_fresh(s))
+        return (nfresh, D.size(d), D.format(d))
+
+    def unify(self, a: D.Dim, b: D.Dim, ctx: NodeContext | None = None) -> D.Dim:
+        a, b = self.resolve(a), self.resolve(b)
+        if a == b:
+            return a
+        if type(a) is int and type(b) is int:
+            raise InferenceError("G002", f"dims {a} and {b} must be equal")
+        rep, other = (
+            (a, b) if type(a) is int or (type(b) is not int and self._rank_key(a) <= self._rank_key(b)) else (b, a)
+        )
+        # Bind a lone symbol on the other side to the representative (union-find by substitution).
+        if (
+            isinstance(other, D.Expr)
+            and len(other.terms) == 1
+            and other.terms[0][1] == 1
+            and len(other.terms[0][0]) == 1
+            and other.terms[0][0][0].kind == "sym"
+        ):
+            name = other.terms[0][0][0].name
+            if name not in D.symbols(rep):
+                self.subst[name] = rep
+                self._subst_gen += 1
+        self.equalities.append((D.format(rep), D.format(other)))
+        if ctx is not None and not all(self.is_fresh(s) for s in D.symbols(other)):
+            ctx.diag("warning", "G003", f"assuming {D.format(other)} == {D.format(rep)}")
+        return rep
+
+    def cap(self, d: D.Dim) -> D.Dim:
+        if type(d) is int or D.size(d) <= self.max_expr_size:
+            return d
+        self.capped += 1
+        return self.fresh()
+
+    # ---------------------------------------------------------------- graphs
+    def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:
+        base = ident(vi.name)
+        f = type_fact(vi.type, lambda axis: D.sym(f"{base}_d{axis}"))
+        for d in f.shape or ():
+            self.input_symbols |= D.symbols(d)
+        return f
+
+    def run_graph(
+        self,
+        graph: onnx.GraphProto,
+        parent: Scope | None,
+        inputs: Sequence[Fact | None] | None,
+        name: str = "main",
+        call_attrs: Mapping[str, AttributeProto] | None = None,
+    ) -> list[Fact]:
+        scope = Scope(parent)
+        facts = scope.facts
+        init_names = set()
+        for t in graph.initializer:
+            init_names.add(t.name)
+        for t in graph.sparse_initializer:
+            facts[t.values.name] = Fact(t.values.data_type, tuple(t.dims), None, "tensor")
+        for i, vi in enumerate(graph.input):
+            given = inputs[i] if inputs is not None and i < len(inputs) else None
+            if given is not None:
+                facts[vi.name] = given
+            else:
+                declared = self.input_fact(vi) if inputs is None else type_fact(vi.type, lambda axis: self.fresh())
+                facts[vi.name] = declared
+        for t in graph.initializer:
+            if t.name in facts:  # an input with a default: its value may be overridden
+                continue
+            facts[t.name] = tensor_fact(t, self.base_dir)
+        self.run_nodes(graph.node, scope, name, call_attrs)
+        self.graph_facts[id(graph)] = facts
+        outs = []
+        for vi in graph.output:
+            f = scope.get(vi.name)
+            if f is None:
+                self.diagnostics.append(
+                    Diagnostic(
+                        "error", "G005", f"graph output {vi.name!r} is never produced", graph=name, tensor=vi.name
+                    )
+                )
+                f = type_fact(vi.type, lambda axis: self.fresh())
+            outs.append(self.resolve_fact(f))
+        return outs
+
+    def _order(self, nodes: Sequence[onnx.NodeProto], scope: Scope, graph: str) -> list[int]:
+        """Node indices in an order where producers come first (graph order when it already is)."""
+        known = set()
+        ok = True
+        for n in nodes:
+            for i in n.input:
+                if i and i not in known and scope.get(i) is None:
+                    ok = False
+                    break
+            if not ok:
+                break
+            known.update(o for o in n.output if o)
+        if ok:
+            return list(range(len(nodes)))
+        producer = {}
+        for k, n in enumerate(nodes):
+            for o in n.output:
+                if o:
+                    producer.setdefault(o, k)
+        indeg = [0] * len(nodes)
+        users: list[list[int]] = [[] for _ in nodes]
+        for k, n in enumerate(nodes):
+            for i in set(n.input):
+                p = producer.get(i)
+                if p is not None and p != k:
+                    indeg[k] += 1
+                    users[p].append(k)
+        ready = [k for k in range(len(nodes)) if indeg[k] == 0]
+        ready.reverse()
+        order = []
+        while ready:
+            k = ready.pop()
+            order.append(k)
+            for u in users[k]:
+                indeg[u] -= 1
+                if indeg[u] == 0:
+                    ready.append(u)
+        if len(order) < len(nodes):
+            left = [k for k in range(len(nodes)) if indeg[k] > 0]
+            self.diagnostics.append(
+                Diagnostic(
+                    "error",
+                    "G004",
+                    f"{len(left)} node(s) form a cycle",
+                    graph=graph,
+                    node=nodes[left[0]].name or None,
+                    op_type=nodes[left[0]].op_type,
+                    index=left[0],
+                )
+            )
+            order.extend(left)
+        else:
+            self.diagnostics.append(Diagnostic("warning", "G004", "nodes are not in topological order", graph=graph))
+        return order
+
+    def run_nodes(
+        self,
+        nodes: Sequence[onnx.NodeProto],
+        scope: Scope,
+        graph: str,
+        call_attrs: Mapping[str, AttributeProto] | None = None,
+    ) -> None:
+        facts = scope.facts
+        for k in self._order(nodes, scope, graph):
+            node = nodes[k]
+            ins: list[Fact | None] = []
+            for name in node.input:
+                if not name:
+                    ins.append(None)
+                    continue
+                f = scope.get(name)
+                if f is None:
+                    self.diagnostics.append(
+                        Diagnostic(
+                            "error",
+                            "G005",
+                            f"input {name!r} is not defined",
+                            node.name or None,
+                            node.op_type,
+                            k,
+                            graph,
+                            name,
+                        )
+                    )
+                    f = Fact()
+                    facts[name] = f
+                elif self.subst:
+                    f = self.resolve_fact(f)
+                ins.append(f)
+            outs = self.infer_node(node, ins, k, graph, scope, call_attrs)
+            for i, o in enumerate(node.output):
+                if not o:
+                    continue
+                f = outs[i] if i < len(outs) else None
+                if f is None:
+                    f = Fact()
+                elif f.shape is not None and any(type(d) is not int for d in f.shape):
+                    shape = tuple(self.cap(d) for d in f.shape)
+                    if shape != f.shape:
+                        f = Fact(f.dtype, shape, f.value, f.kind, f.elem)
+                facts[o] = f
+
+    def infer_node(
+        self,
+        node: onnx.NodeProto,
+        ins: list[Fact | None],
+        index: int,
+        graph: str,
+        scope: Scope,
+        call_attrs: Mapping[str, AttributeProto] | None = None,
+    ) -> list[Fact | None]:
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        fn = self.functions.get((node.domain, node.op_type))
+        version = self.opsets.get(domain)
+        if version is None:
+            version = onnx.defs.onnx_opset_version() if domain == "" else 1
+        ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
+        if fn is not None:
+            return self.infer_function(ctx, fn, ins)
+        rule = registry.lookup(domain, node.op_type, version)
+        try:
+            if rule is None:
+                raise Fallback
+            return rule(ctx, ins)
+        except Fallback:
+            return self.fallback(ctx, ins)
+        except InferenceError as e:
+            ctx.diag("error", e.code, e.message)
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+            ctx.diag("warning", "E001", f"could not infer: {type(e).__name__}: {e}")
+        return []
+
+    def infer_function(self, ctx: NodeContext, fn: onnx.FunctionProto, ins: list[Fact | None]) -> list[Fact | None]:
+        """Infer a model-local function's body at this call site."""
+        scope = Scope(None)
+        for name, f in zip(fn.input, ins):
+            if name and f is not None:
+                scope.facts[name] = f
+        attrs = {a.name: a for a in ctx.node.attribute}
+        for a in fn.attribute_proto:
+            attrs.setdefault(a.name, a)
+        saved = self.opsets
+        self.opsets = dict(saved)
+        for o in fn.opset_import:
+            self.opsets.setdefault("" if o.domain == "ai.onnx" else o.domain, o.version)
+        try:
+            self.run_nodes(fn.node, scope, f"{ctx.graph}/{fn.name}", attrs)
+        finally:
+            self.opsets = saved
+        return [scope.facts.get(o) for o in fn.output]
+
+    # ---------------------------------------------------------------- fallback
+    def typeproto(self, f: Fact) -> onnx.TypeProto:
+        tp = self._type_cache.get(f)
+        if tp is None:
+            tp = fact_type(f)
+            self._type_cache[f] = tp
+        return tp
+
+    def fallback(self, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
+        """onnx's own per-node inference, with symbolic dims passed as dim_param text."""
+        node = ctx.node
+        domain = ctx.domain or ""
+        try:
+            schema = onnx.defs.get_schema(node.op_type, ctx.version, domain)
+        except onnx.defs.SchemaError:
+            ctx.diag(
+                "info", "G007", f"no schema for {domain + '.' if domain else ''}{node.op_type}: outputs left unknown"
+            )
+            return []
+        types = {}
+        data = {}
+        for name, f in zip(node.input, ins):
+            if not name or f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None):
+                continue
+            types[name] = self.typeproto(f)
+            if (
+                f.kind == "tensor"
+                and f.known_values
+                and f.is_static
+                and all(not isinstance(v, D.Expr) for v in f.value)
+            ):
+                try:
+                    import numpy as np
+
+                    arr = np.array(f.value, dtype=onnx.helper.tensor_dtype_to_np_dtype(f.dtype)).reshape(f.shape)
+                    data[name] = onnx.numpy_helper.from_array(arr, name)
+                except Exception:
+                    pass
+        if ctx.call_attrs and any(a.ref_attr_name for a in node.attribute):
+            node = self._bind_ref_attrs(node, ctx)
+        try:
+            out = onnx.shape_inference.infer_node_outputs(
+                schema, node, types, data, None, self._opset_protos(), self.model.ir_version or onnx.IR_VERSION
+            )
+        except Exception as e:
+            msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+            ctx.diag("warning", "E002", f"onnx inference failed: {msg[:300]}")
+            return []
+        res: list[Fact | None] = []
+        for o in node.output:
+            tp = out.get(o)
+            res.append(None if tp is None else type_fact(tp, lambda axis: self.fresh()))
+        return res
+
+    def _opset_protos(self) -> list[onnx.OperatorSetIdProto]:
+        return [onnx.helper.make_opsetid(d, v) for d, v in self.opsets.items()]
+
+    def _bind_ref_attrs(self, node: onnx.NodeProto, ctx: NodeContext) -> onnx.NodeProto:
+        n = onnx.NodeProto()
+        n.CopyFrom(node)
+        del n.attribute[:]
+        for a in node.attribute:
+            if a.ref_attr_name:
+                src = ctx.call_attrs.get(a.ref_attr_name) if ctx.call_attrs else None
+                if src is not None:
+                    b = n.attribute.add()
+                    b.CopyFrom(src)
+                    b.name = a.name
+            else:
+                n.attribute.add().CopyFrom(a)
+        return n
+
+
+# -------------------------------------------------------------------- public entry points
+
+
+def apply_input_overrides(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[D.Dim]] | None) -> None:
+    """Rewrite graph-input shapes in place from ``{name: dims}``; raises KeyError for unknown names."""
+    if not input_shapes:
+        return
+    by_name = {vi.name: vi for vi in model.graph.input}
+    for name, shape in input_shapes.items():
+        vi = by_name.get(name)
+        if vi is None:
+            raise KeyError(f"no graph input named {name!r} (inputs: {', '.join(by_name)})")
+        tt = vi.type.tensor_type
+        tt.shape.Clear()
+        tt.shape.SetInParent()
+        for d in shape:
+            dim = tt.shape.dim.add()
+            if type(d) is int:
+                dim.dim_value = d
+            else:
+                dim.dim_param = D.format(d)
+
+
+def infer(
+    model: onnx.ModelProto,
+    *,
+    base_dir: str | None = None,
+    input_shapes: Mapping[str, Sequence[D.Dim]] | None = None,
+    bind: Mapping[str, int] | None = None,
+) -> Result:
+    """Infer every tensor's facts in ``model`` (not modified unless ``input_shapes`` is given).
+
+    ``input_shapes`` overrides graph-input dims; ``bind`` specialises symbols to integers
+    before inference so that everything derived from them folds.
+    """
+    if input_shapes:
+        apply_input_overrides(model, input_shapes)
+    eng = Engine(model, base_dir)
+    graph = model.graph
+    inputs = None
+    if bind:
+        inputs = []
+        init_names = {t.name for t in graph.initializer}
+        for vi in graph.input:
+            f = eng.input_fact(vi)
+            if f.shape is not None and vi.name not in init_names:
+                f = Fact(f.dtype, tuple(D.substitute(d, bind) for d in f.shape), None, f.kind, f.elem)
+            inputs.append(f)
+    eng.run_graph(graph, None, inputs)
+    facts = eng.graph_facts[id(graph)]
+    if eng.subst:
+        for gf in eng.graph_facts.values():
+            for k, f in gf.items():
+                gf[k] = eng.resolve_fact(f)
+    return Result(
+        model,
+        facts,
+        eng.graph_facts,
+        eng.input_symbols,
+        eng.fresh_symbols,
+        eng.equalities,
+        eng.diagnostics,
+        eng.capped,
+        dict(eng.subst),
+    )
+
+
+def _dims_of_proto(vi: onnx.ValueInfoProto) -> list | None:
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        return None
+    return [dim_from_proto(d) for d in tt.shape.dim]
+
+
+def annotate(result: Result) -> onnx.ModelProto:
+    """Write every inferred fact into the model's value_info and graph outputs (in place)."""
+    _annotate_graph(result.model.graph, result)
+    return result.model
+
+
+def _annotate_graph(graph: onnx.GraphProto, result: Result) -> None:
+    facts = result.graph_facts.get(id(graph))
+    if facts is not None:
+        skip = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+        outputs = {vi.name: vi for vi in graph.output}
+        for name, vi in outputs.items():
+            f = facts.get(name)
+            if f is not None and (f.kind != "tensor" or f.dtype or f.shape is not None):
+                vi.type.CopyFrom(fact_type(f))
+        del graph.value_info[:]
+        produced = []
+        for n in graph.node:
+            for o in n.output:
+                if o and o not in skip and o not in outputs:
+                    produced.append(o)
+                    skip.add(o)
+        for name in produced:
+            f = facts.get(name)
+            if f is None or (f.kind == "tensor" and not f.dtype and f.shape is None):
+                continue
+            vi = graph.value_info.add()
+            vi.name = name
+            vi.type.CopyFrom(fact_type(f))
+    for n in graph.node:
+        for a in n.attribute:
+            if a.type == AttributeProto.GRAPH:
+                _annotate_graph(a.g, result)
+            elif a.type == AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    _annotate_graph(g, result)
+
+
+def model_dir(path: str | os.PathLike | None) -> str | None:
+    return None if path is None else os.path.dirname(os.path.abspath(os.fspath(path)))

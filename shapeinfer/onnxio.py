@@ -1,0 +1,153 @@
+"""Conversions between ONNX protobuf messages and facts, and model file I/O.
+
+Only small tensors are ever decoded: a weight's dims and type come from its header fields,
+its data is read only when it is small enough to matter for shapes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import onnx
+from onnx import TensorProto, TypeProto
+
+from shapeinfer import dims as D
+from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, values_from_array
+
+_IDENT = re.compile(r"\W")
+
+
+class ModelLoadError(Exception):
+    """A file that cannot be read as an ONNX model; the message names the file and problem."""
+
+
+def load_model(path: str) -> onnx.ModelProto:
+    """Parse the model at ``path`` without loading external weights.
+
+    Raises :class:`ModelLoadError` with a one-line reason for anything that is not a model.
+    """
+    if not os.path.exists(path):
+        raise ModelLoadError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ModelLoadError(f"{path}: is a directory, not a model file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ModelLoadError(f"{path}: cannot read: {e.strerror or e}") from None
+    return parse_model(data, path)
+
+
+def parse_model(data: bytes, name: str = "<bytes>") -> onnx.ModelProto:
+    """Parse serialized model bytes; raises :class:`ModelLoadError` for anything else."""
+    if not data:
+        raise ModelLoadError(f"{name}: empty file, not an ONNX model")
+    m = onnx.ModelProto()
+    try:
+        m.ParseFromString(data)
+    except Exception:
+        raise ModelLoadError(f"{name}: not an ONNX model (protobuf parse failed)") from None
+    if not m.HasField("graph") or (not m.graph.node and not m.graph.input and not m.graph.output):
+        raise ModelLoadError(f"{name}: not an ONNX model (no graph)")
+    return m
+
+
+def _is_external(t: TensorProto) -> bool:
+    return t.data_location == TensorProto.EXTERNAL
+
+
+def tensor_numel(t: TensorProto) -> int:
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n
+
+
+def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = True) -> Fact:
+    """The fact of a constant tensor: its dims and type, plus values when small and numeric."""
+    shape = tuple(int(d) for d in t.dims)
+    value = None
+    if (
+        with_value
+        and tensor_numel(t) <= MAX_VALUE_ELEMENTS
+        and t.data_type
+        not in (
+            TensorProto.STRING,
+            TensorProto.UNDEFINED,
+        )
+    ):
+        try:
+            if _is_external(t):
+                from shapeinfer.external import read_external_tensor
+
+                arr = read_external_tensor(t, base_dir)
+            else:
+                arr = onnx.numpy_helper.to_array(t)
+            value = values_from_array(arr)
+        except Exception:
+            value = None
+    return Fact(t.data_type, shape, value)
+
+
+def dim_from_proto(d: onnx.TensorShapeProto.Dimension) -> D.Dim | None:
+    """The dim a shape-proto dimension spells, or None when it has neither value nor param."""
+    if d.HasField("dim_value"):
+        return int(d.dim_value)
+    if d.HasField("dim_param") and d.dim_param:
+        return D.parse(d.dim_param)
+    return None
+
+
+def type_fact(tp: TypeProto, fresh) -> Fact:
+    """The fact a TypeProto declares; dims it leaves open are drawn from ``fresh(axis)``."""
+    which = tp.WhichOneof("value")
+    if which == "tensor_type" or which == "sparse_tensor_type":
+        tt = getattr(tp, which)
+        shape = None
+        if tt.HasField("shape"):
+            shape = []
+            for axis, d in enumerate(tt.shape.dim):
+                v = dim_from_proto(d)
+                shape.append(fresh(axis) if v is None else v)
+            shape = tuple(shape)
+        kind = "tensor" if which == "tensor_type" else "sparse_tensor"
+        return Fact(tt.elem_type, shape, None, kind)
+    if which == "sequence_type":
+        return Fact(0, None, None, "sequence", type_fact(tp.sequence_type.elem_type, fresh))
+    if which == "optional_type":
+        return Fact(0, None, None, "optional", type_fact(tp.optional_type.elem_type, fresh))
+    if which == "map_type":
+        return Fact(tp.map_type.key_type, None, None, "map")
+    return Fact()
+
+
+def fact_type(f: Fact) -> TypeProto:
+    """The TypeProto that writes ``f`` down (dims as dim_value or dim_param text)."""
+    tp = TypeProto()
+    if f.kind in ("tensor", "sparse_tensor"):
+        tt = tp.tensor_type if f.kind == "tensor" else tp.sparse_tensor_type
+        if f.dtype:
+            tt.elem_type = f.dtype
+        if f.shape is not None:
+            shp = tt.shape
+            shp.SetInParent()
+            for d in f.shape:
+                dim = shp.dim.add()
+                if type(d) is int:
+                    dim.dim_value = d
+                else:
+                    dim.dim_param = D.format(d)
+    elif f.kind == "sequence":
+        tp.sequence_type.elem_type.CopyFrom(fact_type(f.elem) if f.elem else TypeProto())
+    elif f.kind == "optional":
+        tp.optional_type.elem_type.CopyFrom(fact_type(f.elem) if f.elem else TypeProto())
+    elif f.kind == "map":
+        tp.map_type.key_type = f.dtype
+    return tp
+
+
+def ident(name: str) -> str:
+    """``name`` made into an identifier, for symbols derived from tensor names."""
+    s = _IDENT.sub("_", name)
+    return s if s and not s[0].isdigit() else f"t_{s}"

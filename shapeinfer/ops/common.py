@@ -1,0 +1,124 @@
+"""Helpers shared by the op families: broadcasting, axes, reading shape-tensor values."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from shapeinfer import dims as D
+from shapeinfer.diagnostics import InferenceError
+from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, is_dim_value
+
+INT64_MAX = 2**63 - 1
+
+
+def norm_axis(axis: int, rank: int, code: str = "E010") -> int:
+    """``axis`` in ``[-rank, rank)`` mapped to ``[0, rank)``; raises InferenceError otherwise."""
+    if not -rank <= axis < rank:
+        raise InferenceError(code, f"axis {axis} out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
+    """The multidirectional-broadcast result of two dims."""
+    if a == b or b == 1:
+        return a
+    if a == 1:
+        return b
+    if type(a) is int and type(b) is int:
+        raise InferenceError("G002", f"dims {a} and {b} cannot broadcast")
+    return ctx.unify(a, b)
+
+
+def broadcast_shapes(ctx, shapes: Sequence[tuple[D.Dim, ...] | None]) -> tuple[D.Dim, ...] | None:
+    """Numpy-style broadcast of several shapes (None if any rank is unknown)."""
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[D.Dim] = [1] * rank
+    for s in shapes:
+        off = rank - len(s)
+        for i, d in enumerate(s):
+            out[off + i] = broadcast_dim(ctx, out[off + i], d)
+    return tuple(out)
+
+
+def values_of(f: Fact | None) -> tuple | None:
+    """The flattened values of a fact, or None when not tracked."""
+    return None if f is None else f.value
+
+
+def dim_values(f: Fact | None) -> tuple[D.Dim | None, ...] | None:
+    """Values usable as dims (ints / expressions; None for unknown elements), or None."""
+    if f is None or f.value is None:
+        return None
+    out = []
+    for v in f.value:
+        if is_dim_value(v):
+            out.append(v)
+        elif isinstance(v, float) and v.is_integer():
+            out.append(int(v))
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def known_ints(f: Fact | None) -> tuple[int, ...] | None:
+    """The values when every one is a known Python int, else None."""
+    if f is None or f.value is None:
+        return None
+    if all(type(v) is int for v in f.value):
+        return f.value
+    return None
+
+
+def scalar_value(f: Fact | None):
+    """The single value of a one-element tensor, or None."""
+    if f is None or f.value is None or len(f.value) != 1:
+        return None
+    return f.value[0]
+
+
+def flat_index(index: Sequence[int], shape: Sequence[int]) -> int:
+    k = 0
+    for i, d in zip(index, shape):
+        k = k * d + i
+    return k
+
+
+def broadcast_values(fn: Callable, facts: Sequence[Fact], shape: tuple | None) -> tuple | None:
+    """Elementwise ``fn`` over broadcast values (None where any operand element is unknown)."""
+    if shape is None or not all(type(d) is int for d in shape):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    if n > MAX_VALUE_ELEMENTS:
+        return None
+    vals = []
+    for f in facts:
+        if f.value is None or f.shape is None:
+            return None
+        vals.append(f)
+    rank = len(shape)
+    out = []
+    for k in range(n):
+        idx = []
+        r = k
+        for d in reversed(shape):
+            idx.append(r % d)
+            r //= d
+        idx.reverse()
+        args = []
+        for f in vals:
+            fs = f.shape
+            off = rank - len(fs)
+            sub = [0 if fs[j] == 1 else idx[off + j] for j in range(len(fs))]
+            args.append(f.value[flat_index(sub, fs)])
+        if any(a is None for a in args):
+            out.append(None)
+            continue
+        try:
+            out.append(fn(*args))
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+            out.append(None)
+    return tuple(out)

@@ -1,0 +1,340 @@
+"""Elementwise ops: multidirectional broadcasting for dims, exact arithmetic for tracked values.
+
+Integer semantics follow onnxruntime where ONNX leaves them open: integer ``Div`` truncates
+toward zero (C++ division); ``Mod`` with ``fmod=0`` takes the divisor's sign (Python ``%``),
+with ``fmod=1`` the dividend's (C ``fmod``); ``Cast`` from float to int truncates.
+"""
+
+from __future__ import annotations
+
+import math
+
+from onnx import TensorProto
+
+from shapeinfer import dims as D
+from shapeinfer.facts import Fact, tensor
+from shapeinfer.ops.common import broadcast_shapes, broadcast_values
+from shapeinfer.registry import register
+
+BOOL = TensorProto.BOOL
+FLOAT_TYPES = {
+    TensorProto.FLOAT,
+    TensorProto.DOUBLE,
+    TensorProto.FLOAT16,
+    TensorProto.BFLOAT16,
+}
+INT_TYPES = {
+    TensorProto.INT8,
+    TensorProto.INT16,
+    TensorProto.INT32,
+    TensorProto.INT64,
+    TensorProto.UINT8,
+    TensorProto.UINT16,
+    TensorProto.UINT32,
+    TensorProto.UINT64,
+}
+
+
+def _is_num(v) -> bool:
+    return type(v) in (int, float)
+
+
+def _nonneg(v) -> bool:
+    lb = D.lower_bound(v) if isinstance(v, D.Expr) else v
+    return lb is not None and lb >= 0
+
+
+def _div(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return a / b
+    if type(a) is int and type(b) is int:
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b > 0) else -q
+    q = D.exact_div(a, b)
+    if q is not None:
+        return q
+    if _nonneg(a) and _nonneg(b):
+        return D.floordiv(a, b)
+    return None
+
+
+def _mod(fmod: int):
+    def f(a, b):
+        if fmod or isinstance(a, float) or isinstance(b, float):
+            if _is_num(a) and _is_num(b):
+                return math.fmod(a, b) if fmod else a % b
+            return None
+        if type(a) is int and type(b) is int:
+            return a % b
+        if _nonneg(a) and _nonneg(b):
+            return D.mod(a, b)
+        return None
+
+    return f
+
+
+def _pow(a, b):
+    if _is_num(a) and _is_num(b):
+        r = a**b
+        return r if isinstance(r, (int, float)) else None
+    if type(b) is int and 0 <= b <= 8:
+        return D.product([a] * b)
+    return None
+
+
+def _cmp(test):
+    def f(a, b):
+        if _is_num(a) and _is_num(b):
+            return int(test((a > b) - (a < b)))
+        s = D.compare(a, b)
+        return None if s is None else int(test(s))
+
+    return f
+
+
+def _num_or_dim(fn_num, fn_dim):
+    def f(*args):
+        if all(_is_num(a) for a in args):
+            return fn_num(*args)
+        if any(isinstance(a, float) for a in args):
+            return None
+        return fn_dim(*args)
+
+    return f
+
+
+_BINARY = {
+    "Add": lambda a, b: a + b,
+    "Sub": lambda a, b: a - b,
+    "Mul": lambda a, b: a * b,
+    "Div": _div,
+    "Pow": _pow,
+    "BitShift": None,
+    "And": lambda a, b: int(bool(a) and bool(b)) if _is_num(a) and _is_num(b) else None,
+    "Or": lambda a, b: int(bool(a) or bool(b)) if _is_num(a) and _is_num(b) else None,
+    "Xor": lambda a, b: int(bool(a) != bool(b)) if _is_num(a) and _is_num(b) else None,
+    "Equal": _cmp(lambda s: s == 0),
+    "Less": _cmp(lambda s: s < 0),
+    "LessOrEqual": _cmp(lambda s: s <= 0),
+    "Greater": _cmp(lambda s: s > 0),
+    "GreaterOrEqual": _cmp(lambda s: s >= 0),
+    "BitwiseAnd": None,
+    "BitwiseOr": None,
+    "BitwiseXor": None,
+}
+_COMPARISONS = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"}
+_VARIADIC = {
+    "Max": _num_or_dim(max, D.dmax),
+    "Min": _num_or_dim(min, D.dmin),
+    "Sum": lambda *a: sum(a[1:], a[0]),
+    "Mean": None,
+}
+
+
+def _value_dtype_ok(f: Fact) -> bool:
+    return f.dtype in INT_TYPES or f.dtype in FLOAT_TYPES or f.dtype == BOOL
+
+
+def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
+    facts = [f for f in ins if f is not None]
+    shape = broadcast_shapes(ctx, [f.shape for f in facts])
+    value = None
+    if fn is not None and all(f.value is not None and _value_dtype_ok(f) for f in facts):
+        value = broadcast_values(fn, facts, shape)
+        if value is not None and out_dtype in INT_TYPES:
+            value = tuple(_to_int(v) for v in value)
+    return [tensor(out_dtype, shape, value)]
+
+
+def _to_int(v):
+    if isinstance(v, float):
+        return int(v) if math.isfinite(v) else None
+    return v
+
+
+def _binary_rule(op: str):
+    fn = _BINARY[op]
+
+    def rule(ctx, ins: list) -> list:
+        dtype = BOOL if op in _COMPARISONS else (ins[0].dtype if ins[0] is not None else 0)
+        return _nary(ctx, ins, fn, dtype)
+
+    rule.__doc__ = f"{op}: broadcast dims; values computed elementwise."
+    return rule
+
+
+for _op in _BINARY:
+    register(_op)(_binary_rule(_op))
+register("Mod", since=10)(lambda ctx, ins: _nary(ctx, ins, _mod(ctx.attr("fmod", 0)), ins[0].dtype if ins[0] else 0))
+
+
+def _variadic_rule(op: str):
+    fn = _VARIADIC[op]
+
+    def rule(ctx, ins: list) -> list:
+        dtype = next((f.dtype for f in ins if f is not None), 0)
+        return _nary(ctx, ins, fn, dtype)
+
+    rule.__doc__ = f"{op}: broadcast all inputs; values computed elementwise."
+    return rule
+
+
+for _op in _VARIADIC:
+    register(_op)(_variadic_rule(_op))
+
+
+@register("Where", since=9)
+def where(ctx, ins: list) -> list:
+    """Where: broadcast of condition, X and Y; values picked by a known condition."""
+    cond, x, y = ins[0], ins[1], ins[2]
+
+    def pick(c, a, b):
+        return a if c else b
+
+    return _nary(ctx, [cond, x, y], pick, x.dtype or y.dtype)
+
+
+@register("PRelu")
+def prelu(ctx, ins: list) -> list:
+    """PRelu: the slope broadcasts unidirectionally to X's shape."""
+    return [tensor(ins[0].dtype, ins[0].shape)]
+
+
+# ---------------------------------------------------------------- unary, same shape
+
+
+def _unary_value(fn):
+    def rule(ctx, ins: list) -> list:
+        x = ins[0]
+        value = None
+        if fn is not None and x.value is not None and _value_dtype_ok(x):
+            value = tuple(None if v is None else _safe(fn, v) for v in x.value)
+            if x.dtype in INT_TYPES:
+                value = tuple(_to_int(v) for v in value)
+        return [tensor(x.dtype, x.shape, value)] + [tensor(x.dtype, x.shape)] * (ctx.num_outputs - 1)
+
+    return rule
+
+
+def _safe(fn, v):
+    try:
+        return fn(v)
+    except (ValueError, TypeError, OverflowError, ZeroDivisionError):
+        return None
+
+
+def _abs(v):
+    if _is_num(v):
+        return abs(v)
+    return v if _nonneg(v) else None
+
+
+def _floor(v):
+    return math.floor(v) if isinstance(v, float) else v if type(v) is int else None
+
+
+def _ceil(v):
+    return math.ceil(v) if isinstance(v, float) else v if type(v) is int else None
+
+
+def _sqrt(v):
+    return math.sqrt(v) if _is_num(v) else None
+
+
+_UNARY_VALUES = {
+    "Neg": lambda v: -v,
+    "Abs": _abs,
+    "Floor": _floor,
+    "Ceil": _ceil,
+    "Sqrt": _sqrt,
+    "Reciprocal": lambda v: 1.0 / v if _is_num(v) else None,
+    "Relu": lambda v: max(v, 0) if _is_num(v) else (v if _nonneg(v) else None),
+    "Sign": lambda v: (v > 0) - (v < 0) if _is_num(v) else None,
+    "Not": lambda v: int(not v) if _is_num(v) else None,
+}
+
+_UNARY_SHAPE_ONLY = [
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "Cos",
+    "Cosh",
+    "Sin",
+    "Sinh",
+    "Tan",
+    "Tanh",
+    "Erf",
+    "Exp",
+    "Log",
+    "Sigmoid",
+    "HardSigmoid",
+    "HardSwish",
+    "Softplus",
+    "Softsign",
+    "Elu",
+    "Selu",
+    "Celu",
+    "LeakyRelu",
+    "ThresholdedRelu",
+    "Mish",
+    "Gelu",
+    "Round",
+    "IsNaN",
+    "IsInf",
+    "BitwiseNot",
+    "Softmax",
+    "LogSoftmax",
+    "Hardmax",
+    "Shrink",
+    "Clip",
+    "Swish",
+]
+
+for _op, _fn in _UNARY_VALUES.items():
+    register(_op)(_unary_value(_fn))
+for _op in _UNARY_SHAPE_ONLY:
+    register(_op)(_unary_value(None))
+
+
+@register(["IsNaN", "IsInf"])
+def is_nan_inf(ctx, ins: list) -> list:
+    """IsNaN / IsInf: same shape, bool."""
+    return [tensor(BOOL, ins[0].shape)]
+
+
+def _cast_value(v, to: int):
+    if v is None:
+        return None
+    if to == BOOL:
+        if _is_num(v):
+            return int(v != 0)
+        return 1 if D.compare(v, 0) == 1 else None
+    if to in INT_TYPES:
+        if isinstance(v, float):
+            return int(v) if math.isfinite(v) else None
+        return v
+    if to in FLOAT_TYPES:
+        return float(v) if type(v) is int else v
+    return None
+
+
+def _cast(ctx, x: Fact, to: int) -> list:
+    value = None
+    if x.value is not None and _value_dtype_ok(x):
+        value = tuple(_cast_value(v, to) for v in x.value)
+    return [tensor(to, x.shape, value)]
+
+
+@register("Cast")
+def cast(ctx, ins: list) -> list:
+    """Cast: same shape, type ``to``; values converted (float to int truncates)."""
+    return _cast(ctx, ins[0], ctx.attr("to", 0))
+
+
+@register("CastLike", since=15)
+def cast_like(ctx, ins: list) -> list:
+    """CastLike: same shape as the input, type of ``target_type``."""
+    return _cast(ctx, ins[0], ins[1].dtype if ins[1] is not None else 0)

@@ -1,0 +1,80 @@
+"""Writing models: atomically, with weights left where they are.
+
+The model is serialised to a temporary file in the target folder and renamed over the target,
+so an interrupted run leaves any old file intact. Tensors stored as external data keep their
+references; when the target folder differs from the source's, the referenced data files are
+copied alongside in a streaming copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import onnx
+from onnx import TensorProto
+
+from shapeinfer.external import safe_location
+
+
+def _external_locations(model: onnx.ModelProto) -> set[str]:
+    locs = set()
+
+    def visit_graph(g: onnx.GraphProto) -> None:
+        for t in g.initializer:
+            visit_tensor(t)
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.TENSOR:
+                    visit_tensor(a.t)
+                elif a.type == onnx.AttributeProto.GRAPH:
+                    visit_graph(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sg in a.graphs:
+                        visit_graph(sg)
+
+    def visit_tensor(t: TensorProto) -> None:
+        if t.data_location == TensorProto.EXTERNAL:
+            for e in t.external_data:
+                if e.key == "location":
+                    locs.add(e.value)
+
+    visit_graph(model.graph)
+    return locs
+
+
+def save_model(model: onnx.ModelProto, out: str, src: str | None = None) -> None:
+    """Write ``model`` to ``out`` atomically; copy external data files if the folder changes."""
+    out_dir = os.path.dirname(os.path.abspath(out)) or "."
+    locs = _external_locations(model)
+    if locs and src is not None:
+        src_dir = os.path.dirname(os.path.abspath(src))
+        if os.path.realpath(src_dir) != os.path.realpath(out_dir):
+            for loc in sorted(locs):
+                source = safe_location(loc, src_dir)
+                target = os.path.join(out_dir, loc)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                _atomic_copy(source, target)
+    data = model.SerializeToString()
+    fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".onnx.tmp", dir=out_dir)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _atomic_copy(source: str, target: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".data.tmp", dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "wb") as dst, open(source, "rb") as s:
+            shutil.copyfileobj(s, dst, 16 * 1024 * 1024)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
