@@ -1,0 +1,31 @@
+"""Shared fixtures: the real models shipped in examples/models/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS_DIR = ROOT / "examples" / "models"
+MODEL_NAMES = ["bert_ts", "gpt2_ts", "llama_ts", "bert_dynamo", "llama_dynamo", "vit_dynamo"]
+
+
+def model_path(name: str) -> Path:
+    """Path of a shipped model by stem (``bert_ts``)."""
+    return MODELS_DIR / f"{name}.onnx"
+
+
+def load_stripped(name: str) -> onnx.ModelProto:
+    """A shipped model with every annotation removed but the graph inputs' shapes."""
+    m = onnx.load(str(model_path(name)))
+    del m.graph.value_info[:]
+    for o in m.graph.output:
+        o.type.tensor_type.ClearField("shape")
+    return m
+
+
+@pytest.fixture(params=MODEL_NAMES)
+def model_name(request) -> str:
+    return request.param
