@@ -74,7 +74,7 @@ def reshape_dims(
             if type(count) is int and type(total) is int:
                 raise InferenceError("R004", f"cannot reshape {total} elements into {_fmt(out)} ({count} elements)")
             ratio = D.exact_div(count, total)
-            if type(ratio) is int:  # equal up to a constant factor that is not 1
+            if D.compare(count, total) in (-1, 1) or type(ratio) is int:
                 raise InferenceError("R004", f"element counts differ: {D.format(total)} in, {D.format(count)} out")
     ints_out = [d for d in out if type(d) is int]
     n = 1
