@@ -37,6 +37,14 @@ MAX_EXPR_SIZE = 48
 FRESH_PREFIX = "unk_"
 
 
+MAIN = "main"
+
+
+def graph_path(parent: str, node_index: int, attr: str) -> str:
+    """The key of a subgraph in ``Result.graph_facts``: parent path, node index, attribute name."""
+    return f"{parent}/{node_index}.{attr}"
+
+
 class Fallback(Exception):
     """Raised by a rule to hand its node to onnx's per-node inference."""
 
@@ -47,7 +55,7 @@ class Result:
 
     model: onnx.ModelProto
     facts: dict[str, Fact]  # main graph: tensor name -> fact
-    graph_facts: dict[int, dict[str, Fact]]  # id(GraphProto) -> its tensors' facts
+    graph_facts: dict[str, dict[str, Fact]]  # graph path (see graph_path) -> its tensors' facts
     input_symbols: set[str]
     fresh_symbols: list[str]
     equalities: list[tuple[str, str]]
@@ -164,9 +172,14 @@ class NodeContext:
         """Record that dims ``a`` and ``b`` must be equal; returns the representative."""
         return self.engine.unify(a, b, self)
 
-    def infer_graph(self, graph: onnx.GraphProto, inputs: Sequence[Fact | None]) -> list[Fact]:
-        """Infer subgraph ``graph`` (outer scope visible) with its inputs' facts; returns outputs'."""
-        return self.engine.run_graph(graph, self.scope, inputs, name=f"{self.graph}/{self.node.name or self.op_type}")
+    def infer_graph(self, graph: onnx.GraphProto, inputs: Sequence[Fact | None], attr: str | None = None) -> list[Fact]:
+        """Infer subgraph ``graph`` (outer scope visible) with its inputs' facts; returns outputs'.
+
+        ``attr`` names the node attribute holding the graph (found by comparison when omitted).
+        """
+        if attr is None:
+            attr = next((a.name for a in self.node.attribute if a.type == AttributeProto.GRAPH and a.g == graph), "?")
+        return self.engine.run_graph(graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr))
 
 
 class Engine:
@@ -184,7 +197,7 @@ class Engine:
         self.input_symbols: set[str] = set()
         self.subst: dict[str, D.Dim] = {}
         self.equalities: list[tuple[str, str]] = []
-        self.graph_facts: dict[int, dict[str, Fact]] = {}
+        self.graph_facts: dict[str, dict[str, Fact]] = {}
         self.capped = 0
         self.max_expr_size = max_expr_size
         self._subst_gen = 0
@@ -290,7 +303,7 @@ class Engine:
                 continue
             facts[t.name] = tensor_fact(t, self.base_dir)
         self.run_nodes(graph.node, scope, name, call_attrs)
-        self.graph_facts[id(graph)] = facts
+        self.graph_facts[name] = facts
         outs = []
         for vi in graph.output:
             f = scope.get(vi.name)
@@ -577,7 +590,7 @@ def infer(
                 f = Fact(f.dtype, tuple(D.substitute(d, bind) for d in f.shape), None, f.kind, f.elem)
             inputs.append(f)
     eng.run_graph(graph, None, inputs)
-    facts = eng.graph_facts[id(graph)]
+    facts = eng.graph_facts[MAIN]
     if eng.subst:
         for gf in eng.graph_facts.values():
             for k, f in gf.items():
@@ -608,8 +621,8 @@ def annotate(result: Result) -> onnx.ModelProto:
     return result.model
 
 
-def _annotate_graph(graph: onnx.GraphProto, result: Result) -> None:
-    facts = result.graph_facts.get(id(graph))
+def _annotate_graph(graph: onnx.GraphProto, result: Result, path: str = "main") -> None:
+    facts = result.graph_facts.get(path)
     if facts is not None:
         skip = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
         outputs = {vi.name: vi for vi in graph.output}
@@ -631,13 +644,13 @@ def _annotate_graph(graph: onnx.GraphProto, result: Result) -> None:
             vi = graph.value_info.add()
             vi.name = name
             vi.type.CopyFrom(fact_type(f))
-    for n in graph.node:
+    for k, n in enumerate(graph.node):
         for a in n.attribute:
             if a.type == AttributeProto.GRAPH:
-                _annotate_graph(a.g, result)
+                _annotate_graph(a.g, result, graph_path(path, k, a.name))
             elif a.type == AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    _annotate_graph(g, result)
+                for j, g in enumerate(a.graphs):
+                    _annotate_graph(g, result, graph_path(path, k, f"{a.name}[{j}]"))
 
 
 def model_dir(path: str | os.PathLike | None) -> str | None:
