@@ -50,7 +50,9 @@ def test_output_model_has_value_info(tmp_path):
     assert dims == ["batch", "seq", 1000]
     # weights untouched
     orig = onnx.load(str(src))
-    assert [t.SerializeToString() for t in m.graph.initializer] == [t.SerializeToString() for t in orig.graph.initializer]
+    assert [t.SerializeToString() for t in m.graph.initializer] == [
+        t.SerializeToString() for t in orig.graph.initializer
+    ]
 
 
 def test_json_output():
