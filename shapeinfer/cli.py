@@ -305,5 +305,73 @@ def _io_json(name: str, f) -> dict:
     return d
 
 
+# ------------------------------------------------------------------------------------------------
+# lint: the rule catalog for CI (implementation in shapeinfer/checks/, catalog in rules/README.md)
+
+
+@main.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--rules", metavar="NAME|FILE", help="Rule profile: default, strict, openvino, onednn, or a TOML file.")
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rules (codes or prefixes, comma-separated).")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Add rules to the selection.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Turn rules off (codes or prefixes).")
+@click.option("--target", type=click.Choice(["onnx", "openvino", "onednn"]), help="Also check a runtime's Reshape.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True
+)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("--fix", is_flag=True, help="Apply the fixable findings' rewrites; writes MODEL.fixed.onnx.")
+@click.option("--in-place", is_flag=True, help="With --fix, overwrite the model instead.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per core).")
+@click.option("--config", type=click.Path(dir_okay=False), help="TOML file with [tool.shapeinfer] (default: nearest).")
+@click.option("--isolated", is_flag=True, help="Ignore [tool.shapeinfer] in pyproject.toml.")
+@click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
+@click.option("--list-rules", is_flag=True, help="List every rule and exit.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+def lint_cmd(
+    paths: tuple[str, ...],
+    rules: str | None,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    target: str | None,
+    fmt: str,
+    output_file: str | None,
+    fix: bool,
+    in_place: bool,
+    jobs: int,
+    config: str | None,
+    isolated: bool,
+    explain: str | None,
+    list_rules: bool,
+    debug: bool,
+) -> None:
+    """Check models (files, or folders searched for *.onnx) against the rule catalog.
+
+    Exit codes: 0 no error-level finding, 1 error-level findings, 2 could not run.
+    Settings: --rules profile, then [tool.shapeinfer] in the nearest pyproject.toml, then flags.
+    """
+    from shapeinfer.checks import command
+
+    def run() -> int:
+        try:
+            if explain:
+                click.echo(command.explain(explain))
+                return 0
+            if list_rules:
+                click.echo(command.list_rules())
+                return 0
+            if not paths:
+                raise CliError("lint needs at least one model file or folder")
+            cfg = command.configure(rules, select, extend_select, ignore, target, config, isolated)
+            return command.run(
+                paths, cfg, fmt=fmt, output_file=output_file, fix=fix, in_place=in_place, jobs=jobs, version=__version__
+            )
+        except command.LintError as e:
+            raise CliError(str(e)) from None
+
+    click.get_current_context().exit(_run_guarded(debug, run))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,145 @@
+"""``shapeinfer lint``: the rule catalog, checked over a model and its inferred shapes.
+
+- :func:`lint_model` runs inference on a ModelProto and returns every finding of every rule
+  (default severities, all targets' rules for the given target), unfiltered.
+- :mod:`~shapeinfer.checks.config` resolves which rules are on and at what severity (rule
+  profiles in ``shapeinfer/rules/*.toml``, ``[tool.shapeinfer]`` in pyproject.toml, flags).
+- :mod:`~shapeinfer.checks.runner` lints files and folders (process pool, ``--fix``);
+  :mod:`~shapeinfer.checks.report` writes text, JSON, SARIF and GitHub annotations.
+- ``RULES`` is the catalog (code -> :class:`~shapeinfer.checks.registry.Rule`).
+"""
+
+from __future__ import annotations
+
+import onnx
+from onnx import AttributeProto
+
+from shapeinfer.checks import graph as _graph  # noqa: F401  (registers G/E rules)
+from shapeinfer.checks import reshape as _reshape  # noqa: F401  (registers R rules)
+from shapeinfer.checks import shape as _shape  # noqa: F401  (registers S rules)
+from shapeinfer.checks import targets as _targets  # noqa: F401  (registers P rules)
+from shapeinfer.checks.context import Finding, LintContext
+from shapeinfer.checks.registry import CHECKS, REMAPS, RULES, Rule, expand
+
+__all__ = ["RULES", "Finding", "Rule", "declared_types", "expand", "lint_model"]
+
+
+def declared_types(model: onnx.ModelProto) -> dict[str, dict[str, onnx.TypeProto]]:
+    """The types the model declares (value_info and graph outputs) of every graph, by graph path.
+
+    Copies, so that they survive anything that later rewrites the model's annotations.
+    """
+    from shapeinfer.engine import MAIN, graph_path
+
+    out: dict[str, dict[str, onnx.TypeProto]] = {}
+
+    def visit(g: onnx.GraphProto, path: str) -> None:
+        d = {}
+        for vi in list(g.value_info) + list(g.output):
+            if vi.HasField("type"):
+                tp = onnx.TypeProto()
+                tp.CopyFrom(vi.type)
+                d[vi.name] = tp
+        out[path] = d
+        for k, n in enumerate(g.node):
+            for a in n.attribute:
+                if a.type == AttributeProto.GRAPH:
+                    visit(a.g, graph_path(path, k, a.name))
+                elif a.type == AttributeProto.GRAPHS:
+                    for j, sg in enumerate(a.graphs):
+                        visit(sg, graph_path(path, k, f"{a.name}[{j}]"))
+
+    visit(model.graph, MAIN)
+    return out
+
+
+def lint_model(
+    model: onnx.ModelProto,
+    path: str = "<model>",
+    *,
+    target: str = "onnx",
+    base_dir: str | None = None,
+) -> list[Finding]:
+    """Every finding for ``model`` (not modified), sorted by graph, node index and code.
+
+    Runs inference, turns its diagnostics into findings (R001-R005, S001-S003, G002-G005,
+    G007, E codes), then every check function; target rules (P...) run only when ``target``
+    matches. Findings carry the rule's default severity (the engine's for engine codes);
+    selection and severity overrides are :class:`~shapeinfer.checks.config.LintConfig`'s job.
+    """
+    from shapeinfer.engine import infer
+
+    declared = declared_types(model)  # before anything can touch the model's annotations
+    try:
+        result = infer(model, base_dir=base_dir)
+    except Exception as e:  # the engine promises not to raise; report it if it does
+        return [Finding(path, "E001", "error", f"inference crashed: {type(e).__name__}: {e}", name=RULES["E001"].name)]
+    ctx = LintContext(model, result, declared, path, target)
+    _engine_findings(ctx)
+    for code, fn in CHECKS:
+        r = RULES[code]
+        if r.target is not None and r.target != target:
+            continue
+        try:
+            fn(ctx)
+        except Exception as e:  # a bug in one check must not hide the others' findings
+            ctx.findings.append(
+                Finding(
+                    path,
+                    "E001",
+                    "warning",
+                    f"check {code} failed on this model: {type(e).__name__}: {e}",
+                    name=RULES["E001"].name,
+                )
+            )
+    return _dedupe(ctx.findings)
+
+
+def _engine_findings(ctx: LintContext) -> None:
+    refs = {}
+    for ref in ctx.nodes():
+        refs.setdefault((ref.graph, ref.index), ref)
+    ctx.error_nodes = set()
+    for d in ctx.result.diagnostics:
+        ref = refs.get((d.graph, d.index)) if d.index is not None else None
+        if ref is not None and (ref.node.name or None) != d.node:
+            ref = None
+        code, msg = d.code, d.message
+        if code in REMAPS:
+            code, msg = REMAPS[code](d, ref)
+        elif code not in RULES or code == "E900":
+            if code.startswith("E") and code[1:].isdigit() and 10 <= int(code[1:]) < 900:
+                code, msg = "E010", f"{msg} ({d.code})"
+            else:
+                code, msg = "E001", msg if code == "E002" else f"{msg} ({d.code})"
+        r = RULES[code]
+        if d.severity == "error" and d.index is not None:
+            ctx.error_nodes.add((d.graph, d.index))
+        ctx.findings.append(
+            Finding(
+                ctx.path,
+                code,
+                d.severity if d.severity in ("error", "warning", "info") else r.severity,
+                msg,
+                d.node,
+                d.op_type,
+                d.index,
+                d.graph,
+                d.tensor,
+                r.fix,
+                r.name,
+            )
+        )
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen = set()
+    out = []
+    for f in findings:
+        key = (f.code, f.graph, f.index, f.node, f.tensor, f.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    out.sort(key=Finding.sort_key)
+    return out

@@ -1,0 +1,312 @@
+"""Graph rules G001-G008, and the model-level E codes.
+
+G002-G005 and G007 come from the engine's diagnostics; G001, G006 and G008 are checks over the
+graph, the inferred facts and (for G006) the model's own declared shapes.
+"""
+
+from __future__ import annotations
+
+from shapeinfer import dims as D
+from shapeinfer.checks.context import (
+    LintContext,
+    allowed_types,
+    dims_text,
+    dtype_name,
+    formal_input,
+    short_types,
+    type_string,
+)
+from shapeinfer.checks.registry import declare, rule
+from shapeinfer.onnxio import dim_from_proto
+
+
+@rule("G001", "unresolved-dims", "warning", "dims left unresolved (names the op where resolution was lost)")
+def unresolved_dims(ctx: LintContext) -> None:
+    """
+    Inference could not express some dims in terms of the graph inputs' dims and invented a
+    symbol (``unk_<n>``) or lost the rank. The finding is reported once, at the first node whose
+    output has an unknown its inputs did not have, which is where resolution was lost
+    (data-dependent ops such as NonZero, an op with no schema, a shape computed from values
+    inference cannot see); nodes downstream that merely carry the unknown are not reported.
+    Unresolved dims block static memory planning and compilation; bind the input symbols
+    (``--bind``) or make the values the op depends on constant. ``strict`` makes this an error.
+    """
+    for _, _, refs in ctx.graphs():
+        for ref in refs:
+            n = ref.node
+            if (ref.graph, ref.index) in ctx.error_nodes:
+                continue  # the node is invalid: its error finding says why its outputs are unknown
+            seen: set[str] = set()
+            ranks_known = True
+            for name in n.input:
+                f = ref.fact(name)
+                if f is None:
+                    continue
+                if f.kind == "tensor" and f.shape is None:
+                    ranks_known = False
+                seen |= _fresh_in(ctx, f)
+            for o in n.output:
+                f = ref.fact(o)
+                if not o or f is None or f.kind != "tensor":
+                    continue
+                if f.shape is None:
+                    if ranks_known:
+                        ctx.report(
+                            "G001",
+                            f"rank of output {o!r} is unknown: inference lost it at this {n.op_type}",
+                            ref,
+                            tensor=o,
+                        )
+                    continue
+                new = sorted(_fresh_in(ctx, f) - seen)
+                if new:
+                    axes = [i for i, d in enumerate(f.shape) if D.symbols(d) & set(new)] if f.shape else []
+                    ctx.report(
+                        "G001",
+                        f"output {o!r} has unresolved dims {dims_text(f.shape)} (axis {', '.join(map(str, axes))}: "
+                        f"{', '.join(new)}): inference could not determine them at this {n.op_type}",
+                        ref,
+                        tensor=o,
+                    )
+
+
+def _fresh_in(ctx: LintContext, f) -> set[str]:
+    out: set[str] = set()
+    for d in f.shape or ():
+        if type(d) is not int:
+            out |= D.symbols(d) & ctx.fresh
+    for v in f.value or ():
+        if isinstance(v, D.Expr):
+            out |= D.symbols(v) & ctx.fresh
+    if f.elem is not None:
+        out |= _fresh_in(ctx, f.elem)
+    return out
+
+
+declare(
+    "G002",
+    "broadcast-incompatible",
+    "error",
+    "shapes that provably cannot broadcast",
+    """
+    Two dims that must broadcast (or be equal) are different integers, neither of which is 1
+    (for example an Add of ``[2, 3]`` and ``[4, 3]``, or a MatMul whose inner dims differ). The
+    node fails at run time for every input. Fix the producer of one of the operands.
+    """,
+)
+
+declare(
+    "G003",
+    "assumed-dim-equality",
+    "warning",
+    "two symbols assumed equal",
+    """
+    An op needs two dims to be equal (broadcasting, MatMul's inner dims, Concat's other axes)
+    and they are different symbolic expressions, such as ``seq`` and ``min(512, seq)``, or two
+    input symbols. Inference assumes they are equal and carries on with one of them; the model
+    only works when that holds. Either it is a real constraint between the inputs (document it,
+    or give both inputs the same symbol) or a bug in the graph.
+    """,
+)
+
+declare(
+    "G004",
+    "graph-order-or-cycle",
+    "error",
+    "cycle, or nodes not in topological order",
+    """
+    ONNX requires a graph's nodes to be topologically sorted and acyclic. A cycle (error) cannot
+    be executed; nodes merely out of order (reported as a warning) are rejected by the ONNX
+    checker and by some runtimes. Sort the nodes (onnx-graphsurgeon's ``toposort``) or break the
+    cycle.
+    """,
+)
+
+declare(
+    "G005",
+    "undefined-tensor",
+    "error",
+    "a node input or graph output that nothing defines",
+    """
+    A node reads a tensor, or the graph lists an output, that no node produces and that is not a
+    graph input, an initializer, or a value of an enclosing graph. The model cannot run; usually
+    a node was deleted or renamed without updating its consumers.
+    """,
+)
+
+
+@rule("G006", "declared-shape-mismatch", "error", "a declared value_info/output shape contradicts the inferred one")
+def declared_shape_mismatch(ctx: LintContext) -> None:
+    """
+    The model declares a type or shape for a value (``value_info`` or a graph output, as written
+    by an exporter or an earlier tool) that contradicts what inference derives: a different
+    element type, rank, or a dim that provably differs from the inferred one, or differs from it
+    where both are expressions over the graph inputs' symbols (unless inference itself assumed
+    the two equal, which G003 reports: ``seq`` declared where ``min(seq, 512)`` is inferred).
+    Runtimes that trust the declaration (memory planning, onnxruntime's shape merging) then
+    fail or allocate the wrong size. Re-run shape
+    inference and write the result (``shapeinfer MODEL -o OUT``), or fix the graph.
+    """
+    subst = dict(getattr(ctx.result, "substitution", {}) or {})
+    assumed = set()
+    for x, y in ctx.result.equalities:
+        try:
+            assumed.add(frozenset((D.parse(x), D.parse(y))))
+        except Exception:
+            continue
+    producers = {}
+    for _, _, refs in ctx.graphs():
+        for ref in refs:
+            for o in ref.node.output:
+                if o:
+                    producers.setdefault((ref.graph, o), ref)
+    for graph, gname, _ in ctx.graphs():
+        declared = ctx.declared.get(gname, {})
+        facts = ctx.result.graph_facts.get(gname, {})
+        for name, tp in declared.items():
+            f = facts.get(name)
+            if f is None or f.kind != "tensor" or tp.WhichOneof("value") != "tensor_type":
+                continue
+            tt = tp.tensor_type
+            problems = []
+            if tt.elem_type and f.dtype and tt.elem_type != f.dtype:
+                problems.append(f"type {dtype_name(tt.elem_type)}, inferred {dtype_name(f.dtype)}")
+            if tt.HasField("shape") and f.shape is not None:
+                decl = [dim_from_proto(d) for d in tt.shape.dim]
+                if len(decl) != len(f.shape):
+                    problems.append(
+                        f"rank {len(decl)} {dims_text(decl)}, inferred rank {len(f.shape)} {dims_text(f.shape)}"
+                    )
+                else:
+                    bad = [
+                        i
+                        for i, (a, b) in enumerate(zip(decl, f.shape))
+                        if a is not None and _contradicts(ctx, _resolve(a, subst), b, assumed)
+                    ]
+                    if bad:
+                        problems.append(
+                            f"shape {dims_text(decl)}, inferred {dims_text(f.shape)} (axis {', '.join(map(str, bad))})"
+                        )
+            if problems:
+                where = "output" if any(o.name == name for o in graph.output) else "value_info"
+                ctx.report(
+                    "G006",
+                    f"{where} {name!r} declares {'; '.join(problems)}",
+                    producers.get((gname, name)),
+                    tensor=name,
+                    graph=gname,
+                )
+
+
+def _contradicts(ctx: LintContext, declared, inferred, assumed: set) -> bool:
+    """A declared dim contradicts the inferred one when they provably differ, or when both are
+    over the graph inputs' symbols, differ, and inference did not assume them equal (G003)."""
+    if declared == inferred:
+        return False
+    if D.compare(declared, inferred) in (-1, 1):
+        return True
+    if frozenset((declared, inferred)) in assumed:
+        return False
+    return ctx.resolved(declared) and ctx.resolved(inferred)
+
+
+def _resolve(d, subst):
+    if type(d) is int or not subst:
+        return d
+    for _ in range(8):
+        if not (D.symbols(d) & subst.keys()):
+            break
+        d = D.substitute(d, subst)
+    return d
+
+
+declare(
+    "G007",
+    "no-op-schema",
+    "info",
+    "op with no schema (custom domain)",
+    """
+    No onnx schema (and no model-local function) defines the op, typically a custom-domain op
+    (``com.microsoft``, a vendor domain). Inference cannot see through it: its outputs' shapes
+    are unknown, which usually shows up as G001 downstream. Provide a model-local function for
+    it, or bind the shapes after it by hand.
+    """,
+)
+
+
+@rule("G008", "type-constraint-violation", "error", "an input type the op's schema does not allow")
+def type_constraints(ctx: LintContext) -> None:
+    """
+    An input's element type is not among those the op's type constraint allows in the opset in
+    force (read from ``onnx.defs``: ``Sqrt`` of int64, ``MatMul`` of bool), or inputs bound to
+    the same type variable have different types (``Add`` of float and int64). The node is
+    invalid and runtimes refuse the model. Insert a ``Cast`` or fix the producer. Reshape's
+    inputs are covered by R008 and R011.
+    """
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type == "Reshape" and n.domain in ("", "ai.onnx"):
+            continue
+        schema = ctx.schema(n)
+        if schema is None:
+            continue
+        problems = []
+        bound: dict[str, tuple[str, str]] = {}
+        for i, name in enumerate(n.input):
+            have = type_string(ref.fact(name))
+            param = formal_input(schema, i)
+            if have is None or param is None:
+                continue
+            allowed = allowed_types(schema, param)
+            if have not in allowed:
+                problems.append(f"input {i} {name!r} is {have}, {param.name} takes {short_types(allowed)}")
+                continue
+            if param.type_str in {tc.type_param_str for tc in schema.type_constraints} and param.is_homogeneous:
+                prev = bound.get(param.type_str)
+                if prev is None:
+                    bound[param.type_str] = (have, name)
+                elif prev[0] != have:
+                    problems.append(
+                        f"inputs {prev[1]!r} ({prev[0]}) and {name!r} ({have}) must have the same type {param.type_str}"
+                    )
+        if problems:
+            ctx.report("G008", f"{n.op_type}-{schema.since_version}: " + "; ".join(problems), ref)
+
+
+declare(
+    "E001",
+    "inference-failed",
+    "warning",
+    "inference could not process a node",
+    """
+    Inference hit something it could not handle for this node (an unexpected attribute value, a
+    failure inside onnx's own per-node inference) and left the node's outputs unknown. This is
+    not proof that the model is wrong, but the shapes after the node are not checked; report it
+    if the node is valid.
+    """,
+)
+
+declare(
+    "E010",
+    "invalid-node",
+    "error",
+    "a node's attributes or inputs are invalid",
+    """
+    Inference found a node that violates its op's contract: an axis out of range, a Gather
+    index past the dim, a Transpose ``perm`` that is not a permutation, a Split that does not
+    add up, a Conv input of rank < 3, a Range with delta 0... The message carries the engine's
+    own code (E010-E099) and says what is wrong. The node fails at run time.
+    """,
+)
+
+declare(
+    "E900",
+    "unreadable-model",
+    "error",
+    "a file that cannot be read as an ONNX model",
+    """
+    The file is missing, empty, truncated, not a protobuf, or has no graph. It is reported as a
+    finding so that the other files of a multi-file lint are still checked; the lint exits with
+    code 2 (could not run) when any file is unreadable.
+    """,
+)

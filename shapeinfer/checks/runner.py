@@ -1,0 +1,204 @@
+"""Linting files: discovery, one file at a time or in a process pool, and ``--fix``.
+
+:func:`lint_path` is the unit of work (picklable arguments and result, so it runs in worker
+processes); an unreadable file becomes an ``E900`` finding instead of stopping the others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from shapeinfer.checks.config import LintConfig
+from shapeinfer.checks.context import Finding
+from shapeinfer.checks.registry import RULES
+
+#: The order fixes are applied in (the optimize pipeline's order).
+FIX_ORDER = ("reshape-v1-to-v5", "fold-shapes", "canonicalize-reshape", "remove-noop-reshape", "dedupe-shapes")
+
+
+class LintUsageError(Exception):
+    """A path argument that cannot be linted (missing, or a folder without models)."""
+
+
+@dataclass
+class FileResult:
+    """The outcome for one model: its findings, whether it was readable, what --fix did."""
+
+    path: str
+    findings: list[Finding]
+    unreadable: bool = False
+    written: str | None = None  # the model --fix wrote
+    fixed: dict[str, int] = field(default_factory=dict)  # code -> findings the fix removed
+    notes: list[str] = field(default_factory=list)  # lines for stderr
+
+
+def discover(paths: Sequence[str]) -> list[str]:
+    """The model files to lint: files as given, folders searched recursively for ``*.onnx``
+    (hidden folders skipped), in a stable order, each once. LintUsageError for a missing path
+    or a folder with no models."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = []
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".onnx"))
+            if not found:
+                raise LintUsageError(f"{p}: no *.onnx files in this folder")
+            out.extend(found)
+        elif os.path.exists(p):
+            out.append(p)
+        else:
+            raise LintUsageError(f"{p}: no such file or directory")
+    seen = set()
+    uniq = []
+    for p in out:
+        key = os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            uniq.append(p)
+    return uniq
+
+
+def fixed_path(path: str) -> str:
+    """Where ``--fix`` writes without ``--in-place``: ``model.onnx`` -> ``model.fixed.onnx``."""
+    stem = path[: -len(".onnx")] if path.endswith(".onnx") else path
+    return stem + ".fixed.onnx"
+
+
+def _unreadable(path: str, reason: str) -> FileResult:
+    prefix = f"{path}: "
+    msg = reason[len(prefix) :] if reason.startswith(prefix) else reason
+    f = Finding(path, "E900", "error", f"cannot read the model: {msg}", name=RULES["E900"].name)
+    return FileResult(path, [f], unreadable=True)
+
+
+def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool = False) -> FileResult:
+    """Lint the model at ``path`` under ``config``; with ``fix``, rewrite fixable findings away.
+
+    Never raises for a bad model (E900). With ``fix`` and fixable findings, the passes named by
+    the findings run, the result is written to :func:`fixed_path` (or over ``path`` with
+    ``in_place``) and linted again: the returned findings are the written model's, under its path.
+    """
+    from shapeinfer.checks import lint_model
+    from shapeinfer.engine import model_dir
+    from shapeinfer.onnxio import load_model
+
+    try:
+        model = load_model(path)
+    except Exception as e:  # ModelLoadError, or anything protobuf throws at a broken file
+        return _unreadable(path, str(e) or type(e).__name__)
+    findings = config.apply(lint_model(model, path, target=config.target, base_dir=model_dir(path)))
+    if not fix:
+        return FileResult(path, findings)
+    fixable = [f for f in findings if f.fix]
+    if not fixable:
+        return FileResult(path, findings)
+    return _fix(path, model, findings, fixable, config, in_place)
+
+
+def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> FileResult:
+    from shapeinfer.checks import lint_model
+    from shapeinfer.engine import model_dir
+
+    wanted = {f.fix for f in fixable}
+    passes = [p for p in FIX_ORDER if p in wanted] + sorted(wanted - set(FIX_ORDER))
+    res = FileResult(path, findings)
+    available, missing = available_passes(passes)
+    if missing:
+        res.notes.append(f"{path}: --fix: pass(es) not available in this installation: {', '.join(missing)}")
+    if not available:
+        res.notes.append(f"{path}: --fix: nothing written")
+        return res
+    try:
+        from shapeinfer.passes import optimize
+
+        fixed = optimize(model, passes=available)
+    except Exception as e:
+        res.notes.append(f"{path}: --fix failed in the optimize passes ({type(e).__name__}: {e}); nothing written")
+        return res
+    out = path if in_place else fixed_path(path)
+    after = config.apply(lint_model(fixed, out, target=config.target, base_dir=model_dir(path)))
+    before_counts = Counter(f.code for f in fixable)
+    after_counts = Counter(f.code for f in after if f.code in before_counts)
+    gone = {c: n - after_counts.get(c, 0) for c, n in before_counts.items() if n - after_counts.get(c, 0) > 0}
+    if not gone:
+        res.notes.append(f"{path}: --fix: {', '.join(available)} removed none of the findings; nothing written")
+        return res
+    from shapeinfer.writer import save_model
+
+    save_model(fixed, out, path)
+    summary = ", ".join(f"{c} x{n}" for c, n in sorted(gone.items()))
+    res.notes.append(
+        f"{path}: fixed {sum(gone.values())} finding(s) ({summary}) with {', '.join(available)}; wrote {out}"
+    )
+    return FileResult(out, after, written=out, fixed=gone, notes=res.notes)
+
+
+def available_passes(names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The passes among ``names`` this installation has, and the ones it lacks."""
+    try:
+        from shapeinfer.passes import pass_module
+    except ImportError:
+        return [], list(names)
+    have, missing = [], []
+    for n in names:
+        try:
+            pass_module(n)
+            have.append(n)
+        except Exception:
+            missing.append(n)
+    return have, missing
+
+
+def _work(args: tuple) -> FileResult:
+    return lint_path(*args)
+
+
+def lint_paths(
+    paths: Sequence[str],
+    config: LintConfig,
+    *,
+    fix: bool = False,
+    in_place: bool = False,
+    jobs: int = 1,
+    on_done: Callable[[FileResult], None] | None = None,
+) -> list[FileResult]:
+    """Lint every path (in a process pool of ``jobs`` workers when > 1), results in path order.
+
+    ``on_done`` is called as each file finishes (for a progress bar).
+    """
+    args = [(p, config, fix, in_place) for p in paths]
+    results: dict[int, FileResult] = {}
+    if jobs > 1 and len(paths) > 1:
+        for i, r in _pool(args, jobs):
+            results[i] = r
+            if on_done:
+                on_done(r)
+    else:
+        for i, a in enumerate(args):
+            results[i] = _work(a)
+            if on_done:
+                on_done(results[i])
+    return [results[i] for i in range(len(paths))]
+
+
+def _pool(args: list[tuple], jobs: int) -> Iterator[tuple[int, FileResult]]:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(args))) as ex:
+        futures = {ex.submit(_work, a): i for i, a in enumerate(args)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                yield i, fut.result()
+            except Exception as e:  # a worker that died (out of memory, killed)
+                yield i, _unreadable(args[i][0], f"the lint worker failed: {type(e).__name__}: {e}")
+
+
+def default_jobs(n_files: int) -> int:
+    """Workers to use for ``n_files`` when ``--jobs`` is not given: one per core, at most one per file."""
+    return max(1, min(os.cpu_count() or 1, n_files))
