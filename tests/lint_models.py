@@ -1,0 +1,314 @@
+"""Small models built with onnx.helper for the lint rule tests: per rule, models that must
+trigger it and models, as close as possible to those, that must not.
+
+``CASES`` lists :class:`Case` (code, builder, whether it must trigger, the ``--target``, the
+node the finding must name). Builders return fresh ModelProtos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+
+def vi(name: str, dtype: int, shape) -> onnx.ValueInfoProto:
+    return h.make_tensor_value_info(name, dtype, shape)
+
+
+def ints(name: str, values, dtype=np.int64) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array(values, dtype=dtype), name)
+
+
+def make(
+    nodes,
+    inputs,
+    outputs,
+    inits=(),
+    opset: int = 17,
+    value_info=(),
+    extra_opsets=(),
+    ir_version: int | None = None,
+) -> onnx.ModelProto:
+    g = h.make_graph(nodes, "g", inputs, outputs, initializer=list(inits), value_info=list(value_info))
+    ops = [h.make_opsetid("", opset), *[h.make_opsetid(d, v) for d, v in extra_opsets]]
+    m = h.make_model(g, opset_imports=ops)
+    m.ir_version = ir_version or (7 if opset <= 13 else 8)
+    return m
+
+
+def out(name: str = "y", dtype: int = T.FLOAT) -> onnx.ValueInfoProto:
+    return vi(name, dtype, None)
+
+
+# ------------------------------------------------------------------------------ Reshape
+
+
+def reshape_const(x_shape, target, opset: int = 17, dtype: int = T.FLOAT, allowzero=None, tdtype=np.int64):
+    """``y = Reshape(x, t)`` with ``t`` an initializer."""
+    attrs = {} if allowzero is None else {"allowzero": allowzero}
+    node = h.make_node("Reshape", ["x", "t"], ["y"], name="bad", **attrs)
+    return make([node], [vi("x", dtype, x_shape)], [out("y", dtype)], [ints("t", target, tdtype)], opset)
+
+
+def reshape_v1(x_shape, target, dtype: int = T.FLOAT, opset: int = 4):
+    """Reshape-1: the target in the ``shape`` attribute."""
+    node = h.make_node("Reshape", ["x"], ["y"], name="bad", shape=list(target))
+    return make([node], [vi("x", dtype, x_shape)], [out("y", dtype)], opset=opset)
+
+
+def reshape_symbolic_mismatch():
+    """x[batch, 8] reshaped to [batch, 3] with the target computed from Shape(x): counts differ."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"], name="shape"),
+        h.make_node("Gather", ["s", "i0"], ["b"], name="gather", axis=0),
+        h.make_node("Concat", ["b", "three"], ["t"], name="concat", axis=0),
+        h.make_node("Reshape", ["x", "t"], ["y"], name="bad"),
+    ]
+    return make(nodes, [vi("x", T.FLOAT, ["batch", 8])], [out()], [ints("i0", [0]), ints("three", [3])], opset=17)
+
+
+def reshape_runtime_canonical(opset: int = 17):
+    """x[batch, seq, 8] to Concat(Shape(x)[0:2], [2, 4]): a runtime target always [0, 0, 2, 4]."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"], name="shape"),
+        h.make_node("Slice", ["s", "st", "en"], ["s01"], name="slice"),
+        h.make_node("Concat", ["s01", "tail"], ["t"], name="concat", axis=0),
+        h.make_node("Reshape", ["x", "t"], ["y"], name="bad"),
+    ]
+    inits = [ints("st", [0]), ints("en", [2]), ints("tail", [2, 4])]
+    return make(nodes, [vi("x", T.FLOAT, ["batch", "seq", 8])], [out()], inits, opset)
+
+
+def reshape_runtime_dynamic():
+    """x[a, b, c] reshaped to the shape of another input y[n, m]: genuinely dynamic."""
+    nodes = [
+        h.make_node("Shape", ["z"], ["t"], name="shape"),
+        h.make_node("Reshape", ["x", "t"], ["y"], name="bad"),
+    ]
+    return make(nodes, [vi("x", T.FLOAT, ["a", "b", "c"]), vi("z", T.FLOAT, ["n", "m"])], [out()])
+
+
+def reshape_target_rank2():
+    node = h.make_node("Reshape", ["x", "t"], ["y"], name="bad")
+    t = numpy_helper.from_array(np.array([[6, 4]], dtype=np.int64), "t")
+    return make([node], [vi("x", T.FLOAT, [2, 3, 4])], [out()], [t])
+
+
+def reshape5_with_attribute_only():
+    """Opset 13 Reshape written in the Reshape-1 form (no target input, a shape attribute)."""
+    node = h.make_node("Reshape", ["x"], ["y"], name="bad", shape=[6, 4])
+    return make([node], [vi("x", T.FLOAT, [2, 3, 4])], [out()], opset=13)
+
+
+def reshape1_with_input():
+    """Opset 4 Reshape written in the Reshape-5 form (a target input, no attribute)."""
+    node = h.make_node("Reshape", ["x", "t"], ["y"], name="bad")
+    return make([node], [vi("x", T.FLOAT, [2, 3, 4])], [out()], [ints("t", [6, 4])], opset=4)
+
+
+# ------------------------------------------------------------------------------ Shape
+
+
+def shape_node(x_shape, opset: int, **attrs):
+    node = h.make_node("Shape", ["x"], ["y"], name="bad", **attrs)
+    return make([node], [vi("x", T.FLOAT, x_shape)], [out("y", T.INT64)], opset=opset)
+
+
+# ------------------------------------------------------------------------------ graph
+
+
+def nonzero_chain():
+    """NonZero (data-dependent count) then Relu: resolution is lost at NonZero, not at Relu."""
+    nodes = [
+        h.make_node("NonZero", ["x"], ["nz"], name="bad"),
+        h.make_node("Cast", ["nz"], ["f"], name="cast", to=T.FLOAT),
+        h.make_node("Relu", ["f"], ["y"], name="relu"),
+    ]
+    return make(nodes, [vi("x", T.FLOAT, [4])], [out()])
+
+
+def relu_model(x_shape=(2, 3), dtype=T.FLOAT):
+    return make([h.make_node("Relu", ["x"], ["y"], name="bad")], [vi("x", dtype, list(x_shape))], [out("y", dtype)])
+
+
+def binary(op: str, a_shape, b_shape, a_type=T.FLOAT, b_type=T.FLOAT):
+    node = h.make_node(op, ["a", "b"], ["y"], name="bad")
+    return make([node], [vi("a", a_type, a_shape), vi("b", b_type, b_shape)], [out("y", a_type)])
+
+
+def cycle():
+    nodes = [
+        h.make_node("Add", ["x", "c"], ["a"], name="bad"),
+        h.make_node("Relu", ["a"], ["c"], name="relu"),
+        h.make_node("Identity", ["a"], ["y"], name="id"),
+    ]
+    return make(nodes, [vi("x", T.FLOAT, [2])], [out()])
+
+
+def out_of_order():
+    nodes = [
+        h.make_node("Relu", ["a"], ["y"], name="relu"),
+        h.make_node("Abs", ["x"], ["a"], name="abs"),
+    ]
+    return make(nodes, [vi("x", T.FLOAT, [2])], [out()])
+
+
+def in_order():
+    nodes = [
+        h.make_node("Abs", ["x"], ["a"], name="abs"),
+        h.make_node("Relu", ["a"], ["y"], name="relu"),
+    ]
+    return make(nodes, [vi("x", T.FLOAT, [2])], [out()])
+
+
+def undefined_input():
+    return make([h.make_node("Add", ["x", "missing"], ["y"], name="bad")], [vi("x", T.FLOAT, [2])], [out()])
+
+
+def declared(shape, dtype=T.FLOAT, where: str = "value_info"):
+    """x[2, 3] -> Relu -> a -> Identity -> y, with a's or y's declared type/shape given."""
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="bad"), h.make_node("Identity", ["a"], ["y"], name="id")]
+    if where == "value_info":
+        return make(nodes, [vi("x", T.FLOAT, [2, 3])], [out()], value_info=[vi("a", dtype, shape)])
+    return make(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("y", dtype, shape)])
+
+
+def declared_symbolic(decl):
+    """x[batch, seq] -> Relu -> y, with y declared as ``decl``."""
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="bad")]
+    return make(nodes, [vi("x", T.FLOAT, ["batch", "seq"])], [vi("y", T.FLOAT, decl)])
+
+
+def custom_op():
+    node = h.make_node("Foo", ["x"], ["y"], name="bad", domain="com.example")
+    return make([node], [vi("x", T.FLOAT, [2])], [out()], extra_opsets=[("com.example", 1)])
+
+
+def unary(op: str, dtype):
+    return make([h.make_node(op, ["x"], ["y"], name="bad")], [vi("x", dtype, [3])], [out("y", dtype)])
+
+
+def invalid_transpose(perm):
+    node = h.make_node("Transpose", ["x"], ["y"], name="bad", perm=perm)
+    return make([node], [vi("x", T.FLOAT, [2, 3])], [out()])
+
+
+def bad_einsum(equation: str):
+    node = h.make_node("Einsum", ["x"], ["y"], name="bad", equation=equation)
+    return make([node], [vi("x", T.FLOAT, [2, 3])], [out()])
+
+
+# ------------------------------------------------------------------------------ the cases
+
+
+@dataclass(frozen=True)
+class Case:
+    """A model and whether rule ``code`` must (``triggers``) or must not report on it."""
+
+    code: str
+    label: str
+    build: Callable[[], onnx.ModelProto]
+    triggers: bool
+    target: str = "onnx"
+    node: str | None = "bad"  # the node name the finding must carry (None: not checked)
+
+    @property
+    def id(self) -> str:
+        return f"{self.code}-{'hit' if self.triggers else 'clean'}-{self.label}"
+
+
+CASES: list[Case] = [
+    # Reshape
+    Case("R001", "two-minus-ones", lambda: reshape_const([2, 3, 4], [-1, -1]), True),
+    Case("R001", "one-minus-one", lambda: reshape_const([2, 3, 4], [-1, 4]), False),
+    Case("R002", "allowzero-0-and-minus-1", lambda: reshape_const([2, 3, 4], [0, -1], opset=14, allowzero=1), True),
+    Case("R002", "allowzero-0-copy", lambda: reshape_const([2, 3, 4], [0, -1], opset=14, allowzero=0), False),
+    Case("R003", "copy-past-rank", lambda: reshape_const([2, 12], [0, 3, 0]), True),
+    Case("R003", "copy-within-rank", lambda: reshape_const([2, 12], [0, 3, 4]), False),
+    Case("R004", "static", lambda: reshape_const([2, 3, 4], [5, 5]), True),
+    Case("R004", "not-divisible", lambda: reshape_const([2, 3, 4], [5, -1]), True),
+    Case("R004", "symbolic", reshape_symbolic_mismatch, True),
+    Case("R004", "int64-overflow", lambda: reshape_const(["n"], [2**62, 4, -1]), True),
+    Case("R004", "equal-counts", lambda: reshape_const([2, 3, 4], [4, 6]), False),
+    Case("R005", "minus-two", lambda: reshape_const([2, 3, 4], [-2, 12]), True),
+    Case("R005", "valid-values", lambda: reshape_const([2, 3, 4], [2, 12]), False),
+    Case("R006", "reshape-1", lambda: reshape_v1([2, 3, 4], [6, 4]), True),
+    Case("R006", "reshape-13", lambda: reshape_const([2, 3, 4], [6, 4], opset=13), False),
+    Case("R007", "attribute-under-opset-13", reshape5_with_attribute_only, True),
+    Case("R007", "input-under-opset-4", reshape1_with_input, True),
+    Case("R007", "input-under-opset-13", lambda: reshape_const([2, 3, 4], [6, 4], opset=13), False),
+    Case("R008", "int32-in-reshape-1", lambda: reshape_v1([2, 3, 4], [6, 4], dtype=T.INT32), True),
+    Case("R008", "bfloat16-in-reshape-5", lambda: reshape_const([2, 3, 4], [6, 4], opset=12, dtype=T.BFLOAT16), True),
+    Case("R008", "int32-in-reshape-13", lambda: reshape_const([2, 3, 4], [6, 4], opset=13, dtype=T.INT32), False),
+    Case("R008", "float-in-reshape-1", lambda: reshape_v1([2, 3, 4], [6, 4]), False),
+    Case("R009", "same-shape", lambda: reshape_const([2, 3], [2, 3]), True),
+    Case("R009", "transposed-shape", lambda: reshape_const([2, 3], [3, 2]), False),
+    Case("R010", "runtime-canonical", reshape_runtime_canonical, True),
+    Case("R010", "runtime-dynamic", reshape_runtime_dynamic, False),
+    Case("R010", "constant-target", lambda: reshape_const([2, 3, 4], [0, -1]), False),
+    Case("R011", "int32-target", lambda: reshape_const([2, 3, 4], [6, 4], tdtype=np.int32), True),
+    Case("R011", "rank-2-target", reshape_target_rank2, True),
+    Case("R011", "int64-target", lambda: reshape_const([2, 3, 4], [6, 4]), False),
+    # Shape
+    Case("S001", "start-in-shape-13", lambda: shape_node([2, 3, 4], 13, start=1), True),
+    Case("S001", "start-in-shape-15", lambda: shape_node([2, 3, 4], 15, start=1), False),
+    Case("S002", "end-past-rank", lambda: shape_node(["a", "b", "c"], 15, end=10), True),
+    Case("S002", "end-within-rank", lambda: shape_node(["a", "b", "c"], 15, end=2), False),
+    Case("S003", "start-after-end", lambda: shape_node(["a", "b", "c"], 15, start=2, end=1), True),
+    Case("S003", "start-before-end", lambda: shape_node(["a", "b", "c"], 15, start=1, end=2), False),
+    Case("S004", "static-input", lambda: shape_node([2, 3], 17), True),
+    Case("S004", "symbolic-input", lambda: shape_node(["batch", 3], 17), False),
+    # Graph
+    Case("G001", "nonzero", nonzero_chain, True),
+    Case("G001", "static-relu", relu_model, False),
+    Case("G002", "2x3-plus-4x3", lambda: binary("Add", [2, 3], [4, 3]), True),
+    Case("G002", "2x3-plus-1x3", lambda: binary("Add", [2, 3], [1, 3]), False),
+    Case("G003", "batch-vs-seq", lambda: binary("Add", ["batch", 3], ["seq", 3]), True),
+    Case("G003", "batch-vs-batch", lambda: binary("Add", ["batch", 3], ["batch", 3]), False),
+    Case("G004", "cycle", cycle, True),
+    Case("G004", "out-of-order", out_of_order, True, node=None),
+    Case("G004", "in-order", in_order, False),
+    Case("G005", "undefined-input", undefined_input, True),
+    Case("G005", "defined-inputs", lambda: binary("Add", [2], [2]), False),
+    Case("G006", "value-info-dim", lambda: declared([2, 4]), True),
+    Case("G006", "value-info-rank", lambda: declared([6]), True),
+    Case("G006", "output-type", lambda: declared([2, 3], T.INT64, "output"), True, node="id"),
+    Case("G006", "symbolic-output", lambda: declared_symbolic(["seq", "batch"]), True),
+    Case("G006", "value-info-agrees", lambda: declared([2, 3]), False),
+    Case("G006", "value-info-open-dims", lambda: declared([None, "anything"]), False),
+    Case("G006", "symbolic-output-agrees", lambda: declared_symbolic(["batch", "seq"]), False),
+    Case("G007", "custom-domain", custom_op, True),
+    Case("G007", "standard-op", relu_model, False),
+    Case("G008", "sqrt-of-int64", lambda: unary("Sqrt", T.INT64), True),
+    Case("G008", "add-float-int64", lambda: binary("Add", [2], [2], T.FLOAT, T.INT64), True),
+    Case("G008", "sqrt-of-float", lambda: unary("Sqrt", T.FLOAT), False),
+    Case("G008", "add-int64-int64", lambda: binary("Add", [2], [2], T.INT64, T.INT64), False),
+    # Targets
+    Case("P001", "bool-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.BOOL), True, "openvino"),
+    Case("P001", "float-data", lambda: reshape_const([2, 3], [3, 2]), False, "openvino"),
+    Case("P001", "bool-data-onnx-target", lambda: reshape_const([2, 3], [3, 2], dtype=T.BOOL), False, "onnx"),
+    Case("P002", "zero-in-target", lambda: reshape_const([2, 3, 4], [0, -1]), True, "openvino"),
+    Case("P002", "no-zero-in-target", lambda: reshape_const([2, 3, 4], [6, 4]), False, "openvino"),
+    Case("P101", "int64-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.INT64), True, "onednn"),
+    Case("P101", "float16-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.FLOAT16), False, "onednn"),
+    Case("P102", "3e9-target", lambda: reshape_const([1, 3_000_000_000], [3_000_000_000, 1]), True, "onednn"),
+    Case("P102", "small-target", lambda: reshape_const([2, 3], [3, 2]), False, "onednn"),
+    Case("P103", "runtime-target", reshape_runtime_canonical, True, "onednn"),
+    Case("P103", "dynamic-runtime-target", reshape_runtime_dynamic, True, "onednn"),
+    Case("P103", "constant-target", lambda: reshape_const([2, 3], [3, 2]), False, "onednn"),
+    # Model / inference
+    Case("E001", "einsum-operand-mismatch", lambda: bad_einsum("ij,jk->ik"), True),
+    Case("E001", "einsum-valid", lambda: bad_einsum("ij->ji"), False),
+    Case("E010", "transpose-perm", lambda: invalid_transpose([0, 0]), True),
+    Case("E010", "transpose-valid", lambda: invalid_transpose([1, 0]), False),
+]
+
+
+def cases_for(code: str) -> list[Case]:
+    return [c for c in CASES if c.code == code]

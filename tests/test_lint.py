@@ -1,0 +1,219 @@
+"""The lint rule catalog: every rule fires on a model built to break it and stays quiet on a
+close model that does not; the shipped models lint clean of errors; profiles and settings."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import MODEL_NAMES, ROOT, model_path
+from lint_models import CASES, ints, make, out, reshape_const, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from shapeinfer import dims as D
+from shapeinfer.checks import RULES, lint_model
+from shapeinfer.checks.config import ConfigError, LintConfig, profile_names, resolve
+from shapeinfer.checks.registry import expand
+from shapeinfer.checks.reshape import canonical_target
+from shapeinfer.checks.runner import lint_path
+
+
+def findings_for(case):
+    return lint_model(case.build(), "m.onnx", target=case.target)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_rule_case(case):
+    found = [f for f in findings_for(case) if f.code == case.code]
+    if not case.triggers:
+        assert found == [], [f.message for f in found]
+        return
+    assert found, f"{case.code} did not fire on {case.label}"
+    for f in found:
+        assert f.path == "m.onnx"
+        assert f.name == RULES[case.code].name
+        assert f.severity in ("error", "warning", "info")
+        assert f.message
+    if case.node is not None:
+        assert any(f.node == case.node and f.op_type and f.index is not None and f.graph == "main" for f in found), [
+            (f.node, f.op_type, f.index, f.graph) for f in found
+        ]
+
+
+def test_every_rule_has_a_triggering_and_a_clean_model():
+    hit = {c.code for c in CASES if c.triggers}
+    clean = {c.code for c in CASES if not c.triggers}
+    expected = set(RULES) - {"E900"}  # E900 needs a file: tested in test_lint_cli
+    assert expected - hit == set()
+    assert expected - clean == set()
+    # and the catalog is the one the issue lists
+    issue = (
+        {f"R{i:03d}" for i in range(1, 12)} | {f"S{i:03d}" for i in range(1, 5)} | {f"G{i:03d}" for i in range(1, 9)}
+    )
+    issue |= {"P001", "P002", "P101", "P102", "P103"}
+    assert issue <= set(RULES)
+
+
+def test_unresolved_dims_are_reported_where_resolution_was_lost():
+    from lint_models import nonzero_chain
+
+    g001 = [f for f in lint_model(nonzero_chain(), "m") if f.code == "G001"]
+    assert [(f.node, f.op_type, f.tensor) for f in g001] == [("bad", "NonZero", "nz")]
+
+
+def test_target_rules_run_only_under_their_target():
+    m = reshape_const([2, 3], [3, 2], dtype=T.INT64)
+    assert "P101" in {f.code for f in lint_model(m, "m", target="onednn")}
+    assert "P101" not in {f.code for f in lint_model(m, "m", target="openvino")}
+    assert "P101" not in {f.code for f in lint_model(m, "m")}
+
+
+def test_finding_in_a_subgraph_names_the_graph_path():
+    then_g = h.make_graph(
+        [h.make_node("Reshape", ["x", "t"], ["r"], name="inner")],
+        "then",
+        [],
+        [out("r")],
+        initializer=[ints("t", [5, 5])],
+    )
+    else_g = h.make_graph([h.make_node("Identity", ["x"], ["e"], name="id")], "else", [], [out("e")])
+    node = h.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g)
+    m = make([node], [vi("x", T.FLOAT, [2, 3, 4]), vi("c", T.BOOL, [])], [out()])
+    r004 = [f for f in lint_model(m, "m") if f.code == "R004"]
+    assert [(f.node, f.op_type, f.index, f.graph) for f in r004] == [("inner", "Reshape", 0, "main/0.then_branch")]
+
+
+@pytest.mark.parametrize(
+    "in_shape,out_shape,allowzero,expected",
+    [
+        (("b", "s", 64), ("b", "s", 4, 16), False, [0, 0, 4, 16]),
+        (("b", "s", 64), ("b*s", 64), False, [-1, 64]),
+        (("b", "s", 64), ("s", "b", 64), False, None),  # two dims neither constant nor copied
+        (("b", "s", 64), ("b", "s", 4, 16), True, [0, 0, 4, 16]),  # no zero-size dim: allowzero can go
+        ((0, 5), (0, 5), True, [0, 5]),  # a literal zero under allowzero=1
+        ((0, "s"), (0, "s"), True, None),  # s cannot be copied and a -1 next to a zero cannot be inferred
+        ((2, "s"), (0, "s"), False, None),  # an output zero that is not a copy of the input dim
+    ],
+)
+def test_canonical_target(in_shape, out_shape, allowzero, expected):
+    ins = tuple(D.parse(x) if isinstance(x, str) else x for x in in_shape)
+    outs = tuple(D.parse(x) if isinstance(x, str) else x for x in out_shape)
+    assert canonical_target(ins, outs, allowzero) == expected
+
+
+def test_shipped_models_lint_clean_of_errors_under_default():
+    cfg = resolve(isolated=True)
+    for name in MODEL_NAMES:
+        res = lint_path(str(model_path(name)), cfg)
+        assert not res.unreadable
+        errors = [f"{f.code} {f.location} {f.message}" for f in res.findings if f.severity == "error"]
+        assert errors == [], name
+
+
+def test_strict_profile_promotes_warnings():
+    cfg = resolve(rules="strict", isolated=True)
+    res = lint_path(str(model_path("bert_ts")), cfg)
+    g003 = [f for f in res.findings if f.code == "G003"]
+    assert g003 and all(f.severity == "error" for f in g003)
+    assert cfg.grade("G001", "warning") == "error" and cfg.grade("S002", "info") == "info"
+
+
+def test_profiles_ship_and_resolve():
+    assert {"default", "strict", "openvino", "onednn"} <= set(profile_names())
+    assert resolve(rules="openvino", isolated=True).target == "openvino"
+    assert resolve(rules="onednn", isolated=True).target == "onednn"
+    with pytest.raises(ConfigError, match="unknown rule profile"):
+        resolve(rules="nope", isolated=True)
+
+
+def test_profile_by_path_and_extends(tmp_path):
+    p = tmp_path / "ci.toml"
+    p.write_text('extends = "strict"\nignore = ["G003"]\n[severity]\nR010 = "error"\n')
+    cfg = resolve(rules=str(p), isolated=True)
+    assert "G003" not in cfg.enabled and cfg.warnings_as_errors
+    assert cfg.grade("R010", "info") == "error"
+    loop = tmp_path / "loop.toml"
+    loop.write_text(f'extends = "{loop}"\n')
+    with pytest.raises(ConfigError, match="cycle"):
+        resolve(rules=str(loop), isolated=True)
+
+
+def test_selectors_and_bad_codes():
+    assert expand(["R00"]) == {f"R00{i}" for i in range(1, 10)}
+    assert expand(["ALL"]) == set(RULES)
+    with pytest.raises(ValueError, match="Q123"):
+        expand(["Q123"])
+    with pytest.raises(ConfigError, match="Q1"):
+        resolve(select=["Q1"], isolated=True)
+
+
+def test_cli_layer_wins_over_project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shapeinfer]\nignore = ["R009"]\ntarget = "openvino"\n'
+        '[tool.shapeinfer.per-path-ignores]\n"legacy/*.onnx" = ["R006"]\n'
+    )
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    cfg = resolve(cwd=str(sub))  # found by searching upwards
+    assert "R009" not in cfg.enabled and cfg.target == "openvino"
+    assert cfg.ignored_for(str(tmp_path / "legacy" / "m.onnx")) == {"R006"}
+    assert cfg.ignored_for(str(tmp_path / "m.onnx")) == set()
+    cfg = resolve(cwd=str(sub), select=["R009"], target="onednn")
+    assert cfg.enabled == {"R009"} and cfg.target == "onednn"
+    assert "R009" in resolve(cwd=str(sub), isolated=True).enabled
+
+
+def test_bad_project_settings_name_the_key(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.shapeinfer]\ntarget = "tpu"\n')
+    with pytest.raises(ConfigError, match="target"):
+        resolve(cwd=str(tmp_path))
+    (tmp_path / "pyproject.toml").write_text('[tool.shapeinfer]\nselct = ["R"]\n')
+    with pytest.raises(ConfigError, match="selct"):
+        resolve(cwd=str(tmp_path))
+    (tmp_path / "pyproject.toml").write_text('[tool.shapeinfer.severity]\nR001 = "fatal"\n')
+    with pytest.raises(ConfigError, match="R001"):
+        resolve(cwd=str(tmp_path))
+
+
+def test_config_is_picklable_for_workers():
+    import pickle
+
+    cfg = resolve(rules="strict", isolated=True)
+    assert isinstance(pickle.loads(pickle.dumps(cfg)), LintConfig)
+
+
+def test_registry_entries_are_complete():
+    names = [r.name for r in RULES.values()]
+    assert len(names) == len(set(names))
+    from shapeinfer.passes import PASSES
+
+    for code, r in RULES.items():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", r.name), code
+        assert r.severity in ("error", "warning", "info")
+        assert len(r.doc) > 80, code
+        assert r.fix is None or r.fix in PASSES, (code, r.fix)
+
+
+def test_catalog_and_profiles_in_sync():
+    from shapeinfer.checks.catalog import sync
+
+    assert sync(str(ROOT), check=True) == []
+    text = (ROOT / "rules" / "README.md").read_text()
+    for code, r in RULES.items():
+        assert f"#### {code} {r.name}" in text
+    for name in ("default", "strict", "openvino", "onednn"):
+        assert (ROOT / "rules" / f"{name}.toml").read_bytes() == (
+            ROOT / "shapeinfer" / "rules" / f"{name}.toml"
+        ).read_bytes()
+
+
+def test_profiles_are_package_data():
+    # the wheel ships shapeinfer/rules/*.toml through this package-data entry
+    tomllib = pytest.importorskip("tomllib")
+    doc = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pkg = doc["tool"]["setuptools"]["package-data"]["shapeinfer"]
+    assert any(Path(p).match("rules/*.toml") or p == "rules/*.toml" for p in pkg)
+    assert os.path.isdir(ROOT / "shapeinfer" / "rules")
