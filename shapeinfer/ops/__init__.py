@@ -1,6 +1,7 @@
 """Native inference rules, one module per op family; importing this package registers them all."""
 
 from shapeinfer.ops import (  # noqa: F401
+    control_flow,
     conv,
     elementwise,
     gather_slice,
@@ -9,5 +10,6 @@ from shapeinfer.ops import (  # noqa: F401
     normalization,
     reduce,
     reshape,
+    sequence,
     shape,
 )

@@ -1,0 +1,372 @@
+"""Control flow: If, Loop and Scan, whose bodies are inferred as subgraphs with the outer scope.
+
+- **If**: both branches are inferred. When the condition's value is known, the taken branch's
+  outputs are the node's outputs exactly; otherwise the branches' facts are merged
+  (:func:`merge_facts`: equal dims stay, differing dims become one fresh symbol, differing ranks
+  give an unknown rank). Each branch runs in a *sandbox*: equalities a branch needs (its
+  ``unify`` calls) hold only when that branch is taken, so they are not kept for the rest of
+  the model. A branch that provably never runs keeps its facts (for annotation) but not its
+  diagnostics.
+- **Loop** and **Scan**: loop-carried values are iterated to a fixpoint (:func:`widen`): a dim
+  that differs between what enters an iteration and what leaves it becomes a fresh symbol, and
+  stays that symbol; values that differ are dropped. Intermediate iterations are sandboxed;
+  only the last (at the fixpoint) leaves its equalities and diagnostics. Scan outputs get the
+  trip count as their stacked dim: Loop's ``M`` when the loop provably runs ``M`` times (the
+  condition is absent or known true on entry, and the body provably keeps it true), else a
+  fresh symbol; Scan's is the scanned axis of its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import contextmanager
+
+from onnx import TensorProto
+
+from shapeinfer import dims as D
+from shapeinfer.diagnostics import InferenceError
+from shapeinfer.facts import Fact, tensor
+from shapeinfer.ops.common import dim_values, norm_axis
+from shapeinfer.registry import register
+
+#: Loop/Scan fixpoint iterations before every carried value is given up to unknown rank.
+MAX_FIXPOINT_ITERATIONS = 8
+
+
+# ------------------------------------------------------------------------------ merging facts
+
+
+def is_empty(f: Fact | None) -> bool:
+    """True for a sequence or optional known to hold nothing (``value == ()``, see :mod:`.sequence`)."""
+    return f is not None and f.kind in ("sequence", "optional") and f.value == ()
+
+
+def _merge_dtype(facts: Sequence[Fact]) -> int:
+    known = {f.dtype for f in facts if f.dtype}
+    return known.pop() if len(known) == 1 else 0
+
+
+def merge_facts(ctx, facts: Sequence[Fact | None]) -> Fact:
+    """The fact of a value that is any one of ``facts`` (If branches, sequence elements).
+
+    Dims equal in every fact stay; an axis whose dims differ gets one fresh symbol; differing
+    ranks (or any unknown one) give an unknown rank. Values survive only when all are equal.
+    Sequences and optionals merge their element facts; a sequence known to be empty adds no
+    element. ``None`` entries stand for values nothing is known about.
+    """
+    if not facts:
+        return Fact()
+    if any(f is None for f in facts):
+        known = [f for f in facts if f is not None]
+        kinds = {f.kind for f in known}
+        return Fact(_merge_dtype(known), None, None, kinds.pop() if len(kinds) == 1 else "tensor")
+    kinds = {f.kind for f in facts}
+    if len(kinds) != 1:
+        return Fact()
+    kind = kinds.pop()
+    first = facts[0]
+    if all(f == first for f in facts[1:]):
+        return first
+    if kind in ("sequence", "optional"):
+        full = [f for f in facts if not is_empty(f)]
+        if not full:
+            return first
+        elem = merge_facts(ctx, [f.elem for f in full])
+        if not elem.dtype:
+            dtype = _merge_dtype([f.elem for f in facts if f.elem is not None])
+            elem = Fact(dtype, elem.shape, elem.value, elem.kind, elem.elem)
+        return Fact(_merge_dtype(facts), None, None, kind, elem)
+    dtype = _merge_dtype(facts)
+    shapes = [f.shape for f in facts]
+    if any(s is None for s in shapes) or len({len(s) for s in shapes}) != 1:
+        return Fact(dtype, None, None, kind)
+    shape = []
+    for axis in range(len(shapes[0])):
+        ds = {s[axis] for s in shapes}
+        shape.append(ds.pop() if len(ds) == 1 else ctx.fresh())
+    value = first.value if all(f.value == first.value for f in facts) else None
+    if value is not None and any(type(d) is not int for d in shape):
+        value = None
+    return Fact(dtype, tuple(shape), value, kind)
+
+
+def widen(ctx, prev: Fact | None, new: Fact | None, widened: set[str]) -> Fact | None:
+    """One fixpoint step of a loop-carried value: ``prev`` entered an iteration, ``new`` left it.
+
+    Equal dims stay; a dim that differs becomes a fresh symbol recorded in ``widened``, and a
+    dim already widened stays as it is whatever the body makes of it. Ranks that differ give an
+    unknown rank, values that differ are dropped, sequence and optional elements widen alike.
+    """
+    if prev is None or new is None:
+        return prev if new is None else None
+    if prev == new:
+        return prev
+    if prev.kind != new.kind:
+        # Loop-16+: a carried optional may come back as its element, or the other way round.
+        if prev.kind == "optional":
+            return widen(ctx, prev, Fact(0, None, None, "optional", new), widened)
+        if new.kind == "optional":
+            return widen(ctx, Fact(0, None, None, "optional", prev), new, widened)
+        return Fact()
+    dtype = prev.dtype if prev.dtype == new.dtype or not new.dtype else (new.dtype if not prev.dtype else 0)
+    if prev.kind in ("sequence", "optional"):
+        if is_empty(prev) and not is_empty(new):
+            base = new.elem
+            if base is not None and prev.elem is not None and not base.dtype:
+                base = Fact(prev.elem.dtype, base.shape, None, base.kind, base.elem)
+            return Fact(dtype, None, None, prev.kind, base)
+        if is_empty(new):
+            return Fact(dtype, None, None, prev.kind, prev.elem)
+        return Fact(dtype, None, None, prev.kind, widen(ctx, prev.elem, new.elem, widened))
+    if prev.shape is None or new.shape is None or len(prev.shape) != len(new.shape):
+        return Fact(dtype, None, None, prev.kind)
+    shape = []
+    for p, n in zip(prev.shape, new.shape):
+        if p == n or (isinstance(p, D.Expr) and D.format(p) in widened):
+            shape.append(p)
+        else:
+            w = ctx.fresh()
+            widened.add(D.format(w))
+            shape.append(w)
+    shape = tuple(shape)
+    value = prev.value if prev.value == new.value and shape == prev.shape else None
+    return Fact(dtype, shape, value, prev.kind)
+
+
+def _top(f: Fact | None) -> Fact | None:
+    """Everything about ``f`` given up but its kind and element type."""
+    if f is None:
+        return None
+    return Fact(f.dtype, None, None, f.kind, None if f.elem is None else _top(f.elem))
+
+
+@contextmanager
+def sandbox(ctx, keep_diagnostics: bool = True):
+    """Run a subgraph inference whose equalities must not outlive it.
+
+    On exit the engine's substitution and equality list are restored; diagnostics raised
+    inside are kept unless ``keep_diagnostics`` is False. Facts computed inside stay.
+    """
+    eng = ctx.engine
+    subst = dict(eng.subst)
+    neq = len(eng.equalities)
+    ndiag = len(eng.diagnostics)
+    try:
+        yield
+    finally:
+        eng.subst.clear()
+        eng.subst.update(subst)
+        del eng.equalities[neq:]
+        if not keep_diagnostics:
+            del eng.diagnostics[ndiag:]
+
+
+def _known_bool(f: Fact | None) -> bool | None:
+    if f is None or f.value is None or len(f.value) != 1:
+        return None
+    v = f.value[0]
+    if type(v) is int or isinstance(v, float):
+        return bool(v)
+    return None
+
+
+# ------------------------------------------------------------------------------ If
+
+
+def _branch(ctx, graph, attr: str, taken: bool | None) -> list[Fact]:
+    """Infer one If branch: in a sandbox unless it is known to run (``taken`` True)."""
+    if taken:
+        return ctx.infer_graph(graph, [], attr=attr)
+    with sandbox(ctx, keep_diagnostics=taken is None):
+        return ctx.infer_graph(graph, [], attr=attr)
+
+
+@register("If", since=1)
+def if_(ctx, ins: list) -> list:
+    """If: the taken branch's outputs when the condition is known, else both branches merged."""
+    cond = _known_bool(ins[0] if ins else None)
+    then_g, else_g = ctx.attr("then_branch"), ctx.attr("else_branch")
+    if then_g is None or else_g is None:
+        raise InferenceError("E030", "If needs both then_branch and else_branch")
+    then_out = _branch(ctx, then_g, "then_branch", None if cond is None else cond)
+    else_out = _branch(ctx, else_g, "else_branch", None if cond is None else not cond)
+    n = ctx.num_outputs
+    if len(then_out) != len(else_out) or len(then_out) < n:
+        raise InferenceError(
+            "E031",
+            f"If branches give {len(then_out)} and {len(else_out)} outputs for {n} node output(s)",
+        )
+    if cond is not None:
+        return list((then_out if cond else else_out)[:n])
+    return [merge_facts(ctx, [t, e]) for t, e in zip(then_out[:n], else_out[:n])]
+
+
+# ------------------------------------------------------------------------------ loops
+
+
+def _iterate(ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_carried_out_offset: int):
+    """Run ``body`` to the loop-carried fixpoint.
+
+    ``make_inputs(carried)`` builds the body's input facts; the body's outputs from
+    ``n_carried_out_offset`` on are the new carried values. Returns (carried at the fixpoint,
+    the body's outputs from the last run, which is the one whose equalities are kept).
+    """
+    widened: set[str] = set()
+    for _ in range(MAX_FIXPOINT_ITERATIONS):
+        with sandbox(ctx, keep_diagnostics=False):
+            outs = ctx.infer_graph(body, make_inputs(carried), attr=attr)
+        new = outs[n_carried_out_offset : n_carried_out_offset + len(carried)]
+        new += [None] * (len(carried) - len(new))
+        nxt = [widen(ctx, p, q, widened) for p, q in zip(carried, new)]
+        if nxt == carried:
+            break
+        carried = nxt
+    else:
+        carried = [_top(f) for f in carried]
+        ctx.diag("info", "E032", "loop-carried values did not settle: their shapes are left unknown")
+    outs = ctx.infer_graph(body, make_inputs(carried), attr=attr)
+    return carried, outs
+
+
+def _stack(f: Fact | None, n: D.Dim, axis: int = 0) -> Fact:
+    """The fact of ``n`` values like ``f`` stacked along a new ``axis``."""
+    if f is None or f.shape is None:
+        return Fact(0 if f is None else f.dtype)
+    axis = norm_axis(axis, len(f.shape) + 1)
+    return Fact(f.dtype, f.shape[:axis] + (n,) + f.shape[axis:], None, f.kind)
+
+
+@register("Loop", since=1)
+def loop(ctx, ins: list) -> list:
+    """Loop: carried values at their fixpoint; scan outputs stacked along a leading trip-count dim."""
+    body = ctx.attr("body")
+    if body is None:
+        raise InferenceError("E030", "Loop needs a body")
+    ins = list(ins) + [None] * max(0, 2 - len(ins))
+    m_fact, c_fact, initial = ins[0], ins[1], list(ins[2:])
+    n_carried = len(initial)
+    n_body_out = len(body.output)
+    n_scan = n_body_out - 1 - n_carried
+    if n_scan < 0 or len(body.input) != 2 + n_carried:
+        raise InferenceError(
+            "E031",
+            f"Loop body takes {len(body.input)} inputs and gives {n_body_out} outputs for {n_carried} carried value(s)",
+        )
+    m = None
+    mv = dim_values(m_fact)
+    if mv is not None and len(mv) == 1 and mv[0] is not None:
+        m = mv[0]
+    c0 = True if len(ctx.node.input) < 2 or not ctx.node.input[1] else _known_bool(c_fact)
+    if c0 is False or m == 0:  # the body never runs
+        with sandbox(ctx, keep_diagnostics=False):
+            outs = ctx.infer_graph(body, _loop_inputs(c0, initial), attr="body")
+        scans = [_stack(f, 0) for f in outs[1 + n_carried :]]
+        return [*initial, *scans]
+
+    carried, outs = _iterate(ctx, body, "body", lambda c: _loop_inputs(c0, c), initial, 1)
+    for k, f in enumerate(carried):  # an optional carried in, its element carried out
+        out = outs[1 + k] if 1 + k < len(outs) else None
+        if (
+            f is not None
+            and f.kind == "optional"
+            and out is not None
+            and out.kind != "optional"
+            and (out.kind != "tensor" or out.dtype or out.shape is not None)
+        ):
+            carried[k] = f.elem
+    keeps_going = c0 is True and _known_bool(outs[0] if outs else None) is True
+    trip = m if (m is not None and keeps_going) else None
+    if trip is not None and type(trip) is int and trip < 0:
+        trip = 0
+    if trip is None:
+        trip = ctx.fresh()
+    scans = [_stack(f, trip) for f in outs[1 + n_carried :]]
+    return [*carried, *scans]
+
+
+def _loop_inputs(c0: bool | None, carried: list[Fact | None]) -> list[Fact | None]:
+    iteration = tensor(TensorProto.INT64, ())
+    cond = tensor(TensorProto.BOOL, (), (1,) if c0 else None)
+    return [iteration, cond, *carried]
+
+
+def _scan_run(ctx, body, states: list, elems: list, seq_len: D.Dim, out_axes: list[int], batch: D.Dim | None):
+    """Shared by every Scan version: run the body, stack its scan outputs."""
+    n_states = len(states)
+    carried, outs = _iterate(ctx, body, "body", lambda c: [*c, *elems], states, 0)
+    scans = []
+    for k, f in enumerate(outs[n_states:]):
+        axis = out_axes[k] if k < len(out_axes) else 0
+        s = _stack(f, seq_len, axis)
+        if batch is not None:
+            s = _stack(s, batch, 0)
+        scans.append(s)
+    if batch is not None:
+        carried = [_stack(f, batch, 0) for f in carried]
+    return [*carried, *scans]
+
+
+def _scan_len(ctx, xs: list[Fact | None], axes: list[int]) -> tuple[D.Dim, list[Fact]]:
+    """The common length of the scanned axes and each scan input's element fact."""
+    n = None
+    elems = []
+    for x, axis in zip(xs, axes):
+        if x is None or x.shape is None:
+            elems.append(Fact(0 if x is None else x.dtype))
+            continue
+        a = norm_axis(axis, len(x.shape))
+        d = x.shape[a]
+        n = d if n is None else ctx.unify(n, d)
+        elems.append(Fact(x.dtype, x.shape[:a] + x.shape[a + 1 :], None, x.kind))
+    return (ctx.fresh() if n is None else n), elems
+
+
+def _drop_batch(f: Fact | None) -> Fact:
+    if f is None or not f.shape:
+        return Fact(0 if f is None else f.dtype)
+    return Fact(f.dtype, f.shape[1:], None, f.kind)
+
+
+@register("Scan", since=8)
+def scan_v8(ctx, ins: list) -> list:
+    """Scan-8: inputs carry a leading batch axis, then (for scan inputs) the sequence axis."""
+    body = ctx.attr("body")
+    if body is None:
+        raise InferenceError("E030", "Scan needs a body")
+    n_scan = ctx.attr("num_scan_inputs")
+    rest = list(ins[1:])
+    if n_scan is None or n_scan > len(rest):
+        raise InferenceError("E031", f"Scan num_scan_inputs={n_scan} for {len(rest)} input(s)")
+    n_states = len(rest) - n_scan
+    batch = None
+    for f in rest:
+        if f is not None and f.shape:
+            batch = f.shape[0] if batch is None else ctx.unify(batch, f.shape[0])
+    if batch is None:
+        batch = ctx.fresh()
+    states = [_drop_batch(f) for f in rest[:n_states]]
+    xs = [_drop_batch(f) for f in rest[n_states:]]
+    seq_len, elems = _scan_len(ctx, xs, [0] * n_scan)
+    return _scan_run(ctx, body, states, elems, seq_len, [], batch)
+
+
+@register("Scan", since=9)
+def scan_v9(ctx, ins: list) -> list:
+    """Scan-9+: ``scan_input_axes`` / ``scan_output_axes`` (negative from 11 on); no batch axis."""
+    body = ctx.attr("body")
+    if body is None:
+        raise InferenceError("E030", "Scan needs a body")
+    n_scan = ctx.attr("num_scan_inputs")
+    if n_scan is None or n_scan > len(ins):
+        raise InferenceError("E031", f"Scan num_scan_inputs={n_scan} for {len(ins)} input(s)")
+    n_states = len(ins) - n_scan
+    in_axes = list(ctx.attr("scan_input_axes", [0] * n_scan))
+    n_outs = len(body.output) - n_states
+    out_axes = list(ctx.attr("scan_output_axes", [0] * max(n_outs, 0)))
+    if len(in_axes) != n_scan or (n_outs > 0 and len(out_axes) != n_outs):
+        raise InferenceError("E031", "Scan axes attributes do not match the number of scan inputs/outputs")
+    if ctx.version < 11 and any(a < 0 for a in in_axes + out_axes):
+        raise InferenceError("E010", f"negative scan axes need Scan-11 (opset {ctx.version})")
+    states = [Fact() if f is None else Fact(f.dtype, f.shape, f.value, f.kind, f.elem) for f in ins[:n_states]]
+    seq_len, elems = _scan_len(ctx, list(ins[n_states:]), in_axes)
+    return _scan_run(ctx, body, states, elems, seq_len, out_axes, None)
