@@ -179,7 +179,9 @@ class NodeContext:
         """
         if attr is None:
             attr = next((a.name for a in self.node.attribute if a.type == AttributeProto.GRAPH and a.g == graph), "?")
-        return self.engine.run_graph(graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr))
+        return self.engine.run_graph(
+            graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr), call_attrs=self.call_attrs
+        )
 
 
 class Engine:
@@ -192,6 +194,7 @@ class Engine:
         for o in model.opset_import:
             self.opsets["" if o.domain == "ai.onnx" else o.domain] = o.version
         self.functions = {(f.domain, f.name): f for f in model.functions}
+        self._active_functions: set[tuple[str, str]] = set()
         self.diagnostics: list[Diagnostic] = []
         self.fresh_symbols: list[str] = []
         self.input_symbols: set[str] = set()
@@ -450,23 +453,59 @@ class Engine:
         return []
 
     def infer_function(self, ctx: NodeContext, fn: onnx.FunctionProto, ins: list[Fact | None]) -> list[Fact | None]:
-        """Infer a model-local function's body at this call site."""
+        """Infer a model-local function's body at this call site.
+
+        The body sees only its formal inputs, bound to this site's facts (a formal the site
+        omits is an omitted input inside the body too); attributes are this site's (references
+        to an enclosing function's attributes resolved), else the function's defaults; ops are
+        read at the function's own opset imports. Nested calls recurse; a function that calls
+        itself is an error diagnostic, not a hang.
+        """
+        key = (fn.domain, fn.name)
+        if key in self._active_functions:
+            ctx.diag("error", "G008", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
+            return []
         scope = Scope(None)
-        for name, f in zip(fn.input, ins):
-            if name and f is not None:
+        missing = set()
+        for i, name in enumerate(fn.input):
+            f = ins[i] if i < len(ins) else None
+            if f is None:
+                missing.add(name)
+            elif name:
                 scope.facts[name] = f
-        attrs = {a.name: a for a in ctx.node.attribute}
+        nodes: Sequence[onnx.NodeProto] = fn.node
+        if missing and any(i in missing for n in fn.node for i in n.input):
+            nodes = []
+            for n in fn.node:
+                if any(i in missing for i in n.input):
+                    c = onnx.NodeProto()
+                    c.CopyFrom(n)
+                    for k, i in enumerate(c.input):
+                        if i in missing:
+                            c.input[k] = ""
+                    n = c
+                nodes.append(n)
+        attrs = dict(ctx._attr_protos())
         for a in fn.attribute_proto:
             attrs.setdefault(a.name, a)
         saved = self.opsets
         self.opsets = dict(saved)
         for o in fn.opset_import:
-            self.opsets.setdefault("" if o.domain == "ai.onnx" else o.domain, o.version)
+            self.opsets["" if o.domain == "ai.onnx" else o.domain] = o.version
+        self._active_functions.add(key)
+        name = graph_path(ctx.graph, ctx.index, fn.name)
         try:
-            self.run_nodes(fn.node, scope, f"{ctx.graph}/{fn.name}", attrs)
+            self.run_nodes(nodes, scope, name, attrs)
         finally:
             self.opsets = saved
-        return [scope.facts.get(o) for o in fn.output]
+            self._active_functions.discard(key)
+        outs: list[Fact | None] = []
+        for o in fn.output:
+            f = scope.facts.get(o)
+            if f is None:
+                ctx.diag("error", "G005", f"function {fn.name} output {o!r} is never produced")
+            outs.append(None if f is None else self.resolve_fact(f))
+        return outs
 
     # ---------------------------------------------------------------- fallback
     def typeproto(self, f: Fact) -> onnx.TypeProto:
