@@ -30,6 +30,7 @@ from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, type_fact
+from shapeinfer.ops.common import check_against_probe, probe_binding, probe_outputs
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 48
@@ -555,10 +556,21 @@ class Engine:
             msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
             ctx.diag("warning", "E002", f"onnx inference failed: {msg[:300]}")
             return []
+        # onnx rules may read an absent dim_value as 0 or copy a dim_param where the dim is
+        # computed: re-run on concrete dims and keep only the symbolic dims that agree.
+        binding = probe_binding(ins)
+        probe = {}
+        if binding and out:
+            probe = probe_outputs(
+                schema, node, ins, data, binding, self._opset_protos(), self.model.ir_version or onnx.IR_VERSION
+            )
         res: list[Fact | None] = []
         for o in node.output:
             tp = out.get(o)
-            res.append(None if tp is None else type_fact(tp, lambda axis: self.fresh()))
+            f = None if tp is None else type_fact(tp, lambda axis: self.fresh())
+            if f is not None and binding:
+                f = check_against_probe(f, probe.get(o), binding, self.fresh)
+            res.append(f)
         return res
 
     def _opset_protos(self) -> list[onnx.OperatorSetIdProto]:

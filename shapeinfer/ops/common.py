@@ -122,3 +122,86 @@ def broadcast_values(fn: Callable, facts: Sequence[Fact], shape: tuple | None) -
         except (ZeroDivisionError, OverflowError, ValueError, TypeError):
             out.append(None)
     return tuple(out)
+
+
+# ------------------------------------------------------------------ checking onnx's fallback
+
+#: Values given to symbols when onnx's per-node inference is re-run on concrete dims: distinct,
+#: large, and divisible by every small factor an op may require (block sizes, groups, heads).
+_PROBE_BASE = 5040
+
+
+def probe_binding(facts: Sequence[Fact | None]) -> dict[str, int]:
+    """A distinct concrete value for every symbol in the dims of ``facts`` (empty when static)."""
+    names: set[str] = set()
+    for f in facts:
+        while f is not None:
+            for d in f.shape or ():
+                if type(d) is not int:
+                    names |= D.symbols(d)
+            f = f.elem
+    return {s: _PROBE_BASE * (k + 3) for k, s in enumerate(sorted(names))}
+
+
+def bind_fact(f: Fact, binding: dict[str, int]) -> Fact:
+    """``f`` with every symbolic dim evaluated at ``binding`` (values dropped when symbolic)."""
+    shape = f.shape
+    if shape is not None:
+        shape = tuple(d if type(d) is int else D.evaluate(d, binding) for d in shape)
+    value = f.value
+    if value is not None and any(isinstance(v, D.Expr) for v in value):
+        value = None
+    elem = None if f.elem is None else bind_fact(f.elem, binding)
+    return Fact(f.dtype, shape, value, f.kind, elem)
+
+
+def check_against_probe(sym: Fact, probe: Fact | None, binding: dict[str, int], fresh: Callable) -> Fact:
+    """Keep only the dims of ``sym`` (onnx's answer on symbolic dims) that ``probe`` confirms.
+
+    ``probe`` is onnx's answer for the same node with the symbols bound to ``binding``. A dim
+    of ``sym`` survives when it evaluates, at the binding, to the probe's integer (or when the
+    probe has no integer there to contradict it); otherwise it becomes a fresh symbol. A rank
+    the probe contradicts makes the shape unknown. This catches onnx rules that read an absent
+    ``dim_value`` as 0 or copy a ``dim_param`` where the dim is really computed.
+    """
+    if probe is None or sym.kind != probe.kind:
+        return sym
+    elem = sym.elem
+    if sym.elem is not None and probe.elem is not None:
+        elem = check_against_probe(sym.elem, probe.elem, binding, fresh)
+    shape = sym.shape
+    if shape is not None and probe.shape is not None:
+        if len(shape) != len(probe.shape):
+            shape = None
+        else:
+            out = []
+            for d, p in zip(shape, probe.shape):
+                if type(p) is int and (type(d) is int or D.symbols(d) <= binding.keys()):
+                    out.append(d if D.evaluate(d, binding) == p else fresh())
+                else:
+                    out.append(d)
+            shape = tuple(out)
+    return Fact(sym.dtype, shape, sym.value, sym.kind, elem)
+
+
+def probe_outputs(
+    schema, node, ins: Sequence[Fact | None], data: dict, binding: dict[str, int], opsets, ir: int
+) -> dict:
+    """onnx's per-node inference on ``ins`` with symbols bound to ``binding``: output name -> Fact.
+
+    Dims onnx leaves open are None in the facts. Empty when onnx fails on the concrete dims.
+    """
+    import onnx
+
+    from shapeinfer.onnxio import fact_type, type_fact
+
+    types = {}
+    for name, f in zip(node.input, ins):
+        if not name or f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None):
+            continue
+        types[name] = fact_type(bind_fact(f, binding))
+    try:
+        out = onnx.shape_inference.infer_node_outputs(schema, node, types, data, None, opsets, ir)
+        return {name: type_fact(tp, lambda axis: None) for name, tp in out.items()}
+    except Exception:
+        return {}
