@@ -10,7 +10,8 @@ Python API:
 
 from shapeinfer.api import infer, infer_shapes
 from shapeinfer.engine import Result
+from shapeinfer.passes import optimize
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "__version__", "infer", "infer_shapes"]
+__all__ = ["Result", "__version__", "infer", "infer_shapes", "optimize"]

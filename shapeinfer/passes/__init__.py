@@ -1,0 +1,291 @@
+"""Graph-rewriting passes built on inference: ``shapeinfer optimize`` and :func:`optimize`.
+
+Every pass takes a model and returns a model that computes exactly what its input computed
+(same graph inputs, same graph outputs under the same names, same values) together with a
+count of what it changed. Passes use inference facts (:func:`shapeinfer.engine.infer`) to
+decide, and onnx-graphsurgeon to rewrite (imported lazily: importing this package costs
+nothing on the inference path).
+
+The passes, in pipeline order (each module's docstring states its contract):
+
+- ``reshape-v1-to-v5`` — Reshape-1 (target in the ``shape`` attribute) to Reshape-5 form.
+- ``fold-shapes`` — tensors with fully static small integer values become initializers.
+- ``canonicalize-reshape`` — runtime-computed shape inputs rewritten from their symbolic
+  values: constant where the op's encoding allows it (Reshape ``0``/``-1``, Expand ``1``...),
+  else rebuilt from the fewest ``Shape`` slices.
+- ``remove-noop-reshape`` — shape-preserving data movement removed, reshape chains collapsed.
+- ``dedupe-shapes`` — common subexpression elimination.
+- ``dce`` — dead-code elimination (always runs after the selected passes).
+
+:func:`optimize` runs ``reshape-v1-to-v5`` once, lifts the opset when asked, then repeats the
+other selected passes until a round changes nothing (so a second run changes nothing), and
+annotates the result like ``shapeinfer -o``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import onnx
+
+#: Pass name -> module implementing it (``run(model, ctx) -> (model, changes)``).
+PASSES: dict[str, str] = {
+    "reshape-v1-to-v5": "shapeinfer.passes.reshape_v1_to_v5",
+    "fold-shapes": "shapeinfer.passes.fold_shapes",
+    "canonicalize-reshape": "shapeinfer.passes.canonicalize_reshape",
+    "remove-noop-reshape": "shapeinfer.passes.remove_noop_reshape",
+    "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
+    "dce": "shapeinfer.passes.dce",
+}
+
+DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
+
+#: Rounds of the repeated passes before giving up on reaching a fixpoint.
+MAX_ROUNDS = 8
+
+#: Largest tensor (elements) fold-shapes writes as an initializer.
+FOLD_CAP = 1024
+
+
+class OptimizeError(ValueError):
+    """Bad arguments or a model the passes cannot handle; the message is one line for users."""
+
+
+@dataclass
+class PassContext:
+    """What a pass may use besides the model: where external data lives, the folding cap."""
+
+    base_dir: str | None = None
+    fold_cap: int = FOLD_CAP
+
+    def infer(self, model: onnx.ModelProto):
+        """Inference facts of ``model`` (:class:`shapeinfer.engine.Result`)."""
+        from shapeinfer.engine import infer
+
+        return infer(model, base_dir=self.base_dir)
+
+
+@dataclass
+class PassReport:
+    """What one pass did over all rounds: change counts and main-graph node counts.
+
+    ``nodes_before`` is the count before its first run, ``nodes_after`` after its last.
+    """
+
+    name: str
+    changes: dict[str, int] = field(default_factory=dict)
+    nodes_before: int = 0
+    nodes_after: int = 0
+    node_delta: int = 0  # main-graph nodes added (+) or removed (-) by this pass, over all runs
+    runs: int = 0
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return any(self.changes.values())
+
+
+@dataclass
+class OptimizeReport:
+    """What :func:`optimize_with_report` did."""
+
+    passes: list[PassReport]
+    nodes_before: int
+    nodes_after: int
+    opset_before: int
+    opset_after: int
+    rounds: int
+    seconds: float
+
+
+PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
+
+
+def pass_module(name: str):
+    """The module implementing pass ``name``; OptimizeError for an unknown name."""
+    mod = PASSES.get(name)
+    if mod is None:
+        raise OptimizeError(f"unknown pass {name!r} (passes: {', '.join(PASSES)})")
+    return importlib.import_module(mod)
+
+
+def describe_passes() -> list[tuple[str, str]]:
+    """(name, one-line summary) of every pass, in pipeline order."""
+    out = []
+    for name in PASSES:
+        doc = (pass_module(name).__doc__ or "").strip().splitlines()
+        first = doc[0] if doc else ""
+        text = first.split(": ", 1)[-1] if first.startswith(name) else first
+        out.append((name, text.replace("``", "")))
+    return out
+
+
+def _load(model) -> tuple[onnx.ModelProto, str | None]:
+    from shapeinfer.engine import model_dir
+    from shapeinfer.onnxio import load_model
+
+    if isinstance(model, onnx.ModelProto):
+        m = onnx.ModelProto()
+        m.CopyFrom(model)
+        return m, None
+    path = os.fspath(model)
+    return load_model(path), model_dir(path)
+
+
+def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int], base_dir: str | None = None) -> int:
+    """Write ``bind``'s values into the graph inputs' dims (in place); returns dims changed.
+
+    Raises OptimizeError for a symbol no graph input uses or a negative value.
+    """
+    from shapeinfer import dims as D
+    from shapeinfer.onnxio import ident
+
+    known: set[str] = set()
+    init = {t.name for t in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in init or not vi.type.HasField("tensor_type"):
+            continue
+        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.HasField("dim_param") and d.dim_param:
+                known |= D.symbols(D.parse(d.dim_param))
+            elif not d.HasField("dim_value"):
+                known.add(f"{ident(vi.name)}_d{axis}")
+    for k, v in bind.items():
+        if k not in known:
+            syms = ", ".join(sorted(known)) or "none"
+            raise OptimizeError(f"--bind {k}: no graph input has a dim named {k!r} (symbols: {syms})")
+        if type(v) is not int or v < 0:
+            raise OptimizeError(f"--bind {k}={v}: the value must be a non-negative integer")
+    changed = 0
+    for vi in model.graph.input:
+        if vi.name in init or not vi.type.HasField("tensor_type"):
+            continue
+        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.HasField("dim_param") and d.dim_param:
+                new = D.substitute(D.parse(d.dim_param), bind)
+            elif not d.HasField("dim_value"):
+                new = bind.get(f"{ident(vi.name)}_d{axis}")
+                if new is None:
+                    continue
+            else:
+                continue
+            if type(new) is int:
+                d.dim_value = new
+                changed += 1
+            elif D.format(new) != d.dim_param:
+                d.dim_param = D.format(new)
+                changed += 1
+    return changed
+
+
+def optimize_with_report(
+    model: onnx.ModelProto | str | os.PathLike,
+    *,
+    passes: Sequence[str] | None = None,
+    bind: Mapping[str, int] | None = None,
+    target_opset: int | None = None,
+    base_dir: str | None = None,
+) -> tuple[onnx.ModelProto, OptimizeReport]:
+    """Optimize ``model`` (a ModelProto, not modified, or a path) and say what each pass did.
+
+    ``passes`` selects and orders passes by name (default: all, in pipeline order); ``dce``
+    always runs after them. ``bind`` specialises input symbols to ints first (the graph
+    inputs' dims are rewritten, so the result is valid only at those values).
+    ``target_opset`` lifts the default-domain opset with onnx's version converter after the
+    Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
+    The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
+    """
+    from shapeinfer.engine import annotate, infer
+    from shapeinfer.passes._graph import default_opset
+
+    t0 = time.perf_counter()
+    names = list(DEFAULT_PASSES if passes is None else passes)
+    for n in names:
+        pass_module(n)
+    if len(set(names)) != len(names):
+        raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
+    m, where = _load(model)
+    base_dir = base_dir or where
+    ctx = PassContext(base_dir=base_dir)
+    nodes_before = len(m.graph.node)
+    opset_before = default_opset(m)
+    if bind:
+        specialise_inputs(m, bind, base_dir)
+    reports: dict[str, PassReport] = {}
+
+    def run(name: str, model: onnx.ModelProto) -> tuple[onnx.ModelProto, bool]:
+        rep = reports.setdefault(name, PassReport(name))
+        t = time.perf_counter()
+        before = len(model.graph.node)
+        out, changes = pass_module(name).run(model, ctx)
+        rep.seconds += time.perf_counter() - t
+        if rep.runs == 0:
+            rep.nodes_before = before
+        rep.runs += 1
+        rep.nodes_after = len(out.graph.node)
+        rep.node_delta += rep.nodes_after - before
+        for k, v in changes.items():
+            rep.changes[k] = rep.changes.get(k, 0) + v
+        return out, any(changes.values())
+
+    if "reshape-v1-to-v5" in names or target_opset is not None:
+        m, _ = run("reshape-v1-to-v5", m)
+    if target_opset is not None:
+        from shapeinfer.passes.reshape_v1_to_v5 import lift_opset
+
+        m = lift_opset(m, target_opset, ctx)
+    repeated = [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
+    rounds = 0
+    while rounds < MAX_ROUNDS:
+        rounds += 1
+        any_change = False
+        for name in repeated:
+            m, changed = run(name, m)
+            any_change |= changed
+        if not any_change:
+            break
+    res = infer(m, base_dir=base_dir)
+    annotate(res)
+    order = [n for n in DEFAULT_PASSES if n in reports]
+    report = OptimizeReport(
+        passes=[reports[n] for n in order],
+        nodes_before=nodes_before,
+        nodes_after=len(m.graph.node),
+        opset_before=opset_before,
+        opset_after=default_opset(m),
+        rounds=rounds,
+        seconds=time.perf_counter() - t0,
+    )
+    return m, report
+
+
+def optimize(
+    model: onnx.ModelProto | str | os.PathLike,
+    *,
+    passes: Sequence[str] | None = None,
+    bind: Mapping[str, int] | None = None,
+    target_opset: int | None = None,
+) -> onnx.ModelProto:
+    """An optimized, annotated copy of ``model`` computing exactly what it computes.
+
+    See :func:`optimize_with_report` for the arguments; this returns only the model.
+    """
+    return optimize_with_report(model, passes=passes, bind=bind, target_opset=target_opset)[0]
+
+
+__all__ = [
+    "DEFAULT_PASSES",
+    "PASSES",
+    "OptimizeError",
+    "OptimizeReport",
+    "PassContext",
+    "PassReport",
+    "describe_passes",
+    "optimize",
+    "optimize_with_report",
+    "specialise_inputs",
+]

@@ -1,0 +1,386 @@
+"""The graph the passes edit: onnx-graphsurgeon's IR, written back without losing anything.
+
+:class:`GsModel` imports a ModelProto with onnx-graphsurgeon and exports it again. gs models
+nodes, tensors and their producer/consumer links, which is what the passes need; it does not
+model everything a ModelProto can hold (empty list attributes, attribute types it skips,
+node doc strings, IR < 4 initializer inputs, subgraph scoping of initializers). So export
+does not use gs's exporter: each node that came from the model is written from its original
+NodeProto (attributes the pass did not replace are copied byte for byte), each graph keeps
+its original inputs, outputs and remaining initializers, and only what a pass created is
+built from gs objects. ``value_info`` is dropped: the pipeline re-annotates at the end.
+
+Only this module and the passes import onnx-graphsurgeon and networkx, always lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
+
+#: Ops whose outputs are random: never merged, folded or moved.
+NONDETERMINISTIC = {
+    "RandomNormal",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomUniformLike",
+    "Bernoulli",
+    "Multinomial",
+}
+
+
+def gs_module():
+    """onnx_graphsurgeon, imported on first use with its logger quietened."""
+    import onnx_graphsurgeon as gs
+    from onnx_graphsurgeon.logger import G_LOGGER
+
+    G_LOGGER.severity = G_LOGGER.ERROR
+    return gs
+
+
+def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
+    """Copy every set field of protobuf message ``src`` into ``dst`` except those in ``skip``."""
+    for fd, val in src.ListFields():
+        if fd.name in skip:
+            continue
+        if fd.is_repeated:
+            getattr(dst, fd.name).extend(val)
+        elif fd.type == fd.TYPE_MESSAGE:
+            getattr(dst, fd.name).CopyFrom(val)
+        else:
+            setattr(dst, fd.name, val)
+
+
+class GsModel:
+    """A model imported into onnx-graphsurgeon, with what export needs to write it back losslessly.
+
+    ``graph`` is the gs main graph (subgraphs are gs graphs in node attributes, model-local
+    functions in ``graph.functions``). Passes edit it, create initializers with
+    :meth:`constant` (scoped to the graph or function they belong to), drop initializers with
+    :meth:`drop_initializer`, and call :meth:`export` for the new ModelProto.
+    """
+
+    def __init__(self, model: ModelProto) -> None:
+        gs = gs_module()
+        self.model = model
+        self.graph = gs.import_onnx(model)
+        self._orig_node: dict[int, tuple[NodeProto, dict[str, Any]]] = {}
+        self._orig_graph: dict[int, GraphProto] = {}
+        self._orig_func: dict[int, onnx.FunctionProto] = {}
+        self._new_consts: dict[int, list] = {}
+        self._dropped: dict[int, set[str]] = {}
+        self._keep_alive: list = []  # ids above are only valid while the objects live
+        self.names: set[str] = set()
+        self._map_graph(self.graph, model.graph)
+        for f, fp in zip(self.graph.functions, model.functions):
+            self._orig_func[id(f)] = fp
+            self._keep_alive.append(f)
+            self._map_nodes(f.nodes, fp.node)
+            self.names.update(fp.input)
+            self.names.update(fp.output)
+
+    # ------------------------------------------------------------------ import bookkeeping
+    def _map_graph(self, g, gp: GraphProto) -> None:
+        self._orig_graph[id(g)] = gp
+        self._keep_alive.append(g)
+        self.names.update(vi.name for vi in gp.input)
+        self.names.update(t.name for t in gp.initializer)
+        self._map_nodes(g.nodes, gp.node)
+
+    def _map_nodes(self, nodes, protos) -> None:
+        Graph = gs_module().Graph
+        for n, p in zip(nodes, protos):
+            self._orig_node[id(n)] = (p, dict(n.attrs))
+            self._keep_alive.append(n)
+            self.names.update(x for x in p.output if x)
+            if p.name:
+                self.names.add(p.name)
+            for a in p.attribute:
+                if a.type == AttributeProto.GRAPH and isinstance(n.attrs.get(a.name), Graph):
+                    self._map_graph(n.attrs[a.name], a.g)
+
+    # ------------------------------------------------------------------ editing helpers
+    def fresh(self, base: str) -> str:
+        """A tensor or node name not used anywhere in the model, derived from ``base``."""
+        name = base
+        k = 1
+        while name in self.names:
+            name = f"{base}_{k}"
+            k += 1
+        self.names.add(name)
+        return name
+
+    def constant(self, owner, base: str, array, exact: bool = False):
+        """A new initializer (a gs Constant), owned by graph/function ``owner``.
+
+        ``array`` is a numpy array or an existing gs Constant's values (kept as they are).
+        With ``exact`` the name is ``base`` itself (the caller has freed it), else a fresh one.
+        """
+        gs = gs_module()
+        name = base if exact else self.fresh(base)
+        self.names.add(name)
+        values = array if isinstance(array, gs.ir.tensor.LazyValues) else np.ascontiguousarray(array)
+        c = gs.Constant(name, values)
+        self._new_consts.setdefault(id(owner), []).append(c)
+        self._keep_alive.append(owner)
+        return c
+
+    def variable(self, base: str, dtype: Any = None):
+        """A new, not yet produced tensor named after ``base``."""
+        gs = gs_module()
+        return gs.Variable(self.fresh(base), dtype=dtype)
+
+    def node(self, op: str, base: str, inputs: list, outputs: list, attrs: dict | None = None, domain: str = ""):
+        """A new gs Node (not yet placed in any graph)."""
+        gs = gs_module()
+        return gs.Node(op, self.fresh(base), attrs or {}, inputs, outputs, domain=domain or None)
+
+    def drop_initializer(self, owner, name: str) -> None:
+        """Remove the original initializer ``name`` of graph ``owner`` on export."""
+        self._dropped.setdefault(id(owner), set()).add(name)
+
+    def initializer_names(self, owner) -> list[str]:
+        """Names of the initializers graph ``owner`` will export (original ones still kept, then new)."""
+        gp = self._orig_graph.get(id(owner))
+        dropped = self._dropped.get(id(owner), set())
+        names = [t.name for t in gp.initializer if t.name not in dropped] if gp is not None else []
+        names += [c.name for c in self._new_consts.get(id(owner), []) if c.name not in dropped]
+        return names
+
+    def original_input_names(self, owner) -> set[str]:
+        gp = self._orig_graph.get(id(owner))
+        return set() if gp is None else {vi.name for vi in gp.input}
+
+    # ------------------------------------------------------------------ export
+    def export(self) -> ModelProto:
+        """The edited model as a new ModelProto (the imported one is not modified)."""
+        out = ModelProto()
+        _copy_fields(out, self.model, ("graph", "functions"))
+        out.graph.CopyFrom(self._export_graph(self.graph, main=True))
+        fmap = {id(f): f for f in self.graph.functions}
+        for f in self.graph.functions:
+            out.functions.append(self._export_function(fmap[id(f)]))
+        return out
+
+    def _export_graph(self, g, main: bool = False) -> GraphProto:
+        gs = gs_module()
+        gp = self._orig_graph.get(id(g))
+        out = GraphProto()
+        if gp is not None:
+            _copy_fields(out, gp, ("node", "initializer", "value_info"))
+        else:
+            out.name = g.name or "graph"
+            for t in g.inputs:
+                out.input.append(gs.exporters.onnx_exporter.OnnxExporter.export_value_info_proto(t, False))
+            for t in g.outputs:
+                out.output.append(gs.exporters.onnx_exporter.OnnxExporter.export_value_info_proto(t, False))
+        for n in g.nodes:
+            out.node.append(self._export_node(n))
+        dropped = self._dropped.get(id(g), set())
+        if gp is not None:
+            for t in gp.initializer:
+                if t.name not in dropped:
+                    out.initializer.append(t)
+        new_inputs = []
+        for c in self._new_consts.get(id(g), []):
+            if c.name in dropped:
+                continue
+            out.initializer.append(_tensor_proto(c))
+            new_inputs.append(c)
+        if main and self.model.ir_version and self.model.ir_version < 4:
+            # Before IR 4 every initializer must also be a graph input.
+            listed = {vi.name for vi in out.input}
+            for c in new_inputs:
+                if c.name not in listed:
+                    out.input.append(_value_info_of(c))
+        return out
+
+    def _export_function(self, f) -> onnx.FunctionProto:
+        fp = self._orig_func[id(f)]
+        out = onnx.FunctionProto()
+        _copy_fields(out, fp, ("node", "value_info"))
+        for c in self._new_consts.get(id(f), []):
+            out.node.append(onnx.helper.make_node("Constant", [], [c.name], value=_tensor_proto(c)))
+        for n in f.nodes:
+            out.node.append(self._export_node(n))
+        return out
+
+    def _export_node(self, n) -> NodeProto:
+        gs = gs_module()
+        p = NodeProto()
+        orig = self._orig_node.get(id(n))
+        snap: dict[str, Any] = {}
+        po = None
+        if orig is not None:
+            po, snap = orig
+            _copy_fields(p, po, ("input", "output", "attribute", "op_type", "domain", "name"))
+        p.op_type = n.op
+        if n.domain:
+            p.domain = n.domain
+        if n.name:
+            p.name = n.name
+        p.input.extend(t.name for t in n.inputs)
+        p.output.extend(t.name for t in n.outputs)
+        orig_attrs = {a.name: a for a in po.attribute} if po is not None else {}
+        for k, v in n.attrs.items():
+            if isinstance(v, gs.Graph):
+                a = p.attribute.add()
+                a.name = k
+                a.type = AttributeProto.GRAPH
+                a.g.CopyFrom(self._export_graph(v))
+            elif k in orig_attrs and k in snap and snap[k] is v:
+                p.attribute.append(orig_attrs[k])
+            else:
+                p.attribute.append(_make_attr(k, v))
+        for k, a in orig_attrs.items():
+            if k not in snap:  # a kind of attribute gs does not import: keep it as it was
+                p.attribute.append(a)
+        return p
+
+
+def _make_attr(name: str, value: Any) -> AttributeProto:
+    gs = gs_module()
+    if isinstance(value, gs.Constant):
+        return onnx.helper.make_attribute(name, _tensor_proto(value))
+    return onnx.helper.make_attribute(name, value)
+
+
+def _tensor_proto(c) -> onnx.TensorProto:
+    gs = gs_module()
+    if isinstance(c._values, gs.ir.tensor.LazyValues):
+        t = onnx.TensorProto()
+        t.CopyFrom(c._values.tensor)
+        t.name = c.name
+        return t
+    return onnx.numpy_helper.from_array(np.asarray(c.values), c.name)
+
+
+def _value_info_of(c) -> onnx.ValueInfoProto:
+    arr = np.asarray(c.values)
+    return onnx.helper.make_tensor_value_info(c.name, onnx.helper.np_dtype_to_tensor_dtype(arr.dtype), arr.shape)
+
+
+# ---------------------------------------------------------------------- graph queries
+
+
+def subgraphs(node) -> Iterator:
+    """The gs graphs held in ``node``'s attributes."""
+    Graph = gs_module().Graph
+    for v in node.attrs.values():
+        if isinstance(v, Graph):
+            yield v
+
+
+def all_graphs(g) -> Iterator:
+    """``g`` and every graph nested in its nodes' attributes, outermost first."""
+    yield g
+    for n in g.nodes:
+        for sg in subgraphs(n):
+            yield from all_graphs(sg)
+
+
+def implicit_inputs(node) -> list:
+    """Outer-scope tensors that ``node``'s subgraphs read (their foreign tensors)."""
+    out = []
+    seen = set()
+    for sg in subgraphs(node):
+        for t in sg._foreign_tensors().values():
+            if t.name and t.name not in seen:
+                seen.add(t.name)
+                out.append(t)
+    return out
+
+
+def producer(t):
+    """The node producing tensor ``t`` in its graph, or None (input, initializer, outer scope)."""
+    return t.inputs[0] if len(t.inputs) else None
+
+
+def replace_uses(old, new) -> int:
+    """Point every consumer of tensor ``old`` at ``new``; returns how many inputs changed.
+
+    Consumers include nodes of nested subgraphs that read ``old`` from the outer scope.
+    """
+    count = 0
+    for c in list(old.outputs):
+        for k, t in enumerate(c.inputs):
+            if t is old:
+                c.inputs[k] = new
+                count += 1
+    return count
+
+
+def toposort(g) -> bool:
+    """Order ``g``'s nodes so producers come first, keeping the current order where it already is.
+
+    Subgraph reads of outer tensors count as inputs. Returns True when the order changed.
+    Uses networkx's lexicographical topological sort keyed on the current position.
+    """
+    import networkx as nx
+
+    nodes = list(g.nodes)
+    pos = {id(n): k for k, n in enumerate(nodes)}
+    prod = {}
+    for k, n in enumerate(nodes):
+        for t in n.outputs:
+            if t.name:
+                prod[t.name] = k
+    ok = True
+    seen: set[str] = set()
+    local = set(prod)
+    for n in nodes:
+        for t in list(n.inputs) + implicit_inputs(n):
+            if t.name in local and t.name not in seen:
+                ok = False
+                break
+        if not ok:
+            break
+        seen.update(t.name for t in n.outputs if t.name)
+    if ok:
+        return False
+    dg = nx.DiGraph()
+    dg.add_nodes_from(range(len(nodes)))
+    for k, n in enumerate(nodes):
+        for t in list(n.inputs) + implicit_inputs(n):
+            p = prod.get(t.name)
+            if p is not None and p != k:
+                dg.add_edge(p, k)
+    order = list(nx.lexicographical_topological_sort(dg, key=lambda k: k))
+    g.nodes = [nodes[k] for k in order]
+    del pos
+    return True
+
+
+def const_array(t) -> np.ndarray | None:
+    """The value of a gs Constant tensor, or of a tensor produced by a Constant node, else None."""
+    gs = gs_module()
+    if isinstance(t, gs.Constant):
+        try:
+            return np.asarray(t.values)
+        except Exception:
+            return None
+    p = producer(t)
+    if p is not None and p.op == "Constant" and not p.domain:
+        v = p.attrs.get("value")
+        if isinstance(v, gs.Constant):
+            return np.asarray(v.values)
+        if "value_ints" in p.attrs:
+            return np.array(p.attrs["value_ints"], dtype=np.int64)
+        if "value_int" in p.attrs:
+            return np.array(p.attrs["value_int"], dtype=np.int64)
+        if "value_floats" in p.attrs:
+            return np.array(p.attrs["value_floats"], dtype=np.float32)
+        if "value_float" in p.attrs:
+            return np.array(p.attrs["value_float"], dtype=np.float32)
+    return None
+
+
+def default_opset(model: ModelProto) -> int:
+    """The model's default-domain opset version."""
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    return 1

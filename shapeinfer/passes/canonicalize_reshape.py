@@ -1,0 +1,594 @@
+"""canonicalize-reshape: shape inputs computed at runtime are rewritten from their symbolic values.
+
+Contract (main graph, default-domain consumers). A *shape input* is: Reshape's target,
+Expand's shape, ConstantOfShape's input, Tile's repeats, Range's start/limit/delta, Slice's
+starts/ends/axes/steps, the axes input of Squeeze/Unsqueeze/Reduce*, Split's sizes, Pad's
+pads and axes, Resize's sizes, TopK's k and OneHot's depth. For each one that a node computes
+(not an initializer or Constant) and whose every value inference knows (an int or a symbolic
+dim, whatever chain of ops computed it):
+
+1. When the consumer lets the values be spelled as a constant, the input becomes an
+   initializer of its type:
+
+   - Reshape (``allowzero`` 0): ``0`` where the output dim equals the input dim at the same
+     index, ints as they are, and at most one ``-1`` for the dim left over (derived from the
+     element count; never used when a dim is a literal 0).
+   - Expand: ``1`` where the input already has the dim at the right-aligned position, ints
+     elsewhere; leading entries the input provides may be dropped.
+   - Slice starts/ends with known positive steps and axes: a bound provably at or past the dim
+     becomes the type's max, a bound ``dim - k`` (k > 0, provably >= 0) becomes ``-k``.
+
+2. Otherwise the values are rebuilt with the fewest nodes: ``Shape(T, start, end)`` slices
+   of tensors T that carry the needed dims (graph inputs first, then data tensors computed
+   before the consumer), one Concat with constant pieces when there are several, Squeeze for
+   a scalar, Cast to the input's type. This happens only when it takes no more nodes than the
+   shape computation it replaces. Identical rebuilt values are shared within the pass.
+
+A shape input already in the form 1 or 2 would give is left alone (so the pass reaches a
+fixpoint); the chain that fed a rewritten input is left for ``dce``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from shapeinfer import dims as D
+from shapeinfer.passes._graph import GsModel, const_array, default_opset, producer, toposort
+
+INT64 = onnx.TensorProto.INT64
+
+#: Shape-valued inputs per op: index -> kind ("reshape", "expand", "start", "end", "exact").
+SHAPE_INPUTS: dict[str, dict[int, str]] = {
+    "Reshape": {1: "reshape"},
+    "Expand": {1: "expand"},
+    "ConstantOfShape": {0: "exact"},
+    "Tile": {1: "exact"},
+    "Range": {0: "exact", 1: "exact", 2: "exact"},
+    "Slice": {1: "start", 2: "end", 3: "exact", 4: "exact"},
+    "Squeeze": {1: "exact"},
+    "Unsqueeze": {1: "exact"},
+    "Split": {1: "exact"},
+    "Pad": {1: "exact", 3: "exact"},
+    "Resize": {3: "exact"},
+    "TopK": {1: "exact"},
+    "OneHot": {1: "exact"},
+    **{
+        op: {1: "exact"}
+        for op in (
+            "ReduceSum",
+            "ReduceMean",
+            "ReduceMax",
+            "ReduceMin",
+            "ReduceProd",
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceLogSum",
+            "ReduceLogSumExp",
+            "ReduceSumSquare",
+        )
+    },
+}
+
+#: Occurrences of one dim value kept per value when looking for Shape sources.
+MAX_SOURCES = 48
+
+
+def shape_slots(node) -> dict[int, str]:
+    """The shape-valued inputs of ``node`` (index -> kind); empty for other ops or domains."""
+    if node.domain:
+        return {}
+    return SHAPE_INPUTS.get(node.op, {})
+
+
+# ---------------------------------------------------------------------- plans
+# A plan is a hashable tuple describing how to compute a value:
+#   ("const", dtype, shape, values)     an initializer
+#   ("shape", tensor, start, end)       Shape(tensor)[start:end], int64 1-D
+#   ("concat", (plan, ...))             int64 1-D concatenation
+#   ("squeeze", plan)                   1-element 1-D -> scalar
+#   ("cast", plan, dtype)
+
+
+def plan_cost(plan: tuple) -> int:
+    """Nodes a plan creates (constants are free)."""
+    kind = plan[0]
+    if kind == "const":
+        return 0
+    if kind == "shape":
+        return 1
+    if kind == "concat":
+        return 1 + sum(plan_cost(p) for p in plan[1])
+    return 1 + plan_cost(plan[1])
+
+
+@dataclass
+class Entry:
+    """One element of a shape input: its true value and the constants that may spell it."""
+
+    value: D.Dim
+    consts: tuple[int, ...]
+
+
+class Sources:
+    """Tensors whose dims can be read with Shape, indexed by dim value."""
+
+    def __init__(self, cands: list[tuple[str, tuple, int]]) -> None:
+        self.cands = cands  # (tensor name, dims, position of producer; -1 for graph inputs)
+        self.index: dict[D.Dim, list[tuple[int, int]]] = {}
+        for ci, (_, dims, _) in enumerate(cands):
+            for axis, d in enumerate(dims):
+                occ = self.index.setdefault(d, [])
+                if len(occ) < MAX_SOURCES * 4:
+                    occ.append((ci, axis))
+
+    def runs(self, entries: list[Entry], i: int, before: int) -> list[tuple[str, int, int]]:
+        """Shape slices (tensor, start, end) that spell ``entries[i:]``'s values from ``i`` on."""
+        out = []
+        seen = 0
+        for ci, axis in self.index.get(entries[i].value, ()):
+            name, dims, pos = self.cands[ci]
+            if pos >= before:
+                continue
+            seen += 1
+            if seen > MAX_SOURCES:
+                break
+            length = 0
+            while (
+                i + length < len(entries)
+                and axis + length < len(dims)
+                and dims[axis + length] == entries[i + length].value
+            ):
+                length += 1
+            for ln in range(1, length + 1):
+                out.append((name, axis, axis + ln))
+        return out
+
+
+def vector_plan(entries: list[Entry], sources: Sources, before: int) -> tuple | None:
+    """The cheapest plan spelling ``entries`` as an int64 1-D tensor, or None when impossible.
+
+    Cost is (Shape slices, pieces): one piece needs no Concat.
+    """
+    n = len(entries)
+    INF = (10**9, 10**9)
+    best: list[tuple[tuple[int, int], list | None]] = [(INF, None)] * (n + 1)
+    best[n] = ((0, 0), [])
+    for i in range(n - 1, -1, -1):
+        cands: list[tuple[tuple[int, int], list]] = []
+        j = i
+        while j < n and entries[j].consts:
+            j += 1
+            rest = best[j]
+            if rest[1] is not None:
+                piece = ("const", INT64, (j - i,), tuple(e.consts[0] for e in entries[i:j]))
+                cands.append(((rest[0][0], rest[0][1] + 1), [piece, *rest[1]]))
+        for name, a, b in sources.runs(entries, i, before):
+            rest = best[i + b - a]
+            if rest[1] is not None:
+                cands.append(((rest[0][0] + 1, rest[0][1] + 1), [("shape", name, a, b), *rest[1]]))
+        if cands:
+            best[i] = min(cands, key=lambda c: c[0])
+    pieces = best[0][1]
+    if pieces is None:
+        return None
+    if not pieces:
+        return ("const", INT64, (0,), ())
+    if len(pieces) == 1:
+        return pieces[0]
+    return ("concat", tuple(pieces))
+
+
+def finish(plan: tuple, dtype: int, scalar: bool) -> tuple:
+    """Give an int64 1-D plan the slot's type and rank."""
+    if plan[0] == "const":
+        shape = () if scalar else plan[2]
+        return ("const", dtype, shape, plan[3])
+    if scalar:
+        plan = ("squeeze", plan)
+    if dtype != INT64:
+        plan = ("cast", plan, dtype)
+    return plan
+
+
+# ---------------------------------------------------------------------- per-kind entries
+
+
+def _exact_entries(values) -> list[Entry]:
+    return [Entry(v, (v,) if type(v) is int else ()) for v in values]
+
+
+def _reshape_options(values, in_dims, zero_copies: bool) -> list[list[Entry]]:
+    """Spellings of a Reshape target: one per choice of the -1 entry (or none)."""
+    if any(type(v) is int and v == 0 for v in values):
+        return [_exact_entries(values)] if not zero_copies else []
+    if any(type(v) is int and v < 0 for v in values):
+        return []
+    base = []
+    for i, v in enumerate(values):
+        consts: tuple[int, ...] = ()
+        if type(v) is int:
+            consts = (v,)
+        elif zero_copies and in_dims is not None and i < len(in_dims) and in_dims[i] == v:
+            consts = (0,)
+        base.append(Entry(v, consts))
+    options = [base]
+    empty_in = in_dims is not None and any(type(d) is int and d == 0 for d in in_dims)
+    if not empty_in:
+        for i, e in enumerate(base):
+            if not e.consts:
+                opt = list(base)
+                opt[i] = Entry(e.value, (-1,))
+                options.append(opt)
+    return options
+
+
+def _expand_options(values, in_dims) -> list[list[Entry]]:
+    """Spellings of an Expand shape: 1 where the input has the dim; droppable leading entries."""
+    n = len(values)
+    r = len(in_dims) if in_dims is not None else None
+    entries = []
+    provided = []
+    for i, v in enumerate(values):
+        ax = None if r is None else i - (n - r)
+        has = ax is not None and ax >= 0 and (in_dims[ax] == v or v == 1)
+        consts: tuple[int, ...] = (v,) if type(v) is int else ((1,) if has else ())
+        entries.append(Entry(v, consts))
+        provided.append(has)
+    options = [entries]
+    for s in range(1, n + 1):
+        if not provided[s - 1]:
+            break
+        options.append(entries[s:])
+    return options
+
+
+def _slice_bound_entries(values, kind: str, data_dims, axes, steps, dtype: int) -> list[Entry]:
+    big = 2**31 - 1 if dtype == onnx.TensorProto.INT32 else 2**63 - 1
+    out = []
+    for i, v in enumerate(values):
+        if type(v) is int:
+            out.append(Entry(v, (v,)))
+            continue
+        consts: tuple[int, ...] = ()
+        if axes is not None and steps is not None and i < len(axes) and data_dims is not None:
+            ax = axes[i] + len(data_dims) if axes[i] < 0 else axes[i]
+            if 0 <= ax < len(data_dims) and steps[i] > 0:
+                d = data_dims[ax]
+                c = D.compare(v, d)
+                diff = D.sub(v, d)
+                if c is not None and c >= 0:
+                    consts = (big,)
+                elif type(diff) is int and diff < 0 and (D.lower_bound(v) or 0) >= 0:
+                    consts = (diff,)
+        out.append(Entry(v, consts))
+    return out
+
+
+def _ints(fact) -> tuple[int, ...] | None:
+    if fact is None or fact.value is None or not all(type(v) is int for v in fact.value):
+        return None
+    return fact.value
+
+
+def slot_options(node, k: int, kind: str, facts) -> list[list[Entry]]:
+    """Every spelling of input ``k`` of ``node`` worth costing (empty when values are unknown)."""
+    t = node.inputs[k]
+    f = facts.get(t.name)
+    if f is None or f.shape is None or len(f.shape) > 1:
+        return []
+    data = facts.get(node.inputs[0].name) if node.inputs else None
+    in_dims = data.shape if data is not None else None
+    if kind in ("reshape", "expand"):
+        # What the op computes is fixed by its output dims: spell those, whatever the target says.
+        out = facts.get(node.outputs[0].name) if node.outputs else None
+        if out is None or out.shape is None:
+            return []
+        if kind == "reshape":
+            return _reshape_options(out.shape, in_dims, not node.attrs.get("allowzero", 0))
+        if in_dims is None:
+            return []
+        return _expand_options(out.shape, in_dims)
+    values = f.value
+    if values is None or any(v is None or not (type(v) is int or isinstance(v, D.Expr)) for v in values):
+        return []
+    if kind in ("start", "end"):
+        axes = _ints(facts.get(node.inputs[3].name)) if len(node.inputs) > 3 and node.inputs[3].name else None
+        if axes is None and not (len(node.inputs) > 3 and node.inputs[3].name):
+            axes = tuple(range(len(values)))
+        steps = _ints(facts.get(node.inputs[4].name)) if len(node.inputs) > 4 and node.inputs[4].name else None
+        if steps is None and not (len(node.inputs) > 4 and node.inputs[4].name):
+            steps = (1,) * len(values)
+        return [_slice_bound_entries(values, kind, in_dims, axes, steps, f.dtype)]
+    return [_exact_entries(values)]
+
+
+# ---------------------------------------------------------------------- the existing graph
+
+
+def describe(t, opset: int, depth: int = 0) -> tuple | None:
+    """The plan an existing tensor's producers spell (as :func:`build` would write it), or None."""
+    if depth > 8:
+        return None
+    arr = const_array(t)
+    if arr is not None:
+        if arr.dtype.kind not in "iuf" or arr.size > 64:
+            return None
+        dtype = onnx.helper.np_dtype_to_tensor_dtype(arr.dtype)
+        vals = tuple(int(x) for x in arr.reshape(-1).tolist()) if arr.dtype.kind in "iu" else None
+        if vals is None:
+            return None
+        return ("const", dtype, tuple(arr.shape), vals)
+    p = producer(t)
+    if p is None or p.domain:
+        return None
+    if p.op == "Shape" and len(p.inputs) == 1:
+        src = p.inputs[0].name
+        return ("shape", src, p.attrs.get("start", 0), p.attrs.get("end", None))
+    if p.op == "Gather" and opset < 15:
+        inner = describe(p.inputs[0], opset, depth + 1)
+        idx = const_array(p.inputs[1])
+        if inner and inner[0] == "shape" and inner[2] == 0 and inner[3] is None and idx is not None and idx.ndim == 1:
+            ii = [int(x) for x in idx]
+            if ii and ii == list(range(ii[0], ii[0] + len(ii))):
+                return ("shape", inner[1], ii[0], ii[-1] + 1)
+        return None
+    if p.op == "Concat" and p.attrs.get("axis") == 0:
+        parts = tuple(describe(x, opset, depth + 1) for x in p.inputs)
+        if any(x is None for x in parts):
+            return None
+        return ("concat", parts)
+    if p.op == "Squeeze":
+        inner = describe(p.inputs[0], opset, depth + 1)
+        return None if inner is None else ("squeeze", inner)
+    if p.op == "Cast":
+        inner = describe(p.inputs[0], opset, depth + 1)
+        return None if inner is None else ("cast", inner, p.attrs.get("to"))
+    return None
+
+
+def _normalize(plan: tuple | None, ranks: dict[str, int]) -> tuple | None:
+    """Plans with Shape ends resolved against tensor ranks, for comparing."""
+    if plan is None:
+        return None
+    kind = plan[0]
+    if kind == "shape":
+        r = ranks.get(plan[1])
+        start, end = plan[2], plan[3]
+        if r is not None:
+            start = start + r if start < 0 else start
+            end = r if end is None else (end + r if end < 0 else min(end, r))
+        return ("shape", plan[1], start, end)
+    if kind == "concat":
+        return ("concat", tuple(_normalize(p, ranks) for p in plan[1]))
+    if kind in ("squeeze", "cast"):
+        return (kind, _normalize(plan[1], ranks), *plan[2:])
+    return plan
+
+
+def shape_only_nodes(g) -> set[int]:
+    """ids of main-graph nodes whose outputs feed only shape inputs and Shape/Size nodes."""
+    outs = {t.name for t in g.outputs}
+    node_ids = {id(n) for n in g.nodes}
+    only: set[int] = set()
+    for n in reversed(g.nodes):
+        if not n.outputs:
+            continue
+        ok = True
+        used = False
+        for t in n.outputs:
+            if not t.name:
+                continue
+            if t.name in outs:
+                ok = False
+                break
+            for c in t.outputs:
+                used = True
+                if id(c) not in node_ids:
+                    ok = False
+                    break
+                if c.op in ("Shape", "Size") or id(c) in only:
+                    continue
+                slots = shape_slots(c)
+                if all(c.inputs[k] is not t or k in slots for k in range(len(c.inputs))):
+                    continue
+                ok = False
+                break
+            if not ok:
+                break
+        if ok and used:
+            only.add(id(n))
+    return only
+
+
+def cone_cost(t, only: set[int]) -> int:
+    """Nodes of the shape computation that produces ``t`` (stopping at data tensors)."""
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        p = producer(x)
+        if p is None or id(p) in seen or id(p) not in only:
+            continue
+        seen.add(id(p))
+        stack.extend(p.inputs)
+    return len(seen)
+
+
+# ---------------------------------------------------------------------- building
+
+
+class Builder:
+    """Creates the nodes and initializers of plans, sharing identical ones."""
+
+    def __init__(self, gm: GsModel, opset: int, tensors: dict) -> None:
+        self.gm = gm
+        self.g = gm.graph
+        self.opset = opset
+        self.tensors = tensors  # name -> gs tensor
+        self.memo: dict[tuple, object] = {}
+        self.inserted: dict[int, list] = {}  # position -> new nodes to place before it
+        self.nodes_made = 0
+        self.inits_made = 0
+
+    def build(self, plan: tuple, pos: int, base: str):
+        hit = self.memo.get(plan)
+        if hit is not None:
+            return hit
+        kind = plan[0]
+        if kind == "const":
+            dtype, shape, values = plan[1], plan[2], plan[3]
+            arr = np.array(values, dtype=onnx.helper.tensor_dtype_to_np_dtype(dtype)).reshape(shape)
+            out = self.gm.constant(self.g, base, arr)
+            self.inits_made += 1
+        elif kind == "shape":
+            out = self._shape(plan[1], plan[2], plan[3], pos, base)
+        elif kind == "concat":
+            parts = [self.build(p, pos, base + "_part") for p in plan[1]]
+            out = self._node("Concat", parts, pos, base, {"axis": 0}, INT64)
+        elif kind == "squeeze":
+            inner = self.build(plan[1], pos, base)
+            if self.opset >= 13:
+                axes = self.build(("const", INT64, (1,), (0,)), pos, base + "_axes")
+                out = self._node("Squeeze", [inner, axes], pos, base + "_scalar", {}, INT64)
+            else:
+                out = self._node("Squeeze", [inner], pos, base + "_scalar", {"axes": [0]}, INT64)
+        elif kind == "cast":
+            inner = self.build(plan[1], pos, base)
+            out = self._node("Cast", [inner], pos, base + "_cast", {"to": int(plan[2])}, plan[2])
+        else:  # pragma: no cover
+            raise ValueError(f"unknown plan {kind}")
+        self.memo[plan] = out
+        return out
+
+    def _node(self, op: str, inputs: list, pos: int, base: str, attrs: dict, dtype: int):
+        out = self.gm.variable(base, dtype=onnx.helper.tensor_dtype_to_np_dtype(dtype))
+        node = self.gm.node(op, base + "_" + op, inputs, [out], attrs)
+        self.inserted.setdefault(pos, []).append(node)
+        self.nodes_made += 1
+        return out
+
+    def _shape(self, name: str, start: int, end: int, pos: int, base: str):
+        src = self.tensors[name]
+        if self.opset >= 15:
+            attrs = {}
+            if start:
+                attrs["start"] = start
+            if end is not None:
+                attrs["end"] = end
+            return self._node("Shape", [src], pos, base + "_shape", attrs, INT64)
+        full = self.memo.get(("shape", name, 0, None))
+        if full is None:
+            full = self._node("Shape", [src], pos, base + "_shape", {}, INT64)
+            self.memo[("shape", name, 0, None)] = full
+        if start == 0 and end is None:
+            return full
+        idx = self.build(("const", INT64, (end - start,), tuple(range(start, end))), pos, base + "_idx")
+        return self._node("Gather", [full, idx], pos, base + "_dims", {"axis": 0}, INT64)
+
+    def place(self) -> None:
+        """Put the new nodes just before the consumers they were made for."""
+        if not self.inserted:
+            return
+        nodes = []
+        for k, n in enumerate(self.g.nodes):
+            nodes.extend(self.inserted.get(k, ()))
+            nodes.append(n)
+        self.g.nodes = nodes
+
+
+# ---------------------------------------------------------------------- the pass
+
+
+def _candidates(g, facts, only: set[int]) -> list[tuple[str, tuple, int]]:
+    init = {t.name for t in g.inputs}
+    cands = []
+    for t in g.inputs:
+        f = facts.get(t.name)
+        if f is not None and f.kind == "tensor" and f.shape:
+            cands.append((t.name, f.shape, -1))
+    for k, n in enumerate(g.nodes):
+        if id(n) in only or n.domain:
+            continue
+        for t in n.outputs:
+            if not t.name or t.name in init:
+                continue
+            f = facts.get(t.name)
+            if f is not None and f.kind == "tensor" and f.shape:
+                cands.append((t.name, f.shape, k))
+    return cands
+
+
+def _plan_slot(node, k: int, kind: str, facts, sources: Sources, pos: int) -> tuple | None:
+    f = facts.get(node.inputs[k].name)
+    options = slot_options(node, k, kind, facts)
+    best = None
+    for entries in options:
+        if all(e.consts for e in entries):
+            plan = ("const", INT64, (len(entries),), tuple(e.consts[0] for e in entries))
+        else:
+            plan = vector_plan(entries, sources, pos)
+        if plan is None:
+            continue
+        plan = finish(plan, f.dtype, len(f.shape) == 0)
+        cost = (plan_cost(plan), len(plan[1]) if plan[0] == "concat" else 1)
+        if best is None or cost < best[0]:
+            best = (cost, plan)
+    return None if best is None else best[1]
+
+
+def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """Rewrite the computed shape inputs of ``model``'s main graph (see the module contract)."""
+    result = ctx.infer(model)
+    facts = result.facts
+    gm = GsModel(model)
+    g = gm.graph
+    toposort(g)
+    opset = default_opset(model)
+    only = shape_only_nodes(g)
+    sources = Sources(_candidates(g, facts, only))
+    tensors = {}
+    for t in g.inputs:
+        tensors[t.name] = t
+    for n in g.nodes:
+        for t in n.outputs:
+            if t.name:
+                tensors[t.name] = t
+    ranks = {name: len(dims) for name, dims, _ in sources.cands}
+    builder = Builder(gm, opset, tensors)
+    stats = {"made constant": 0, "rebuilt from Shape slices": 0}
+    per_op: dict[str, int] = {}
+    for pos, node in enumerate(list(g.nodes)):
+        slots = shape_slots(node)
+        if not slots or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
+            continue
+        for k, kind in slots.items():
+            if k >= len(node.inputs) or not node.inputs[k].name:
+                continue
+            t = node.inputs[k]
+            if producer(t) is None or const_array(t) is not None:
+                continue
+            plan = _plan_slot(node, k, kind, facts, sources, pos)
+            if plan is None:
+                continue
+            if plan[0] != "const":
+                if _normalize(describe(t, opset), ranks) == _normalize(plan, ranks):
+                    continue
+                if plan_cost(plan) > cone_cost(t, only):
+                    continue
+            base = f"{node.name or node.op}_{kind}"
+            new = builder.build(plan, pos, base)
+            node.inputs[k] = new
+            key = "made constant" if plan[0] == "const" else "rebuilt from Shape slices"
+            stats[key] += 1
+            per_op[node.op] = per_op.get(node.op, 0) + 1
+    if not any(stats.values()):
+        return model, {}
+    builder.place()
+    toposort(g)
+    stats["nodes created"] = builder.nodes_made
+    for op, c in sorted(per_op.items()):
+        stats[f"{op} inputs rewritten"] = c
+    return gm.export(), stats

@@ -1,0 +1,75 @@
+"""dce: dead-code elimination: nodes and initializers no graph output depends on are removed.
+
+Contract:
+
+- In the main graph and, recursively, in every subgraph: a node stays when a graph output
+  (of that graph) depends on one of its outputs, directly or through nodes that stay,
+  counting the outer tensors a subgraph reads as inputs of the node that holds it.
+  Reachability is computed with networkx on the node/tensor dependency graph.
+- An initializer stays when a remaining node (in any nested graph) reads it, it is a graph
+  output, or it is listed as a graph input (an input with a default value is interface).
+- Graph inputs and outputs are never removed or renamed. Model-local functions are left alone.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from shapeinfer.passes._graph import GsModel, implicit_inputs, subgraphs
+
+
+def _live_nodes(g) -> list:
+    """The nodes of ``g`` that its outputs depend on, in their current order."""
+    import networkx as nx
+
+    dg = nx.DiGraph()
+    prod: dict[str, int] = {}
+    for k, n in enumerate(g.nodes):
+        dg.add_node(k)
+        for t in n.outputs:
+            if t.name:
+                prod[t.name] = k
+    for k, n in enumerate(g.nodes):
+        for t in list(n.inputs) + implicit_inputs(n):
+            p = prod.get(t.name)
+            if p is not None and p != k:
+                dg.add_edge(p, k)
+    roots = {prod[t.name] for t in g.outputs if t.name in prod}
+    live = set(roots)
+    for r in roots:
+        live |= nx.ancestors(dg, r)
+    return [n for k, n in enumerate(g.nodes) if k in live]
+
+
+def _sweep(g, gm: GsModel, stats: dict[str, int]) -> set[str]:
+    """Remove dead nodes of ``g`` and its subgraphs; returns the names read from outside ``g``'s nodes."""
+    live = _live_nodes(g)
+    stats["nodes removed"] += len(g.nodes) - len(live)
+    if len(live) != len(g.nodes):
+        keep_ids = {id(n) for n in live}
+        for n in g.nodes:
+            if id(n) not in keep_ids:
+                n.inputs.clear()
+                n.outputs.clear()
+        g.nodes = live
+    used: set[str] = {t.name for t in g.outputs}
+    for n in g.nodes:
+        used.update(t.name for t in n.inputs if t.name)
+        for sg in subgraphs(n):
+            used |= _sweep(sg, gm, stats)
+    keep = used | gm.original_input_names(g)
+    for name in gm.initializer_names(g):
+        if name not in keep:
+            gm.drop_initializer(g, name)
+            stats["initializers removed"] += 1
+    return used
+
+
+def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """Remove the dead nodes and initializers of ``model``'s graphs."""
+    gm = GsModel(model)
+    stats = {"nodes removed": 0, "initializers removed": 0}
+    _sweep(gm.graph, gm, stats)
+    if not any(stats.values()):
+        return model, stats
+    return gm.export(), stats

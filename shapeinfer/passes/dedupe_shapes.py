@@ -1,0 +1,153 @@
+"""dedupe-shapes: common subexpression elimination, so repeated shape chains are computed once.
+
+Contract (main graph):
+
+- Two deterministic default-domain nodes without subgraphs, with the same op, the same
+  attributes and the same inputs, compute the same outputs: the later one's readers read
+  the earlier one's outputs and the later one goes. Inputs are the same when they are the
+  same tensor (after earlier merges) or small initializers/Constant values (at most 1024
+  elements) of equal type, shape and values. This merges the repeated
+  Shape/Gather/Unsqueeze/Concat/Cast chains exporters emit, and any other repeated
+  computation.
+- Readers of a small initializer equal to an earlier one read the earlier one.
+- A node producing a graph output is never the one removed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from shapeinfer.passes._graph import NONDETERMINISTIC, GsModel, default_opset, gs_module, replace_uses, subgraphs
+
+#: Initializers up to this many elements are compared by value.
+VALUE_CAP = 1024
+
+
+def _const_key(c) -> tuple | None:
+    try:
+        lazy = c._values
+        shape = tuple(lazy.shape) if hasattr(lazy, "shape") else None
+        n = 1
+        for d in shape or ():
+            n *= int(d)
+        if shape is None or n > VALUE_CAP:
+            return None
+        arr = np.asarray(c.values)
+    except Exception:
+        return None
+    if arr.dtype == object:
+        return None
+    return ("c", str(arr.dtype), arr.shape, arr.tobytes())
+
+
+def _same_value(default: object, v: object) -> bool:
+    if isinstance(default, (int, float, str)) and isinstance(v, (int, float, str)):
+        return type(default) is type(v) and default == v
+    return False
+
+
+def _attr_key(v) -> object:
+    gs = gs_module()
+    if isinstance(v, gs.Constant):
+        k = _const_key(v)
+        return k if k is not None else ("id", id(v))
+    if isinstance(v, list):
+        return ("l", tuple(_attr_key(x) for x in v))
+    if isinstance(v, float):
+        return ("f", repr(v))
+    if isinstance(v, (int, str, bytes)):
+        return (type(v).__name__, v)
+    return ("id", id(v))
+
+
+_DEFAULTS: dict[tuple[str, int], dict[str, object]] = {}
+
+
+def schema_defaults(op: str, opset: int) -> dict[str, object]:
+    """Default attribute values of default-domain ``op`` at ``opset``, from onnx.defs."""
+    key = (op, opset)
+    d = _DEFAULTS.get(key)
+    if d is None:
+        d = {}
+        try:
+            schema = onnx.defs.get_schema(op, opset, "")
+        except Exception:
+            schema = None
+        if schema is not None:
+            for name, a in schema.attributes.items():
+                if a.default_value is not None and a.default_value.type:
+                    v = onnx.helper.get_attribute_value(a.default_value)
+                    d[name] = v.decode() if isinstance(v, bytes) else v
+        _DEFAULTS[key] = d
+    return d
+
+
+def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """Merge repeated computations and equal small initializers in ``model``'s main graph."""
+    gs = gs_module()
+    gm = GsModel(model)
+    g = gm.graph
+    opset = default_opset(model)
+    outputs = {t.name for t in g.outputs}
+    canon_const: dict[tuple, object] = {}
+    const_keys: dict[int, tuple | None] = {}
+    stats = {"nodes merged": 0, "initializers merged": 0}
+
+    def in_key(t) -> object:
+        if not t.name:
+            return ""
+        if isinstance(t, gs.Constant):
+            k = const_keys.get(id(t), ())
+            if k == ():
+                k = _const_key(t)
+                const_keys[id(t)] = k
+            if k is not None:
+                return k
+        return ("t", t.name)
+
+    # Equal small initializers: readers use the first.
+    for n in g.nodes:
+        for i, t in enumerate(n.inputs):
+            if isinstance(t, gs.Constant) and t.name:
+                k = in_key(t)
+                if k[0] != "c":
+                    continue
+                first = canon_const.setdefault(k, t)
+                if first is not t:
+                    n.inputs[i] = first
+                    stats["initializers merged"] += 1
+    seen: dict[tuple, object] = {}
+    removed: set[int] = set()
+    for n in g.nodes:
+        if n.domain or n.op in NONDETERMINISTIC or not n.outputs or any(True for _ in subgraphs(n)):
+            continue
+        defaults = schema_defaults(n.op, opset)
+        attrs = {k: v for k, v in n.attrs.items() if not (k in defaults and _same_value(defaults[k], v))}
+        try:
+            key = (
+                n.op,
+                tuple(sorted((k, _attr_key(v)) for k, v in attrs.items())),
+                tuple(in_key(t) for t in n.inputs),
+                len(n.outputs),
+            )
+        except TypeError:
+            continue
+        rep = seen.get(key)
+        if rep is None:
+            seen[key] = n
+            continue
+        if any(t.name in outputs for t in n.outputs):
+            continue
+        pairs = list(zip(list(n.outputs), list(rep.outputs)))
+        if any(mine.name and not theirs.name for mine, theirs in pairs):
+            continue
+        for mine, theirs in pairs:
+            if mine.name:
+                replace_uses(mine, theirs)
+        removed.add(id(n))
+        stats["nodes merged"] += 1
+    if not any(stats.values()):
+        return model, {}
+    g.nodes = [n for n in g.nodes if id(n) not in removed]
+    return gm.export(), stats

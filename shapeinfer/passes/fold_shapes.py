@@ -1,0 +1,128 @@
+"""fold-shapes: shape arithmetic whose values are fully static becomes initializers.
+
+Contract (main graph only):
+
+- A tensor produced by a node becomes an initializer of the same name when inference knows
+  every one of its values as a plain integer (no symbol, no unknown element), its type is an
+  integer or bool type, it has at most ``ctx.fold_cap`` elements, it is not a graph output,
+  and its producer is a deterministic default-domain node without subgraphs. The producer is
+  removed when every output it has that is used folds. This is folding shape math, not
+  weights: a ConstantOfShape, Expand or Tile whose output is large stays a node.
+- A Constant node (not ``sparse_value``, output not a graph output) becomes an initializer of
+  the same name: its value is already stored in the model, as a node it only costs a kernel.
+- Initializers only an already-folded node read are left for ``dce``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from shapeinfer.passes._graph import NONDETERMINISTIC, GsModel, gs_module, replace_uses, subgraphs
+
+_INT_TYPES = {
+    onnx.TensorProto.INT8,
+    onnx.TensorProto.INT16,
+    onnx.TensorProto.INT32,
+    onnx.TensorProto.INT64,
+    onnx.TensorProto.UINT8,
+    onnx.TensorProto.UINT16,
+    onnx.TensorProto.UINT32,
+    onnx.TensorProto.UINT64,
+    onnx.TensorProto.BOOL,
+}
+
+
+def static_array(fact, cap: int) -> np.ndarray | None:
+    """The fact's values as a numpy array when they are all static ints of an integer type."""
+    if fact is None or fact.kind != "tensor" or fact.dtype not in _INT_TYPES or not fact.is_static:
+        return None
+    if not fact.known_values or any(type(v) is not int for v in fact.value):
+        return None
+    if len(fact.value) > cap:
+        return None
+    dt = onnx.helper.tensor_dtype_to_np_dtype(fact.dtype)
+    info = np.iinfo(np.int8 if dt == np.bool_ else dt)
+    if any(v < info.min or v > info.max for v in fact.value):
+        return None
+    return np.array(fact.value, dtype=dt).reshape(fact.shape)
+
+
+def _constant_value(node):
+    """A Constant node's value: a numpy array, or the gs Constant of its ``value`` tensor."""
+    gs = gs_module()
+    a = node.attrs
+    if "value" in a and isinstance(a["value"], gs.Constant):
+        return a["value"]
+    if "value_int" in a:
+        return np.array(a["value_int"], dtype=np.int64)
+    if "value_ints" in a:
+        return np.array(a["value_ints"], dtype=np.int64)
+    if "value_float" in a:
+        return np.array(a["value_float"], dtype=np.float32)
+    if "value_floats" in a:
+        return np.array(a["value_floats"], dtype=np.float32)
+    return None
+
+
+def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """Fold static shape tensors and Constant nodes of ``model``'s main graph into initializers."""
+    result = ctx.infer(model)
+    facts = result.facts
+    gm = GsModel(model)
+    g = gm.graph
+    outputs = {t.name for t in g.outputs}
+    fold: set[int] = set()
+    arrays: dict[str, np.ndarray] = {}
+    constants = 0
+    for n in g.nodes:
+        if n.domain or n.op in NONDETERMINISTIC or any(True for _ in subgraphs(n)) or not n.outputs:
+            continue
+        if any(t.name in outputs for t in n.outputs):
+            continue
+        if n.op == "Constant":
+            v = _constant_value(n)
+            if v is None or len(n.outputs) != 1:
+                continue
+            fold.add(id(n))
+            arrays[n.outputs[0].name] = v
+            constants += 1
+            continue
+        ok = True
+        for t in n.outputs:
+            if not t.name or not len(t.outputs):
+                continue
+            arr = static_array(facts.get(t.name), ctx.fold_cap)
+            if arr is None:
+                ok = False
+                break
+            arrays[t.name] = arr
+        if ok and any(t.name in arrays for t in n.outputs):
+            fold.add(id(n))
+        elif ok and not any(t.name and len(t.outputs) for t in n.outputs):
+            continue  # unused: dce's business
+    if not fold:
+        return model, {}
+    folded_tensors = 0
+    for n in g.nodes:
+        if id(n) not in fold:
+            continue
+        for t in list(n.outputs):
+            if t.name not in arrays:
+                continue
+            if all(id(c) in fold for c in t.outputs):
+                continue  # only read by other folded nodes
+            v = arrays[t.name]
+            name = t.name
+            t.name = gm.fresh(name + "__folded")  # free the name for the initializer
+            c = gm.constant(g, name, v if isinstance(v, np.ndarray) else v._values, exact=True)
+            replace_uses(t, c)
+            if n.op != "Constant":
+                folded_tensors += 1
+    g.nodes = [n for n in g.nodes if id(n) not in fold]
+    changes = {
+        "tensors folded to initializers": folded_tensors,
+        "Constant nodes made initializers": constants,
+        "nodes removed": len(fold),
+    }
+    return gm.export(), changes

@@ -1,0 +1,153 @@
+"""remove-noop-reshape: data movement that provably changes nothing is removed; reshape chains collapse.
+
+Contract (main graph, default-domain nodes, dims from inference):
+
+- A node that only moves data, whose output provably equals its input, is removed and its
+  readers read the input: Reshape, Flatten, Squeeze, Unsqueeze, Expand, Tile (output dims
+  equal to the input's), Identity, Cast to the input's own type, Slice with known positive
+  steps whose output dims equal the input's, Transpose with the identity permutation.
+- A Reshape, Flatten, Squeeze or Unsqueeze reading the output of another one (a chain
+  ``X -> A -> B``) is rewritten as ``Reshape(X, target)`` with a constant target spelled
+  relative to X (``0`` copies, at most one ``-1``), when such a target exists and A has no
+  other reader; if B's output has X's dims, B is simply removed. Element order is the same
+  through every reshape, so the values are the same.
+- A graph output keeps its name: when the removed node produces one, the tensor it read is
+  renamed to it if a main-graph node produces that tensor and it is not a graph output
+  itself; otherwise the node stays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from shapeinfer.passes._graph import GsModel, const_array, default_opset, producer, replace_uses
+from shapeinfer.passes.canonicalize_reshape import _reshape_options
+
+RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
+
+
+def _same(a, b) -> bool:
+    return (
+        a is not None
+        and b is not None
+        and a.kind == "tensor"
+        and b.kind == "tensor"
+        and a.shape is not None
+        and b.shape is not None
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+    )
+
+
+def is_noop(node, facts) -> bool:
+    """True when ``node``'s first output provably equals its first input."""
+    if node.domain or not node.inputs or not node.outputs or not node.inputs[0].name:
+        return False
+    x, y = facts.get(node.inputs[0].name), facts.get(node.outputs[0].name)
+    op = node.op
+    if op == "Identity":
+        return True
+    if op in RESHAPES or op in ("Expand", "Tile"):
+        return _same(x, y)
+    if op == "Cast":
+        return _same(x, y) and node.attrs.get("to") == x.dtype
+    if op == "Transpose":
+        perm = node.attrs.get("perm")
+        if x is None or x.shape is None:
+            return False
+        return _same(x, y) and ((perm is None and len(x.shape) <= 1) or perm == list(range(len(x.shape))))
+    if op == "Slice":
+        if not _same(x, y):
+            return False
+        if "starts" in node.attrs:  # Slice-1: steps are 1
+            return True
+        if len(node.inputs) > 4 and node.inputs[4].name:
+            st = facts.get(node.inputs[4].name)
+            return st is not None and st.value is not None and all(type(v) is int and v > 0 for v in st.value)
+        return True
+    return False
+
+
+def _bypass(node, main_ids: set[int], outputs: set[str]) -> bool:
+    """Make ``node``'s readers read its input; False when a graph output forbids it."""
+    x, y = node.inputs[0], node.outputs[0]
+    if y.name in outputs:
+        p = producer(x)
+        if p is None or x.name in outputs or id(p) not in main_ids:
+            return False
+        # Rename: the producer writes the graph output directly.
+        node.outputs.clear()
+        idx = next(k for k, t in enumerate(p.outputs) if t is x)
+        replace_uses(x, y)
+        p.outputs[idx] = y
+        return True
+    replace_uses(y, x)
+    return True
+
+
+def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """Remove no-op data movement and collapse reshape chains in ``model``'s main graph."""
+    result = ctx.infer(model)
+    facts = result.facts
+    gm = GsModel(model)
+    g = gm.graph
+    outputs = {t.name for t in g.outputs}
+    opset = default_opset(model)
+    removed: set[int] = set()
+    main_ids = {id(n) for n in g.nodes}
+    stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
+    for node in list(g.nodes):
+        if node.domain or not node.outputs or not node.inputs:
+            continue
+        if is_noop(node, facts):
+            if _bypass(node, main_ids, outputs):
+                removed.add(id(node))
+                stats["no-op nodes removed"] += 1
+            continue
+        if node.op not in RESHAPES or opset < 5:
+            continue
+        a = producer(node.inputs[0])
+        if a is None or id(a) in removed or a.op not in RESHAPES or a.domain or not a.inputs:
+            continue
+        mid = node.inputs[0]
+        if len(mid.outputs) != 1 or mid.name in outputs:
+            continue
+        x = a.inputs[0]
+        fx, fy = facts.get(x.name), facts.get(node.outputs[0].name)
+        if fx is None or fy is None or fy.shape is None or fx.shape is None:
+            continue
+        if _same(fx, fy):
+            node.inputs[0] = x
+            if _bypass(node, main_ids, outputs):
+                removed.add(id(node))
+                stats["reshape chains collapsed"] += 1
+            else:
+                node.inputs[0] = mid
+            continue
+        target = None
+        for entries in _reshape_options(fy.shape, fx.shape, True):
+            if all(e.consts for e in entries):
+                target = [e.consts[0] for e in entries]
+                break
+        if target is None:
+            continue
+        if node.op == "Reshape":
+            cur = const_array(node.inputs[1]) if len(node.inputs) > 1 else None
+            if cur is not None and list(cur.reshape(-1)) == target and node.attrs.get("allowzero", 0) == 0:
+                node.inputs[0] = x  # same target reads the same dims from X
+                stats["reshape chains collapsed"] += 1
+                continue
+        c = gm.constant(g, f"{node.name or 'reshape'}_target", np.array(target, dtype=np.int64))
+        node.op = "Reshape"
+        node.attrs = {}
+        node.inputs.clear()
+        node.inputs.extend([x, c])
+        stats["reshape chains collapsed"] += 1
+    if not any(stats.values()):
+        return model, {}
+    g.nodes = [n for n in g.nodes if id(n) not in removed]
+    for n in g.nodes:
+        if id(n) in removed:
+            n.inputs.clear()
+    return gm.export(), stats

@@ -1,0 +1,136 @@
+"""reshape-v1-to-v5: Reshape-1 (target in the ``shape`` attribute) becomes Reshape-5 form.
+
+Contract:
+
+- Every default-domain Reshape whose version in force is below 5 — in the main graph, in
+  If/Loop/Scan bodies at any depth, and in model-local functions — gets its ``shape``
+  attribute as an int64 second input (an initializer of the graph it is in; a Constant node
+  in a function, which cannot hold initializers); ``shape`` and ``consumed_inputs`` go.
+  Reshape-1's ``0`` copies the input dim exactly as Reshape-5 with ``allowzero`` 0 does, so
+  the values are the same.
+- The default-domain opset import is raised to 5 (only Reshape changed between 4 and 5).
+  A model below opset 4 is first lifted to 4 with ``onnx.version_converter`` (Concat-4,
+  Split-2, Pad-2, LpPool-2, GlobalLpPool-2, GRU-3... need adapting) with shapeinfer's shapes
+  written into ``value_info`` first: the converter runs its own shape inference, which
+  knows nothing of Reshape-1, and some adapters need input shapes.
+- A model already at opset 5 or more, with no function importing an older one, is unchanged.
+
+:func:`lift_opset` lifts a model further (``--target-opset``) the same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from shapeinfer.passes._graph import GsModel, default_opset, gs_module
+
+
+def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
+    from shapeinfer.engine import annotate
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    return annotate(ctx.infer(m))
+
+
+def _convert(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
+    from onnx import version_converter
+
+    from shapeinfer.passes import OptimizeError
+
+    src = default_opset(model)
+    try:
+        out = version_converter.convert_version(_annotated(model, ctx), target)
+    except Exception as e:
+        msg = (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
+        raise OptimizeError(f"onnx's version converter cannot lift opset {src} to {target}: {msg}") from None
+    for g in _graphs(out.graph):
+        del g.value_info[:]
+    return out
+
+
+def _graphs(g: onnx.GraphProto):
+    yield g
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    yield from _graphs(sg)
+
+
+def _set_default_opset(opsets, version: int) -> None:
+    for o in opsets:
+        if o.domain in ("", "ai.onnx"):
+            o.version = version
+            return
+
+
+def _fn_opset(fp: onnx.FunctionProto, model_opset: int) -> int:
+    for o in fp.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    return model_opset
+
+
+def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """Rewrite every Reshape-1 of ``model`` to Reshape-5 form and raise the opset to 5."""
+    opset = default_opset(model)
+    old_fns = [fp for fp in model.functions if _fn_opset(fp, opset) < 5]
+    if opset >= 5 and not old_fns:
+        return model, {}
+    stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0}
+    if opset < 4:
+        model = _convert(model, 4, ctx)
+        stats["opset lifted with onnx's converter"] = 1
+        opset = 4
+    gm = GsModel(model)
+    gs = gs_module()
+
+    def rewrite(nodes, owner, version: int) -> None:
+        for n in nodes:
+            for v in n.attrs.values():
+                if isinstance(v, gs.Graph):
+                    rewrite(v.nodes, v, version)
+            if n.op != "Reshape" or n.domain or version >= 5 or "shape" not in n.attrs or len(n.inputs) != 1:
+                continue
+            target = np.array(list(n.attrs["shape"]), dtype=np.int64)
+            c = gm.constant(owner, f"{n.name or n.outputs[0].name}_shape", target)
+            n.inputs.append(c)
+            n.attrs = {k: v for k, v in n.attrs.items() if k not in ("shape", "consumed_inputs")}
+            stats["reshapes rewritten"] += 1
+
+    if opset < 5:
+        rewrite(gm.graph.nodes, gm.graph, opset)
+    for f in gm.graph.functions:
+        fp = gm._orig_func[id(f)]
+        rewrite(f.nodes, f, _fn_opset(fp, opset))
+    out = gm.export()
+    if opset < 5:
+        _set_default_opset(out.opset_import, 5)
+    for fp in out.functions:
+        if _fn_opset(fp, 5) < 5:
+            _set_default_opset(fp.opset_import, 5)
+    return out, stats
+
+
+def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
+    """``model`` lifted to default-domain opset ``target`` with onnx's version converter.
+
+    Reshape-1 must already be rewritten (run :func:`run` first). Shapes are written into
+    ``value_info`` for the converter. Raises OptimizeError for a target below the model's
+    opset or beyond what the installed onnx knows, or when the converter fails.
+    """
+    from shapeinfer.passes import OptimizeError
+
+    cur = default_opset(model)
+    newest = onnx.defs.onnx_opset_version()
+    if target > newest:
+        raise OptimizeError(f"--target-opset {target}: the installed onnx knows opsets up to {newest}")
+    if target < cur:
+        raise OptimizeError(f"--target-opset {target} is below the model's opset {cur}: only lifting is supported")
+    if target == cur:
+        return model
+    return _convert(model, target, ctx)
