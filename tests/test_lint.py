@@ -92,7 +92,8 @@ def test_finding_in_a_subgraph_names_the_graph_path():
         (("b", "s", 64), ("b", "s", 4, 16), False, [0, 0, 4, 16]),
         (("b", "s", 64), ("b*s", 64), False, [-1, 64]),
         (("b", "s", 64), ("s", "b", 64), False, None),  # two dims neither constant nor copied
-        (("b", "s", 64), ("b", "s", 4, 16), True, [0, 0, 4, 16]),  # no zero-size dim: allowzero can go
+        (("b", "s", 64), ("b", "s", 4, 16), True, None),  # allowzero=1: 0 cannot copy b or s
+        (("b", "s", 64), ("b*s", 4, 16), True, [-1, 4, 16]),
         ((0, 5), (0, 5), True, [0, 5]),  # a literal zero under allowzero=1
         ((0, "s"), (0, "s"), True, None),  # s cannot be copied and a -1 next to a zero cannot be inferred
         ((2, "s"), (0, "s"), False, None),  # an output zero that is not a copy of the input dim

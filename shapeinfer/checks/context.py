@@ -159,6 +159,20 @@ class LintContext:
             self._nodes = out
         return self._nodes
 
+    def graph_outputs(self, graph: str) -> set[str]:
+        """The output names of the graph at path ``graph``."""
+        for g, name, _ in self.graphs():
+            if name == graph:
+                return {o.name for o in g.output}
+        return set()
+
+    def producer(self, graph: str, tensor: str) -> NodeRef | None:
+        """The node of graph ``graph`` that produces ``tensor``, or None."""
+        for _, name, refs in self.graphs():
+            if name == graph:
+                return next((r for r in refs if tensor in r.node.output), None)
+        return None
+
     def nodes(self) -> Iterator[NodeRef]:
         for _, _, refs in self.graphs():
             yield from refs

@@ -23,6 +23,7 @@ from shapeinfer.checks.context import (
     type_string,
 )
 from shapeinfer.checks.registry import also_checks, declare, remaps, rule
+from shapeinfer.engine import MAIN
 
 declare(
     "R001",
@@ -210,37 +211,54 @@ def reshape_noop(ctx: LintContext) -> None:
         if data is None or out is None or data.shape is None or out.shape is None:
             continue
         if data.shape == out.shape:
-            ctx.report("R009", f"Reshape leaves the shape {dims_text(data.shape)} unchanged: remove it", ref)
+            ctx.report(
+                "R009",
+                f"Reshape leaves the shape {dims_text(data.shape)} unchanged: remove it",
+                ref,
+                fix=_removable(ctx, ref),
+            )
+
+
+def _removable(ctx: LintContext, ref: NodeRef) -> bool:
+    """Whether remove-noop-reshape can take the node out (its contract: main graph; a graph
+    output keeps its name only if the input can be renamed to it)."""
+    if ref.graph != MAIN:
+        return False
+    outs = ctx.graph_outputs(MAIN)
+    if ref.node.output[0] not in outs:
+        return True
+    src = ref.node.input[0]
+    return src not in outs and ctx.producer(MAIN, src) is not None
 
 
 def canonical_target(
     in_shape: Sequence[D.Dim] | None, out_shape: Sequence[D.Dim] | None, allowzero: bool = False
 ) -> list[int] | None:
-    """A constant Reshape target (read with ``allowzero=0``) giving ``out_shape`` from ``in_shape``,
-    or None when there is none.
+    """The constant Reshape target that gives ``out_shape`` from ``in_shape``, or None.
 
-    Every output dim must be an int, or equal the input dim at its index (written ``0``, which
-    copies it), except at most one dim written ``-1``. Under ``allowzero=1`` copies are used only
-    when no output dim is a literal 0: then reading the target with ``allowzero=0`` gives the same
-    result (symbolic dims are positive), so the rewrite can drop ``allowzero``.
+    The spelling canonicalize-reshape uses: every output dim an int, or (``allowzero`` 0 only)
+    ``0`` where it equals the input dim at its index, except at most one dim written ``-1``
+    (not when the input has a zero-size dim). With a literal zero-size output dim only an
+    all-int target under ``allowzero=1`` says the same.
     """
     if out_shape is None:
         return None
-    has_zero = any(type(d) is int and d == 0 for d in out_shape)
-    copies = not (allowzero and has_zero)
+    ints = [d for d in out_shape if type(d) is int]
+    if 0 in ints:
+        return list(out_shape) if allowzero and len(ints) == len(out_shape) else None
+    if any(d < 0 for d in ints):
+        return None
     target: list[int] = []
     for i, d in enumerate(out_shape):
-        if type(d) is int and d != 0:
+        if type(d) is int:
             target.append(d)
-        elif (copies and in_shape is not None and i < len(in_shape) and in_shape[i] == d) or (
-            type(d) is int and allowzero
-        ):
+        elif not allowzero and in_shape is not None and i < len(in_shape) and in_shape[i] == d:
             target.append(0)
         else:
             target.append(-1)
     if target.count(-1) > 1:
         return None
-    if -1 in target and has_zero:  # a -1 cannot be inferred next to a zero-size dim
+    if -1 in target and in_shape is not None and any(type(d) is int and d == 0 for d in in_shape):
         return None
     return target
 
@@ -261,12 +279,6 @@ def constant_target_for(ctx: LintContext, ref: NodeRef) -> list[int] | None:
     return canonical_target(None if data is None else data.shape, out.shape, allowzero)
 
 
-def _allowzero_note(ref: NodeRef, target: list[int]) -> str:
-    if ref.attr("allowzero", 0) and 0 in target:
-        return " with allowzero=0 (equivalent: no output dim is zero)"
-    return ""
-
-
 @rule(
     "R010",
     "reshape-runtime-target-could-be-constant",
@@ -277,10 +289,11 @@ def _allowzero_note(ref: NodeRef, target: list[int]) -> str:
 def reshape_runtime_target(ctx: LintContext) -> None:
     """
     The target is computed at run time (typically ``Shape -> Gather -> Unsqueeze -> Concat``)
-    but every output dim is either a constant or the input dim at the same index, with at most
-    one left to infer: a constant target with ``0`` (copy) and one ``-1`` says the same. The
-    shape subgraph then becomes dead, and runtimes that compile static reshapes (oneDNN
-    StaticReshape, TensorRT) can do so. Fixable: ``canonicalize-reshape``.
+    but every output dim is either a constant or (with ``allowzero`` 0) the input dim at the
+    same index, with at most one left to infer: a constant target with ``0`` (copy) and one
+    ``-1`` says the same. The shape subgraph then becomes dead, and runtimes that compile static
+    reshapes (oneDNN StaticReshape, TensorRT) can do so. Fixable (main graph):
+    ``canonicalize-reshape``, whose spelling this check uses.
     """
     for ref in _reshapes(ctx):
         if _version(ctx, ref) < 5:
@@ -289,9 +302,9 @@ def reshape_runtime_target(ctx: LintContext) -> None:
         if target is not None:
             ctx.report(
                 "R010",
-                f"target {ref.node.input[1]!r} is computed at run time but is always {target}"
-                f"{_allowzero_note(ref, target)}: make it a constant",
+                f"target {ref.node.input[1]!r} is computed at run time but is always {target}: make it a constant",
                 ref,
+                fix=ref.graph == MAIN,
             )
 
 

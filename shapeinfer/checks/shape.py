@@ -59,7 +59,8 @@ def shape_of_static(ctx: LintContext) -> None:
     """
     Every dim of the Shape node's input is a known integer, so its output is a constant: the
     node and the arithmetic on it can be folded away, which shrinks the graph and lets
-    consumers (a Reshape target, an Expand) see constants. Fixable: ``fold-shapes``.
+    consumers (a Reshape target, an Expand) see constants. Fixable: ``fold-shapes`` (main
+    graph, when the Shape's output is not a graph output, which keeps its producer).
     """
     for ref in ctx.nodes():
         n = ref.node
@@ -73,8 +74,10 @@ def shape_of_static(ctx: LintContext) -> None:
         if schema is not None and schema.since_version >= 15:
             s, e, _ = shape_slice(len(dims), ref.attr("start", 0), ref.attr("end"))
             dims = dims[s:e] if s < e else []
+        foldable = ref.graph == "main" and n.output[0] not in ctx.graph_outputs("main")
         ctx.report(
             "S004",
             f"Shape of a tensor with static shape {dims_text(data.shape)} is the constant {dims}: fold it",
             ref,
+            fix=foldable,
         )

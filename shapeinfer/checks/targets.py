@@ -129,11 +129,12 @@ def onednn_dynamic_reshape(ctx: LintContext) -> None:
                 f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape; it is always {target}: "
                 "`shapeinfer optimize` (canonicalize-reshape) makes it a StaticReshape",
                 ref,
+                fix=ref.graph == "main",
             )
         else:
             ctx.report(
                 "P103",
-                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape (not equivalent to a constant)",
+                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape (no constant target spells it)",
                 ref,
                 fix=None,
             )
