@@ -331,7 +331,10 @@ def _cast(ctx, x: Fact, to: int) -> list:
 @register("Cast")
 def cast(ctx, ins: list) -> list:
     """Cast: same shape, type ``to``; values converted (float to int truncates)."""
-    return _cast(ctx, ins[0], ctx.attr("to", 0))
+    to = ctx.attr("to", 0)
+    if isinstance(to, str):  # Cast-1: the type's name ("INT64")
+        to = TensorProto.DataType.Value(to.upper()) if to.upper() in TensorProto.DataType.keys() else 0
+    return _cast(ctx, ins[0], to)
 
 
 @register("CastLike", since=15)

@@ -61,6 +61,7 @@ class PassContext:
 
     base_dir: str | None = None
     fold_cap: int = FOLD_CAP
+    interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
 
     def infer(self, model: onnx.ModelProto):
         """Inference facts of ``model`` (:class:`shapeinfer.engine.Result`)."""
@@ -210,7 +211,7 @@ def optimize_with_report(
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
     m, where = _load(model)
     base_dir = base_dir or where
-    ctx = PassContext(base_dir=base_dir)
+    ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input})
     nodes_before = len(m.graph.node)
     opset_before = default_opset(m)
     if bind:

@@ -139,7 +139,7 @@ class GsModel:
         return gs.Node(op, self.fresh(base), attrs or {}, inputs, outputs, domain=domain or None)
 
     def drop_initializer(self, owner, name: str) -> None:
-        """Remove the original initializer ``name`` of graph ``owner`` on export."""
+        """Remove initializer ``name`` of graph ``owner`` on export (before IR 4, its input too)."""
         self._dropped.setdefault(id(owner), set()).add(name)
 
     def initializer_names(self, owner) -> list[str]:
@@ -186,16 +186,21 @@ class GsModel:
                     out.initializer.append(t)
         new_inputs = []
         for c in self._new_consts.get(id(g), []):
-            if c.name in dropped:
-                continue
-            out.initializer.append(_tensor_proto(c))
-            new_inputs.append(c)
-        if main and self.model.ir_version and self.model.ir_version < 4:
-            # Before IR 4 every initializer must also be a graph input.
+            if c.name not in dropped:
+                out.initializer.append(_tensor_proto(c))
+                new_inputs.append(c)
+        if self.model.ir_version and self.model.ir_version < 4:
+            # Before IR 4 every initializer is also a graph input (so passes create
+            # initializers of subgraphs in the main graph, which subgraphs can read).
             listed = {vi.name for vi in out.input}
             for c in new_inputs:
                 if c.name not in listed:
                     out.input.append(_value_info_of(c))
+            if dropped:
+                kept = [vi for vi in out.input if vi.name not in dropped]
+                if len(kept) != len(out.input):
+                    del out.input[:]
+                    out.input.extend(kept)
         return out
 
     def _export_function(self, f) -> onnx.FunctionProto:

@@ -7,7 +7,9 @@ Contract:
   counting the outer tensors a subgraph reads as inputs of the node that holds it.
   Reachability is computed with networkx on the node/tensor dependency graph.
 - An initializer stays when a remaining node (in any nested graph) reads it, it is a graph
-  output, or it is listed as a graph input (an input with a default value is interface).
+  output, or it is listed as a graph input of the model optimize was given (an input with a
+  default value is interface; before IR 4, initializers the passes created are listed as
+  inputs too, and those go with their initializer).
 - Graph inputs and outputs are never removed or renamed. Model-local functions are left alone.
 """
 
@@ -41,8 +43,11 @@ def _live_nodes(g) -> list:
     return [n for k, n in enumerate(g.nodes) if k in live]
 
 
-def _sweep(g, gm: GsModel, stats: dict[str, int]) -> set[str]:
-    """Remove dead nodes of ``g`` and its subgraphs; returns the names read from outside ``g``'s nodes."""
+def _sweep(g, gm: GsModel, stats: dict[str, int], interface: set[str] | None = None) -> set[str]:
+    """Remove dead nodes of ``g`` and its subgraphs; returns the names ``g``'s nodes read.
+
+    ``interface`` names the graph inputs that are interface (default: every graph input).
+    """
     live = _live_nodes(g)
     stats["nodes removed"] += len(g.nodes) - len(live)
     if len(live) != len(g.nodes):
@@ -57,7 +62,7 @@ def _sweep(g, gm: GsModel, stats: dict[str, int]) -> set[str]:
         used.update(t.name for t in n.inputs if t.name)
         for sg in subgraphs(n):
             used |= _sweep(sg, gm, stats)
-    keep = used | gm.original_input_names(g)
+    keep = used | (gm.original_input_names(g) if interface is None else interface)
     for name in gm.initializer_names(g):
         if name not in keep:
             gm.drop_initializer(g, name)
@@ -69,7 +74,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Remove the dead nodes and initializers of ``model``'s graphs."""
     gm = GsModel(model)
     stats = {"nodes removed": 0, "initializers removed": 0}
-    _sweep(gm.graph, gm, stats)
+    _sweep(gm.graph, gm, stats, getattr(ctx, "interface", None))
     if not any(stats.values()):
         return model, stats
     return gm.export(), stats

@@ -4,15 +4,18 @@ Contract:
 
 - Every default-domain Reshape whose version in force is below 5 — in the main graph, in
   If/Loop/Scan bodies at any depth, and in model-local functions — gets its ``shape``
-  attribute as an int64 second input (an initializer of the graph it is in; a Constant node
-  in a function, which cannot hold initializers); ``shape`` and ``consumed_inputs`` go.
+  attribute as an int64 second input: an initializer of the graph it is in (of the main graph
+  for subgraphs before IR 4, where subgraph initializers must be inputs); in a function,
+  which holds no initializers and whose Constant takes int64 only from opset 9, a float
+  Constant cast by Cast-1. ``shape`` and ``consumed_inputs`` go.
   Reshape-1's ``0`` copies the input dim exactly as Reshape-5 with ``allowzero`` 0 does, so
   the values are the same.
 - The default-domain opset import is raised to 5 (only Reshape changed between 4 and 5).
   A model below opset 4 is first lifted to 4 with ``onnx.version_converter`` (Concat-4,
   Split-2, Pad-2, LpPool-2, GlobalLpPool-2, GRU-3... need adapting) with shapeinfer's shapes
   written into ``value_info`` first: the converter runs its own shape inference, which
-  knows nothing of Reshape-1, and some adapters need input shapes.
+  knows nothing of Reshape-1, and some adapters need input shapes. The converter drops
+  model-local functions, so a model that needs it has its functions inlined first.
 - A model already at opset 5 or more, with no function importing an older one, is unchanged.
 
 :func:`lift_opset` lifts a model further (``--target-opset``) the same way.
@@ -34,20 +37,36 @@ def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
     return annotate(ctx.infer(m))
 
 
-def _convert(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
+def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto, int]:
+    """``model`` lifted to ``target`` by onnx's version converter, shapes annotated first.
+
+    Returns the model and how many functions were inlined.
+
+    The converter drops model-local functions (and a function must import the model's
+    opset), so functions are inlined first: the values computed are the same.
+    """
+    import onnx.inliner
     from onnx import version_converter
 
     from shapeinfer.passes import OptimizeError
 
     src = default_opset(model)
+    inlined = len(model.functions)
     try:
+        if model.functions:
+            model = onnx.inliner.inline_local_functions(model)
+            # The inlined bodies may hold the Constant -> Cast-1 targets written for functions
+            # below opset 9; the converter has no Cast adapter past 5: fold them away first.
+            from shapeinfer.passes import fold_shapes
+
+            model = fold_shapes.run(model, ctx)[0]
         out = version_converter.convert_version(_annotated(model, ctx), target)
     except Exception as e:
         msg = (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
         raise OptimizeError(f"onnx's version converter cannot lift opset {src} to {target}: {msg}") from None
     for g in _graphs(out.graph):
         del g.value_info[:]
-    return out
+    return out, inlined
 
 
 def _graphs(g: onnx.GraphProto):
@@ -81,32 +100,54 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     old_fns = [fp for fp in model.functions if _fn_opset(fp, opset) < 5]
     if opset >= 5 and not old_fns:
         return model, {}
-    stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0}
+    stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0, "functions inlined": 0}
     if opset < 4:
-        model = _convert(model, 4, ctx)
+        model, stats["functions inlined"] = _convert(model, 4, ctx)
         stats["opset lifted with onnx's converter"] = 1
         opset = 4
     gm = GsModel(model)
     gs = gs_module()
+    old_ir = bool(model.ir_version) and model.ir_version < 4
 
-    def rewrite(nodes, owner, version: int) -> None:
-        for n in nodes:
+    def target_for(n, owner, is_function: bool, nodes: list, k: int):
+        values = [int(v) for v in n.attrs["shape"]]
+        base = f"{n.name or n.outputs[0].name}_shape"
+        if not is_function:
+            # Before IR 4 a subgraph's initializers must be its inputs, which If bodies
+            # cannot have: the value goes to the main graph, whose scope subgraphs see.
+            home = gm.graph if old_ir else owner
+            return gm.constant(home, base, np.array(values, dtype=np.int64))
+        # Functions hold no initializers and Constant takes int64 only from opset 9: a float
+        # Constant (exact for dims) cast with Cast-1, whose ``to`` is a type name.
+        f = gm.variable(base + "_f")
+        c = gs.Constant(gm.fresh(base + "_value"), np.array(values, dtype=np.float32))
+        i = gm.variable(base, dtype=np.int64)
+        nodes.insert(k, gm.node("Constant", base + "_Constant", [], [f], {"value": c}))
+        nodes.insert(k + 1, gm.node("Cast", base + "_Cast", [f], [i], {"to": "INT64"}))
+        return i
+
+    def rewrite(owner, version: int, is_function: bool = False) -> None:
+        nodes = list(owner.nodes)
+        k = 0
+        while k < len(nodes):
+            n = nodes[k]
             for v in n.attrs.values():
                 if isinstance(v, gs.Graph):
-                    rewrite(v.nodes, v, version)
+                    rewrite(v, version)
             if n.op != "Reshape" or n.domain or version >= 5 or "shape" not in n.attrs or len(n.inputs) != 1:
+                k += 1
                 continue
-            target = np.array(list(n.attrs["shape"]), dtype=np.int64)
-            c = gm.constant(owner, f"{n.name or n.outputs[0].name}_shape", target)
-            n.inputs.append(c)
-            n.attrs = {k: v for k, v in n.attrs.items() if k not in ("shape", "consumed_inputs")}
+            before = len(nodes)
+            n.inputs.append(target_for(n, owner, is_function, nodes, k))
+            n.attrs = {a: v for a, v in n.attrs.items() if a not in ("shape", "consumed_inputs")}
             stats["reshapes rewritten"] += 1
+            k += 1 + len(nodes) - before
+        owner.nodes = nodes
 
     if opset < 5:
-        rewrite(gm.graph.nodes, gm.graph, opset)
+        rewrite(gm.graph, opset)
     for f in gm.graph.functions:
-        fp = gm._orig_func[id(f)]
-        rewrite(f.nodes, f, _fn_opset(fp, opset))
+        rewrite(f, _fn_opset(gm._orig_func[id(f)], opset), is_function=True)
     out = gm.export()
     if opset < 5:
         _set_default_opset(out.opset_import, 5)
@@ -133,4 +174,4 @@ def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
         raise OptimizeError(f"--target-opset {target} is below the model's opset {cur}: only lifting is supported")
     if target == cur:
         return model
-    return _convert(model, target, ctx)
+    return _convert(model, target, ctx)[0]
