@@ -1,0 +1,341 @@
+"""Shape-inference cost: shapeinfer against onnx's C++ inference and onnxruntime's symbolic inference.
+
+Usage: python benchmarks/run.py [MODELS...] [--reps N] [--layers N] [--no-synthetic] [--no-external]
+
+Per model, the median of N repetitions (default 5) of
+  onnx     onnx.shape_inference.infer_shapes(model, data_prop=True)       (the C++ anchor)
+  ort      SymbolicShapeInference.infer_shapes(model, auto_merge=True)    (the Python anchor)
+  infer    shapeinfer in process: infer + annotate, model already loaded
+  process  the whole `shapeinfer MODEL -o OUT` command (start-up, load, infer, write)
+with the ratios infer/onnx and infer/ort, nodes per second and peak RSS (each tool once more in
+a child process). Without MODELS it uses examples/models/llama_ts.onnx. It also builds a
+synthetic model of repeated llama-like layers (~100k nodes by default) to show how cost grows
+with size, and a model whose weights live in a multi-GB sparse external-data file, to show
+that inference never loads them (peak RSS) and that -o keeps them external.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# ----------------------------------------------------------------------------- synthetic models
+
+
+def llama_like_model(layers: int, hidden: int = 64, heads: int = 4, external: str | None = None) -> onnx.ModelProto:
+    """Repeated decoder layers in the TorchScript-export style: shape arithmetic feeding Reshapes.
+
+    With ``external``, every layer's weight matrices are external tensors of ``hidden x big``
+    floats in that file (written separately as a sparse file), so the model references GBs.
+    """
+    f32, i64 = TensorProto.FLOAT, TensorProto.INT64
+    nodes, inits = [], []
+    head_dim = hidden // heads
+
+    def const(name: str, arr: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    const("axes0", np.array([0], np.int64))
+    const("idx0", np.array(0, np.int64))
+    const("idx1", np.array(1, np.int64))
+    const("heads", np.array([heads], np.int64))
+    const("head_dim", np.array([head_dim], np.int64))
+    const("hid", np.array([hidden], np.int64))
+    const("eps", np.array(1e-6, np.float32))
+    const("two", np.array(2.0, np.float32))
+    offset = 0
+    weights = {}
+    for w in ("wq", "wk", "wv", "wo", "w1", "w2"):
+        if external is None:
+            weights[w] = const(
+                w, (np.random.default_rng(0).standard_normal((hidden, hidden)) * 0.05).astype(np.float32)
+            )
+        else:
+            weights[w] = None
+    x = "h0"
+    nodes.append(helper.make_node("Gather", ["embed", "input_ids"], [x]))
+    for i in range(layers):
+        p = f"l{i}_"
+        ws = {}
+        for w in ("wq", "wk", "wv", "wo", "w1", "w2"):
+            if external is None:
+                ws[w] = weights[w]
+            else:
+                t = TensorProto()
+                t.name = p + w
+                t.data_type = f32
+                t.dims.extend([hidden, hidden])
+                t.data_location = TensorProto.EXTERNAL
+                nbytes = hidden * hidden * 4
+                for k, v in (("location", external), ("offset", str(offset)), ("length", str(nbytes))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+                offset += nbytes
+                inits.append(t)
+                ws[w] = t.name
+
+        def n(op, ins, outs=None, p=p, **kw):
+            outs = outs or [p + f"{op.lower()}{len(nodes)}"]
+            nodes.append(helper.make_node(op, ins, outs, **kw))
+            return outs[0]
+
+        sq = n("Pow", [x, "two"])
+        mean = n("ReduceMean", [sq], axes=[-1], keepdims=1)
+        var = n("Add", [mean, "eps"])
+        rs = n("Sqrt", [var])
+        normed = n("Div", [x, rs])
+        shp = n("Shape", [normed])
+        b = n("Gather", [shp, "idx0"], axis=0)
+        s = n("Gather", [shp, "idx1"], axis=0)
+        b1 = n("Unsqueeze", [b, "axes0"])
+        s1 = n("Unsqueeze", [s, "axes0"])
+        tgt = n("Concat", [b1, s1, "heads", "head_dim"], axis=0)
+        heads_out = []
+        for w in ("wq", "wk", "wv"):
+            proj = n("MatMul", [normed, ws[w]])
+            r = n("Reshape", [proj, tgt])
+            heads_out.append(n("Transpose", [r], perm=[0, 2, 1, 3]))
+        q, k, v = heads_out
+        kt = n("Transpose", [k], perm=[0, 1, 3, 2])
+        att = n("MatMul", [q, kt])
+        att = n("Softmax", [att], axis=-1)
+        ctx = n("MatMul", [att, v])
+        ctx = n("Transpose", [ctx], perm=[0, 2, 1, 3])
+        back = n("Concat", [b1, s1, "hid"], axis=0)
+        ctx = n("Reshape", [ctx, back])
+        o = n("MatMul", [ctx, ws["wo"]])
+        x2 = n("Add", [x, o])
+        hmid = n("MatMul", [x2, ws["w1"]])
+        act = n("Sigmoid", [hmid])
+        hmid = n("Mul", [hmid, act])
+        down = n("MatMul", [hmid, ws["w2"]])
+        x = n("Add", [x2, down], [f"h{i + 1}"])
+    const("embed", (np.random.default_rng(1).standard_normal((1000, hidden)) * 0.05).astype(np.float32))
+    graph = helper.make_graph(
+        nodes,
+        "llama_like",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info(x, f32, None)],
+        inits,
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    del i64
+    return m
+
+
+def write_external_model(folder: str, layers: int, gigabytes: float) -> tuple[str, int]:
+    """A llama-like model whose weights live in a sparse external file of ``gigabytes`` size."""
+    hidden = 64
+    data = "weights.bin"
+    m = llama_like_model(layers, hidden, external=data)
+    # Spread the weights' offsets over the whole (sparse) file: each tensor far from the next.
+    size = int(gigabytes * 2**30)
+    ext = [t for t in m.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+    stride = size // max(1, len(ext))
+    for k, t in enumerate(ext):
+        for e in t.external_data:
+            if e.key == "offset":
+                e.value = str(k * stride)
+    path = os.path.join(folder, "model.onnx")
+    onnx.save(m, path)
+    with open(os.path.join(folder, data), "wb") as f:
+        f.truncate(size)
+    return path, size
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def median_time(fn, reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def run_tool(tool: str, model: onnx.ModelProto, path: str | None):
+    if tool == "onnx":
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    if tool == "ort":
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+        return SymbolicShapeInference.infer_shapes(model, auto_merge=True)
+    if tool == "infer":
+        from shapeinfer.engine import annotate, infer
+
+        return annotate(infer(model, base_dir=os.path.dirname(path) if path else None))
+    raise ValueError(tool)
+
+
+_HWM = (
+    "import atexit, sys\n"
+    "def _hwm():\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            sys.stderr.write('VMHWM ' + line.split()[1] + '\\n')\n"
+    "atexit.register(_hwm)\n"
+)
+
+
+def child_peak_rss(tool: str, path: str) -> tuple[float, float]:
+    """(seconds, peak RSS in MB) of one run of ``tool`` on ``path`` in a fresh child process."""
+    code = _HWM + (
+        f"sys.path.insert(0, {ROOT!r})\nimport onnx\nfrom benchmarks.run import run_tool\n"
+        f"m = onnx.load({path!r}, load_external_data=False)\nrun_tool({tool!r}, m, {path!r})\n"
+    )
+    return _wait_child([sys.executable, "-c", code])
+
+
+def _wait_child(cmd: list[str]) -> tuple[float, float]:
+    """Wall time and peak RSS (MB, the child's own VmHWM: not inflated by fork) of a command."""
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError((proc.stderr.strip().splitlines() or ["failed"])[-1])
+    kb = [int(x.split()[1]) for x in proc.stderr.splitlines() if x.startswith("VMHWM ")]
+    return wall, (kb[-1] / 1024.0 if kb else float("nan"))
+
+
+def shapeinfer_cmd() -> list[str]:
+    """The `shapeinfer` command, run through a wrapper that reports its peak RSS at exit."""
+    return [sys.executable, "-c", _HWM + "sys.argv[0] = 'shapeinfer'\nfrom shapeinfer.cli import main\nmain()\n"]
+
+
+def process_time(path: str, reps: int) -> tuple[float, float]:
+    """Median wall time and peak RSS (MB) of the whole `shapeinfer MODEL -o OUT` process."""
+    with tempfile.TemporaryDirectory() as td:
+        out = os.path.join(td, "out.onnx")
+        runs = [_wait_child([*shapeinfer_cmd(), path, "-o", out]) for _ in range(reps)]
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def bench(path: str, reps: int, tools: list[str], label: str | None = None) -> dict:
+    model = onnx.load(path, load_external_data=False)
+    n = len(model.graph.node)
+    row: dict = {"model": label or os.path.basename(path), "nodes": n}
+    for tool in tools:
+        copies = [onnx.ModelProto() for _ in range(reps)]
+        for c in copies:
+            c.CopyFrom(model)
+        it = iter(copies)
+        try:
+            row[tool] = median_time(lambda it=it, tool=tool: run_tool(tool, next(it), path), reps)
+            row[f"{tool}_rss_mb"] = child_peak_rss(tool, path)[1]
+        except Exception as e:  # a peer failing is a figure, not a benchmark crash
+            row[tool] = None
+            row[f"{tool}_error"] = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+    row["process"], row["process_rss_mb"] = process_time(path, reps)
+    if row.get("infer"):
+        row["nodes_per_s"] = n / row["infer"]
+        for peer in ("onnx", "ort"):
+            if row.get(peer):
+                row[f"infer/{peer}"] = row["infer"] / row[peer]
+    return row
+
+
+def fmt(v, spec=".3f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def print_rows(rows: list[dict]) -> None:
+    head = (
+        f"{'model':<26} {'nodes':>7} {'onnx s':>8} {'ort s':>8} {'infer s':>8} {'process s':>9} "
+        f"{'infer/onnx':>10} {'infer/ort':>9} {'nodes/s':>9} {'rss MB (onnx/ort/infer/process)':>32}"
+    )
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        rss = "/".join(fmt(r.get(k), ".0f") for k in ("onnx_rss_mb", "ort_rss_mb", "infer_rss_mb", "process_rss_mb"))
+        print(
+            f"{r['model']:<26} {r['nodes']:>7} {fmt(r.get('onnx')):>8} {fmt(r.get('ort')):>8} {fmt(r.get('infer')):>8} "
+            f"{fmt(r.get('process')):>9} {fmt(r.get('infer/onnx'), '.2f'):>10} {fmt(r.get('infer/ort'), '.3f'):>9} "
+            f"{fmt(r.get('nodes_per_s'), ',.0f'):>9} {rss:>32}"
+        )
+        for k, v in r.items():
+            if k.endswith("_error"):
+                print(f"    {k[:-6]} failed: {v}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--layers", type=int, default=3300, help="layers of the synthetic model (~30 nodes each)")
+    ap.add_argument("--gigabytes", type=float, default=8.0, help="size of the sparse external weights file")
+    ap.add_argument("--tools", default="onnx,ort,infer")
+    ap.add_argument("--no-synthetic", action="store_true")
+    ap.add_argument("--no-external", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    tools = a.tools.split(",")
+    models = a.models or [os.path.join(ROOT, "examples", "models", "llama_ts.onnx")]
+    rows = [bench(p, a.reps, tools) for p in models]
+    with tempfile.TemporaryDirectory() as td:
+        if not a.no_synthetic:
+            path = os.path.join(td, "synthetic.onnx")
+            onnx.save(llama_like_model(a.layers), path)
+            peers = [t for t in tools if t != "ort"]  # ORT's symbolic inference takes minutes here
+            rows.append(bench(path, max(3, a.reps // 2), peers, f"synthetic x{a.layers}"))
+            if rows[0].get("infer") and rows[-1].get("infer"):
+                per_small = rows[0]["infer"] / rows[0]["nodes"]
+                per_big = rows[-1]["infer"] / rows[-1]["nodes"]
+                rows[-1]["per_node_vs_first"] = per_big / per_small
+        ext = None
+        if not a.no_external:
+            folder = os.path.join(td, "ext")
+            os.makedirs(folder)
+            path, size = write_external_model(folder, 200, a.gigabytes)
+            wall, rss = process_time(path, 1)
+            outdir = os.path.join(td, "elsewhere")
+            os.makedirs(outdir)
+            out = os.path.join(outdir, "out.onnx")
+            wall2, rss2 = _wait_child([*shapeinfer_cmd(), path, "-o", out])
+            copied = os.path.getsize(os.path.join(outdir, "weights.bin")) if os.path.exists(out) else None
+            m = onnx.load(out, load_external_data=False) if os.path.exists(out) else None
+            still_external = m is not None and all(
+                t.data_location == TensorProto.EXTERNAL for t in m.graph.initializer if t.name.startswith("l")
+            )
+            ext = dict(
+                weights_gb=size / 2**30,
+                same_folder_s=wall,
+                same_folder_rss_mb=rss,
+                other_folder_s=wall2,
+                other_folder_rss_mb=rss2,
+                data_copied_bytes=copied,
+                weights_still_external=still_external,
+            )
+    if a.json:
+        print(json.dumps({"rows": rows, "external": ext}, indent=1))
+        return
+    print_rows(rows)
+    if len(rows) > 1 and rows[-1].get("per_node_vs_first"):
+        print(f"\ntime per node, {rows[-1]['model']} vs {rows[0]['model']}: {rows[-1]['per_node_vs_first']:.2f}x")
+    if ext:
+        print(
+            f"\nexternal data ({ext['weights_gb']:.1f} GB sparse weights file): -o same folder "
+            f"{ext['same_folder_s']:.2f}s peak RSS {ext['same_folder_rss_mb']:.0f} MB; -o other folder "
+            f"{ext['other_folder_s']:.2f}s peak RSS {ext['other_folder_rss_mb']:.0f} MB, data copied "
+            f"{(ext['data_copied_bytes'] or 0) / 2**30:.1f} GB, weights still external: {ext['weights_still_external']}"
+        )
+
+
+if __name__ == "__main__":
+    main()

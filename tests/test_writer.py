@@ -1,0 +1,77 @@
+"""Writing models: atomic, permissions kept, external data kept external and copied sparsely."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import shapeinfer
+from shapeinfer.writer import save_model
+
+
+def _external_model(folder, size: int = 1 << 30):
+    """A MatMul whose weight lies at an offset inside a mostly sparse data file of ``size`` bytes."""
+    w = (np.arange(12, dtype=np.float32) / 7).reshape(4, 3)
+    offset = size // 2
+    with open(folder / "w.bin", "wb") as f:
+        f.truncate(size)
+        f.seek(offset)
+        f.write(w.tobytes())
+    t = numpy_helper.from_array(w, "w")
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "w.bin"), ("offset", str(offset)), ("length", str(w.nbytes))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [t],
+    )
+    path = folder / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path, w
+
+
+def test_external_data_copied_sparsely_to_another_folder(tmp_path):
+    src_dir, out_dir = tmp_path / "src", tmp_path / "out"
+    src_dir.mkdir()
+    out_dir.mkdir()
+    path, w = _external_model(src_dir)
+    m = shapeinfer.infer_shapes(str(path))
+    save_model(m, str(out_dir / "m.onnx"), str(path))
+    copied = out_dir / "w.bin"
+    assert copied.stat().st_size == (src_dir / "w.bin").stat().st_size
+    assert copied.stat().st_blocks * 512 < 16 * 1024 * 1024  # holes stayed holes
+    back = onnx.load(str(out_dir / "m.onnx"))  # loads the external data from the copy
+    np.testing.assert_array_equal(numpy_helper.to_array(back.graph.initializer[0]), w)
+    assert [d.dim_param or d.dim_value for d in back.graph.output[0].type.tensor_type.shape.dim] == ["n", 3]
+
+
+def test_same_folder_keeps_references(tmp_path):
+    path, _ = _external_model(tmp_path)
+    m = shapeinfer.infer_shapes(str(path))
+    save_model(m, str(tmp_path / "o.onnx"), str(path))
+    back = onnx.load(str(tmp_path / "o.onnx"), load_external_data=False)
+    assert back.graph.initializer[0].data_location == TensorProto.EXTERNAL
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "o.onnx", "w.bin"]
+
+
+def test_written_file_has_normal_permissions_and_no_temp_left(tmp_path):
+    path, _ = _external_model(tmp_path)
+    out = tmp_path / "o.onnx"
+    save_model(onnx.load(str(path), load_external_data=False), str(out), str(path))
+    mode = stat.S_IMODE(out.stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask
+    os.chmod(out, 0o640)
+    save_model(onnx.load(str(path), load_external_data=False), str(out), str(path))
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".shapeinfer-")]
