@@ -238,12 +238,12 @@ def fix_models():
     s004 = make(
         [h.make_node("Shape", ["x"], ["s"], name="bad"), h.make_node("Reshape", ["z", "s"], ["y"], name="r")],
         [vi("x", T.FLOAT, [2, 3]), vi("z", T.FLOAT, [6])],
-        [out()],
+        [out(rank=2)],
     )
     r009 = make(
         [h.make_node("Reshape", ["x", "t"], ["r"], name="bad"), h.make_node("Relu", ["r"], ["y"], name="relu")],
         [vi("x", T.FLOAT, [2, 3])],
-        [out()],
+        [out(rank=2)],
         [onnx.numpy_helper.from_array(np.array([2, 3], np.int64), "t")],
     )
     return {"S004": s004, "R009": r009, "R010": reshape_runtime_canonical(), "R006": reshape_v1([2, 3, 4], [6, 4])}
