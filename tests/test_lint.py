@@ -218,3 +218,23 @@ def test_profiles_are_package_data():
     pkg = doc["tool"]["setuptools"]["package-data"]["shapeinfer"]
     assert any(Path(p).match("rules/*.toml") or p == "rules/*.toml" for p in pkg)
     assert os.path.isdir(ROOT / "shapeinfer" / "rules")
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_models_annotated_by_shapeinfer_agree_with_g006(name):
+    # what `shapeinfer MODEL -o OUT` writes (value_info for every tensor, symbolic dims as text)
+    # must not contradict what inference derives when the written model is linted
+    import shapeinfer
+
+    annotated = shapeinfer.infer_shapes(str(model_path(name)))
+    assert len(annotated.graph.value_info) > 100
+    g006 = [f"{f.tensor}: {f.message}" for f in lint_model(annotated, name) if f.code == "G006"]
+    assert g006 == []
+    # and a corrupted annotation is caught: one dim of one value_info changed
+    vi_ = next(
+        v for v in annotated.graph.value_info if any(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim)
+    )
+    dim = next(d for d in vi_.type.tensor_type.shape.dim if d.HasField("dim_value"))
+    dim.dim_value += 1
+    g006 = [f for f in lint_model(annotated, name) if f.code == "G006"]
+    assert [f.tensor for f in g006] == [vi_.name]
