@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import onnx
@@ -206,6 +206,7 @@ class Engine:
         self.max_expr_size = max_expr_size
         self._subst_gen = 0
         self._type_cache: dict[Fact, onnx.TypeProto] = {}
+        self._memo: dict[tuple, tuple] = {}
 
     # ---------------------------------------------------------------- symbols
     def fresh(self) -> D.Expr:
@@ -441,6 +442,36 @@ class Engine:
         if fn is not None:
             return self.infer_function(ctx, fn, ins)
         rule = registry.lookup(domain, node.op_type, version)
+        # Memoise on (op, version, attributes, input facts): repeated layers infer once. A node
+        # whose inference drew fresh symbols or recorded equalities is never memoised.
+        key = self._memo_key(node, domain, version, ins)
+        if key is not None:
+            hit = self._memo.get(key)
+            if hit is not None:
+                outs, diags = hit
+                for d in diags:
+                    self.diagnostics.append(replace(d, node=node.name or None, index=index, graph=graph))
+                return outs
+            marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), self._subst_gen)
+        outs = self._apply(rule, ctx, ins)
+        if key is not None and marks[1:] == (len(self.fresh_symbols), len(self.equalities), self._subst_gen):
+            self._memo[key] = (outs, self.diagnostics[marks[0] :])
+        return outs
+
+    def _memo_key(self, node: onnx.NodeProto, domain: str, version: int, ins: list[Fact | None]) -> tuple | None:
+        attrs = node.attribute
+        if attrs:
+            if node.ByteSize() > 4096:
+                return None
+            for a in attrs:
+                if a.ref_attr_name or a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+                    return None
+            attrs = tuple(a.SerializeToString() for a in attrs)
+        else:
+            attrs = ()
+        return (domain, node.op_type, version, attrs, len(node.output), tuple(ins))
+
+    def _apply(self, rule, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
         try:
             if rule is None:
                 raise Fallback
@@ -672,6 +703,34 @@ def annotate(result: Result) -> onnx.ModelProto:
     return result.model
 
 
+def _tag(message, field: str) -> bytes:
+    """The wire tag of a length-delimited field of ``message``."""
+    return bytes(_varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2))
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    n = len(payload)
+    return tag + (bytes((n,)) if n < 0x80 else _varint(n)) + payload
+
+
+_VALUE_INFO = _tag(onnx.GraphProto, "value_info")
+_VI_NAME = _tag(onnx.ValueInfoProto, "name")
+_VI_TYPE = _tag(onnx.ValueInfoProto, "type")
+
+
 def _annotate_graph(graph: onnx.GraphProto, result: Result, path: str = "main") -> None:
     facts = result.graph_facts.get(path)
     if facts is not None:
@@ -688,13 +747,19 @@ def _annotate_graph(graph: onnx.GraphProto, result: Result, path: str = "main") 
                 if o and o not in skip and o not in outputs:
                     produced.append(o)
                     skip.add(o)
+        # Serialised in one go (wire format of repeated ValueInfoProto): a message per tensor
+        # through the Python API is the slowest part of writing a large model.
+        type_bytes: dict[int, bytes] = {}  # by id: the facts stay alive in ``facts``
+        chunks = []
         for name in produced:
             f = facts.get(name)
             if f is None or (f.kind == "tensor" and not f.dtype and f.shape is None):
                 continue
-            vi = graph.value_info.add()
-            vi.name = name
-            vi.type.CopyFrom(fact_type(f))
+            tb = type_bytes.get(id(f))
+            if tb is None:
+                tb = type_bytes[id(f)] = fact_type(f).SerializeToString()
+            chunks.append(_field(_VALUE_INFO, _field(_VI_NAME, name.encode()) + _field(_VI_TYPE, tb)))
+        graph.MergeFromString(b"".join(chunks))
     for k, n in enumerate(graph.node):
         for a in n.attribute:
             if a.type == AttributeProto.GRAPH:
