@@ -469,7 +469,7 @@ class Engine:
             attrs = tuple(a.SerializeToString() for a in attrs)
         else:
             attrs = ()
-        return (domain, node.op_type, version, attrs, len(node.output), tuple(ins))
+        return (domain, node.op_type, version, attrs, tuple(bool(o) for o in node.output), tuple(ins))
 
     def _apply(self, rule, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
         try:
