@@ -16,6 +16,7 @@ Contract of :func:`infer`:
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -344,21 +345,22 @@ class Engine:
         indeg = [0] * len(nodes)
         users: list[list[int]] = [[] for _ in nodes]
         for k, n in enumerate(nodes):
-            for i in set(n.input):
+            for i in dict.fromkeys(n.input):  # deduplicated in a deterministic order
                 p = producer.get(i)
                 if p is not None and p != k:
                     indeg[k] += 1
                     users[p].append(k)
+        # Kahn's algorithm taking the lowest ready index first: graph order wherever it is valid.
         ready = [k for k in range(len(nodes)) if indeg[k] == 0]
-        ready.reverse()
+        heapq.heapify(ready)
         order = []
         while ready:
-            k = ready.pop()
+            k = heapq.heappop(ready)
             order.append(k)
             for u in users[k]:
                 indeg[u] -= 1
                 if indeg[u] == 0:
-                    ready.append(u)
+                    heapq.heappush(ready, u)
         if len(order) < len(nodes):
             left = [k for k in range(len(nodes)) if indeg[k] > 0]
             self.diagnostics.append(
