@@ -234,7 +234,7 @@ def _expand_options(values, in_dims) -> list[list[Entry]]:
     for i, v in enumerate(values):
         ax = None if r is None else i - (n - r)
         has = ax is not None and ax >= 0 and (in_dims[ax] == v or v == 1)
-        consts: tuple[int, ...] = (v,) if type(v) is int else ((1,) if has else ())
+        consts: tuple[int, ...] = (1,) if has else ((v,) if type(v) is int else ())
         entries.append(Entry(v, consts))
         provided.append(has)
     options = [entries]

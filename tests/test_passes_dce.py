@@ -1,0 +1,69 @@
+"""dce on onnx.helper models: dead nodes and initializers go, interface and subgraph reads stay."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+from shapeinfer.passes import PassContext, pass_module
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def model_of(nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelProto:
+    m = h.make_model(
+        h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", opset)], ir_version=8
+    )
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def vo(name: str, dtype: int, rank: int) -> onnx.ValueInfoProto:
+    return h.make_tensor_value_info(name, dtype, [f"{name}_{i}" for i in range(rank)])
+
+
+def run_pass(name: str, m: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
+    out, changes = pass_module(name).run(m, PassContext())
+    onnx.checker.check_model(out, full_check=True)
+    return out, changes
+
+
+def outputs(model: onnx.ModelProto, feeds: dict) -> list:
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def test_dce_removes_dead_nodes_but_keeps_what_a_subgraph_reads():
+    then = h.make_graph([h.make_node("Add", ["a", "w"], ["t"])], "then", [], [vo("t", T.FLOAT, 1)])
+    els = h.make_graph([h.make_node("Identity", ["a"], ["e"])], "else", [], [vo("e", T.FLOAT, 1)])
+    nodes = [
+        h.make_node("Relu", ["x"], ["a"]),  # read only inside the If branches
+        h.make_node("Neg", ["x"], ["dead"]),
+        h.make_node("Shape", ["dead"], ["dead_shape"]),
+        h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=els),
+    ]
+    ins = [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [3])]
+    inits = [
+        numpy_helper.from_array(np.ones(3, np.float32), "w"),
+        numpy_helper.from_array(np.ones(2, np.float32), "unused"),
+    ]
+    m = model_of(nodes, ins, [vo("y", T.FLOAT, 1)], inits)
+    out, changes = run_pass("dce", m)
+    assert [n.op_type for n in out.graph.node] == ["Relu", "If"]
+    assert changes == {"nodes removed": 2, "initializers removed": 1}
+    assert [t.name for t in out.graph.initializer] == ["w"]
+    for c in (True, False):
+        feeds = {"c": np.array(c), "x": np.array([-1.0, 0.5, 2.0], np.float32)}
+        np.testing.assert_array_equal(outputs(m, feeds)[0], outputs(out, feeds)[0])
+
+
+def test_dce_keeps_graph_inputs_and_an_all_live_graph_unchanged():
+    nodes = [h.make_node("Relu", ["x"], ["y"])]
+    ins = [h.make_tensor_value_info("x", T.FLOAT, [3]), h.make_tensor_value_info("unused_input", T.FLOAT, [3])]
+    m = model_of(nodes, ins, [vo("y", T.FLOAT, 1)])
+    out, changes = run_pass("dce", m)
+    assert not any(changes.values())
+    assert out.SerializeToString() == m.SerializeToString()

@@ -1,0 +1,81 @@
+"""dedupe-shapes on onnx.helper models: repeated computations merge, random ones and outputs do not."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+from shapeinfer.passes import PassContext, pass_module
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def model_of(nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelProto:
+    m = h.make_model(
+        h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", opset)], ir_version=8
+    )
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def scalar(name: str, v: int) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array(v, np.int64), name)
+
+
+def vo(name: str, dtype: int, rank: int) -> onnx.ValueInfoProto:
+    return h.make_tensor_value_info(name, dtype, [f"{name}_{i}" for i in range(rank)])
+
+
+def run_pass(name: str, m: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
+    out, changes = pass_module(name).run(m, PassContext())
+    onnx.checker.check_model(out, full_check=True)
+    return out, changes
+
+
+def outputs(model: onnx.ModelProto, feeds: dict) -> list:
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def test_repeated_shape_chains_are_computed_once():
+    # Two Shape -> Gather -> Cast chains (one with Shape's default start spelled out) and two
+    # equal index initializers under different names.
+    nodes = [
+        h.make_node("Shape", ["x"], ["s1"]),
+        h.make_node("Shape", ["x"], ["s2"], start=0),
+        h.make_node("Gather", ["s1", "i_a"], ["g1"], axis=0),
+        h.make_node("Gather", ["s2", "i_b"], ["g2"], axis=0),
+        h.make_node("Cast", ["g1"], ["c1"], to=T.FLOAT),
+        h.make_node("Cast", ["g2"], ["c2"], to=T.FLOAT),
+        h.make_node("Mul", ["x", "c1"], ["m1"]),
+        h.make_node("Add", ["m1", "c2"], ["y"]),
+    ]
+    x = h.make_tensor_value_info("x", T.FLOAT, ["n", 3])
+    m = model_of(nodes, [x], [vo("y", T.FLOAT, 2)], [scalar("i_a", 1), scalar("i_b", 1)])
+    out, changes = run_pass("dedupe-shapes", m)
+    out, _ = run_pass("dce", out)
+    ops = [n.op_type for n in out.graph.node]
+    assert ops == ["Shape", "Gather", "Cast", "Mul", "Add"]
+    assert changes["nodes merged"] == 3
+    add = out.graph.node[-1]
+    assert add.input[1] == out.graph.node[2].output[0]
+    feeds = {"x": np.arange(12, dtype=np.float32).reshape(4, 3)}
+    np.testing.assert_array_equal(outputs(m, feeds)[0], outputs(out, feeds)[0])
+
+
+def test_random_nodes_and_graph_outputs_are_not_merged():
+    nodes = [
+        h.make_node("RandomUniformLike", ["x"], ["r1"]),
+        h.make_node("RandomUniformLike", ["x"], ["r2"]),
+        h.make_node("Relu", ["x"], ["y1"]),
+        h.make_node("Relu", ["x"], ["y2"]),
+    ]
+    x = h.make_tensor_value_info("x", T.FLOAT, [3])
+    outs = [vo(n, T.FLOAT, 1) for n in ("r1", "r2", "y1", "y2")]
+    m = model_of(nodes, [x], outs)
+    out, changes = run_pass("dedupe-shapes", m)
+    assert not any(changes.values())
+    assert out.SerializeToString() == m.SerializeToString()

@@ -1,0 +1,241 @@
+"""reshape-v1-to-v5 on legacy models built at default-domain opsets 1 to 4.
+
+The originals run in onnx's reference evaluator, taught Reshape-1 (and Gemm-1, Cast-1) as
+small custom ops; the rewritten models must be valid at their new opset and compute the same,
+in the reference evaluator at opset 5 and in onnxruntime after lifting to 13.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.inliner
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper, version_converter
+from onnx.reference import ReferenceEvaluator
+from onnx.reference.op_run import OpRun
+
+import shapeinfer
+from shapeinfer.passes import OptimizeError, PassContext, optimize_with_report, pass_module
+
+ort = pytest.importorskip("onnxruntime")
+
+OPSETS = [1, 2, 3, 4]
+
+
+class Reshape(OpRun):
+    """Reshape-1: the target is the ``shape`` attribute; 0 copies the input dim."""
+
+    op_domain = ""
+
+    def _run(self, data, shape=None, consumed_inputs=None, allowzero=None):
+        dims = [data.shape[i] if v == 0 else v for i, v in enumerate(shape)]
+        return (data.reshape(dims),)
+
+
+class Gemm(OpRun):
+    """Gemm-1 (``broadcast`` attribute), which the reference evaluator lacks."""
+
+    op_domain = ""
+
+    def _run(self, a, b, c=None, alpha=None, beta=None, transA=None, transB=None, broadcast=None):
+        a = a.T if transA else a
+        b = b.T if transB else b
+        y = (1.0 if alpha is None else alpha) * (a @ b)
+        if c is not None:
+            y = y + (1.0 if beta is None else beta) * c
+        return (y.astype(a.dtype),)
+
+
+class Cast(OpRun):
+    """Cast-1, whose ``to`` is a type name."""
+
+    op_domain = ""
+
+    def _run(self, x, to=None, saturate=None, round_mode=None):
+        if isinstance(to, (str, bytes)):
+            to = T.DataType.Value(to.decode() if isinstance(to, bytes) else to)
+        return (x.astype(onnx.helper.tensor_dtype_to_np_dtype(to)),)
+
+
+def reshape1(x: str, y: str, shape: list[int], **kw) -> onnx.NodeProto:
+    n = h.make_node("Reshape", [x], [y], **kw)
+    n.attribute.append(h.make_attribute("shape", shape, attr_type=onnx.AttributeProto.INTS))
+    return n
+
+
+def legacy(graph: onnx.GraphProto, opset: int, **kw) -> onnx.ModelProto:
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)], **kw)
+    onnx.checker.check_model(m)
+    return m
+
+
+def with_inputs(inits: list[onnx.TensorProto]) -> list[onnx.ValueInfoProto]:
+    """IR 3: initializers are graph inputs too."""
+    return [h.make_tensor_value_info(t.name, t.data_type, t.dims) for t in inits]
+
+
+def cnn(opset: int) -> onnx.ModelProto:
+    """Conv -> Relu -> MaxPool -> Reshape-1 [0, -1] (consumed_inputs) -> MatMul and Gemm."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal((36, 5)).astype(np.float32), "W2"),
+        numpy_helper.from_array(rng.standard_normal((36, 6)).astype(np.float32), "W3"),
+        numpy_helper.from_array(rng.standard_normal((6,)).astype(np.float32), "B3"),
+    ]
+    nodes = [
+        h.make_node("Conv", ["x", "W"], ["c"], kernel_shape=[3, 3]),
+        h.make_node("Relu", ["c"], ["r"], consumed_inputs=[0]),
+        h.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        reshape1("p", "f", [0, -1], consumed_inputs=[0]),
+        h.make_node("MatMul", ["f", "W2"], ["y1"]),
+        h.make_node("Gemm", ["f", "W3", "B3"], ["y2"], broadcast=1),
+    ]
+    x = h.make_tensor_value_info("x", T.FLOAT, [2, 3, 8, 8])
+    outs = [h.make_tensor_value_info("y1", T.FLOAT, [2, 5]), h.make_tensor_value_info("y2", T.FLOAT, [2, 6])]
+    return legacy(h.make_graph(nodes, "cnn", [x, *with_inputs(inits)], outs, inits), opset, ir_version=3)
+
+
+def chain(opset: int) -> onnx.ModelProto:
+    """Reshape-1 four times, the last to a scalar target []."""
+    nodes = [
+        reshape1("x", "a", [0, -1]),
+        reshape1("a", "b", [-1]),
+        reshape1("b", "c", [1, 1]),
+        reshape1("c", "y", []),
+    ]
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 1, 1])
+    y = h.make_tensor_value_info("y", T.FLOAT, [])
+    return legacy(h.make_graph(nodes, "chain", [x], [y]), opset, ir_version=3)
+
+
+def branches(opset: int) -> onnx.ModelProto:
+    """Reshape-1 inside both branches of an If."""
+    then = h.make_graph(
+        [reshape1("x", "t", [0, -1], consumed_inputs=[0])],
+        "then",
+        [],
+        [h.make_tensor_value_info("t", T.FLOAT, [2, 12])],
+    )
+    els = h.make_graph([reshape1("x", "e", [-1, 4])], "else", [], [h.make_tensor_value_info("e", T.FLOAT, [6, 4])])
+    node = h.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=els)
+    ins = [h.make_tensor_value_info("cond", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])]
+    y = h.make_tensor_value_info("y", T.FLOAT, ["r", "c"])
+    return legacy(h.make_graph([node], "branches", ins, [y]), opset, ir_version=3)
+
+
+def in_function(opset: int) -> onnx.ModelProto:
+    """Reshape-1 inside a model-local function."""
+    f = h.make_function("local", "Flat", ["a"], ["b"], [reshape1("a", "b", [0, -1])], [h.make_opsetid("", opset)])
+    call = h.make_node("Flat", ["x"], ["y"], domain="local")
+    x = h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [2, 12])
+    return h.make_model(
+        h.make_graph([call], "fn", [x], [y]),
+        opset_imports=[h.make_opsetid("", opset), h.make_opsetid("local", 1)],
+        functions=[f],
+        ir_version=8,
+    )
+
+
+def feeds_for(name: str) -> list[dict]:
+    rng = np.random.default_rng(3)
+    if name == "cnn":
+        return [{"x": rng.standard_normal((2, 3, 8, 8)).astype(np.float32)}]
+    if name == "chain":
+        return [{"x": np.array([[[3.5]]], np.float32)}]
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    if name == "branches":
+        return [{"cond": np.array(True), "x": x}, {"cond": np.array(False), "x": x}]
+    return [{"x": x}]
+
+
+BUILDERS = {"cnn": cnn, "chain": chain, "branches": branches, "in_function": in_function}
+
+
+def reference(model: onnx.ModelProto, feeds: dict, ops: list) -> list:
+    # The evaluator runs functions without the custom ops: inline them first.
+    return ReferenceEvaluator(onnx.inliner.inline_local_functions(model), new_ops=ops).run(None, feeds)
+
+
+def reshapes(model: onnx.ModelProto):
+    def walk(g):
+        for n in g.node:
+            if n.op_type == "Reshape":
+                yield n
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    yield from walk(a.g)
+
+    yield from walk(model.graph)
+    for f in model.functions:
+        for n in f.node:
+            if n.op_type == "Reshape":
+                yield n
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_legacy_reshape_comes_out_valid_at_opset_5_and_computes_the_same(name, opset):
+    m = BUILDERS[name](opset)
+    out, report = optimize_with_report(m)
+    onnx.checker.check_model(out, full_check=True)
+    assert report.opset_before == opset and report.opset_after == 5
+    changes = next(p for p in report.passes if p.name == "reshape-v1-to-v5").changes
+    assert changes["reshapes rewritten"] == sum(1 for _ in reshapes(m))
+    for n in reshapes(out):
+        assert len(n.input) == 2 and not [a.name for a in n.attribute if a.name in ("shape", "consumed_inputs")]
+    for feeds in feeds_for(name):
+        want = reference(m, feeds, [Reshape, Gemm])
+        got = reference(out, feeds, [Gemm, Cast])
+        for a, b in zip(want, got):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_lifted_to_13_runs_in_onnxruntime_with_the_same_outputs(name, opset):
+    m = BUILDERS[name](opset)
+    out = shapeinfer.optimize(m, target_opset=13)
+    onnx.checker.check_model(out, full_check=True)
+    assert [o.version for o in out.opset_import if o.domain == ""] == [13]
+    sess = ort.InferenceSession(out.SerializeToString(), providers=["CPUExecutionProvider"])
+    for feeds in feeds_for(name):
+        want = reference(m, feeds, [Reshape, Gemm])
+        for a, b in zip(want, sess.run(None, feeds)):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_onnx_converter_alone_fails_on_reshape1_into_gemm_where_shapes_make_it_work():
+    m = cnn(3)
+    with pytest.raises(Exception, match="Shape of input"):
+        version_converter.convert_version(m, 13)
+    out = shapeinfer.optimize(m, passes=["reshape-v1-to-v5"], target_opset=13)
+    onnx.checker.check_model(out, full_check=True)
+
+
+def test_opset_5_and_later_models_are_unchanged():
+    node = h.make_node("Reshape", ["x", "t"], ["y"])
+    t = numpy_helper.from_array(np.array([0, -1], np.int64), "t")
+    g = h.make_graph(
+        [node],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["n", 3, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, ["n", 12])],
+        [t],
+    )
+    for opset in (5, 13, 17):
+        m = legacy(g, opset, ir_version=8)
+        out, changes = pass_module("reshape-v1-to-v5").run(m, PassContext())
+        assert not any(changes.values())
+        assert out.SerializeToString() == m.SerializeToString()
+
+
+def test_target_opset_below_the_model_is_refused():
+    with pytest.raises(OptimizeError, match="only lifting"):
+        shapeinfer.optimize(cnn(4), target_opset=3)
