@@ -157,7 +157,9 @@ class Timer:
         return time.perf_counter() - self.t0
 
 
-def _run_guarded(debug: bool, fn):
+def _run_guarded(debug: bool, fn, path: str | None = None):
+    """Run ``fn``; anything it raises becomes one CliError line (exit 2) naming ``path``."""
+    from shapeinfer.engine import InferenceTimeout
     from shapeinfer.external import ExternalDataError
     from shapeinfer.onnxio import ModelLoadError
 
@@ -169,12 +171,15 @@ def _run_guarded(debug: bool, fn):
         if debug:
             raise
         raise CliError(str(e)) from None
+    except InferenceTimeout as e:
+        raise CliError(f"{path}: {e}" if path else str(e)) from None
     except KeyboardInterrupt:
         raise CliError("interrupted") from None
     except Exception as e:  # never a traceback for users
         if debug:
             raise
-        raise CliError(f"internal error: {type(e).__name__}: {e} (rerun with --debug for a traceback)") from None
+        where = f"{path}: " if path else ""
+        raise CliError(f"{where}internal error: {type(e).__name__}: {e} (rerun with --debug for a traceback)") from None
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -209,6 +214,9 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 @click.option("-v", "--verbose", is_flag=True, help="List every diagnostic, not only errors and warnings.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Give up after this long."
+)
 def infer_cmd(
     model: str,
     output: str | None,
@@ -218,6 +226,7 @@ def infer_cmd(
     as_json: bool,
     verbose: bool,
     debug: bool,
+    timeout: float | None,
 ) -> None:
     """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs."""
     binding = parse_bind(bind)
@@ -230,7 +239,9 @@ def infer_cmd(
         timer = Timer()
         m = load_model(model)
         try:
-            result = infer(m, base_dir=model_dir(model), input_shapes=shapes or None, bind=binding or None)
+            result = infer(
+                m, base_dir=model_dir(model), input_shapes=shapes or None, bind=binding or None, timeout=timeout
+            )
         except KeyError as e:
             raise CliError(f"--input-shape: {e.args[0]}") from None
         secs = timer()
@@ -239,7 +250,7 @@ def infer_cmd(
             write_model(result.model, output, model, in_place)
         return result, secs
 
-    result, secs = _run_guarded(debug, run)
+    result, secs = _run_guarded(debug, run, model)
     _report(result, model, output, secs, as_json, verbose)
 
 

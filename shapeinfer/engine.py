@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,6 +46,10 @@ MAIN = "main"
 def graph_path(parent: str, node_index: int, attr: str) -> str:
     """The key of a subgraph in ``Result.graph_facts``: parent path, node index, attribute name."""
     return f"{parent}/{node_index}.{attr}"
+
+
+class InferenceTimeout(Exception):
+    """Inference ran past its time limit."""
 
 
 class Fallback(Exception):
@@ -189,9 +194,17 @@ class NodeContext:
 class Engine:
     """One inference run over one model."""
 
-    def __init__(self, model: onnx.ModelProto, base_dir: str | None = None, max_expr_size: int = MAX_EXPR_SIZE) -> None:
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        base_dir: str | None = None,
+        max_expr_size: int = MAX_EXPR_SIZE,
+        timeout: float | None = None,
+    ) -> None:
         self.model = model
         self.base_dir = base_dir
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.timeout = timeout
         self.opsets: dict[str, int] = {}
         for o in model.opset_import:
             self.opsets["" if o.domain == "ai.onnx" else o.domain] = o.version
@@ -387,7 +400,9 @@ class Engine:
         call_attrs: Mapping[str, AttributeProto] | None = None,
     ) -> None:
         facts = scope.facts
-        for k in self._order(nodes, scope, graph):
+        for count, k in enumerate(self._order(nodes, scope, graph)):
+            if self.deadline is not None and count % 64 == 0 and time.monotonic() > self.deadline:
+                raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
             node = nodes[k]
             ins: list[Fact | None] = []
             for name in node.input:
@@ -654,15 +669,17 @@ def infer(
     base_dir: str | None = None,
     input_shapes: Mapping[str, Sequence[D.Dim]] | None = None,
     bind: Mapping[str, int] | None = None,
+    timeout: float | None = None,
 ) -> Result:
     """Infer every tensor's facts in ``model`` (not modified unless ``input_shapes`` is given).
 
     ``input_shapes`` overrides graph-input dims; ``bind`` specialises symbols to integers
-    before inference so that everything derived from them folds.
+    before inference so that everything derived from them folds. ``timeout`` (seconds) raises
+    :class:`InferenceTimeout` when inference runs longer.
     """
     if input_shapes:
         apply_input_overrides(model, input_shapes)
-    eng = Engine(model, base_dir)
+    eng = Engine(model, base_dir, timeout=timeout)
     graph = model.graph
     inputs = None
     if bind:

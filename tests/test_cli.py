@@ -115,3 +115,24 @@ def test_output_equal_to_input_is_refused(tmp_path):
     assert r.returncode == 0
     assert len(onnx.load(str(src)).graph.value_info) > 300
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".shapeinfer-")]
+
+
+def test_timeout_is_a_clear_error(tmp_path):
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Add", [f"x{i}", "one"], [f"x{i + 1}"]) for i in range(20000)]
+    g = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x0", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("x20000", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([1.0], np.float32), "one")],
+    )
+    p = tmp_path / "chain.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(p))
+    r = run(str(p), "--timeout", "0.001")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == f"shapeinfer: error: {p}: inference took longer than 0.001s"
+    r = run(str(p), "--timeout", "300")
+    assert r.returncode == 0 and "[n]" in r.stdout
