@@ -114,6 +114,12 @@ def reshape1_with_input():
     return make([node], [vi("x", T.FLOAT, [2, 3, 4])], [out(rank=2)], [ints("t", [6, 4])], opset=4)
 
 
+def reshape_both_forms(opset: int):
+    """A Reshape with both a ``shape`` attribute and a target input."""
+    node = h.make_node("Reshape", ["x", "t"], ["y"], name="bad", shape=[6, 4])
+    return make([node], [vi("x", T.FLOAT, [2, 3, 4])], [out(rank=2)], [ints("t", [6, 4])], opset=opset)
+
+
 # ------------------------------------------------------------------------------ Shape
 
 
@@ -249,6 +255,8 @@ CASES: list[Case] = [
     Case("R006", "reshape-13", lambda: reshape_const([2, 3, 4], [6, 4], opset=13), False),
     Case("R007", "attribute-under-opset-13", reshape5_with_attribute_only, True),
     Case("R007", "input-under-opset-4", reshape1_with_input, True),
+    Case("R007", "both-forms-under-opset-13", lambda: reshape_both_forms(13), True),
+    Case("R007", "both-forms-under-opset-4", lambda: reshape_both_forms(4), True),
     Case("R007", "input-under-opset-13", lambda: reshape_const([2, 3, 4], [6, 4], opset=13), False),
     Case("R008", "int32-in-reshape-1", lambda: reshape_v1([2, 3, 4], [6, 4], dtype=T.INT32), True),
     Case("R008", "bfloat16-in-reshape-5", lambda: reshape_const([2, 3, 4], [6, 4], opset=12, dtype=T.BFLOAT16), True),

@@ -129,7 +129,7 @@ def reshape_target_form(ctx: LintContext) -> None:
     """
     for ref in _reshapes(ctx):
         v = _version(ctx, ref)
-        n_in = len([x for x in ref.node.input])
+        n_in = len(ref.node.input)
         if v >= 5 and ref.has_attr("shape") and n_in >= 2:
             ctx.report(
                 "R007",
