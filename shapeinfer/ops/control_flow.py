@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import contextmanager
 
-from onnx import TensorProto
+from onnx import TensorProto, TypeProto
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
+from shapeinfer.onnxio import type_fact
 from shapeinfer.ops.common import dim_values, norm_axis
 from shapeinfer.registry import register
 
@@ -140,6 +141,38 @@ def _top(f: Fact | None) -> Fact | None:
     return Fact(f.dtype, None, None, f.kind, None if f.elem is None else _top(f.elem))
 
 
+def refine(ctx, f: Fact | None, declared: TypeProto) -> Fact | None:
+    """``f`` with the element type a subgraph's declared input/output type adds when unknown.
+
+    Declared *dims* are not used: runtimes treat them as hints (onnxruntime runs a Loop body
+    whose outputs disagree with their declared dims, with a warning), and exported models do
+    carry wrong ones (the onnx conformance model ``test_loop16_seq_none`` declares scalar
+    elements for a sequence of vectors). A dim inference cannot determine stays a fresh symbol.
+    """
+    if f is None:
+        return None
+    d = type_fact(declared, lambda axis: None)
+    if d.kind != f.kind:
+        return f
+    if f.kind in ("sequence", "optional"):
+        if f.elem is None:
+            return f
+        inner = declared.sequence_type.elem_type if f.kind == "sequence" else declared.optional_type.elem_type
+        elem = refine(ctx, f.elem, inner)
+        return f if elem == f.elem else Fact(f.dtype, f.shape, f.value, f.kind, elem)
+    if f.dtype or not d.dtype:
+        return f
+    return Fact(d.dtype, f.shape, f.value, f.kind, f.elem)
+
+
+def run_body(ctx, graph, attr: str, inputs: Sequence[Fact | None]) -> list[Fact | None]:
+    """Infer subgraph ``graph`` (node attribute ``attr``), refining its inputs and outputs by
+    their declared types (:func:`refine`)."""
+    ins = [refine(ctx, f, vi.type) for f, vi in zip(inputs, graph.input)]
+    outs = ctx.infer_graph(graph, ins, attr=attr)
+    return [refine(ctx, f, vi.type) for f, vi in zip(outs, graph.output)]
+
+
 @contextmanager
 def sandbox(ctx, keep_diagnostics: bool = True):
     """Run a subgraph inference whose equalities must not outlive it.
@@ -176,9 +209,9 @@ def _known_bool(f: Fact | None) -> bool | None:
 def _branch(ctx, graph, attr: str, taken: bool | None) -> list[Fact]:
     """Infer one If branch: in a sandbox unless it is known to run (``taken`` True)."""
     if taken:
-        return ctx.infer_graph(graph, [], attr=attr)
+        return run_body(ctx, graph, attr, [])
     with sandbox(ctx, keep_diagnostics=taken is None):
-        return ctx.infer_graph(graph, [], attr=attr)
+        return run_body(ctx, graph, attr, [])
 
 
 @register("If", since=1)
@@ -214,7 +247,7 @@ def _iterate(ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_ca
     widened: set[str] = set()
     for _ in range(MAX_FIXPOINT_ITERATIONS):
         with sandbox(ctx, keep_diagnostics=False):
-            outs = ctx.infer_graph(body, make_inputs(carried), attr=attr)
+            outs = run_body(ctx, body, attr, make_inputs(carried))
         new = outs[n_carried_out_offset : n_carried_out_offset + len(carried)]
         new += [None] * (len(carried) - len(new))
         nxt = [widen(ctx, p, q, widened) for p, q in zip(carried, new)]
@@ -224,7 +257,7 @@ def _iterate(ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_ca
     else:
         carried = [_top(f) for f in carried]
         ctx.diag("info", "E032", "loop-carried values did not settle: their shapes are left unknown")
-    outs = ctx.infer_graph(body, make_inputs(carried), attr=attr)
+    outs = run_body(ctx, body, attr, make_inputs(carried))
     return carried, outs
 
 
@@ -259,7 +292,7 @@ def loop(ctx, ins: list) -> list:
     c0 = True if len(ctx.node.input) < 2 or not ctx.node.input[1] else _known_bool(c_fact)
     if c0 is False or m == 0:  # the body never runs
         with sandbox(ctx, keep_diagnostics=False):
-            outs = ctx.infer_graph(body, _loop_inputs(c0, initial), attr="body")
+            outs = run_body(ctx, body, "body", _loop_inputs(c0, initial))
         scans = [_stack(f, 0) for f in outs[1 + n_carried :]]
         return [*initial, *scans]
 

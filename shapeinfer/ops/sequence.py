@@ -17,7 +17,7 @@ from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
 from shapeinfer.onnxio import type_fact
 from shapeinfer.ops.common import dim_values, norm_axis
-from shapeinfer.ops.control_flow import is_empty, merge_facts
+from shapeinfer.ops.control_flow import is_empty, merge_facts, run_body
 from shapeinfer.registry import register
 
 EMPTY = ()
@@ -155,7 +155,7 @@ def sequence_map(ctx, ins: list) -> list:
     if body is None:
         raise InferenceError("E030", "SequenceMap needs a body")
     args = [_elem(f) if f is not None and f.kind == "sequence" else f for f in ins]
-    outs = ctx.infer_graph(body, args, attr="body")
+    outs = run_body(ctx, body, "body", args)
     return [sequence_of(o) for o in outs[: ctx.num_outputs]]
 
 
