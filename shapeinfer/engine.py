@@ -30,6 +30,7 @@ from shapeinfer import dims as D
 from shapeinfer import ops as _ops  # noqa: F401  (registers the native rules)
 from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
+from shapeinfer.external import ExternalDataMissing
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, type_fact
 from shapeinfer.ops.common import check_against_probe, probe_binding, probe_outputs
@@ -320,7 +321,12 @@ class Engine:
         for t in graph.initializer:
             if t.name in facts:  # an input with a default: its value may be overridden
                 continue
-            facts[t.name] = tensor_fact(t, self.base_dir)
+            try:
+                facts[t.name] = tensor_fact(t, self.base_dir)
+            except ExternalDataMissing as e:
+                facts[t.name] = tensor_fact(t, None, with_value=False)
+                diag = Diagnostic("warning", "E003", f"{e}: values unknown", graph=name, tensor=t.name)
+                self.diagnostics.append(diag)
         self.run_nodes(graph.node, scope, name, call_attrs)
         self.graph_facts[name] = facts
         outs = []

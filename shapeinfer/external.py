@@ -17,6 +17,49 @@ class ExternalDataError(Exception):
     """An external-data reference that is unsafe or cannot be read."""
 
 
+class ExternalDataMissing(ExternalDataError):
+    """A safe external-data reference whose file is missing or too short."""
+
+
+def iter_tensors(model: onnx.ModelProto):
+    """Every TensorProto a model stores: initializers and tensor attributes, subgraphs included."""
+
+    def graph(g: onnx.GraphProto):
+        yield from g.initializer
+        for n in g.node:
+            yield from node_tensors(n)
+
+    def node_tensors(n: onnx.NodeProto):
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR:
+                yield a.t
+            elif a.type == onnx.AttributeProto.GRAPH:
+                yield from graph(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    yield from graph(sg)
+
+    yield from graph(model.graph)
+    for f in model.functions:
+        for n in f.node:
+            yield from node_tensors(n)
+
+
+def external_locations(model: onnx.ModelProto) -> list[str]:
+    """The distinct external-data locations a model references, in first-use order."""
+    locs: dict[str, None] = {}
+    for t in iter_tensors(model):
+        if t.data_location == TensorProto.EXTERNAL:
+            locs.setdefault(external_info(t).get("location", ""), None)
+    return list(locs)
+
+
+def check_locations(model: onnx.ModelProto, base_dir: str) -> None:
+    """Raise ExternalDataError for the first external-data location that is unsafe (none is opened)."""
+    for loc in external_locations(model):
+        safe_location(loc, base_dir)
+
+
 def external_info(t: TensorProto) -> dict[str, str]:
     return {e.key: e.value for e in t.external_data}
 
@@ -53,7 +96,7 @@ def read_external_tensor(t: TensorProto, base_dir: str | None) -> np.ndarray:
             f.seek(offset)
             raw = f.read(nbytes)
     except OSError as e:
-        raise ExternalDataError(f"external data {info.get('location')!r}: {e.strerror or e}") from None
+        raise ExternalDataMissing(f"external data {info.get('location')!r}: {e.strerror or e}") from None
     if len(raw) < n * np.dtype(dtype).itemsize:
-        raise ExternalDataError(f"external data {info.get('location')!r}: file too short")
+        raise ExternalDataMissing(f"external data {info.get('location')!r}: file too short")
     return np.frombuffer(raw, dtype=dtype, count=n).reshape(tuple(t.dims))

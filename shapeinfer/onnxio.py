@@ -25,7 +25,9 @@ class ModelLoadError(Exception):
 def load_model(path: str) -> onnx.ModelProto:
     """Parse the model at ``path`` without loading external weights.
 
-    Raises :class:`ModelLoadError` with a one-line reason for anything that is not a model.
+    Raises :class:`ModelLoadError` with a one-line reason for anything that is not a model, and
+    :class:`~shapeinfer.external.ExternalDataError` for an external-data location that is
+    absolute or leaves the model's folder (nothing outside the folder is ever opened).
     """
     if not os.path.exists(path):
         raise ModelLoadError(f"{path}: no such file")
@@ -36,7 +38,14 @@ def load_model(path: str) -> onnx.ModelProto:
             data = f.read()
     except OSError as e:
         raise ModelLoadError(f"{path}: cannot read: {e.strerror or e}") from None
-    return parse_model(data, path)
+    model = parse_model(data, path)
+    from shapeinfer.external import ExternalDataError, check_locations
+
+    try:
+        check_locations(model, os.path.dirname(os.path.abspath(path)))
+    except ExternalDataError as e:
+        raise ExternalDataError(f"{path}: {e}") from None
+    return model
 
 
 def parse_model(data: bytes, name: str = "<bytes>") -> onnx.ModelProto:
@@ -68,25 +77,18 @@ def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = 
     """The fact of a constant tensor: its dims and type, plus values when small and numeric."""
     shape = tuple(int(d) for d in t.dims)
     value = None
-    if (
-        with_value
-        and tensor_numel(t) <= MAX_VALUE_ELEMENTS
-        and t.data_type
-        not in (
-            TensorProto.STRING,
-            TensorProto.UNDEFINED,
-        )
-    ):
-        try:
-            if _is_external(t):
-                from shapeinfer.external import read_external_tensor
+    small = tensor_numel(t) <= MAX_VALUE_ELEMENTS
+    if with_value and small and t.data_type not in (TensorProto.STRING, TensorProto.UNDEFINED):
+        if _is_external(t):
+            from shapeinfer.external import read_external_tensor
 
-                arr = read_external_tensor(t, base_dir)
-            else:
-                arr = onnx.numpy_helper.to_array(t)
-            value = values_from_array(arr)
-        except Exception:
-            value = None
+            # unsafe locations raise ExternalDataError, missing files ExternalDataMissing
+            value = values_from_array(read_external_tensor(t, base_dir))
+        else:
+            try:
+                value = values_from_array(onnx.numpy_helper.to_array(t))
+            except Exception:  # malformed tensor data: the values stay unknown
+                value = None
     return Fact(t.data_type, shape, value)
 
 

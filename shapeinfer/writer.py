@@ -14,45 +14,18 @@ import shutil
 import tempfile
 
 import onnx
-from onnx import TensorProto
 
-from shapeinfer.external import safe_location
-
-
-def _external_locations(model: onnx.ModelProto) -> set[str]:
-    locs = set()
-
-    def visit_graph(g: onnx.GraphProto) -> None:
-        for t in g.initializer:
-            visit_tensor(t)
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.TENSOR:
-                    visit_tensor(a.t)
-                elif a.type == onnx.AttributeProto.GRAPH:
-                    visit_graph(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for sg in a.graphs:
-                        visit_graph(sg)
-
-    def visit_tensor(t: TensorProto) -> None:
-        if t.data_location == TensorProto.EXTERNAL:
-            for e in t.external_data:
-                if e.key == "location":
-                    locs.add(e.value)
-
-    visit_graph(model.graph)
-    return locs
+from shapeinfer.external import external_locations, safe_location
 
 
 def save_model(model: onnx.ModelProto, out: str, src: str | None = None) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes."""
     out_dir = os.path.dirname(os.path.abspath(out)) or "."
-    locs = _external_locations(model)
+    locs = external_locations(model)
     if locs and src is not None:
         src_dir = os.path.dirname(os.path.abspath(src))
         if os.path.realpath(src_dir) != os.path.realpath(out_dir):
-            for loc in sorted(locs):
+            for loc in locs:
                 source = safe_location(loc, src_dir)
                 target = os.path.join(out_dir, loc)
                 os.makedirs(os.path.dirname(target), exist_ok=True)

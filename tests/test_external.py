@@ -1,0 +1,91 @@
+"""External data: unsafe locations are refused before anything is opened; missing files matter
+only when a value inside them is needed; weights are never read."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import shapeinfer
+
+
+def _external(t: TensorProto, location: str, offset: int = 0) -> TensorProto:
+    raw = t.raw_data or numpy_helper.to_array(t).tobytes()
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", str(offset)), ("length", str(len(raw)))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    return t
+
+
+def _model(folder, location: str, write: bool = True):
+    """Reshape(x, target) where target (int64 [2]) and a weight live in external data."""
+    target = np.array([-1, 6], np.int64)
+    weight = np.ones((6, 100), np.float32)
+    if write:
+        data = folder / location
+        data.parent.mkdir(parents=True, exist_ok=True)
+        data.write_bytes(target.tobytes() + weight.tobytes())
+    t = _external(numpy_helper.from_array(target, "target"), location)
+    w = _external(numpy_helper.from_array(weight, "w"), location, offset=target.nbytes)
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "target"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [t, w],
+    )
+    path = folder / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "shapeinfer.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_small_external_values_are_read(tmp_path):
+    r = shapeinfer.infer(str(_model(tmp_path, "data/weights.bin")))
+    assert r.facts["target"].value == (-1, 6)
+    assert str(r.dims("y")) == "(Expr('n'), 100)"
+
+
+@pytest.mark.parametrize(
+    "location,needle",
+    [("/etc/passwd", "absolute paths are refused"), ("../outside.bin", "leaving the model's folder")],
+)
+def test_unsafe_locations_are_refused(tmp_path, location, needle):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = _model(folder, location, write=False)
+    r = cli(str(path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert needle in r.stderr and str(path) in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_symlink_leaving_the_folder_is_refused(tmp_path):
+    outside = tmp_path / "secret.bin"
+    outside.write_bytes(np.array([-1, 6], np.int64).tobytes() + np.ones((6, 100), np.float32).tobytes())
+    folder = tmp_path / "model"
+    folder.mkdir()
+    os.symlink(outside, folder / "link.bin")
+    path = _model(folder, "link.bin", write=False)
+    r = cli(str(path))
+    assert r.returncode == 2 and "resolves outside the model's folder" in r.stderr
+
+
+def test_missing_file_is_a_warning_only_where_values_are_needed(tmp_path):
+    path = _model(tmp_path, "gone.bin", write=False)
+    r = shapeinfer.infer(str(path))
+    assert [(d.code, d.tensor) for d in r.diagnostics] == [("E003", "target")]  # not the weight
+    assert r.facts["target"].value is None
+    assert r.dims("w") == (6, 100)
+    out = cli(str(path))
+    assert out.returncode == 0 and "E003" in out.stdout
