@@ -270,6 +270,31 @@ def test_while_loop_trip_count_is_fresh():
     assert is_fresh(r, t) and tuple(rest) == (n, 2)
 
 
+def test_loop_body_runs_only_with_its_condition_true():
+    """An If on the body's condition input: only the then-branch can run inside the loop."""
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, None)])
+    else_g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [], [vi("e", F, None)])
+    body = _loop_body(
+        [
+            helper.make_node("If", ["c_in"], ["picked"], then_branch=then_g, else_branch=else_g),
+            helper.make_node("Less", ["i", "two"], ["c_out"]),
+        ],
+        [vi("i", I64, []), vi("c_in", B, [])],
+        [vi("c_out", B, []), vi("picked", F, None)],
+        initializer=[numpy_helper.from_array(np.array(2, np.int64), "two")],
+    )
+    mdl = model(
+        [helper.make_node("Loop", ["", "c0"], ["picks"], body=body)],
+        [vi("c0", B, []), vi("x", F, ["n"])],
+        [vi("picks", F, None)],
+    )
+    feeds = {"c0": np.array(True), "x": np.zeros(4, np.float32)}
+    r, actual = check_against_ort(mdl, feeds, {"n": 4})
+    assert actual["picks"].shape == (3, 4)
+    t, d = dims(r, "picks")
+    assert is_fresh(r, t) and d == n
+
+
 def test_loop_fixpoint_is_bounded_when_rank_keeps_changing():
     body = _loop_body(
         [

@@ -292,11 +292,11 @@ def loop(ctx, ins: list) -> list:
     c0 = True if len(ctx.node.input) < 2 or not ctx.node.input[1] else _known_bool(c_fact)
     if c0 is False or m == 0:  # the body never runs
         with sandbox(ctx, keep_diagnostics=False):
-            outs = run_body(ctx, body, "body", _loop_inputs(c0, initial))
+            outs = run_body(ctx, body, "body", _loop_inputs(initial))
         scans = [_stack(f, 0) for f in outs[1 + n_carried :]]
         return [*initial, *scans]
 
-    carried, outs = _iterate(ctx, body, "body", lambda c: _loop_inputs(c0, c), initial, 1)
+    carried, outs = _iterate(ctx, body, "body", _loop_inputs, initial, 1)
     for k, f in enumerate(carried):  # an optional carried in, its element carried out
         out = outs[1 + k] if 1 + k < len(outs) else None
         if (
@@ -317,9 +317,14 @@ def loop(ctx, ins: list) -> list:
     return [*carried, *scans]
 
 
-def _loop_inputs(c0: bool | None, carried: list[Fact | None]) -> list[Fact | None]:
+def _loop_inputs(carried: list[Fact | None]) -> list[Fact | None]:
+    """The body's inputs: the iteration number, the condition, the carried values.
+
+    The body only ever runs with its condition input true (an iteration starts only while the
+    condition holds; an absent condition counts as true), so that value is known.
+    """
     iteration = tensor(TensorProto.INT64, ())
-    cond = tensor(TensorProto.BOOL, (), (1,) if c0 else None)
+    cond = tensor(TensorProto.BOOL, (), (1,))
     return [iteration, cond, *carried]
 
 
