@@ -209,9 +209,15 @@ class Engine:
         self.opsets: dict[str, int] = {}
         for o in model.opset_import:
             self.opsets["" if o.domain == "ai.onnx" else o.domain] = o.version
+        self.diagnostics: list[Diagnostic] = []
+        if "" not in self.opsets and any(n.domain in ("", "ai.onnx") for n in model.graph.node):
+            latest = onnx.defs.onnx_opset_version()
+            self.opsets[""] = latest
+            self.diagnostics.append(
+                Diagnostic("warning", "E005", f"no opset import for the default domain; assuming opset {latest}")
+            )
         self.functions = {(f.domain, f.name): f for f in model.functions}
         self._active_functions: set[tuple[str, str]] = set()
-        self.diagnostics: list[Diagnostic] = []
         self.fresh_symbols: list[str] = []
         self.input_symbols: set[str] = set()
         self.subst: dict[str, D.Dim] = {}
@@ -292,6 +298,17 @@ class Engine:
     def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:
         base = ident(vi.name)
         f = type_fact(vi.type, lambda axis: D.sym(f"{base}_d{axis}"))
+        if f.shape is not None and any(type(d) is int and d < 0 for d in f.shape):
+            self.diagnostics.append(
+                Diagnostic(
+                    "warning",
+                    "E006",
+                    f"graph input {vi.name!r} declares a negative dim; treated as unknown",
+                    tensor=vi.name,
+                )
+            )
+            shape = tuple(D.sym(f"{base}_d{i}") if type(d) is int and d < 0 else d for i, d in enumerate(f.shape))
+            f = Fact(f.dtype, shape, None, f.kind, f.elem)
         for d in f.shape or ():
             self.input_symbols |= D.symbols(d)
         return f
@@ -342,8 +359,31 @@ class Engine:
             outs.append(self.resolve_fact(f))
         return outs
 
+    def _check_single_producer(self, nodes: Sequence[onnx.NodeProto], scope: Scope, graph: str) -> None:
+        """An error diagnostic for every tensor defined twice (by two nodes, or a node and an input)."""
+        defined = set(scope.facts)
+        for k, n in enumerate(nodes):
+            for o in n.output:
+                if not o:
+                    continue
+                if o in defined:
+                    self.diagnostics.append(
+                        Diagnostic(
+                            "error",
+                            "E004",
+                            f"tensor {o!r} is defined more than once",
+                            n.name or None,
+                            n.op_type,
+                            k,
+                            graph,
+                            o,
+                        )
+                    )
+                defined.add(o)
+
     def _order(self, nodes: Sequence[onnx.NodeProto], scope: Scope, graph: str) -> list[int]:
         """Node indices in an order where producers come first (graph order when it already is)."""
+        self._check_single_producer(nodes, scope, graph)
         known = set()
         ok = True
         for n in nodes:
@@ -394,7 +434,7 @@ class Engine:
                 )
             )
             order.extend(left)
-        else:
+        elif order != sorted(order):  # (inputs defined nowhere also end up here, in graph order)
             self.diagnostics.append(Diagnostic("warning", "G004", "nodes are not in topological order", graph=graph))
         return order
 
