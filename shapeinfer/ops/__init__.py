@@ -14,6 +14,8 @@ from shapeinfer.ops import (  # noqa: F401
     reduce,
     reshape,
     resize,
+    rnn,
     sequence,
     shape,
+    signal,
 )

@@ -1,0 +1,47 @@
+"""Recurrent layers: RNN, GRU, LSTM.
+
+With ``layout=0``: X ``(seq, batch, input)``, Y ``(seq, num_directions, batch, hidden)``,
+Y_h / Y_c ``(num_directions, batch, hidden)``. With ``layout=1`` (opset 14+): X
+``(batch, seq, input)``, Y ``(batch, seq, num_directions, hidden)``, Y_h / Y_c
+``(batch, num_directions, hidden)``. ``hidden_size`` comes from the attribute, else from R's last
+dim; num_directions is 2 for ``bidirectional``.
+"""
+
+from __future__ import annotations
+
+from shapeinfer.diagnostics import InferenceError
+from shapeinfer.facts import Fact, tensor
+from shapeinfer.registry import register
+
+
+@register(["RNN", "GRU", "LSTM"], since=1)
+def recurrent(ctx, ins: list) -> list:
+    """RNN / GRU / LSTM outputs Y, Y_h (and Y_c for LSTM)."""
+    x = ins[0]
+    r = ins[2] if len(ins) > 2 else None
+    dtype = x.dtype
+    direction = ctx.attr("direction", "forward")
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise InferenceError("E090", f"{ctx.op_type} direction {direction!r}")
+    nd = 2 if direction == "bidirectional" else 1
+    hidden = ctx.attr("hidden_size")
+    if hidden is None:
+        hidden = r.shape[2] if r is not None and r.shape is not None and len(r.shape) == 3 else ctx.fresh()
+    layout = ctx.attr("layout", 0) if ctx.version >= 14 else 0
+    n_states = 2 if ctx.op_type == "LSTM" else 1
+    if x.shape is None:
+        seq, batch = ctx.fresh(), ctx.fresh()
+    elif len(x.shape) != 3:
+        raise InferenceError("E090", f"{ctx.op_type} input must be 3-D, got rank {len(x.shape)}")
+    elif layout:
+        batch, seq = x.shape[0], x.shape[1]
+    else:
+        seq, batch = x.shape[0], x.shape[1]
+    if layout:
+        y, yh = (batch, seq, nd, hidden), (batch, nd, hidden)
+    else:
+        y, yh = (seq, nd, batch, hidden), (nd, batch, hidden)
+    return [tensor(dtype, y)] + [tensor(dtype, yh)] * n_states
+
+
+__all__ = ["Fact", "recurrent"]
