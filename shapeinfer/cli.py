@@ -545,7 +545,7 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         what = ", ".join(f"{v} {k}" for k, v in p.changes.items() if v) or "no change"
         delta = f" (nodes {p.node_delta:+d})" if p.node_delta else ""
         click.echo(f"  {p.name:<22} {what}{delta}")
-    opset = f"opset {report.opset_before}"
+    opset = f"opset {report.opset_before if report.opset_before is not None else '-'}"
     if report.opset_after != report.opset_before:
         opset += f" -> {report.opset_after}"
     click.echo(

@@ -191,3 +191,37 @@ def test_the_input_model_is_not_modified():
     before = original.SerializeToString()
     shapeinfer.optimize(original)
     assert original.SerializeToString() == before
+
+
+def test_declared_output_types_are_kept_where_inference_knows_less():
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    # axes is a graph input: inference cannot know the rank of y, the model declares it.
+    g = h.make_graph(
+        [h.make_node("Squeeze", ["x", "axes"], ["s"]), h.make_node("Relu", ["s"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4]), h.make_tensor_value_info("axes", T.INT64, [1])],
+        [h.make_tensor_value_info("y", T.FLOAT, [3, 4])],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    out = shapeinfer.optimize(m)
+    onnx.checker.check_model(out, full_check=True)
+    assert out.graph.output[0].SerializeToString() == m.graph.output[0].SerializeToString()
+
+
+def test_model_without_default_domain_import_is_left_as_is():
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    g = h.make_graph(
+        [h.make_node("Binarizer", ["x"], ["y"], domain="ai.onnx.ml", threshold=0.5)],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("ai.onnx.ml", 1)], ir_version=8)
+    out, report = optimize_with_report(m)
+    assert report.opset_before is None and not any(p.changed for p in report.passes)
+    assert [n.op_type for n in out.graph.node] == ["Binarizer"]
+    onnx.checker.check_model(out, full_check=True)

@@ -97,8 +97,8 @@ class OptimizeReport:
     passes: list[PassReport]
     nodes_before: int
     nodes_after: int
-    opset_before: int
-    opset_after: int
+    opset_before: int | None  # None: the model imports no default-domain opset
+    opset_after: int | None
     rounds: int
     seconds: float
 
@@ -183,6 +183,36 @@ def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int], base_dir:
     return changed
 
 
+def keep_declared_outputs(model: onnx.ModelProto, declared: Sequence[onnx.ValueInfoProto]) -> None:
+    """Put back what the given model declared of its outputs' types where inference knows less.
+
+    Annotation writes inferred types over graph outputs; a declared element type, rank or dim
+    (``dim_value`` or ``dim_param``) is never given up for an unknown one (in place).
+    """
+    by_name = {vi.name: vi for vi in declared}
+    for vi in model.graph.output:
+        old = by_name.get(vi.name)
+        if old is None or not old.type.ByteSize():
+            continue
+        if old.type.WhichOneof("value") != "tensor_type" or vi.type.WhichOneof("value") != "tensor_type":
+            if not vi.type.ByteSize():
+                vi.type.CopyFrom(old.type)
+            continue
+        ot, nt = old.type.tensor_type, vi.type.tensor_type
+        if ot.elem_type and not nt.elem_type:
+            nt.elem_type = ot.elem_type
+        if not ot.HasField("shape"):
+            continue
+        if not nt.HasField("shape") or len(nt.shape.dim) != len(ot.shape.dim):
+            nt.shape.CopyFrom(ot.shape)
+            continue
+        for od, nd in zip(ot.shape.dim, nt.shape.dim):
+            if od.HasField("dim_value") and not nd.HasField("dim_value"):
+                nd.dim_value = od.dim_value
+            elif od.HasField("dim_param") and not (nd.HasField("dim_value") or nd.HasField("dim_param")):
+                nd.dim_param = od.dim_param
+
+
 def optimize_with_report(
     model: onnx.ModelProto | str | os.PathLike,
     *,
@@ -214,6 +244,7 @@ def optimize_with_report(
     ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input})
     nodes_before = len(m.graph.node)
     opset_before = default_opset(m)
+    declared = [onnx.ValueInfoProto.FromString(vi.SerializeToString()) for vi in m.graph.output]
     if bind:
         specialise_inputs(m, bind, base_dir)
     reports: dict[str, PassReport] = {}
@@ -251,6 +282,7 @@ def optimize_with_report(
             break
     res = infer(m, base_dir=base_dir)
     annotate(res)
+    keep_declared_outputs(m, declared)
     order = [n for n in DEFAULT_PASSES if n in reports]
     report = OptimizeReport(
         passes=[reports[n] for n in order],

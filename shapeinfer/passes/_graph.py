@@ -383,9 +383,9 @@ def const_array(t) -> np.ndarray | None:
     return None
 
 
-def default_opset(model: ModelProto) -> int:
-    """The model's default-domain opset version."""
+def default_opset(model: ModelProto) -> int | None:
+    """The model's default-domain opset version, or None when it imports none."""
     for o in model.opset_import:
         if o.domain in ("", "ai.onnx"):
             return o.version
-    return 1
+    return None

@@ -547,6 +547,8 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     g = gm.graph
     toposort(g)
     opset = default_opset(model)
+    if opset is None:
+        return model, {}
     only = shape_only_nodes(g)
     sources = Sources(_candidates(g, facts, only))
     tensors = {}

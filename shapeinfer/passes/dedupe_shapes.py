@@ -88,7 +88,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     gs = gs_module()
     gm = GsModel(model)
     g = gm.graph
-    opset = default_opset(model)
+    opset = default_opset(model) or 0
     outputs = {t.name for t in g.outputs}
     canon_const: dict[tuple, object] = {}
     const_keys: dict[int, tuple | None] = {}

@@ -93,7 +93,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     gm = GsModel(model)
     g = gm.graph
     outputs = {t.name for t in g.outputs}
-    opset = default_opset(model)
+    opset = default_opset(model) or 0
     removed: set[int] = set()
     main_ids = {id(n) for n in g.nodes}
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}

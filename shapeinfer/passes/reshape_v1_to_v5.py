@@ -97,6 +97,8 @@ def _fn_opset(fp: onnx.FunctionProto, model_opset: int) -> int:
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Rewrite every Reshape-1 of ``model`` to Reshape-5 form and raise the opset to 5."""
     opset = default_opset(model)
+    if opset is None:  # no default-domain op at all
+        return model, {}
     old_fns = [fp for fp in model.functions if _fn_opset(fp, opset) < 5]
     if opset >= 5 and not old_fns:
         return model, {}
@@ -167,6 +169,8 @@ def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
     from shapeinfer.passes import OptimizeError
 
     cur = default_opset(model)
+    if cur is None:
+        raise OptimizeError(f"--target-opset {target}: the model imports no default-domain opset to lift")
     newest = onnx.defs.onnx_opset_version()
     if target > newest:
         raise OptimizeError(f"--target-opset {target}: the installed onnx knows opsets up to {newest}")
