@@ -304,7 +304,7 @@ def make_feeds(graph: onnx.GraphProto, binding: Mapping[str, int], seed: int = 0
 
 def _missing_message(missing: set[str], binding: Mapping[str, int]) -> str:
     names = ", ".join(sorted(missing))
-    return f"--bind does not give {names} (binding {format_binding(binding)}); bind every input symbol"
+    return f"--bind does not give {names} (binding {format_binding(binding)}): each --bind must give every input symbol"
 
 
 def _observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:

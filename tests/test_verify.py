@@ -189,7 +189,7 @@ def test_missing_symbol_is_a_clear_error(tmp_path):
     )
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        "shapeinfer: error: --bind does not give seq (binding batch=2); bind every input symbol"
+        "shapeinfer: error: --bind does not give seq (binding batch=2): each --bind must give every input symbol"
     ]
     with pytest.raises(VerifyError, match="seq"):
         verify(model_path("bert_ts"), [{"batch": 2, "seq": 3}, {"batch": 2}])
