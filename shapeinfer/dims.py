@@ -15,7 +15,8 @@ Contract:
   (``ceildiv(a, b) == -((-a) // b)``, ``a % b == a - b*(a // b)``), so they share its
   canonical form.
 - :func:`format` writes Python syntax over symbol names and :func:`parse` reads it back:
-  ``parse(format(e)) == e`` for expressions over identifier-named symbols. Text that is not
+  ``parse(format(e)) == e`` for expressions over identifier-named symbols (and powers of an
+  atom up to ``s**64``; a higher power reads back as one opaque symbol). Text that is not
   such an expression (``"batch size"``, ``"N/A"``) parses as one opaque symbol.
 - :func:`evaluate` gives the integer value under a binding of every symbol.
 - :func:`exact_div` returns ``a / b`` only when the quotient is provably exact.
@@ -370,6 +371,8 @@ def floordiv(a: Dim, b: Dim) -> Dim:
     e = exact_div(a, b)
     if e is not None:
         return e
+    if b.terms[0][1] < 0:  # a // b == (-a) // (-b): keep the divisor's leading coefficient positive
+        a, b = neg(a), neg(b)
     return _atom_expr(Atom("floordiv", None, (a, b)))
 
 
@@ -394,7 +397,7 @@ def _atom_lower(atom: Atom) -> int | None:
     if atom.kind == "floordiv":
         x, y = atom.args
         lx = lower_bound(x)
-        if lx is None or lx < 0 or type(y) is not int or y <= 0:
+        if lx is None or type(y) is not int or y <= 0:
             return None
         return lx // y
     lbs = [lower_bound(x) for x in atom.args]
@@ -404,8 +407,34 @@ def _atom_lower(atom: Atom) -> int | None:
     return None if any(lb is None for lb in lbs) else min(lbs)
 
 
+def _atom_upper(atom: Atom) -> int | None:
+    """A proven upper bound of one atom, or None (symbols are unbounded)."""
+    if atom.kind == "sym":
+        return None
+    if atom.kind == "floordiv":
+        x, y = atom.args
+        ux = _upper_bound(x)
+        if ux is None or type(y) is not int or y <= 0:
+            return None
+        return ux // y
+    ubs = [_upper_bound(x) for x in atom.args]
+    if atom.kind == "min":
+        known = [ub for ub in ubs if ub is not None]
+        return min(known) if known else None
+    return None if any(ub is None for ub in ubs) else max(ubs)
+
+
+def _upper_bound(a: Dim) -> int | None:
+    lb = lower_bound(neg(a))
+    return None if lb is None else -lb
+
+
 def lower_bound(a: Dim) -> int | None:
-    """A proven lower bound of ``a`` for all bindings of its symbols to positive integers."""
+    """A proven lower bound of ``a`` for all bindings of its symbols to positive integers.
+
+    Each monomial is bounded through its atoms' bounds (a negative one through their upper
+    bounds, so ``9 - min(s, 8) >= 1``); None when some monomial is unbounded below.
+    """
     if type(a) is int:
         return a
     total = 0
@@ -413,14 +442,24 @@ def lower_bound(a: Dim) -> int | None:
         if not m:
             total += c
             continue
-        if c < 0:
-            return None
+        if len(m) == 1:  # c*x >= c*lb(x) for c > 0, >= c*ub(x) for c < 0
+            bound = _atom_lower(m[0]) if c > 0 else _atom_upper(m[0])
+            if bound is None:
+                return None
+            total += c * bound
+            continue
         v = c
         for x in m:
             lb = _atom_lower(x)
             if lb is None or lb < 0:
                 return None
-            v *= lb
+            if c < 0:  # every atom lies in [lb >= 0, ub]: the product is at most prod(ub)
+                ub = _atom_upper(x)
+                if ub is None:
+                    return None
+                v *= ub
+            else:
+                v *= lb
         total += v
     return total
 
@@ -453,6 +492,9 @@ def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
         lb = lower_bound(sub(y, x) if kind == "max" else sub(x, y))
         return lb is not None and lb >= 0
 
+    # Sorted first so that, of two args each provably no better than the other (equal
+    # values, different forms), the same one survives whatever the argument order.
+    flat.sort(key=_sortkey)
     out: list[Dim] = []
     for x in flat:
         if any(worse(x, y) for y in out):
@@ -463,7 +505,7 @@ def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
         raise ValueError(f"{kind}() of no dims")
     if len(out) == 1:
         return out[0]
-    out.sort(key=_sortkey)
+    out.sort(key=lambda d: (type(d) is int, _sortkey(d)))  # constants last: ``max(s, 8)``
     return _atom_expr(Atom(kind, None, tuple(out)))
 
 
@@ -593,7 +635,7 @@ def _mono_text(m: tuple, alone: bool) -> str:
             j += 1
         t = _atom_text(m[i])
         power = j - i
-        if m[i].kind == "floordiv" and (not alone or power > 1):
+        if m[i].kind == "floordiv" and (not alone or power > 1 or len(m) > 1):
             t = f"({t})"
         parts.append(t if power == 1 else f"{t}**{power}")
         i = j
@@ -627,6 +669,15 @@ class _Unsupported(Exception):
     pass
 
 
+def _cheap_power(base: Dim, n: int) -> bool:
+    """Whether ``base**n`` is small enough to expand; bigger powers are left as opaque text."""
+    if type(base) is int:
+        return base.bit_length() * n <= 4096
+    if len(base.terms) == 1:  # a monomial (format writes ``s**12``): grows linearly
+        return n <= 64 and size(base) * n <= 4096
+    return n <= 8 and size(base) * n <= 256  # a sum's power multiplies out
+
+
 _CALLS = {"max": "max", "Max": "max", "min": "min", "Min": "min"}
 
 
@@ -651,7 +702,7 @@ def _from_ast(n: ast.AST) -> Dim:
             if right == 0:
                 raise _Unsupported
             return floordiv(left, right) if isinstance(op, ast.FloorDiv) else mod(left, right)
-        if isinstance(op, ast.Pow) and type(right) is int and 0 <= right <= 8:
+        if isinstance(op, ast.Pow) and type(right) is int and right >= 0 and _cheap_power(left, right):
             return product([left] * right)
         if isinstance(op, ast.Div):
             q = exact_div(left, right)
