@@ -173,25 +173,36 @@ def run_body(ctx, graph, attr: str, inputs: Sequence[Fact | None]) -> list[Fact 
     return [refine(ctx, f, vi.type) for f, vi in zip(outs, graph.output)]
 
 
+class _Box:
+    __slots__ = ("keep",)
+
+    def __init__(self) -> None:
+        self.keep = False
+
+
 @contextmanager
 def sandbox(ctx, keep_diagnostics: bool = True):
     """Run a subgraph inference whose equalities must not outlive it.
 
     On exit the engine's substitution and equality list are restored; diagnostics raised
-    inside are kept unless ``keep_diagnostics`` is False. Facts computed inside stay.
+    inside are kept unless ``keep_diagnostics`` is False. Facts computed inside stay. Setting
+    ``keep = True`` on the yielded box keeps everything after all (the run turned out to be
+    the one that counts).
     """
     eng = ctx.engine
     subst = dict(eng.subst)
     neq = len(eng.equalities)
     ndiag = len(eng.diagnostics)
+    box = _Box()
     try:
-        yield
+        yield box
     finally:
-        eng.subst.clear()
-        eng.subst.update(subst)
-        del eng.equalities[neq:]
-        if not keep_diagnostics:
-            del eng.diagnostics[ndiag:]
+        if not box.keep:
+            eng.subst.clear()
+            eng.subst.update(subst)
+            del eng.equalities[neq:]
+            if not keep_diagnostics:
+                del eng.diagnostics[ndiag:]
 
 
 def _known_bool(f: Fact | None) -> bool | None:
@@ -246,17 +257,17 @@ def _iterate(ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_ca
     """
     widened: set[str] = set()
     for _ in range(MAX_FIXPOINT_ITERATIONS):
-        with sandbox(ctx, keep_diagnostics=False):
+        with sandbox(ctx, keep_diagnostics=False) as box:
             outs = run_body(ctx, body, attr, make_inputs(carried))
-        new = outs[n_carried_out_offset : n_carried_out_offset + len(carried)]
-        new += [None] * (len(carried) - len(new))
-        nxt = [widen(ctx, p, q, widened) for p, q in zip(carried, new)]
-        if nxt == carried:
-            break
+            new = outs[n_carried_out_offset : n_carried_out_offset + len(carried)]
+            new += [None] * (len(carried) - len(new))
+            nxt = [widen(ctx, p, q, widened) for p, q in zip(carried, new)]
+            box.keep = nxt == carried  # at the fixpoint: this run is the one that counts
+        if box.keep:
+            return carried, outs
         carried = nxt
-    else:
-        carried = [_top(f) for f in carried]
-        ctx.diag("info", "E032", "loop-carried values did not settle: their shapes are left unknown")
+    carried = [_top(f) for f in carried]
+    ctx.diag("info", "E032", "loop-carried values did not settle: their shapes are left unknown")
     outs = run_body(ctx, body, attr, make_inputs(carried))
     return carried, outs
 
