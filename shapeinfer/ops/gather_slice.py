@@ -99,40 +99,63 @@ def gather_nd(ctx, ins: list) -> list:
 # ------------------------------------------------------------------------------ Slice
 
 
-def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: int) -> D.Dim:
-    """The length of ``range(d)[start:end:step]`` with ONNX clamping, symbolically."""
-    if type(d) is int and type(start) is int and type(end) is int:
-        return len(range(d)[slice(start, end, step)])
+def onnx_slice_range(d: int, start: int, end: int, step: int) -> range:
+    """The indices ``Slice`` takes along a dim of static size ``d``, per the ONNX clamping rules.
+
+    Negative start / end get ``d`` added; then for positive steps both are clamped to ``[0, d]``,
+    for negative steps start to ``[0, d-1]`` and end to ``[-1, d-1]``. This differs from Python
+    slicing: ``range(5)[-10:-10:-1]`` is empty, ONNX takes element 0.
+    """
+    if d == 0:
+        return range(0)
+    if start < 0:
+        start += d
+    if end < 0:
+        end += d
     if step > 0:
-        s = _clamp_pos(d, start, lo=0)
-        e = _clamp_pos(d, end, lo=0)
-        return D.dmax(0, D.ceildiv(D.sub(e, s), step))
-    s = _clamp_neg(d, start)
-    e = _clamp_neg(d, end)
-    return D.dmax(0, D.ceildiv(D.sub(s, e), -step))
+        start, end = min(max(start, 0), d), min(max(end, 0), d)
+    else:
+        start, end = min(max(start, 0), d - 1), min(max(end, -1), d - 1)
+    return range(start, end, step)
 
 
-def _clamp_pos(d: D.Dim, v: D.Dim, lo: int) -> D.Dim:
+def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int) -> D.Dim | None:
+    """A start / end ``v`` made non-negative and clamped into ``[lo, d + hi_off]``, symbolically.
+
+    None when the sign of a symbolic ``v`` is unknown (the clamp then has no closed form).
+    """
+    hi = D.add(d, hi_off)
     if type(v) is int:
         if v >= BIG:
-            return d
+            return hi
         if v <= -BIG:
             return lo
         if v < 0:
             return D.dmax(D.add(d, v), lo)
-    return D.dmin(v, d)
+        return D.dmin(v, hi)
+    lb = D.lower_bound(v)
+    if lb is not None and lb >= 0:
+        return D.dmin(v, hi)
+    if D.compare(v, 0) == -1:
+        return D.dmax(D.add(d, v), lo)
+    return None
 
 
-def _clamp_neg(d: D.Dim, v: D.Dim) -> D.Dim:
-    # negative steps: start in [0, d-1], end in [-1, d-1]
-    if type(v) is int:
-        if v >= BIG:
-            return D.sub(d, 1)
-        if v <= -BIG:
-            return -1
-        if v < 0:
-            return D.dmax(D.add(d, v), -1)
-    return D.dmin(v, D.sub(d, 1))
+def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: int) -> D.Dim | None:
+    """The number of elements ONNX Slice takes along a dim of size ``d``; None if not expressible."""
+    if type(d) is int and type(start) is int and type(end) is int:
+        return len(onnx_slice_range(d, start, end, step))
+    if step > 0:
+        s = _clamp_bound(d, start, 0, 0)
+        e = _clamp_bound(d, end, 0, 0)
+        if s is None or e is None:
+            return None
+        return D.dmax(0, D.ceildiv(D.sub(e, s), step))
+    s = _clamp_bound(d, start, 0, -1)
+    e = _clamp_bound(d, end, -1, -1)
+    if s is None or e is None:
+        return None
+    return D.dmax(0, D.ceildiv(D.sub(s, e), -step))
 
 
 def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
@@ -163,12 +186,15 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
             shape[a] = ctx.fresh()
             plan = None
             continue
-        shape[a] = slice_len(data.shape[a], s, e, k)
-        if plan is not None:
+        n = slice_len(data.shape[a], s, e, k)
+        shape[a] = ctx.fresh() if n is None else n
+        if n is None or type(s) is not int or type(e) is not int:
+            plan = None
+        elif plan is not None:
             plan[a] = (s, e, k)
     value = None
     if data.value is not None and plan is not None and _static(data.shape) and _static(shape):
-        ranges = [range(d)[slice(s, e, k)] for d, (s, e, k) in zip(data.shape, plan)]
+        ranges = [onnx_slice_range(d, s, e, k) for d, (s, e, k) in zip(data.shape, plan)]
         value = []
         st = _strides(data.shape)
         n = 1
