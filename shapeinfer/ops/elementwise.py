@@ -7,8 +7,11 @@ with ``fmod=1`` the dividend's (C ``fmod``); ``Cast`` from float to int truncate
 
 from __future__ import annotations
 
+import functools
 import math
+import struct
 
+import onnx
 from onnx import TensorProto
 
 from shapeinfer import dims as D
@@ -53,8 +56,12 @@ def _div(a, b):
     q = D.exact_div(a, b)
     if q is not None:
         return q
-    if _nonneg(a) and _nonneg(b):
-        return D.floordiv(a, b)
+    if _nonneg(b) and b != 0:
+        # truncation toward zero equals the floor for a >= 0, and -floor(-a/b) for a <= 0
+        if _nonneg(a):
+            return D.floordiv(a, b)
+        if _nonneg(D.neg(a)):
+            return D.neg(D.floordiv(D.neg(a), b))
     return None
 
 
@@ -141,14 +148,57 @@ def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
     value = None
     if fn is not None and all(f.value is not None and _value_dtype_ok(f) for f in facts):
         value = broadcast_values(fn, facts, shape)
-        if value is not None and out_dtype in INT_TYPES:
-            value = tuple(_to_int(v) for v in value)
+        if value is not None and (out_dtype in INT_TYPES or out_dtype in FLOAT_TYPES):
+            value = tuple(fit_value(v, out_dtype) for v in value)
     return [tensor(out_dtype, shape, value)]
 
 
-def _to_int(v):
-    if isinstance(v, float):
-        return int(v) if math.isfinite(v) else None
+@functools.cache
+def _int_range(dtype: int) -> tuple[int, int] | None:
+    try:
+        import numpy as np
+
+        info = np.iinfo(onnx.helper.tensor_dtype_to_np_dtype(dtype))
+        return int(info.min), int(info.max)
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def fit_value(v, dtype: int):
+    """``v`` as an element of type ``dtype`` holds it: ints wrap to the type's width (as C++ and
+    onnxruntime do), floats round to float32 / float16 / bfloat16 precision. Symbolic values are
+    kept as they are (taken to be in range)."""
+    if v is None or isinstance(v, D.Expr):
+        return v
+    if dtype in INT_TYPES:
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return None
+            v = int(v)
+        rng = _int_range(dtype)
+        if rng is not None and not rng[0] <= v <= rng[1]:
+            span = rng[1] - rng[0] + 1
+            v = (v - rng[0]) % span + rng[0]
+        return v
+    if dtype in FLOAT_TYPES and dtype != TensorProto.DOUBLE:
+        return _round_float(float(v), dtype)
+    return v
+
+
+def _round_float(v: float, dtype: int) -> float:
+    if not math.isfinite(v):
+        return v
+    try:
+        if dtype == TensorProto.FLOAT:
+            return struct.unpack("f", struct.pack("f", v))[0]
+        if dtype == TensorProto.FLOAT16:
+            return struct.unpack("e", struct.pack("e", v))[0]
+        if dtype == TensorProto.BFLOAT16:
+            bits = struct.unpack("I", struct.pack("f", v))[0]
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000  # round to nearest even
+            return struct.unpack("f", struct.pack("I", bits))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
     return v
 
 
@@ -209,8 +259,8 @@ def _unary_value(fn):
         value = None
         if fn is not None and x.value is not None and _value_dtype_ok(x):
             value = tuple(None if v is None else _safe(fn, v) for v in x.value)
-            if x.dtype in INT_TYPES:
-                value = tuple(_to_int(v) for v in value)
+            if x.dtype in INT_TYPES or x.dtype in FLOAT_TYPES:
+                value = tuple(fit_value(v, x.dtype) for v in value)
         return [tensor(x.dtype, x.shape, value)] + [tensor(x.dtype, x.shape)] * (ctx.num_outputs - 1)
 
     return rule
@@ -312,12 +362,10 @@ def _cast_value(v, to: int):
         if _is_num(v):
             return int(v != 0)
         return 1 if D.compare(v, 0) == 1 else None
-    if to in INT_TYPES:
-        if isinstance(v, float):
-            return int(v) if math.isfinite(v) else None
-        return v
+    if to in INT_TYPES or (to in FLOAT_TYPES and type(v) in (int, float)):
+        return fit_value(v, to)  # float to int truncates toward zero
     if to in FLOAT_TYPES:
-        return float(v) if type(v) is int else v
+        return v  # a symbolic dim cast to float keeps its (integral) value
     return None
 
 
@@ -333,7 +381,10 @@ def cast(ctx, ins: list) -> list:
     """Cast: same shape, type ``to``; values converted (float to int truncates)."""
     to = ctx.attr("to", 0)
     if isinstance(to, str):  # Cast-1: the type's name ("INT64")
-        to = TensorProto.DataType.Value(to.upper()) if to.upper() in TensorProto.DataType.keys() else 0
+        try:
+            to = TensorProto.DataType.Value(to.upper())
+        except ValueError:
+            to = 0
     return _cast(ctx, ins[0], to)
 
 
