@@ -316,6 +316,8 @@ def split_sizes(ctx, dim: D.Dim, n_out: int, split: list | None, num_outputs: in
         if ctx.version >= 18 and num_outputs:
             chunk = -(-dim // n)
             sizes = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
+            if sizes[-1] < 0:
+                raise InferenceError("E014", f"Split of {dim} into {n} outputs leaves a negative last chunk")
             return sizes
         if dim % n:
             raise InferenceError("E014", f"Split of {dim} into {n} equal parts")

@@ -10,6 +10,7 @@ from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
 from shapeinfer.ops.common import broadcast_dim, broadcast_values, dim_values, scalar_value
+from shapeinfer.ops.elementwise import fit_value
 from shapeinfer.registry import register
 
 
@@ -83,8 +84,17 @@ def range_(ctx, ins: list) -> list:
     if all(type(v) in (int, float) for v in (start, limit, delta)):
         if delta == 0:
             raise InferenceError("E022", "Range delta is 0")
-        n = max(math.ceil((limit - start) / delta), 0)
-        value = [start + i * delta for i in range(n)] if n <= 64 else None
+        if all(type(v) is int for v in (start, limit, delta)):
+            n = max(-((start - limit) // delta), 0)
+        else:
+            # onnxruntime: the difference in the element type, the quotient in double
+            n = max(math.ceil(float(fit_value(limit - start, dtype)) / float(delta)), 0)
+        value = None
+        if n <= 64:
+            value, v = [], start
+            for _ in range(n):  # accumulated in the element type, as onnxruntime does
+                value.append(v)
+                v = fit_value(v + delta, dtype)
         return [tensor(dtype, (n,), value)]
     if isinstance(delta, float) or isinstance(start, float) or isinstance(limit, float) or type(delta) is not int:
         return [tensor(dtype, (ctx.fresh(),))]
@@ -102,10 +112,12 @@ def expand(ctx, ins: list) -> list:
     if target is None:
         if shp.shape is not None and len(shp.shape) == 1 and type(shp.shape[0]) is int and data.shape is not None:
             r = max(shp.shape[0], len(data.shape))
-            return [tensor(data.dtype, ctx.fresh_shape(r))]
+            a = (1,) * (r - len(data.shape)) + tuple(data.shape)
+            # a dim other than 1 survives any valid broadcast
+            return [tensor(data.dtype, tuple(x if type(x) is int and x != 1 else ctx.fresh() for x in a))]
         return [Fact(data.dtype, None)]
     if data.shape is None:
-        return [tensor(data.dtype, tuple(ctx.fresh() if v is None or v == 1 else v for v in target))]
+        return [Fact(data.dtype, None)]  # the output rank is max(len(target), rank(data))
     r = max(len(target), len(data.shape))
     a = (1,) * (r - len(data.shape)) + tuple(data.shape)
     b = (1,) * (r - len(target)) + tuple(target)
