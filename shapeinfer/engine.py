@@ -335,8 +335,10 @@ class Engine:
             else:
                 declared = self.input_fact(vi) if inputs is None else type_fact(vi.type, lambda axis: self.fresh())
                 facts[vi.name] = declared
+        # Before IR 4 every initializer had to be listed as an input: a constant, not a default.
+        overridable = not (self.model.ir_version and self.model.ir_version < 4)
         for t in graph.initializer:
-            if t.name in facts:  # an input with a default: its value may be overridden
+            if t.name in facts and overridable:  # an input with a default: its value may be overridden
                 continue
             try:
                 facts[t.name] = tensor_fact(t, self.base_dir)
