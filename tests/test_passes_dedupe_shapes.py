@@ -79,3 +79,17 @@ def test_random_nodes_and_graph_outputs_are_not_merged():
     out, changes = run_pass("dedupe-shapes", m)
     assert not any(changes.values())
     assert out.SerializeToString() == m.SerializeToString()
+
+
+def test_initializers_that_are_graph_inputs_are_not_merged():
+    # "b" is listed as an input: a default value the caller may override, not a constant.
+    nodes = [h.make_node("Add", ["x", "a"], ["y1"]), h.make_node("Add", ["x", "b"], ["y2"])]
+    ins = [h.make_tensor_value_info("x", T.FLOAT, [2]), h.make_tensor_value_info("b", T.FLOAT, [2])]
+    inits = [numpy_helper.from_array(np.ones(2, np.float32), "a"), numpy_helper.from_array(np.ones(2, np.float32), "b")]
+    m = model_of(nodes, ins, [vo("y1", T.FLOAT, 1), vo("y2", T.FLOAT, 1)], inits)
+    out, changes = run_pass("dedupe-shapes", m)
+    assert not any(changes.values())
+    feeds = {"x": np.zeros(2, np.float32), "b": np.full(2, 5.0, np.float32)}
+    y1, y2 = outputs(out, feeds)
+    np.testing.assert_array_equal(y1, [1.0, 1.0])
+    np.testing.assert_array_equal(y2, [5.0, 5.0])

@@ -9,7 +9,8 @@ Contract (main graph):
   elements) of equal type, shape and values. This merges the repeated
   Shape/Gather/Unsqueeze/Concat/Cast chains exporters emit, and any other repeated
   computation.
-- Readers of a small initializer equal to an earlier one read the earlier one.
+- Readers of a small initializer equal to an earlier one read the earlier one. An
+  initializer listed as a graph input (a default the caller may override) is never merged.
 - A node producing a graph output is never the one removed.
 """
 
@@ -94,10 +95,13 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     const_keys: dict[int, tuple | None] = {}
     stats = {"nodes merged": 0, "initializers merged": 0}
 
+    # An initializer that is also a graph input is a default the caller may override.
+    overridable = {vi.name for vi in model.graph.input}
+
     def in_key(t) -> object:
         if not t.name:
             return ""
-        if isinstance(t, gs.Constant):
+        if isinstance(t, gs.Constant) and t.name not in overridable:
             k = const_keys.get(id(t), ())
             if k == ():
                 k = _const_key(t)
