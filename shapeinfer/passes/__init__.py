@@ -62,12 +62,42 @@ class PassContext:
     base_dir: str | None = None
     fold_cap: int = FOLD_CAP
     interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
+    _facts: tuple | None = field(default=None, repr=False)
+    _graph: tuple | None = field(default=None, repr=False)
 
     def infer(self, model: onnx.ModelProto):
-        """Inference facts of ``model`` (:class:`shapeinfer.engine.Result`)."""
+        """Inference facts of ``model`` (:class:`shapeinfer.engine.Result`).
+
+        Passes never modify the model they are given, so facts are reused while the same
+        ModelProto object is passed on (a pass that changes nothing returns its input).
+        """
         from shapeinfer.engine import infer
 
-        return infer(model, base_dir=self.base_dir)
+        if self._facts is not None and self._facts[0] is model:
+            return self._facts[1]
+        res = infer(model, base_dir=self.base_dir)
+        self._facts = (model, res)
+        return res
+
+    def graph(self, model: onnx.ModelProto):
+        """``model`` in onnx-graphsurgeon (:class:`~shapeinfer.passes._graph.GsModel`).
+
+        The GsModel a pass exported with :meth:`export` is handed on to the next pass when it
+        receives that export, instead of importing it again.
+        """
+        from shapeinfer.passes._graph import GsModel
+
+        if self._graph is not None and self._graph[0] is model:
+            return self._graph[1]
+        gm = GsModel(model)
+        self._graph = (model, gm)
+        return gm
+
+    def export(self, gm) -> onnx.ModelProto:
+        """``gm`` exported; the next pass given the result may reuse ``gm`` (see :meth:`graph`)."""
+        out = gm.export()
+        self._graph = (out, gm)
+        return out
 
 
 @dataclass

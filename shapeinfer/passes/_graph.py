@@ -138,6 +138,19 @@ class GsModel:
         gs = gs_module()
         return gs.Node(op, self.fresh(base), attrs or {}, inputs, outputs, domain=domain or None)
 
+    def remove_nodes(self, g, ids: set[int]) -> None:
+        """Take the nodes whose ids are in ``ids`` out of graph ``g``, unlinking their tensors."""
+        if not ids:
+            return
+        keep = []
+        for n in g.nodes:
+            if id(n) in ids:
+                n.inputs.clear()
+                n.outputs.clear()
+            else:
+                keep.append(n)
+        g.nodes = keep
+
     def drop_initializer(self, owner, name: str) -> None:
         """Remove initializer ``name`` of graph ``owner`` on export (before IR 4, its input too)."""
         self._dropped.setdefault(id(owner), set()).add(name)
@@ -156,13 +169,15 @@ class GsModel:
 
     # ------------------------------------------------------------------ export
     def export(self) -> ModelProto:
-        """The edited model as a new ModelProto (the imported one is not modified)."""
+        """The edited model as a new ModelProto (the imported one is not modified).
+
+        The GsModel stays usable: further edits and exports continue from its current state.
+        """
         out = ModelProto()
         _copy_fields(out, self.model, ("graph", "functions"))
         out.graph.CopyFrom(self._export_graph(self.graph, main=True))
-        fmap = {id(f): f for f in self.graph.functions}
         for f in self.graph.functions:
-            out.functions.append(self._export_function(fmap[id(f)]))
+            out.functions.append(self._export_function(f))
         return out
 
     def _export_graph(self, g, main: bool = False) -> GraphProto:

@@ -543,7 +543,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Rewrite the computed shape inputs of ``model``'s main graph (see the module contract)."""
     result = ctx.infer(model)
     facts = result.facts
-    gm = GsModel(model)
+    gm = ctx.graph(model)
     g = gm.graph
     toposort(g)
     opset = default_opset(model)
@@ -593,4 +593,4 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     stats["nodes created"] = builder.nodes_made
     for op, c in sorted(per_op.items()):
         stats[f"{op} inputs rewritten"] = c
-    return gm.export(), stats
+    return ctx.export(gm), stats

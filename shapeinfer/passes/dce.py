@@ -72,9 +72,9 @@ def _sweep(g, gm: GsModel, stats: dict[str, int], interface: set[str] | None = N
 
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Remove the dead nodes and initializers of ``model``'s graphs."""
-    gm = GsModel(model)
+    gm = ctx.graph(model)
     stats = {"nodes removed": 0, "initializers removed": 0}
     _sweep(gm.graph, gm, stats, getattr(ctx, "interface", None))
     if not any(stats.values()):
         return model, stats
-    return gm.export(), stats
+    return ctx.export(gm), stats

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, GsModel, default_opset, gs_module, replace_uses, subgraphs
+from shapeinfer.passes._graph import NONDETERMINISTIC, default_opset, gs_module, replace_uses, subgraphs
 
 #: Initializers up to this many elements are compared by value.
 VALUE_CAP = 1024
@@ -87,7 +87,7 @@ def schema_defaults(op: str, opset: int) -> dict[str, object]:
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Merge repeated computations and equal small initializers in ``model``'s main graph."""
     gs = gs_module()
-    gm = GsModel(model)
+    gm = ctx.graph(model)
     g = gm.graph
     opset = default_opset(model) or 0
     outputs = {t.name for t in g.outputs}
@@ -153,5 +153,5 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         stats["nodes merged"] += 1
     if not any(stats.values()):
         return model, {}
-    g.nodes = [n for n in g.nodes if id(n) not in removed]
-    return gm.export(), stats
+    gm.remove_nodes(g, removed)
+    return ctx.export(gm), stats

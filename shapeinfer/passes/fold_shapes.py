@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, GsModel, gs_module, replace_uses, subgraphs
+from shapeinfer.passes._graph import NONDETERMINISTIC, gs_module, replace_uses, subgraphs
 
 _INT_TYPES = {
     onnx.TensorProto.INT8,
@@ -69,7 +69,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Fold static shape tensors and Constant nodes of ``model``'s main graph into initializers."""
     result = ctx.infer(model)
     facts = result.facts
-    gm = GsModel(model)
+    gm = ctx.graph(model)
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     fold: set[int] = set()
@@ -119,10 +119,10 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             replace_uses(t, c)
             if n.op != "Constant":
                 folded_tensors += 1
-    g.nodes = [n for n in g.nodes if id(n) not in fold]
+    gm.remove_nodes(g, fold)
     changes = {
         "tensors folded to initializers": folded_tensors,
         "Constant nodes made initializers": constants,
         "nodes removed": len(fold),
     }
-    return gm.export(), changes
+    return ctx.export(gm), changes

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import GsModel, const_array, default_opset, producer, replace_uses
+from shapeinfer.passes._graph import const_array, default_opset, producer, replace_uses
 from shapeinfer.passes.canonicalize_reshape import _reshape_options
 
 RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
@@ -90,7 +90,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Remove no-op data movement and collapse reshape chains in ``model``'s main graph."""
     result = ctx.infer(model)
     facts = result.facts
-    gm = GsModel(model)
+    gm = ctx.graph(model)
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     opset = default_opset(model) or 0
@@ -146,8 +146,5 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         stats["reshape chains collapsed"] += 1
     if not any(stats.values()):
         return model, {}
-    g.nodes = [n for n in g.nodes if id(n) not in removed]
-    for n in g.nodes:
-        if id(n) in removed:
-            n.inputs.clear()
-    return gm.export(), stats
+    gm.remove_nodes(g, removed)
+    return ctx.export(gm), stats
