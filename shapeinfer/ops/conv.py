@@ -48,6 +48,9 @@ def conv_out_dim(
         return D.ceildiv(D.sub(D.add(size, 1), eff), stride)
     span = D.sub(D.add(size, pad_begin + pad_end), eff)
     if not ceil_mode:
+        if type(span) is int and span < 0:
+            # ONNX's floor gives 0, onnxruntime's truncation 1: the node is invalid
+            raise InferenceError("E040", f"window of {eff} is larger than the padded input ({span + eff})")
         return D.add(D.floordiv(span, stride), 1)
     out = D.add(D.ceildiv(span, stride), 1)
     # The last window must start inside the input or the left padding.

@@ -141,8 +141,16 @@ def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int) -> D.Dim | None:
     return None
 
 
+#: With a negative step, onnxruntime reads these ends as "through index 0" (numpy's None) where
+#: the ONNX clamping rule gives "stop at d-1": the runtimes disagree, so the length stays open.
+AMBIGUOUS_NEGATIVE_STEP_ENDS = (2**31 - 1, 2**63 - 1)
+
+
 def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: int) -> D.Dim | None:
-    """The number of elements ONNX Slice takes along a dim of size ``d``; None if not expressible."""
+    """The number of elements ONNX Slice takes along a dim of size ``d``; None if not expressible
+    (or when ONNX and onnxruntime disagree, see ``AMBIGUOUS_NEGATIVE_STEP_ENDS``)."""
+    if step < 0 and type(end) is int and end in AMBIGUOUS_NEGATIVE_STEP_ENDS:
+        return None
     if type(d) is int and type(start) is int and type(end) is int:
         return len(onnx_slice_range(d, start, end, step))
     if step > 0:
@@ -187,6 +195,9 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
             plan = None
             continue
         n = slice_len(data.shape[a], s, e, k)
+        if k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
+            msg = f"Slice end {e} with step {k}: ONNX stops at the last index, onnxruntime runs to 0"
+            ctx.diag("warning", "E017", msg)
         shape[a] = ctx.fresh() if n is None else n
         if n is None or type(s) is not int or type(e) is not int:
             plan = None
