@@ -342,7 +342,6 @@ def toposort(g) -> bool:
     import networkx as nx
 
     nodes = list(g.nodes)
-    pos = {id(n): k for k, n in enumerate(nodes)}
     prod = {}
     for k, n in enumerate(nodes):
         for t in n.outputs:
@@ -370,7 +369,6 @@ def toposort(g) -> bool:
                 dg.add_edge(p, k)
     order = list(nx.lexicographical_topological_sort(dg, key=lambda k: k))
     g.nodes = [nodes[k] for k in order]
-    del pos
     return True
 
 

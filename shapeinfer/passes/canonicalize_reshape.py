@@ -245,7 +245,8 @@ def _expand_options(values, in_dims) -> list[list[Entry]]:
     return options
 
 
-def _slice_bound_entries(values, kind: str, data_dims, axes, steps, dtype: int) -> list[Entry]:
+def _slice_bound_entries(values, data_dims, axes, steps, dtype: int) -> list[Entry]:
+    """Slice starts or ends: past-the-dim bounds clamp (type max), ``dim - k`` counts from the end."""
     big = 2**31 - 1 if dtype == onnx.TensorProto.INT32 else 2**63 - 1
     out = []
     for i, v in enumerate(values):
@@ -301,7 +302,7 @@ def slot_options(node, k: int, kind: str, facts) -> list[list[Entry]]:
         steps = _ints(facts.get(node.inputs[4].name)) if len(node.inputs) > 4 and node.inputs[4].name else None
         if steps is None and not (len(node.inputs) > 4 and node.inputs[4].name):
             steps = (1,) * len(values)
-        return [_slice_bound_entries(values, kind, in_dims, axes, steps, f.dtype)]
+        return [_slice_bound_entries(values, in_dims, axes, steps, f.dtype)]
     return [_exact_entries(values)]
 
 
@@ -503,7 +504,7 @@ class Builder:
 
 
 def _candidates(g, facts, only: set[int]) -> list[tuple[str, tuple, int]]:
-    init = {t.name for t in g.inputs}
+    graph_inputs = {t.name for t in g.inputs}
     cands = []
     for t in g.inputs:
         f = facts.get(t.name)
@@ -513,7 +514,7 @@ def _candidates(g, facts, only: set[int]) -> list[tuple[str, tuple, int]]:
         if id(n) in only or n.domain:
             continue
         for t in n.outputs:
-            if not t.name or t.name in init:
+            if not t.name or t.name in graph_inputs:
                 continue
             f = facts.get(t.name)
             if f is not None and f.kind == "tensor" and f.shape:
