@@ -2,9 +2,9 @@
 
 Output sizes follow onnx's and onnxruntime's arithmetic to the letter:
 
-- scales: ``floor(float32(in) * float32(scale))`` (the region of interest does not change the
-  size; for ``tf_crop_and_resize`` with a partial roi the size is left open, as the document
-  and the implementations disagree there);
+- scales: ``floor(float32(in) * float32(scale))``. The operator document multiplies by the
+  region of interest's extent too for ``tf_crop_and_resize``, but onnxruntime, onnx's own
+  inference and its reference implementation all ignore the roi for the size: we follow them;
 - sizes with ``keep_aspect_ratio_policy`` stretch: the sizes; not_larger / not_smaller:
   ``scale = min / max(sizes[i] / in[d])`` over the resized axes and
   ``out = floor(scale * in + 0.5)`` (round half up).
@@ -22,7 +22,7 @@ import struct
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
-from shapeinfer.ops.common import dim_values, known_ints, norm_axis
+from shapeinfer.ops.common import dim_values, norm_axis
 from shapeinfer.registry import register
 
 
@@ -76,9 +76,8 @@ def resize(ctx, ins: list) -> list:
     """Resize-10 (X, scales) and 11+ (X, roi, scales, sizes; axes and keep_aspect_ratio_policy from 18)."""
     x = ins[0]
     if ctx.version < 11:
-        roi_f, scales_f, sizes_f = None, ins[1] if len(ins) > 1 else None, None
+        scales_f, sizes_f = ins[1] if len(ins) > 1 else None, None
     else:
-        roi_f = ins[1] if len(ins) > 1 else None
         scales_f = ins[2] if len(ins) > 2 else None
         sizes_f = ins[3] if len(ins) > 3 else None
     # an empty tensor stands for an omitted scales / sizes input
@@ -105,12 +104,6 @@ def resize(ctx, ins: list) -> list:
         return [tensor(x.dtype, _fresh_axes(ctx, x.shape, axes))]
     if len(scales) != len(axes):
         raise InferenceError("E071", f"Resize scales has {len(scales)} entries for {len(axes)} axes")
-    if ctx.attr("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize":
-        roi = None if roi_f is None else roi_f.value
-        n = len(axes)
-        full = roi is not None and len(roi) == 2 * n and all(roi[i] == 0 and roi[n + i] == 1 for i in range(n))
-        if not full:
-            return [tensor(x.dtype, _fresh_axes(ctx, x.shape, axes))]
     return [tensor(x.dtype, _scales_out(ctx, x.shape, [_num(v) for v in scales], axes))]
 
 
@@ -154,6 +147,3 @@ def upsample_v7(ctx, ins: list) -> list:
     if len(scales) != r:
         raise InferenceError("E071", f"Upsample scales has {len(scales)} entries for rank {r}")
     return [tensor(x.dtype, _scales_out(ctx, x.shape, [_num(v) for v in scales], list(range(r))))]
-
-
-__all__ = ["known_ints", "resize", "scaled_dim"]

@@ -10,7 +10,7 @@ dim; num_directions is 2 for ``bidirectional``.
 from __future__ import annotations
 
 from shapeinfer.diagnostics import InferenceError
-from shapeinfer.facts import Fact, tensor
+from shapeinfer.facts import tensor
 from shapeinfer.registry import register
 
 
@@ -42,6 +42,3 @@ def recurrent(ctx, ins: list) -> list:
     else:
         y, yh = (seq, nd, batch, hidden), (nd, batch, hidden)
     return [tensor(dtype, y)] + [tensor(dtype, yh)] * n_states
-
-
-__all__ = ["Fact", "recurrent"]
