@@ -798,15 +798,41 @@ _VI_NAME = _tag(onnx.ValueInfoProto, "name")
 _VI_TYPE = _tag(onnx.ValueInfoProto, "type")
 
 
+def _keep_declared(f: Fact, declared: onnx.TypeProto, fresh: set[str]) -> Fact:
+    """``f`` completed from a graph output's declared type where inference knows less.
+
+    An unknown element type or rank takes the declared one; a dim that is only fresh symbols
+    takes the declared dim. Anything inference determined wins over the declaration.
+    """
+    if f.kind != "tensor" or declared.WhichOneof("value") != "tensor_type":
+        return f
+    tt = declared.tensor_type
+    dtype = f.dtype or tt.elem_type
+    shape = f.shape
+    if tt.HasField("shape"):
+        decl = [dim_from_proto(d) for d in tt.shape.dim]
+        if shape is None:
+            if all(d is not None for d in decl):
+                shape = tuple(decl)
+        elif len(decl) == len(shape):
+            shape = tuple(
+                x if x is not None and type(d) is not int and D.symbols(d) <= fresh else d for d, x in zip(shape, decl)
+            )
+    if dtype == f.dtype and shape is f.shape:
+        return f
+    return Fact(dtype, shape, f.value, f.kind, f.elem)
+
+
 def _annotate_graph(graph: onnx.GraphProto, result: Result, path: str = "main") -> None:
     facts = result.graph_facts.get(path)
     if facts is not None:
         skip = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
         outputs = {vi.name: vi for vi in graph.output}
+        fresh = set(result.fresh_symbols)
         for name, vi in outputs.items():
             f = facts.get(name)
             if f is not None and (f.kind != "tensor" or f.dtype or f.shape is not None):
-                vi.type.CopyFrom(fact_type(f))
+                vi.type.CopyFrom(fact_type(_keep_declared(f, vi.type, fresh)))
         del graph.value_info[:]
         produced = []
         for n in graph.node:

@@ -198,3 +198,22 @@ def test_complexity_cap_replaces_huge_expressions():
     (d,) = r.dims("y")
     assert r.capped >= 1
     assert D.symbols(d) <= set(r.fresh_symbols)
+
+
+def test_annotate_keeps_declared_output_where_inference_knows_less():
+    """A custom-domain op gives unknown outputs: the declared output type must survive -o."""
+    g = helper.make_graph(
+        [helper.make_node("Mystery", ["x"], ["y"], domain="com.example"), helper.make_node("Relu", ["x"], ["z"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, "k"]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [7, 4]),
+        ],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+    out = annotate(shapeinfer.infer(m))
+    y, z = (o.type.tensor_type for o in out.graph.output)
+    assert y.elem_type == TensorProto.FLOAT
+    assert [d.dim_value or d.dim_param for d in y.shape.dim] == [3, "k"]
+    assert [d.dim_value or d.dim_param for d in z.shape.dim] == ["n", 4]  # inference wins where it knows
