@@ -12,7 +12,7 @@ from onnx import helper, numpy_helper
 import shapeinfer
 from shapeinfer import dims as D
 
-#: onnxruntime 1.17+ reads IR 9; the op tests stay at or below opset 21.
+#: onnxruntime 1.17+ reads IR 9 (opsets up to 21); opset 23 ops need IR 10.
 IR_VERSION = 9
 
 
@@ -27,9 +27,8 @@ def one_node(
     """A model with one ``op`` node.
 
     ``inputs`` are graph inputs ``(name, elem_type, dims)`` (dims may hold symbol names);
-    ``consts`` are initializers by name. Node inputs are the graph inputs then the constants,
-    in the order of ``order`` when the op needs them interleaved: pass names in ``inputs`` /
-    ``consts`` in the node's input order and give an empty name for an omitted input.
+    ``consts`` are initializers by name. The node's inputs are the graph inputs, then the
+    constants (use :func:`one_node_ordered` for any other order or omitted inputs).
     """
     consts = consts or {}
     names = [n for n, _, _ in inputs] + list(consts)
@@ -44,6 +43,7 @@ def one_node_ordered(
     attrs: dict | None = None,
     opset: int = 18,
     outputs: int = 1,
+    ir_version: int = IR_VERSION,
 ) -> onnx.ModelProto:
     """A model with one ``op`` node whose inputs are ``node_inputs`` (graph inputs or constants)."""
     consts = consts or {}
@@ -56,7 +56,7 @@ def one_node_ordered(
         [helper.make_empty_tensor_value_info(o) for o in outs],
         [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=IR_VERSION)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
 
 
 def inferred(model: onnx.ModelProto, binding: dict[str, int] | None = None) -> list:
