@@ -16,7 +16,7 @@ from onnx import TensorProto
 
 from shapeinfer import dims as D
 from shapeinfer.facts import Fact, tensor
-from shapeinfer.ops.common import broadcast_shapes, broadcast_values
+from shapeinfer.ops.common import broadcast_shapes, broadcast_values, provably_nonneg
 from shapeinfer.registry import register
 
 BOOL = TensorProto.BOOL
@@ -43,8 +43,7 @@ def _is_num(v) -> bool:
 
 
 def _nonneg(v) -> bool:
-    lb = D.lower_bound(v) if isinstance(v, D.Expr) else v
-    return lb is not None and lb >= 0
+    return provably_nonneg(v)
 
 
 def _div(a, b):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, tensor
-from shapeinfer.ops.common import flat_index, known_ints, norm_axis
+from shapeinfer.ops.common import flat_index, known_ints, norm_axis, provably_nonneg
 from shapeinfer.registry import register
 
 #: Slice bounds at or beyond this magnitude mean "to the end" / "from the start".
@@ -133,8 +133,7 @@ def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int) -> D.Dim | None:
         if v < 0:
             return D.dmax(D.add(d, v), lo)
         return D.dmin(v, hi)
-    lb = D.lower_bound(v)
-    if lb is not None and lb >= 0:
+    if provably_nonneg(v):
         return D.dmin(v, hi)
     if D.compare(v, 0) == -1:
         return D.dmax(D.add(d, v), lo)
@@ -163,7 +162,13 @@ def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: int) -> D.Dim | None:
     e = _clamp_bound(d, end, -1, -1)
     if s is None or e is None:
         return None
-    return D.dmax(0, D.ceildiv(D.sub(s, e), -step))
+    n = D.dmax(0, D.ceildiv(D.sub(s, e), -step))
+    lb = D.lower_bound(d)
+    if lb is None or lb < 1:
+        # start clamps into [0, d-1], an empty interval when d is 0: then nothing is taken
+        # (n <= d whenever d >= 1, so the min changes nothing else)
+        n = D.dmin(n, d)
+    return n
 
 
 def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
