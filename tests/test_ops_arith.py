@@ -102,3 +102,38 @@ def test_symbolic_integer_div_of_dims() -> None:
         want = rt.run({"x": np.zeros(n, np.float32)})
         got = [D.evaluate(v[0], {"n": n}) for v in (q, nq, r)]
         assert got == [int(w[0]) for w in want], n
+
+
+@pytest.mark.parametrize(
+    "op,consts,attrs",
+    [
+        ("Tile", {"x": np.arange(6).reshape(2, 3), "r": np.array([2, 3])}, {}),
+        ("ReduceSum", {"x": np.arange(24).reshape(2, 3, 4), "a": np.array([1, -1])}, {"keepdims": 0}),
+        ("ReduceProd", {"x": np.arange(1, 13).reshape(3, 4)}, {"axes": [0]}),
+        ("ReduceMax", {"x": np.arange(12).reshape(3, 4)}, {"axes": [1], "keepdims": 1}),
+        ("ReduceMin", {"x": -np.arange(12).reshape(3, 4)}, {}),
+    ],
+)
+def test_tile_and_reduce_values_against_onnxruntime(op: str, consts: dict, attrs: dict) -> None:
+    got, want, model = _values(op, consts, attrs)
+    assert got == want
+    assert inferred(model)[0] == Runtime(model).run({})[0].shape
+
+
+def test_symbolic_reduce_of_a_shape() -> None:
+    # ReduceProd(Shape(x)[1:]) is the element count per row: a product of symbols
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], start=1),
+        helper.make_node("ReduceProd", ["s"], ["p"], keepdims=1),
+        helper.make_node("ReduceMax", ["s"], ["m"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", FLOAT, ["a", "b", 4])],
+        [helper.make_empty_tensor_value_info(o) for o in ("p", "m")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR_VERSION)
+    p, m = inferred_values(model)
+    assert p == (D.mul(D.sym("b"), 4),)
+    assert m == (D.dmax(D.sym("b"), 4),)

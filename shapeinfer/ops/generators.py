@@ -8,7 +8,7 @@ from onnx import TensorProto
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
-from shapeinfer.facts import Fact, tensor
+from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, tensor
 from shapeinfer.ops.common import broadcast_dim, broadcast_values, dim_values, scalar_value
 from shapeinfer.ops.elementwise import fit_value
 from shapeinfer.registry import register
@@ -145,4 +145,19 @@ def tile(ctx, ins: list) -> list:
             raise InferenceError("E023", f"Tile repeats has {len(rv)} entries for rank {len(data.shape)}")
         return [tensor(data.dtype, ctx.fresh_shape(len(data.shape)))]
     shape = tuple(ctx.fresh() if r is None else D.mul(d, r) for d, r in zip(data.shape, rv))
-    return [tensor(data.dtype, shape)]
+    value = None
+    if data.value is not None and data.is_static and all(type(d) is int for d in shape):
+        n = 1
+        for d in shape:
+            n *= d
+        if n <= MAX_VALUE_ELEMENTS:
+            value = []
+            for k in range(n):
+                src, rem = 0, k
+                stride = 1
+                for d_out, d_in in zip(reversed(shape), reversed(data.shape)):
+                    src += (rem % d_out) % d_in * stride
+                    rem //= d_out
+                    stride *= d_in
+                value.append(data.value[src])
+    return [tensor(data.dtype, shape, value)]
