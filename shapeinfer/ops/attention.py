@@ -53,7 +53,8 @@ def attention(ctx, ins: list) -> list:
     y = Fact(qdt, None)
     if q4 is not None and v4 is not None:
         if len(q.shape) == 3:
-            y = tensor(qdt, (q4[0], q4[2], D.mul(q4[1], v4[3])))
+            known = qh is not None and (len(v.shape) == 4 or kvh is not None)
+            y = tensor(qdt, (q4[0], q4[2], D.mul(q4[1], v4[3]) if known else ctx.fresh()))
         else:
             y = tensor(qdt, (q4[0], q4[1], q4[2], v4[3]))
     past = None
