@@ -18,7 +18,7 @@ from shapeinfer import dims as D
 
 pytest.importorskip("onnxruntime")
 
-from fuzz_graphs import run_all, run_outputs
+from fuzz_graphs import run_all, run_outputs, session
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -110,6 +110,36 @@ def test_slice_negative_step_over_a_slice_that_can_be_empty():
         [ints("three", [3]), ints("thousand", [1000]), ints("axis0", [0]), ints("two", [2]), ints("minus1", [-1])],
     )
     assert_inferred_dims_match_onnxruntime(m, [{"a": 1}, {"a": 3}, {"a": 4}, {"a": 6}], unresolved_ok=True)
+
+
+def test_broadcast_with_an_unknown_dim_does_not_make_it_equal_to_the_other_side():
+    """ops/common.py broadcast_dim: broadcasting an unknown (fresh) dim with a known one unified
+    them, so the unknown input dim was rewritten to the other side everywhere; it may be 1.
+    (Fuzzer's form: an ambiguous negative-step Slice, then Where against a ``c`` dim.)"""
+    m = model(
+        [
+            helper.make_node("ConstantOfShape", ["n"], ["y"]),  # [n[0]]: a data-dependent dim
+            helper.make_node("Add", ["y", "w"], ["z"]),
+        ],
+        [("w", ["c"])],
+        ["z"],
+        [],
+    )
+    m.graph.input.append(helper.make_tensor_value_info("n", TensorProto.INT64, [1]))
+    res = shapeinfer.infer(m)
+    fresh = set(res.fresh_symbols)
+    (y,) = res.facts["y"].shape
+    (z,) = res.facts["z"].shape
+    assert isinstance(y, D.Expr) and D.symbols(y) <= fresh  # unknown, and still unknown
+    assert z == D.sym("c")  # the known side
+    assert res.equalities == []
+    obs = onnx.ModelProto()
+    obs.CopyFrom(m)
+    obs.graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
+    for c in (1, 4):
+        got = session(obs).run(None, {"w": np.ones(c, np.float32), "n": np.array([1], np.int64)})
+        assert [a.shape for a in got] == [(c,), (1,)]
+        assert D.evaluate(z, {"c": c}) == c
 
 
 # --------------------------------------------------------------------------- optimize (open bugs)

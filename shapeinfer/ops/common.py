@@ -26,6 +26,11 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         return b
     if type(a) is int and type(b) is int:
         raise InferenceError("G002", f"dims {a} and {b} cannot broadcast")
+    # An unknown (fresh) dim may be 1, so broadcasting does not make it equal to a known other
+    # side: the result is the known side, and the unknown stays unknown (no unify).
+    fa, fb = (type(d) is not int and any(ctx.engine.is_fresh(s) for s in D.symbols(d)) for d in (a, b))
+    if fa != fb:
+        return b if fa else a
     return ctx.unify(a, b)
 
 
