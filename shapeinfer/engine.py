@@ -33,7 +33,7 @@ from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataMissing
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, type_fact
-from shapeinfer.ops.common import check_against_probe, probe_binding, probe_outputs
+from shapeinfer.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 48
@@ -663,6 +663,8 @@ class Engine:
         res: list[Fact | None] = []
         for o in node.output:
             tp = out.get(o)
+            if tp is not None:
+                clear_foreign_params(tp, binding.keys())
             f = None if tp is None else type_fact(tp, lambda axis: self.fresh())
             if f is not None and binding:
                 f = check_against_probe(f, probe.get(o), binding, self.fresh)

@@ -118,3 +118,13 @@ def test_fallback_result_is_right_at_every_binding() -> None:
         label, scores = ref.run(None, {"x": np.zeros((n, 2), np.float32)})
         for name, arr in (("label", label), ("scores", scores)):
             assert tuple(D.evaluate(d, {"n": n}) for d in r.facts[name].shape) == arr.shape
+
+
+def test_names_onnx_invents_are_cleared_not_shared() -> None:
+    from shapeinfer.ops.common import clear_foreign_params
+
+    tp = helper.make_tensor_type_proto(F, ["n", "2*n + 1", "unk__0", "m"])
+    clear_foreign_params(tp, {"n"})
+    dims = tp.tensor_type.shape.dim
+    assert [d.dim_param for d in dims] == ["n", "2*n + 1", "", ""]
+    assert not any(d.HasField("dim_value") for d in dims)

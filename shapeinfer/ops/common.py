@@ -189,6 +189,23 @@ def check_against_probe(sym: Fact, probe: Fact | None, binding: dict[str, int], 
     return Fact(sym.dtype, shape, sym.value, sym.kind, elem)
 
 
+def clear_foreign_params(tp, allowed) -> None:
+    """Clear (in place) every ``dim_param`` of TypeProto ``tp`` that is not an expression over the
+    symbols ``allowed`` (the node's input symbols): onnx can only copy those, anything else is a
+    name of its own that would otherwise alias across nodes."""
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        tt = getattr(tp, which)
+        if tt.HasField("shape"):
+            for d in tt.shape.dim:
+                if d.HasField("dim_param") and not D.symbols(D.parse(d.dim_param)) <= allowed:
+                    d.ClearField("dim_param")
+    elif which == "sequence_type":
+        clear_foreign_params(tp.sequence_type.elem_type, allowed)
+    elif which == "optional_type":
+        clear_foreign_params(tp.optional_type.elem_type, allowed)
+
+
 def probe_outputs(
     schema, node, ins: Sequence[Fact | None], data: dict, binding: dict[str, int], opsets, ir: int
 ) -> dict:
