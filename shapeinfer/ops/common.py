@@ -182,7 +182,11 @@ def check_against_probe(sym: Fact, probe: Fact | None, binding: dict[str, int], 
             out = []
             for d, p in zip(shape, probe.shape):
                 if type(p) is int and (type(d) is int or D.symbols(d) <= binding.keys()):
-                    out.append(d if D.evaluate(d, binding) == p else fresh())
+                    try:
+                        ok = D.evaluate(d, binding) == p
+                    except ZeroDivisionError:  # a degenerate binding for d: nothing to compare
+                        ok = True
+                    out.append(d if ok else fresh())
                 else:
                     out.append(d)
             shape = tuple(out)
@@ -217,12 +221,12 @@ def probe_outputs(
 
     from shapeinfer.onnxio import fact_type, type_fact
 
-    types = {}
-    for name, f in zip(node.input, ins):
-        if not name or f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None):
-            continue
-        types[name] = fact_type(bind_fact(f, binding))
     try:
+        types = {}
+        for name, f in zip(node.input, ins):
+            if not name or f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None):
+                continue
+            types[name] = fact_type(bind_fact(f, binding))  # may divide by zero at the binding
         out = onnx.shape_inference.infer_node_outputs(schema, node, types, data, None, opsets, ir)
         return {name: type_fact(tp, lambda axis: None) for name, tp in out.items()}
     except Exception:
