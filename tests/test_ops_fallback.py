@@ -128,3 +128,22 @@ def test_names_onnx_invents_are_cleared_not_shared() -> None:
     dims = tp.tensor_type.shape.dim
     assert [d.dim_param for d in dims] == ["n", "2*n + 1", "", ""]
     assert not any(d.HasField("dim_value") for d in dims)
+
+
+def test_no_op_without_a_native_rule_makes_inference_raise() -> None:
+    # every schema that reaches the fallback, fed odd inputs (symbolic dims, no attributes)
+    from shapeinfer import registry
+
+    checked = 0
+    for schema in onnx.defs.get_all_schemas():
+        if registry.lookup(schema.domain, schema.name, schema.since_version) is not None:
+            continue
+        n_in = max(1, len(schema.inputs))
+        inputs = [helper.make_tensor_value_info(f"x{i}", F, ["n", 3]) for i in range(n_in)]
+        outs = [f"y{i}" for i in range(max(1, len(schema.outputs)))]
+        node = helper.make_node(schema.name, [vi.name for vi in inputs], outs, domain=schema.domain)
+        opsets = [("", 21)] + ([(schema.domain, schema.since_version)] if schema.domain else [])
+        r = shapeinfer.infer(_model([node], inputs, outs, opsets))
+        assert set(outs) <= set(r.facts)
+        checked += 1
+    assert checked >= 10
