@@ -30,7 +30,7 @@ from shapeinfer import dims as D
 from shapeinfer import ops as _ops  # noqa: F401  (registers the native rules)
 from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
-from shapeinfer.external import ExternalDataMissing
+from shapeinfer.external import ExternalDataError, ExternalDataMissing
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, type_fact
 from shapeinfer.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
@@ -537,15 +537,21 @@ class Engine:
         return (domain, node.op_type, version, attrs, tuple(bool(o) for o in node.output), tuple(ins))
 
     def _apply(self, rule, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
+        """The rule's outputs; onnx's inference when there is none or it declines. Whatever a node
+        holds, this does not raise: an invalid node is an error diagnostic, a rule that fails a
+        warning (E001), and the outputs are left unknown."""
         try:
-            if rule is None:
-                raise Fallback
-            return rule(ctx, ins)
-        except Fallback:
+            if rule is not None:
+                try:
+                    return rule(ctx, ins)
+                except Fallback:
+                    pass
             return self.fallback(ctx, ins)
         except InferenceError as e:
             ctx.diag("error", e.code, e.message)
-        except (ZeroDivisionError, OverflowError, ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+        except (InferenceTimeout, ExternalDataError, KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as e:
             ctx.diag("warning", "E001", f"could not infer: {type(e).__name__}: {e}")
         return []
 

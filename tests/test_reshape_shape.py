@@ -70,9 +70,10 @@ def test_symbolic_targets():
     assert reshape_dims((b, s, 768), [0, -1, 64], True) == (b, 12 * s, 64)
 
 
-def test_symbolic_target_not_divisible_is_unknown_not_wrong():
-    # seq*7 / 2 is not provably exact: the dim stays undetermined (None), never a guess.
-    assert reshape_dims((s, 7), [2, -1], True) == (2, None)
+def test_symbolic_minus_one_not_provably_exact_is_the_floor_quotient():
+    # seq*7 / 2 is exact wherever the model runs (seq even), so the dim is (7*seq)//2.
+    assert reshape_dims((s, 7), [2, -1], True) == (2, (7 * s) // 2)
+    assert D.evaluate(reshape_dims((s, 7), [2, -1], True)[1], {"seq": 4}) == 14
 
 
 @pytest.mark.parametrize(

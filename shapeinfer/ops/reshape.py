@@ -24,7 +24,8 @@ def reshape_dims(
     copies the input dim at its index; otherwise 0 is a literal zero dim. One ``-1`` is inferred
     so that element counts match. An empty target means a scalar. ``input_dims`` None means
     unknown rank; a ``None`` target entry is an unknown value. Symbolic target entries are
-    taken to be positive dims. An output entry is None where it cannot be determined.
+    taken to be positive dims. An output entry is None where it cannot be determined. A ``-1``
+    whose quotient is not provably exact is the floor quotient: exact wherever the model runs.
 
     Raises InferenceError (code R001-R005) for: more than one -1 (R001); both 0 and -1 with
     literal zeros (R002); a copying 0 at an index >= input rank (R003); element counts that
@@ -67,7 +68,9 @@ def reshape_dims(
                 raise InferenceError(
                     "R004", f"cannot reshape {total} elements to {_fmt(target)}: not divisible by {known}"
                 )
-            out[infer_at] = q
+            # Not provably exact symbolically; but wherever the model runs the division is exact,
+            # so the floor quotient is the dim (e.g. (7*seq)//2).
+            out[infer_at] = D.floordiv(total, known) if q is None else q
     elif total is not None and all(d is not None for d in out):
         count = D.product(out)
         if count != total:
