@@ -42,6 +42,8 @@ FRESH_PREFIX = "unk_"
 
 
 MAIN = "main"
+_UNKNOWN = Fact()
+_GRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
 
 def graph_path(parent: str, node_index: int, attr: str) -> str:
@@ -361,41 +363,36 @@ class Engine:
             outs.append(self.resolve_fact(f))
         return outs
 
-    def _check_single_producer(self, nodes: Sequence[onnx.NodeProto], scope: Scope, graph: str) -> None:
-        """An error diagnostic for every tensor defined twice (by two nodes, or a node and an input)."""
-        defined = set(scope.facts)
-        for k, n in enumerate(nodes):
-            for o in n.output:
-                if not o:
-                    continue
-                if o in defined:
-                    self.diagnostics.append(
-                        Diagnostic(
-                            "error",
-                            "E004",
-                            f"tensor {o!r} is defined more than once",
-                            n.name or None,
-                            n.op_type,
-                            k,
-                            graph,
-                            o,
-                        )
-                    )
-                defined.add(o)
-
     def _order(self, nodes: Sequence[onnx.NodeProto], scope: Scope, graph: str) -> list[int]:
-        """Node indices in an order where producers come first (graph order when it already is)."""
-        self._check_single_producer(nodes, scope, graph)
-        known = set()
+        """Node indices in an order where producers come first (graph order when it already is).
+
+        Also reports every tensor defined twice (by two nodes, or by a node and an input) as E004.
+        """
+        defined = set(scope.facts)  # this graph's inputs and initializers, then node outputs
+        outer = scope.parent
         ok = True
-        for n in nodes:
-            for i in n.input:
-                if i and i not in known and scope.get(i) is None:
-                    ok = False
-                    break
-            if not ok:
-                break
-            known.update(o for o in n.output if o)
+        for k, n in enumerate(nodes):
+            if ok:
+                for i in n.input:
+                    if i and i not in defined and (outer is None or outer.get(i) is None):
+                        ok = False
+                        break
+            for o in n.output:
+                if o:
+                    if o in defined:
+                        self.diagnostics.append(
+                            Diagnostic(
+                                "error",
+                                "E004",
+                                f"tensor {o!r} is defined more than once",
+                                n.name or None,
+                                n.op_type,
+                                k,
+                                graph,
+                                o,
+                            )
+                        )
+                    defined.add(o)
         if ok:
             return list(range(len(nodes)))
         producer = {}
@@ -477,17 +474,11 @@ class Engine:
                     f = self.resolve_fact(f)
                 ins.append(f)
             outs = self.infer_node(node, ins, k, graph, scope, call_attrs)
+            n_outs = len(outs)
             for i, o in enumerate(node.output):
-                if not o:
-                    continue
-                f = outs[i] if i < len(outs) else None
-                if f is None:
-                    f = Fact()
-                elif f.shape is not None and any(type(d) is not int for d in f.shape):
-                    shape = tuple(self.cap(d) for d in f.shape)
-                    if shape != f.shape:
-                        f = Fact(f.dtype, shape, f.value, f.kind, f.elem)
-                facts[o] = f
+                if o:
+                    f = outs[i] if i < n_outs else None
+                    facts[o] = _UNKNOWN if f is None else f
 
     def infer_node(
         self,
@@ -503,10 +494,8 @@ class Engine:
         version = self.opsets.get(domain)
         if version is None:
             version = onnx.defs.onnx_opset_version() if domain == "" else 1
-        ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
         if fn is not None:
-            return self.infer_function(ctx, fn, ins)
-        rule = registry.lookup(domain, node.op_type, version)
+            return self.infer_function(NodeContext(self, node, version, index, graph, scope, call_attrs), fn, ins)
         # Memoise on (op, version, attributes, input facts): repeated layers infer once. A node
         # whose inference drew fresh symbols or recorded equalities is never memoised.
         key = self._memo_key(node, domain, version, ins)
@@ -518,23 +507,42 @@ class Engine:
                     self.diagnostics.append(replace(d, node=node.name or None, index=index, graph=graph))
                 return outs
             marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), self._subst_gen)
-        outs = self._apply(rule, ctx, ins)
+        rule = registry.lookup(domain, node.op_type, version)
+        ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
+        outs = self._capped(self._apply(rule, ctx, ins))
         if key is not None and marks[1:] == (len(self.fresh_symbols), len(self.equalities), self._subst_gen):
             self._memo[key] = (outs, self.diagnostics[marks[0] :])
         return outs
 
+    def _capped(self, outs: list[Fact | None]) -> list[Fact | None]:
+        """``outs`` with expressions past the complexity cap replaced by fresh symbols."""
+        res = outs
+        for i, f in enumerate(outs):
+            if f is not None and f.shape is not None and any(type(d) is not int for d in f.shape):
+                shape = tuple(self.cap(d) for d in f.shape)
+                if shape != f.shape:
+                    if res is outs:
+                        res = list(outs)
+                    res[i] = Fact(f.dtype, shape, f.value, f.kind, f.elem)
+        return res
+
     def _memo_key(self, node: onnx.NodeProto, domain: str, version: int, ins: list[Fact | None]) -> tuple | None:
+        outputs = node.output
+        used = len(outputs) if all(outputs) else tuple(bool(o) for o in outputs)
         attrs = node.attribute
-        if attrs:
-            if node.ByteSize() > 4096:
+        if not attrs:
+            return (domain, node.op_type, version, (), used, tuple(ins))
+        key = []
+        size = 0
+        for a in attrs:
+            if a.ref_attr_name or a.type in _GRAPH_ATTRS:
                 return None
-            for a in attrs:
-                if a.ref_attr_name or a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-                    return None
-            attrs = tuple(a.SerializeToString() for a in attrs)
-        else:
-            attrs = ()
-        return (domain, node.op_type, version, attrs, tuple(bool(o) for o in node.output), tuple(ins))
+            b = a.SerializeToString()
+            size += len(b)
+            key.append(b)
+        if size > 4096:  # large constants: hashing them costs more than inferring
+            return None
+        return (domain, node.op_type, version, tuple(key), used, tuple(ins))
 
     def _apply(self, rule, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
         """The rule's outputs; onnx's inference when there is none or it declines. Whatever a node
@@ -842,25 +850,22 @@ def _annotate_graph(graph: onnx.GraphProto, result: Result, path: str = "main") 
             if f is not None and (f.kind != "tensor" or f.dtype or f.shape is not None):
                 vi.type.CopyFrom(fact_type(_keep_declared(f, vi.type, fresh)))
         del graph.value_info[:]
-        produced = []
-        for n in graph.node:
-            for o in n.output:
-                if o and o not in skip and o not in outputs:
-                    produced.append(o)
-                    skip.add(o)
+        skip.update(t.values.name for t in graph.sparse_initializer)
         # Serialised in one go (wire format of repeated ValueInfoProto): a message per tensor
-        # through the Python API is the slowest part of writing a large model.
-        type_bytes: dict[int, bytes] = {}  # by id: the facts stay alive in ``facts``
+        # through the Python API is the slowest part of writing a large model. ``facts`` holds
+        # this graph's tensors in inference order (graph order for a sorted graph).
+        type_fields: dict[int, bytes] = {}  # by id: the facts stay alive in ``facts``
         chunks = []
-        for name in produced:
-            f = facts.get(name)
-            if f is None or (f.kind == "tensor" and not f.dtype and f.shape is None):
+        for name, f in facts.items():
+            if name in skip or name in outputs or (f.kind == "tensor" and not f.dtype and f.shape is None):
                 continue
-            tb = type_bytes.get(id(f))
-            if tb is None:
-                tb = type_bytes[id(f)] = fact_type(f).SerializeToString()
-            chunks.append(_field(_VALUE_INFO, _field(_VI_NAME, name.encode()) + _field(_VI_TYPE, tb)))
+            tf = type_fields.get(id(f))
+            if tf is None:
+                tf = type_fields[id(f)] = _field(_VI_TYPE, fact_type(f).SerializeToString())
+            chunks.append(_field(_VALUE_INFO, _field(_VI_NAME, name.encode()) + tf))
         graph.MergeFromString(b"".join(chunks))
+    if not any(p.startswith(path + "/") for p in result.graph_facts):
+        return  # no subgraph below this one was inferred
     for k, n in enumerate(graph.node):
         for a in n.attribute:
             if a.type == AttributeProto.GRAPH:
