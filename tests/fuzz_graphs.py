@@ -28,6 +28,7 @@ optimized models to give the same outputs as the original.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,11 +58,17 @@ INT64_MIN = -(2**63)
 SLICE_BOUNDS = (0, 1, 2, -1, -2, 3, -3, 1000, -1000, INT64_MAX, INT64_MIN, 2**31 - 1, -(2**31))
 SLICE_STEPS = (1, 2, -1, -2, 3)
 
-#: onnxruntime reads an end of INT32_MAX / INT64_MAX with a negative step as "through index 0"
-#: (microsoft/onnxruntime#11107), where the spec clamps it to ``dim - 1`` (an empty slice). The
-#: generator models onnxruntime's reading (the runtime it checks against); shapeinfer is expected
-#: to leave such a length open (an unresolved dim), not to pick either reading.
+#: onnxruntime's kernel reads an end of INT32_MAX / INT64_MAX with a negative step as "through
+#: index 0" (microsoft/onnxruntime#11107), where the spec (and onnx's shape inference, which
+#: onnxruntime also runs when it loads a model) clamps it to ``dim - 1``. A graph built on one
+#: reading is invalid under the other, so the generator never uses these ends with a negative
+#: step (``slice_ends``); ``_py_slice_len`` still models the kernel for completeness.
 ORT_REVERSE_END_QUIRK = (2**31 - 1, INT64_MAX)
+
+
+def slice_ends(step: int) -> tuple[int, ...]:
+    """The end bounds the generator uses with ``step``."""
+    return SLICE_BOUNDS if step > 0 else tuple(b for b in SLICE_BOUNDS if b not in ORT_REVERSE_END_QUIRK)
 
 
 # ---------------------------------------------------------------------------- generator dims
@@ -664,7 +671,7 @@ class Builder:
         shape = list(x.shape)
         for a in axes:
             k = self.pick(SLICE_STEPS)
-            s, e = self._slice_bound(x, a), self._slice_bound(x, a)
+            s, e = self._slice_bound(x, a, SLICE_BOUNDS), self._slice_bound(x, a, slice_ends(k))
             steps.append(k)
             starts.append(s)
             ends.append(e)
@@ -682,7 +689,7 @@ class Builder:
         (name,) = self.node("Slice", ins)
         return T(name, x.dtype, tuple(shape))
 
-    def _slice_bound(self, x: T, axis: int) -> T:
+    def _slice_bound(self, x: T, axis: int, consts: Sequence[int]) -> T:
         """A ``[1]`` slice bound: a constant, or computed from the dim (``d - 1``, ``d // 1``)."""
         if x.shape[axis].static is None and self.chance(25):
             d = self.dim_vec(x, axis)
@@ -690,7 +697,7 @@ class Builder:
             if off == 0:
                 return d
             return self._arith("Add", d, self.const_ints([off]))
-        return self.const_ints([self.pick(SLICE_BOUNDS)])
+        return self.const_ints([self.pick(consts)])
 
     def _join(self, parts: Sequence[T]) -> T:
         if len(parts) == 1:
@@ -989,7 +996,8 @@ class Builder:
                 return T(name, TensorProto.INT64, tuple(gconst(s) for s in ishape), out)
             return T(name, TensorProto.INT64, (gconst(len(vals)),), out)
         if how == 2:  # Slice of the shape vector, any step and bounds
-            s, e, k = self.pick(SLICE_BOUNDS), self.pick(SLICE_BOUNDS), self.pick(SLICE_STEPS)
+            k = self.pick(SLICE_STEPS)
+            s, e = self.pick(SLICE_BOUNDS), self.pick(slice_ends(k))
             ins = [sh.name, self.const_ints([s]).name, self.const_ints([e]).name]
             if k != 1 or self.chance(50):
                 ins += [self.const_ints([0]).name, self.const_ints([k]).name]
@@ -1221,15 +1229,19 @@ def _scalars_made_1d(case: Case, optimized: onnx.ModelProto | None) -> bool:
 
 
 def _reshape_copies_and_infers(optimized: onnx.ModelProto | None) -> bool:
-    """The optimized model has a Reshape whose constant target holds both 0 and -1."""
+    """The optimized model has a Reshape (allowzero 0) whose target holds both 0 and -1."""
     if optimized is None:
         return False
-    inits = {t.name: t for t in optimized.graph.initializer}
+    import shapeinfer
+
+    facts = shapeinfer.infer(optimized).facts
     for n in optimized.graph.node:
-        if n.op_type == "Reshape" and len(n.input) > 1 and n.input[1] in inits:
-            values = onnx.numpy_helper.to_array(inits[n.input[1]]).reshape(-1).tolist()
-            if 0 in values and -1 in values:
-                return True
+        if n.op_type != "Reshape" or len(n.input) < 2 or any(a.name == "allowzero" and a.i for a in n.attribute):
+            continue
+        f = facts.get(n.input[1])
+        values = [] if f is None or f.value is None else [v for v in f.value if type(v) is int]
+        if 0 in values and -1 in values:
+            return True
     return False
 
 
@@ -1483,3 +1495,119 @@ def check_and_record(case: Case, *, optimize: bool = True) -> CaseReport:
     rep = check_case(case, optimize=optimize)
     record(case, rep)
     return rep
+
+
+def describe(rep: CaseReport) -> str:
+    """The failures of one report, one per line."""
+    return "\n".join(str(f) for f in rep.failures)
+
+
+def check_or_raise(case: Case, *, optimize: bool = True) -> CaseReport:
+    """:func:`check_and_record`, raising AssertionError (for hypothesis to shrink) on a failure."""
+    rep = check_and_record(case, optimize=optimize)
+    if rep.failures:
+        raise AssertionError(f"{len(rep.failures)} failure(s):\n{describe(rep)}\n{case!r}")
+    return rep
+
+
+def ancestors_model(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
+    """The part of ``model`` that computes ``names`` (made the graph outputs): a smaller repro."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    keep: set[int] = set()
+    need = list(names)
+    seen: set[str] = set()
+    while need:
+        t = need.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        n = producer.get(t)
+        if n is not None and id(n) not in keep:
+            keep.add(id(n))
+            need.extend(i for i in n.input if i)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    nodes = [n for n in model.graph.node if id(n) in keep]
+    del g.node[:]
+    g.node.extend(nodes)
+    kept_inits = [t for t in model.graph.initializer if t.name in seen]
+    del g.initializer[:]
+    g.initializer.extend(kept_inits)
+    kept_inputs = [vi for vi in model.graph.input if vi.name in seen]
+    del g.input[:]
+    g.input.extend(kept_inputs)
+    types = {o.name: o for o in model.graph.output}
+    del g.output[:]
+    for name in names:
+        g.output.append(types.get(name) or helper.make_empty_tensor_value_info(name))
+    return m
+
+
+def run_fuzz(
+    examples: int,
+    seed: int | None = None,
+    *,
+    max_steps: int = 8,
+    optimize: bool = True,
+    derandomize: bool = False,
+    stop_on_failure: bool = False,
+) -> tuple[Stats, float]:
+    """Check ``examples`` generated cases; returns :data:`STATS` (reset first) and the seconds taken.
+
+    Failures are collected in the stats; with ``stop_on_failure`` the first one raises and
+    hypothesis shrinks it to a minimal case (printed as its falsifying example).
+    """
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as with_seed
+
+    STATS.reset()
+    phases = list(Phase) if stop_on_failure else [Phase.generate]
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=derandomize,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(cases(max_steps=max_steps))
+    def run(case: Case) -> None:
+        if stop_on_failure:
+            check_or_raise(case, optimize=optimize)
+        else:
+            check_and_record(case, optimize=optimize)
+
+    if seed is not None:
+        run = with_seed(seed)(run)
+    t = time.perf_counter()
+    run()
+    return STATS, time.perf_counter() - t
+
+
+def summary(stats: Stats, seconds: float) -> str:
+    """A multi-line report of a fuzz run: counts, unresolved share, failures, known issues."""
+    share = stats.dims_unresolved / stats.dims_checked if stats.dims_checked else 0.0
+    lines = [
+        f"examples: {stats.examples} in {seconds:.1f}s ({stats.examples / seconds if seconds else 0:.1f}/s)",
+        f"discards: {stats.discards}",
+        f"nodes: {stats.nodes}, tensor checks: {stats.tensors_checked}, dim checks: {stats.dims_checked}, "
+        f"value checks: {stats.values_checked}, optimize checks: {stats.optimize_checked}",
+        f"unresolved dims: {stats.dims_unresolved} ({100 * share:.2f}% of dim checks), "
+        f"unknown ranks: {stats.ranks_unresolved}",
+        f"failures: {len(stats.failures)}",
+    ]
+    kinds: dict[str, int] = {}
+    for f, _ in stats.failures:
+        key = f"{f.kind} {f.op or ''}".strip()
+        kinds[key] = kinds.get(key, 0) + 1
+    lines += [f"  {n} x {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    known: dict[str, int] = {}
+    for k, _, _ in stats.known:
+        known[k.name] = known.get(k.name, 0) + 1
+    lines.append(f"known open issues hit: {len(stats.known)}")
+    lines += [f"  {n} x {k}" for k, n in known.items()]
+    ops = ", ".join(f"{op} {n}" for op, n in sorted(stats.by_op.items(), key=lambda kv: -kv[1]))
+    lines.append(f"ops generated: {ops}")
+    return "\n".join(lines)
