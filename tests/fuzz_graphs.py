@@ -262,6 +262,53 @@ def grange_len(start: G, limit: G, delta: int) -> G:
     )
 
 
+def _static(shape: Sequence[G]) -> tuple[int, ...] | None:
+    """The ints of a shape whose every dim is static, else None."""
+    out = tuple(d.static for d in shape)
+    return None if any(v is None for v in out) else out
+
+
+def _vals_index(shape: Sequence[G]) -> range:
+    n = 1
+    for d in _static(shape):
+        n *= d
+    return range(n)
+
+
+def moved(x: T, fn: Callable[[np.ndarray], np.ndarray]) -> tuple[G, ...] | None:
+    """Values of an op that only moves ``x``'s elements: ``fn`` maps x's index array to the output's."""
+    shp = _static(x.shape)
+    if x.vals is None or shp is None:
+        return None
+    out = np.asarray(fn(np.arange(len(x.vals), dtype=np.int64).reshape(shp)))
+    if out.size > 64:
+        return None
+    return tuple(x.vals[i] for i in out.reshape(-1).tolist())
+
+
+def _concat_vals(parts: Sequence[T], axis: int) -> tuple[G, ...] | None:
+    if any(p.vals is None or _static(p.shape) is None for p in parts):
+        return None
+    flat: list[G] = []
+    arrays = []
+    for p in parts:
+        arrays.append(np.arange(len(flat), len(flat) + len(p.vals), dtype=np.int64).reshape(_static(p.shape)))
+        flat.extend(p.vals)
+    out = np.concatenate(arrays, axis=axis)
+    return None if out.size > 64 else tuple(flat[i] for i in out.reshape(-1).tolist())
+
+
+def _elementwise_vals(fn: Callable[[G, G], G], parts: Sequence[T], out: Sequence[G]) -> tuple[G, ...] | None:
+    shp = _static(out)
+    if shp is None or any(p.vals is None or _static(p.shape) is None for p in parts):
+        return None
+    idx = [np.broadcast_to(np.arange(len(p.vals)).reshape(_static(p.shape)), shp).reshape(-1) for p in parts]
+    if idx[0].size > 64:
+        return None
+    a, b = parts
+    return tuple(fn(a.vals[i], b.vals[j]) for i, j in zip(idx[0].tolist(), idx[1].tolist()))
+
+
 def _nonempty(d: G) -> bool:
     return d.lo is not None and d.lo >= 1
 
@@ -557,6 +604,16 @@ class Builder:
             return None
         return c[len(c) - 1 - self.int_(0, len(c) - 1)]  # most recent first
 
+    def pick_data(self, min_rank: int = 0) -> T | None:
+        """A float tensor, or (a third of the time) an int64 one: shape values, Range outputs."""
+        ints = [t for t in self.pool if t.dtype == TensorProto.INT64 and t.rank >= min_rank]
+        if ints and self.chance(33):
+            return ints[len(ints) - 1 - self.int_(0, len(ints) - 1)]
+        return self.pick_float(min_rank)
+
+    def same_dtype(self, x: T) -> list[T]:
+        return [t for t in self.pool if t.dtype == x.dtype]
+
     def any_dim(self) -> G:
         """A dim somewhere in the pool, or a small static one."""
         dims = [d for t in self.pool for d in t.shape]
@@ -591,24 +648,31 @@ class Builder:
         lead = [self.any_dim() for _ in range(self.int_(0, 1) if drop == 0 else 0)]
         return lead + dims
 
-    def make_float(self, shape: Sequence[G]) -> T | None:
-        """A float tensor of ``shape``: a new graph input (plain dims) or ConstantOfShape."""
+    def make_float(self, shape: Sequence[G], dtype: int = TensorProto.FLOAT) -> T | None:
+        """A tensor of ``shape``: a new graph input (plain dims) or ConstantOfShape."""
         plain = all(d.static is not None or d.symbol is not None for d in shape)
         if plain and len(self.inputs) < 5 and self.chance(50):
-            return self.new_input(shape)
+            return self.new_input(shape, dtype)
         if not shape:
-            return self.const_float(0.5)
+            return self.const_float(0.5) if dtype == TensorProto.FLOAT else self.const_ints([2], shape=())
         target = self.spell(shape)
         if target is None:
             return None
-        value = helper.make_tensor("value", TensorProto.FLOAT, [1], [float(self.int_(1, 4)) / 2])
+        fill = self.int_(1, 4)
+        if dtype == TensorProto.FLOAT:
+            value = helper.make_tensor("value", TensorProto.FLOAT, [1], [fill / 2])
+        else:
+            value = helper.make_tensor("value", TensorProto.INT64, [1], [fill])
         (name,) = self.node("ConstantOfShape", [target.name], value=value)
-        return T(name, TensorProto.FLOAT, tuple(shape))
+        out = T(name, dtype, tuple(shape))
+        if dtype == TensorProto.INT64 and _static(shape) is not None and len(_vals_index(shape)) <= 64:
+            out.vals = (gconst(fill),) * len(_vals_index(shape))
+        return out
 
     # ============================================================== the ops
 
     def op_transpose(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         if x.rank == 0 or self.chance(20):
@@ -617,19 +681,19 @@ class Builder:
         else:
             perm = self.draw(st.permutations(range(x.rank)))
             (name,) = self.node("Transpose", [x.name], perm=list(perm))
-        return T(name, x.dtype, tuple(x.shape[p] for p in perm))
+        return T(name, x.dtype, tuple(x.shape[p] for p in perm), moved(x, lambda i: np.transpose(i, perm)))
 
     def op_flatten(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         axis = self.int_(-x.rank, x.rank)
         (name,) = self.node("Flatten", [x.name], axis=axis)
         a = axis + x.rank if axis < 0 else axis
-        return T(name, x.dtype, (gprod(x.shape[:a]), gprod(x.shape[a:])))
+        return T(name, x.dtype, (gprod(x.shape[:a]), gprod(x.shape[a:])), x.vals)
 
     def op_unsqueeze(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         k = self.int_(1, 2)
@@ -642,10 +706,10 @@ class Builder:
         shape = list(x.shape)
         for p in pos:
             shape.insert(p, gconst(1))
-        return T(name, x.dtype, tuple(shape))
+        return T(name, x.dtype, tuple(shape), x.vals)
 
     def op_squeeze(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         ones = [i for i, d in enumerate(x.shape) if d.static == 1]
@@ -653,14 +717,14 @@ class Builder:
             return None
         if all(d.static is not None for d in x.shape) and self.chance(30):
             name = self.squeeze(x.name, None)
-            return T(name, x.dtype, tuple(d for d in x.shape if d.static != 1))
+            return T(name, x.dtype, tuple(d for d in x.shape if d.static != 1), x.vals)
         chosen = [i for i in ones if self.chance(60)] or ones[:1]
         axes = [i - x.rank if self.chance(30) else i for i in chosen]
         name = self.squeeze(x.name, axes)
-        return T(name, x.dtype, tuple(d for i, d in enumerate(x.shape) if i not in chosen))
+        return T(name, x.dtype, tuple(d for i, d in enumerate(x.shape) if i not in chosen), x.vals)
 
     def op_slice(self) -> T | None:
-        x = self.pick_float(min_rank=1)
+        x = self.pick_data(min_rank=1)
         if x is None:
             return None
         r = x.rank
@@ -687,7 +751,14 @@ class Builder:
             if any(k != 1 for k in steps) or self.chance(50):
                 ins.append(self.const_ints(steps).name)
         (name,) = self.node("Slice", ins)
-        return T(name, x.dtype, tuple(shape))
+
+        def take(i: np.ndarray) -> np.ndarray:
+            for a, s, e, k in zip(axes, starts, ends, steps):
+                i = np.take(i, list(_slice_indices(i.shape[a], s.vals[0].static, e.vals[0].static, k)), axis=a)
+            return i
+
+        static_bounds = all(b.vals[0].static is not None for b in starts + ends)
+        return T(name, x.dtype, tuple(shape), moved(x, take) if static_bounds else None)
 
     def _slice_bound(self, x: T, axis: int, consts: Sequence[int]) -> T:
         """A ``[1]`` slice bound: a constant, or computed from the dim (``d - 1``, ``d // 1``)."""
@@ -708,7 +779,7 @@ class Builder:
         return T(name, TensorProto.INT64, (gconst(len(parts)),), tuple(p.vals[0] for p in parts))
 
     def op_reshape(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         dims = list(x.shape)
@@ -743,7 +814,7 @@ class Builder:
             return None
         attrs = {"allowzero": allowzero} if self.opset >= 14 and (allowzero or self.chance(30)) else {}
         (name,) = self.node("Reshape", [x.name, target.name], **attrs)
-        return T(name, x.dtype, tuple(groups))
+        return T(name, x.dtype, tuple(groups), x.vals)
 
     def _reshape_encoding(self, dims: list[G], groups: list[G], allowzero: int) -> list[G] | None:
         """Target values for ``groups``: literal dims, 0 copying ``dims[i]``, at most one -1."""
@@ -768,7 +839,7 @@ class Builder:
         return enc
 
     def op_expand(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         r_out = x.rank + self.int_(0, 2) - (self.int_(0, min(1, x.rank)) if self.chance(20) else 0)
@@ -788,10 +859,11 @@ class Builder:
         if t is None:
             return None
         (name,) = self.node("Expand", [x.name, t.name])
-        return T(name, x.dtype, out)
+        shp = _static(out)
+        return T(name, x.dtype, out, None if shp is None else moved(x, lambda i: np.broadcast_to(i, shp)))
 
     def op_gather(self) -> T | None:
-        x = self.pick_float(min_rank=1)
+        x = self.pick_data(min_rank=1)
         if x is None:
             return None
         axis = self.int_(0, x.rank - 1)
@@ -811,16 +883,20 @@ class Builder:
         if self.too_big(shape):
             return None
         (name,) = self.node("Gather", [x.name, idx.name], axis=axis - x.rank if self.chance(30) else axis)
-        return T(name, x.dtype, shape)
+        vals = None
+        if idx.vals is not None and all(v.static is not None for v in idx.vals):
+            iv = np.array([v.static for v in idx.vals], dtype=np.int64).reshape(_static(idx.shape))
+            vals = moved(x, lambda i: np.take(i, iv, axis=axis))
+        return T(name, x.dtype, shape, vals)
 
     def op_concat(self) -> T | None:
-        x = self.pick_float(min_rank=1)
+        x = self.pick_data(min_rank=1)
         if x is None:
             return None
         axis = self.int_(0, x.rank - 1)
         mates = [
             t
-            for t in self.floats()
+            for t in self.same_dtype(x)
             if t.rank == x.rank and all(t.shape[i] == x.shape[i] for i in range(x.rank) if i != axis)
         ]
         others = [self.pick(mates) for _ in range(self.int_(1, 2))]
@@ -835,7 +911,7 @@ class Builder:
         if self.too_big(shape):
             return None
         (name,) = self.node("Concat", [p.name for p in parts], axis=axis - x.rank if self.chance(30) else axis)
-        return T(name, x.dtype, tuple(shape))
+        return T(name, x.dtype, tuple(shape), _concat_vals(parts, axis))
 
     def op_matmul(self) -> T | None:
         # Only operands that are never empty: onnxruntime fails on (0, k) @ (k,) and leaves the
@@ -886,15 +962,15 @@ class Builder:
         return T(name, x.dtype, tuple(shape))
 
     def op_binary(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         op = self.pick(("Add", "Mul"))
-        mates = [t for t in self.floats() if self.broadcast([x.shape, t.shape]) is not None]
+        mates = [t for t in self.same_dtype(x) if self.broadcast([x.shape, t.shape]) is not None]
         if mates and self.chance(50):
             y = self.pick(mates)
         else:
-            y = self.make_float(self.partner_shape(x))
+            y = self.make_float(self.partner_shape(x), x.dtype)
             if y is None:
                 return None
         out = self.broadcast([x.shape, y.shape])
@@ -902,10 +978,10 @@ class Builder:
             return None
         a, b = (x, y) if self.chance(50) else (y, x)
         (name,) = self.node(op, [a.name, b.name])
-        return T(name, x.dtype, out)
+        return T(name, x.dtype, out, _elementwise_vals(gadd if op == "Add" else gmul, [a, b], out))
 
     def op_where(self) -> T | None:
-        x = self.pick_float()
+        x = self.pick_data()
         if x is None:
             return None
         cshape = self.partner_shape(x)
@@ -915,15 +991,21 @@ class Builder:
         else:
             cshape = []
             (cname,) = self.node("Constant", [], value=helper.make_tensor("value", TensorProto.BOOL, [], [True]))
-            cond = T(cname, TensorProto.BOOL, ())
-        mates = [t for t in self.floats() if self.broadcast([x.shape, t.shape, cond.shape]) is not None]
-        y = self.pick(mates) if mates and self.chance(60) else self.const_float(-1.0)
+            cond = T(cname, TensorProto.BOOL, (), (gconst(1),))
+        mates = [t for t in self.same_dtype(x) if self.broadcast([x.shape, t.shape, cond.shape]) is not None]
+        if mates and self.chance(60):
+            y = self.pick(mates)
+        elif x.dtype == TensorProto.FLOAT:
+            y = self.const_float(-1.0)
+        else:
+            y = self.const_ints([-1], shape=())
         out = self.broadcast([cond.shape, x.shape, y.shape])
         if out is None or self.too_big(out):
             return None
         a, b = (x, y) if self.chance(50) else (y, x)
         (name,) = self.node("Where", [cond.name, a.name, b.name])
-        return T(name, x.dtype, out)
+        vals = _elementwise_vals(lambda p, q: p, [a, b], out) if cond.shape == () and cond.vals else None
+        return T(name, x.dtype, out, vals)
 
     def op_constant_of_shape(self) -> T | None:
         shape = [self.any_dim() for _ in range(self.int_(0, 3))]
@@ -1091,10 +1173,15 @@ class Builder:
 
 @dataclass
 class Case:
-    """One fuzz example: a model and the bindings to check it at."""
+    """One fuzz example: a model and the bindings to check it at.
+
+    ``expected`` (from the generator) holds its own view of tensors' dims and int values, which
+    :func:`check_case` also holds against onnxruntime (a failure there is a fuzzer bug).
+    """
 
     model: onnx.ModelProto
     bindings: list[dict[str, int]]
+    expected: dict[str, T] | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         try:
@@ -1157,7 +1244,7 @@ def cases(draw: Callable, max_steps: int = 8, opsets: Sequence[int] = OPSETS) ->
     bindings = []
     for _ in range(draw(st.integers(2, 3))):
         bindings.append({s: draw(st.integers(lo, hi)) for s in b.symbols})
-    return Case(b.model(), bindings)
+    return Case(b.model(), bindings, {t.name: t for t in b.pool})
 
 
 # ---------------------------------------------------------------------------- checking
@@ -1281,6 +1368,8 @@ def feeds_for(model: onnx.ModelProto, binding: Mapping[str, int], seed: int = 0)
                 dims.append(binding[f"{vi.name}_d{axis}"])
         if vi.type.tensor_type.elem_type == TensorProto.BOOL:
             out[vi.name] = rng.integers(0, 2, size=dims).astype(bool)
+        elif vi.type.tensor_type.elem_type == TensorProto.INT64:
+            out[vi.name] = rng.integers(-3, 10, size=dims).astype(np.int64)
         else:
             out[vi.name] = rng.standard_normal(dims).astype(np.float32)
     return out
@@ -1382,6 +1471,20 @@ def compare_tensor(
     return None
 
 
+def _generator_disagrees(t: T, actual: np.ndarray, binding: Mapping[str, int]) -> str | None:
+    """How the generator's own view of a tensor differs from onnxruntime's (None when it does not)."""
+    want = [d.ev(binding) for d in t.shape]
+    if want != list(actual.shape):
+        return f"generator expected shape {want}, actual {list(actual.shape)}"
+    if t.vals is not None:
+        vals = [v.ev(binding) for v in t.vals]
+        if vals != actual.reshape(-1).tolist():
+            return f"generator expected values {vals}, actual {actual.reshape(-1).tolist()}"
+    if t.bound is not None and actual.size and not (actual.min() >= 0 and actual.max() < t.bound.ev(binding)):
+        return f"generator expected indices below {t.bound.ev(binding)}, actual {actual.reshape(-1).tolist()}"
+    return None
+
+
 def _fmt(shape) -> str:
     return "[" + ", ".join(str(d) if type(d) is int else D.format(d) for d in shape) + "]"
 
@@ -1431,6 +1534,11 @@ def check_case(case: Case, *, optimize: bool = True) -> CaseReport:
                 f = res.facts.get(name)
                 detail = f"{bad[1]}; fact {_fmt(f.shape) if f and f.shape is not None else '?'}"
                 rep.failures.append(Failure(bad[0], name, producer[name], dict(b), detail))
+            t = (case.expected or {}).get(name)
+            if t is not None:
+                why = _generator_disagrees(t, np.asarray(arr), b)
+                if why:
+                    rep.failures.append(Failure("generator", name, producer[name], dict(b), why))
     if not optimize:
         return rep
     outs_names = [o.name for o in model.graph.output]
