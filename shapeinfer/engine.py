@@ -363,52 +363,23 @@ class Engine:
             outs.append(self.resolve_fact(f))
         return outs
 
-    def _order(self, nodes: Sequence[onnx.NodeProto], scope: Scope, graph: str) -> list[int]:
-        """Node indices in an order where producers come first (graph order when it already is).
-
-        Also reports every tensor defined twice (by two nodes, or by a node and an input) as E004.
-        """
-        defined = set(scope.facts)  # this graph's inputs and initializers, then node outputs
-        outer = scope.parent
-        ok = True
-        for k, n in enumerate(nodes):
-            if ok:
-                for i in n.input:
-                    if i and i not in defined and (outer is None or outer.get(i) is None):
-                        ok = False
-                        break
-            for o in n.output:
-                if o:
-                    if o in defined:
-                        self.diagnostics.append(
-                            Diagnostic(
-                                "error",
-                                "E004",
-                                f"tensor {o!r} is defined more than once",
-                                n.name or None,
-                                n.op_type,
-                                k,
-                                graph,
-                                o,
-                            )
-                        )
-                    defined.add(o)
-        if ok:
-            return list(range(len(nodes)))
-        producer = {}
-        for k, n in enumerate(nodes):
-            for o in n.output:
+    def _topological_order(self, nodes: Sequence[onnx.NodeProto], graph: str) -> list[int]:
+        """Node indices with producers first, the lowest ready index first (graph order wherever it
+        is valid); nodes on a cycle come last, reported as G004."""
+        ios = [(n.input[:], n.output[:]) for n in nodes]
+        producer: dict[str, int] = {}
+        for k, (_, outs) in enumerate(ios):
+            for o in outs:
                 if o:
                     producer.setdefault(o, k)
         indeg = [0] * len(nodes)
         users: list[list[int]] = [[] for _ in nodes]
-        for k, n in enumerate(nodes):
-            for i in dict.fromkeys(n.input):  # deduplicated in a deterministic order
+        for k, (ins, _) in enumerate(ios):
+            for i in dict.fromkeys(ins):  # deduplicated in a deterministic order
                 p = producer.get(i)
                 if p is not None and p != k:
                     indeg[k] += 1
                     users[p].append(k)
-        # Kahn's algorithm taking the lowest ready index first: graph order wherever it is valid.
         ready = [k for k in range(len(nodes)) if indeg[k] == 0]
         heapq.heapify(ready)
         order = []
@@ -433,7 +404,7 @@ class Engine:
                 )
             )
             order.extend(left)
-        elif order != sorted(order):  # (inputs defined nowhere also end up here, in graph order)
+        else:
             self.diagnostics.append(Diagnostic("warning", "G004", "nodes are not in topological order", graph=graph))
         return order
 
@@ -444,18 +415,55 @@ class Engine:
         graph: str,
         call_attrs: Mapping[str, AttributeProto] | None = None,
     ) -> None:
+        """Infer ``nodes`` into ``scope``: in graph order, or topologically when the graph is not
+        sorted (the partial walk in graph order is undone first)."""
         facts = scope.facts
-        for count, k in enumerate(self._order(nodes, scope, graph)):
-            if self.deadline is not None and count % 64 == 0 and time.monotonic() > self.deadline:
+        initial = set(facts)
+        marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), dict(self.subst))
+        if self._walk(nodes, scope, graph, call_attrs, None):
+            return
+        for name in [n for n in facts if n not in initial]:
+            del facts[name]
+        del self.diagnostics[marks[0] :]
+        del self.fresh_symbols[marks[1] :]
+        del self.equalities[marks[2] :]
+        self.subst = marks[3]
+        self._subst_gen += 1
+        self._walk(nodes, scope, graph, call_attrs, self._topological_order(nodes, graph))
+
+    def _walk(
+        self,
+        nodes: Sequence[onnx.NodeProto],
+        scope: Scope,
+        graph: str,
+        call_attrs: Mapping[str, AttributeProto] | None,
+        order: list[int] | None,
+    ) -> bool:
+        """One pass over ``nodes`` (graph order when ``order`` is None). Returns False, at once,
+        when graph order meets an input that a later node produces."""
+        facts = scope.facts
+        parent = scope.parent
+        later: set[str] | None = None
+        placeholders: set[str] = set()  # undefined inputs given an unknown fact (cycles)
+        deadline = self.deadline
+        for count, k in enumerate(range(len(nodes)) if order is None else order):
+            if deadline is not None and count % 64 == 0 and time.monotonic() > deadline:
                 raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
             node = nodes[k]
             ins: list[Fact | None] = []
-            for name in node.input:
+            for name in node.input[:]:
                 if not name:
                     ins.append(None)
                     continue
-                f = scope.get(name)
+                f = facts.get(name)
+                if f is None and parent is not None:
+                    f = parent.get(name)
                 if f is None:
+                    if order is None:
+                        if later is None:
+                            later = {o for n in nodes[k + 1 :] for o in n.output[:]}
+                        if name in later:
+                            return False
                     self.diagnostics.append(
                         Diagnostic(
                             "error",
@@ -468,17 +476,32 @@ class Engine:
                             name,
                         )
                     )
-                    f = Fact()
-                    facts[name] = f
+                    f = facts[name] = Fact()
+                    placeholders.add(name)
                 elif self.subst:
                     f = self.resolve_fact(f)
                 ins.append(f)
-            outs = self.infer_node(node, ins, k, graph, scope, call_attrs)
+            out_names = node.output[:]
+            outs = self.infer_node(node, ins, k, graph, scope, call_attrs, out_names)
             n_outs = len(outs)
-            for i, o in enumerate(node.output):
+            for i, o in enumerate(out_names):
                 if o:
+                    if o in facts and o not in placeholders:
+                        self.diagnostics.append(
+                            Diagnostic(
+                                "error",
+                                "E004",
+                                f"tensor {o!r} is defined more than once",
+                                node.name or None,
+                                node.op_type,
+                                k,
+                                graph,
+                                o,
+                            )
+                        )
                     f = outs[i] if i < n_outs else None
                     facts[o] = _UNKNOWN if f is None else f
+        return True
 
     def infer_node(
         self,
@@ -488,9 +511,11 @@ class Engine:
         graph: str,
         scope: Scope,
         call_attrs: Mapping[str, AttributeProto] | None = None,
+        out_names: tuple[str, ...] | None = None,
     ) -> list[Fact | None]:
-        domain = "" if node.domain == "ai.onnx" else node.domain
-        fn = self.functions.get((node.domain, node.op_type))
+        raw_domain, op_type = node.domain, node.op_type
+        domain = "" if raw_domain == "ai.onnx" else raw_domain
+        fn = self.functions.get((raw_domain, op_type)) if self.functions else None
         version = self.opsets.get(domain)
         if version is None:
             version = onnx.defs.onnx_opset_version() if domain == "" else 1
@@ -498,7 +523,8 @@ class Engine:
             return self.infer_function(NodeContext(self, node, version, index, graph, scope, call_attrs), fn, ins)
         # Memoise on (op, version, attributes, input facts): repeated layers infer once. A node
         # whose inference drew fresh symbols or recorded equalities is never memoised.
-        key = self._memo_key(node, domain, version, ins)
+        outputs = node.output[:] if out_names is None else out_names
+        key = self._memo_key(node, op_type, domain, version, ins, outputs)
         if key is not None:
             hit = self._memo.get(key)
             if hit is not None:
@@ -507,7 +533,7 @@ class Engine:
                     self.diagnostics.append(replace(d, node=node.name or None, index=index, graph=graph))
                 return outs
             marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), self._subst_gen)
-        rule = registry.lookup(domain, node.op_type, version)
+        rule = registry.lookup(domain, op_type, version)
         ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
         outs = self._capped(self._apply(rule, ctx, ins))
         if key is not None and marks[1:] == (len(self.fresh_symbols), len(self.equalities), self._subst_gen):
@@ -526,12 +552,19 @@ class Engine:
                     res[i] = Fact(f.dtype, shape, f.value, f.kind, f.elem)
         return res
 
-    def _memo_key(self, node: onnx.NodeProto, domain: str, version: int, ins: list[Fact | None]) -> tuple | None:
-        outputs = node.output
+    def _memo_key(
+        self,
+        node: onnx.NodeProto,
+        op_type: str,
+        domain: str,
+        version: int,
+        ins: list[Fact | None],
+        outputs: Sequence[str],
+    ) -> tuple | None:
         used = len(outputs) if all(outputs) else tuple(bool(o) for o in outputs)
         attrs = node.attribute
         if not attrs:
-            return (domain, node.op_type, version, (), used, tuple(ins))
+            return (domain, op_type, version, (), used, tuple(ins))
         key = []
         size = 0
         for a in attrs:
@@ -542,7 +575,7 @@ class Engine:
             key.append(b)
         if size > 4096:  # large constants: hashing them costs more than inferring
             return None
-        return (domain, node.op_type, version, tuple(key), used, tuple(ins))
+        return (domain, op_type, version, tuple(key), used, tuple(ins))
 
     def _apply(self, rule, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
         """The rule's outputs; onnx's inference when there is none or it declines. Whatever a node
@@ -856,13 +889,19 @@ def _annotate_graph(graph: onnx.GraphProto, result: Result, path: str = "main") 
         # this graph's tensors in inference order (graph order for a sorted graph).
         type_fields: dict[int, bytes] = {}  # by id: the facts stay alive in ``facts``
         chunks = []
+        skip.update(outputs)
+        vi_name, vi_field = _VI_NAME, _VALUE_INFO
         for name, f in facts.items():
-            if name in skip or name in outputs or (f.kind == "tensor" and not f.dtype and f.shape is None):
+            if name in skip or (f.kind == "tensor" and not f.dtype and f.shape is None):
                 continue
             tf = type_fields.get(id(f))
             if tf is None:
                 tf = type_fields[id(f)] = _field(_VI_TYPE, fact_type(f).SerializeToString())
-            chunks.append(_field(_VALUE_INFO, _field(_VI_NAME, name.encode()) + tf))
+            nb = name.encode()
+            n = len(nb)
+            body = vi_name + (bytes((n,)) if n < 0x80 else _varint(n)) + nb + tf
+            n = len(body)
+            chunks.append(vi_field + (bytes((n,)) if n < 0x80 else _varint(n)) + body)
         graph.MergeFromString(b"".join(chunks))
     if not any(p.startswith(path + "/") for p in result.graph_facts):
         return  # no subgraph below this one was inferred

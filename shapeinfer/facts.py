@@ -10,7 +10,7 @@ optionals, the fact of their element in ``elem``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from shapeinfer.dims import Dim, Expr, product
@@ -30,6 +30,14 @@ class Fact:
     value: tuple[Value, ...] | None = None  # flattened values, when tracked
     kind: str = "tensor"  # "tensor" | "sequence" | "optional" | "sparse_tensor" | "map"
     elem: Fact | None = None  # element fact of a sequence / optional
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:  # cached: facts key the engine's memo table
+        h = self._hash
+        if h is None:
+            h = hash((self.dtype, self.shape, self.value, self.kind, self.elem))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def rank(self) -> int | None:
