@@ -167,3 +167,16 @@ def test_same_input_same_bytes(tmp_path, name):
         assert r.returncode == 0, r.stderr
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
+
+
+def test_unsorted_graph_is_inferred_in_topological_order():
+    from conftest import load_stripped
+
+    m = load_stripped("bert_ts")
+    sorted_dims = {k: f.shape for k, f in shapeinfer.infer(m).facts.items()}
+    nodes = list(m.graph.node)
+    del m.graph.node[:]
+    m.graph.node.extend(reversed(nodes))
+    r = shapeinfer.infer(m)
+    assert [(d.code, d.severity) for d in r.diagnostics if d.code != "G003"] == [("G004", "warning")]
+    assert {k: f.shape for k, f in r.facts.items()} == sorted_dims
