@@ -202,6 +202,37 @@ def gmul(a: G, b: G) -> G:
     return _opaque(key, lambda bd: a.ev(bd) * b.ev(bd), lo)
 
 
+def gsub(a: G, b: G) -> G:
+    return gadd(a, gmul(gconst(-1), b))
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def gdiv(a: G, b: G) -> G:
+    """ONNX integer Div (truncating toward zero): exact on polynomials when every term divides."""
+    if a.static is not None and b.static is not None:
+        return gconst(_trunc_div(a.static, b.static))
+    if a.poly is not None and b.poly is not None and len(b.poly) == 1:
+        (bm, bc), out = b.poly[0], {}
+        for m, c in a.poly:
+            rest = list(m)
+            ok = c % bc == 0
+            for sym in bm:
+                if sym in rest:
+                    rest.remove(sym)
+                else:
+                    ok = False
+            if not ok:
+                break
+            out[tuple(rest)] = c // bc
+        else:
+            return _make_poly(out)
+    return _opaque(("/", a.key, b.key), lambda bd: _trunc_div(a.ev(bd), b.ev(bd)), None)
+
+
 def gprod(ds: Sequence[G]) -> G:
     out = gconst(1)
     for d in ds:
@@ -551,7 +582,7 @@ class Builder:
                         out.append((t, -1 - i))  # a value, not a dim
         return out
 
-    def value_vec(self, g: G) -> T | None:
+    def value_vec(self, g: G, depth: int = 0) -> T | None:
         """A ``[1]`` int64 tensor with value ``g``, read from the pool or computed; None if unknown."""
         if g.static is not None:
             return self.const_ints([g.static])
@@ -566,6 +597,16 @@ class Builder:
             else:
                 (name,) = self.node("Gather", [t.name, self.const_ints([j]).name], axis=0)
             return T(name, TensorProto.INT64, (gconst(1),), (g,))
+        if g.symbol is not None and depth < 2:
+            # a symbol only seen inside a product dim m (a*b): m / (m / a), like hidden / heads
+            prods = [d for t in self.pool for d in t.shape if d.poly and len(d.poly) == 1 and g.symbol in d.poly[0][0]]
+            prods = [d for d in prods if d != g]
+            if prods:
+                m = self.pick(prods)
+                num, den = self.value_vec(m, depth + 1), self.value_vec(gdiv(m, g), depth + 1)
+                if num is not None and den is not None:
+                    return self._arith("Div", num, den)
+            return None
         if g.poly is None or g.symbol is not None:
             return None  # opaque, or a symbol no tensor shows on its own
         # Build it: a sum of coefficient * product-of-symbols terms.
@@ -573,7 +614,7 @@ class Builder:
         for mono, c in g.poly:
             term: T | None = None
             for s in mono:
-                f = self.value_vec(gsym(s))
+                f = self.value_vec(gsym(s), depth)
                 if f is None:
                     return None
                 term = f if term is None else self._arith("Mul", term, f)
@@ -586,7 +627,7 @@ class Builder:
 
     def _arith(self, op: str, x: T, y: T) -> T:
         (name,) = self.node(op, [x.name, y.name])
-        f = gadd if op == "Add" else gmul
+        f = {"Add": gadd, "Mul": gmul, "Sub": gsub, "Div": gdiv}[op]
         return T(name, TensorProto.INT64, x.shape, tuple(f(a, b) for a, b in zip(x.vals, y.vals)))
 
     def spell(self, entries: Sequence[G]) -> T | None:
@@ -817,14 +858,16 @@ class Builder:
         if x is None:
             return None
         dims = list(x.shape)
-        order = list(range(len(dims)))
+        # split dims into factors (6 -> 2, 3; a*b -> a, b; 2*a -> 2, a), then regroup the
+        # factors in any order: any grouping keeps the element count
+        factors = [f for d in dims for f in self._factors(d)]
+        order = list(range(len(factors)))
         if self.chance(25):
             order = list(self.draw(st.permutations(order)))
-        # regroup the dims (any grouping keeps the element count)
         groups: list[G] = []
         cur: list[G] = []
         for i in order:
-            cur.append(dims[i])
+            cur.append(factors[i])
             if self.chance(50):
                 groups.append(gprod(cur))
                 cur = []
@@ -849,6 +892,19 @@ class Builder:
         attrs = {"allowzero": allowzero} if self.opset >= 14 and (allowzero or self.chance(30)) else {}
         (name,) = self.node("Reshape", [x.name, target.name], **attrs)
         return T(name, x.dtype, tuple(groups), x.vals)
+
+    def _factors(self, d: G) -> list[G]:
+        if d.static is not None and d.static >= 4 and self.chance(40):
+            divs = [k for k in range(2, d.static) if d.static % k == 0]
+            if divs:
+                k = self.pick(divs)
+                return [gconst(k), gconst(d.static // k)]
+        if d.poly is not None and len(d.poly) == 1 and self.chance(50):
+            mono, c = d.poly[0]
+            parts = [gsym(s) for s in mono] + ([gconst(c)] if c != 1 else [])
+            if len(parts) >= 2:
+                return parts
+        return [d]
 
     def _reshape_encoding(self, dims: list[G], groups: list[G], allowzero: int) -> list[G] | None:
         """Target values for ``groups``: literal dims, 0 copying ``dims[i]``, at most one -1."""
@@ -1120,15 +1176,19 @@ class Builder:
             (name,) = self.node("Slice", ins)
             vals = tuple(x.shape[i] for i in _slice_indices(x.rank, s, e, k))
             return T(name, TensorProto.INT64, (gconst(len(vals)),), vals)
-        if how == 3:  # shape + const, shape * const (broadcast scalar or vector)
-            c = self.int_(-2, 3)
-            op = self.pick(("Add", "Mul"))
+        if how == 3:  # shape + - * / const (broadcast scalar or vector)
+            op = self.pick(("Add", "Mul", "Sub", "Div"))
+            c = self.int_(1, 3) if op == "Div" else self.int_(-2, 3)
             cst = self.const_ints([c], shape=() if self.chance(50) else (1,))
             if r != 1 and cst.rank == 1 and self.chance(50):
                 cst = self.const_ints([c] * r)
-            (name,) = self.node(op, [sh.name, cst.name] if self.chance(50) else [cst.name, sh.name])
-            f = gadd if op == "Add" else gmul
-            return T(name, TensorProto.INT64, (gconst(r),), tuple(f(d, gconst(c)) for d in x.shape))
+            first = op in ("Sub", "Div") or self.chance(50)  # shape - c, shape / c (c - shape is fine too)
+            if op == "Sub" and self.chance(30):
+                first = False
+            (name,) = self.node(op, [sh.name, cst.name] if first else [cst.name, sh.name])
+            f = {"Add": gadd, "Mul": gmul, "Sub": gsub, "Div": gdiv}[op]
+            vals = tuple(f(d, gconst(c)) if first else f(gconst(c), d) for d in x.shape)
+            return T(name, TensorProto.INT64, (gconst(r),), vals)
         if how == 4 and r >= 1:  # Where(const cond, shape, ones)
             cond = [self.chance(50) for _ in range(r)]
             cname = self.fresh_name("c")
