@@ -1388,13 +1388,13 @@ class CaseReport:
 class KnownIssue:
     """An open bug the fuzzer keeps finding, set aside (and counted) so it does not mask others.
 
-    Each has a regression test marked ``xfail(strict=True)`` in tests/test_fuzz_regressions.py
-    (``test``): when the bug is fixed that test passes, fails as XPASS, and the entry must go.
+    Each has regression tests marked ``xfail(strict=True)`` in tests/test_fuzz_regressions.py
+    (``tests``): when the bug is fixed they pass, fail as XPASS, and the entry must go.
     ``match(failure, case, optimized)`` must recognise the bug's cause, not just a symptom.
     """
 
     name: str
-    test: str
+    tests: tuple[str, ...]
     match: Callable[[Failure, Case, onnx.ModelProto | None], bool]
 
 
@@ -1418,8 +1418,9 @@ def _scalars_made_1d(case: Case, optimized: onnx.ModelProto | None) -> bool:
     return False
 
 
-def _reshape_copies_and_infers(optimized: onnx.ModelProto | None) -> bool:
-    """The optimized model has a Reshape (allowzero 0) whose target holds both 0 and -1."""
+def _reshape_target_can_copy_a_zero(optimized: onnx.ModelProto | None) -> bool:
+    """The optimized model has a Reshape (allowzero 0) whose target holds 0 next to -1, or an
+    entry that can be 0 at run time (so it would copy the input dim) where the input dim differs."""
     if optimized is None:
         return False
     import shapeinfer
@@ -1428,10 +1429,16 @@ def _reshape_copies_and_infers(optimized: onnx.ModelProto | None) -> bool:
     for n in optimized.graph.node:
         if n.op_type != "Reshape" or len(n.input) < 2 or any(a.name == "allowzero" and a.i for a in n.attribute):
             continue
-        f = facts.get(n.input[1])
-        values = [] if f is None or f.value is None else [v for v in f.value if type(v) is int]
-        if 0 in values and -1 in values:
+        data, target = facts.get(n.input[0]), facts.get(n.input[1])
+        if target is None or target.value is None:
+            continue
+        ints = [v for v in target.value if type(v) is int]
+        if 0 in ints and -1 in ints:
             return True
+        in_dims = data.shape if data is not None and data.shape is not None else ()
+        for i, v in enumerate(target.value):
+            if isinstance(v, D.Expr) and (D.lower_bound(v) or 0) < 1 and (i >= len(in_dims) or in_dims[i] != v):
+                return True
     return False
 
 
@@ -1439,15 +1446,22 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         "optimize writes a folded 0-D shape value as a [1] initializer (passes/_graph.py GsModel.constant: "
         "np.ascontiguousarray makes 0-D arrays 1-D)",
-        "tests/test_fuzz_regressions.py::test_optimize_keeps_a_folded_scalar_0d",
+        (
+            "tests/test_fuzz_regressions.py::test_optimize_keeps_a_folded_scalar_0d",
+            "tests/test_fuzz_regressions.py::test_optimize_bind_keeps_a_folded_scalar_0d",
+        ),
         lambda f, case, opt: f.kind.startswith("optimize") and _scalars_made_1d(case, opt),
     ),
     KnownIssue(
-        "canonicalize-reshape spells a dim that can be 0 as a copying 0 next to a -1 (onnxruntime cannot "
-        "infer -1 when the copied dim is 0)",
-        "tests/test_fuzz_regressions.py::test_optimize_reshape_over_a_dim_that_can_be_zero",
+        "canonicalize-reshape writes a Reshape target entry that can be 0 at run time (a dim like "
+        "max(2 - a, 0)) under allowzero=0, where 0 means 'copy the input dim': next to a -1 onnxruntime "
+        "cannot infer it, elsewhere it copies the wrong dim",
+        (
+            "tests/test_fuzz_regressions.py::test_optimize_reshape_over_a_dim_that_can_be_zero",
+            "tests/test_fuzz_regressions.py::test_optimize_reshape_target_entry_that_can_be_zero",
+        ),
         lambda f, case, opt: (
-            f.kind.startswith("optimize") and "Reshape" in f.detail and _reshape_copies_and_infers(opt)
+            f.kind.startswith("optimize") and "Reshape" in f.detail and _reshape_target_can_copy_a_zero(opt)
         ),
     ),
 )

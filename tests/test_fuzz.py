@@ -144,13 +144,15 @@ def test_fuzzer_finds_a_broken_rule(monkeypatch):
 
 
 def test_every_known_issue_has_a_strict_xfail_regression_test():
-    """A known issue is set aside only while its regression test is a strict xfail."""
+    """A known issue is set aside only while its regression tests are strict xfails."""
     text = (Path(__file__).parent / "test_fuzz_regressions.py").read_text()
     for k in fg.KNOWN_ISSUES:
-        path, name = k.test.split("::")
-        assert path == "tests/test_fuzz_regressions.py"
-        m = re.search(r"@pytest\.mark\.xfail\(\s*strict=True,.*?\)\s*def " + re.escape(name) + r"\(", text, re.S)
-        assert m, f"{name} must exist and be xfail(strict=True)"
+        assert k.tests
+        for test in k.tests:
+            path, name = test.split("::")
+            assert path == "tests/test_fuzz_regressions.py"
+            m = re.search(r"@pytest\.mark\.xfail\(\s*strict=True,.*?\)\s*def " + re.escape(name) + r"\(", text, re.S)
+            assert m, f"{name} must exist and be xfail(strict=True)"
 
 
 def test_ancestors_model_keeps_what_a_tensor_needs():

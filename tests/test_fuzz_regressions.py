@@ -206,3 +206,23 @@ def test_optimize_reshape_over_a_dim_that_can_be_zero():
         [ints("minus1", [-1]), ints("two", [2]), ints("axis0", [0])],
     )
     assert_optimize_keeps_outputs(m, [{"b": 1, "c": 2}, {"b": 4, "c": 2}])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="canonicalize-reshape rewrites the target [1, -1, c] to Concat([1], Shape(y)[:2]) = [1, L, c] with "
+    "allowzero=0; L = max(-b + min(b, 2) + 1, 0) is 0 for b >= 3 and is then read as 'copy dim 1' (c)",
+)
+def test_optimize_reshape_target_entry_that_can_be_zero():
+    m = model(
+        [
+            helper.make_node("Slice", ["x", "minus1", "two", "axis0"], ["y"]),  # [0 or 1, c]
+            helper.make_node("Shape", ["x"], ["c"], start=1),
+            helper.make_node("Concat", ["one_minus1", "c"], ["target"], axis=0),  # [1, -1, c]
+            helper.make_node("Reshape", ["y", "target"], ["z"]),
+        ],
+        [("x", ["b", "c"])],
+        ["z"],
+        [ints("minus1", [-1]), ints("two", [2]), ints("axis0", [0]), ints("one_minus1", [1, -1])],
+    )
+    assert_optimize_keeps_outputs(m, [{"b": 1, "c": 2}, {"b": 4, "c": 2}])
