@@ -22,9 +22,10 @@ the int values inference tracked) with ``shapeinfer.infer``'s facts evaluated at
 A dim holding a fresh symbol is *unresolved* (counted, allowed); a wrong int, a wrong rank, a
 wrong evaluated expression, a wrong tracked value or an error diagnostic is a failure. The same
 holds for ``shapeinfer.infer(model, bind=first binding)``. It then runs ``shapeinfer.optimize``
-(symbolic, and specialised to the first binding) and requires the optimized models to give the
-same outputs as the original. The generator's own dims and values are held against
-onnxruntime too (kind ``"generator"``: a bug of the fuzzer, not of shapeinfer).
+(symbolic, and specialised to the first binding) and requires the optimized models to pass
+``onnx.checker`` (full check) and to give the same outputs as the original. The generator's
+own dims and values are held against onnxruntime too (kind ``"generator"``: a bug of the
+fuzzer, not of shapeinfer).
 
 Open bugs it keeps finding are listed in :data:`KNOWN_ISSUES` (each tied to a strict xfail
 regression test) and counted apart, so that they do not hide new failures.
@@ -1683,6 +1684,12 @@ def check_case(case: Case, *, optimize: bool = True) -> CaseReport:
         except Exception as e:
             rep.failures.append(Failure(kind, None, None, bind, f"optimize raised {type(e).__name__}: {e}"))
             continue
+        try:  # optimize promises a model onnx's checker accepts, with its full shape check
+            onnx.checker.check_model(opt, full_check=True)
+        except Exception as e:
+            rep.failures.append(
+                Failure(kind, None, None, bind, f"optimized model fails onnx.checker: {_first_line(e)}")
+            )
         fail = None
         try:
             got = run_outputs(opt, bindings)
