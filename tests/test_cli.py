@@ -136,3 +136,26 @@ def test_timeout_is_a_clear_error(tmp_path):
     assert r.stderr.strip() == f"shapeinfer: error: {p}: inference took longer than 0.001s"
     r = run(str(p), "--timeout", "300")
     assert r.returncode == 0 and "[n]" in r.stdout
+
+
+def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
+    """A file the user may not read (simulated: the tests run as root, who reads anything)."""
+    import builtins
+
+    from click.testing import CliRunner
+
+    from shapeinfer.cli import main
+
+    p = tmp_path / "secret.onnx"
+    p.write_bytes(model_path("bert_ts").read_bytes())
+    real_open = builtins.open
+
+    def deny(file, *a, **k):
+        if str(file) == str(p):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", deny)
+    r = CliRunner().invoke(main, [str(p)])
+    assert r.exit_code == 2
+    assert r.output.strip() == f"shapeinfer: error: {p}: cannot read: Permission denied"
