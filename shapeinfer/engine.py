@@ -145,6 +145,11 @@ class NodeContext:
         a = self._attr_protos().get(name)
         if a is None:
             return default
+        expected = self.engine.attr_types(self.domain, self.op_type, self.version).get(name)
+        if expected is not None and a.type != expected:
+            have = AttributeProto.AttributeType.Name(a.type).lower()
+            want = AttributeProto.AttributeType.Name(expected).lower()
+            raise InferenceError("E007", f"attribute {name!r} is {have}; {self.op_type} takes {want}")
         v = onnx.helper.get_attribute_value(a)
         if isinstance(v, bytes):
             return v.decode("utf-8", "replace")
@@ -230,6 +235,20 @@ class Engine:
         self._subst_gen = 0
         self._type_cache: dict[Fact, onnx.TypeProto] = {}
         self._memo: dict[tuple, tuple] = {}
+        self._attr_types: dict[tuple, dict[str, int]] = {}
+
+    def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]:
+        """Attribute name -> AttributeProto type the op's schema declares (empty without one)."""
+        key = (domain, op_type, version)
+        types = self._attr_types.get(key)
+        if types is None:
+            try:
+                schema = onnx.defs.get_schema(op_type, version, "" if domain == "ai.onnx" else domain)
+                types = {k: int(a.type) for k, a in schema.attributes.items()}
+            except onnx.defs.SchemaError:
+                types = {}
+            self._attr_types[key] = types
+        return types
 
     # ---------------------------------------------------------------- symbols
     def fresh(self) -> D.Expr:

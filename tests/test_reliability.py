@@ -74,7 +74,8 @@ def test_unknown_domain_and_wrong_attribute_types():
         opsets=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)],
     )
     r = shapeinfer.infer(m)
-    assert _codes(r) == ["G007", "E001", "E016"]
+    assert _codes(r) == ["G007", "E007", "E007"]
+    assert "attribute 'axis' is float; Concat takes int" in r.diagnostics[1].message
     assert r.facts["y"].shape is None and r.facts["z"].shape is None
 
 
@@ -90,7 +91,7 @@ def test_bad_reshape_targets_and_bad_values():
     ]
     m = _model(nodes, [vi("x", TensorProto.FLOAT, [2, 3])], [out("a"), out("b")], inits=inits)
     r = shapeinfer.infer(m)
-    assert _codes(r) == ["R011"]
+    assert _codes(r) == ["R011", "E008"]
     assert r.facts["a"].shape is None
     b0, b1 = r.dims("b")
     assert D.symbols(b0) <= set(r.fresh_symbols) and b1 == 3
@@ -180,3 +181,16 @@ def test_unsorted_graph_is_inferred_in_topological_order():
     r = shapeinfer.infer(m)
     assert [(d.code, d.severity) for d in r.diagnostics if d.code != "G003"] == [("G004", "warning")]
     assert {k: f.shape for k, f in r.facts.items()} == sorted_dims
+
+
+def test_float_reshape_target_and_overflowing_target():
+    inits = [
+        numpy_helper.from_array(np.array([3.0, 2.0], np.float32), "f"),
+        numpy_helper.from_array(np.array([2**62, 2**62, -1], np.int64), "big"),
+    ]
+    nodes = [helper.make_node("Reshape", ["x", "f"], ["a"]), helper.make_node("Reshape", ["x", "big"], ["b"])]
+    m = _model(nodes, [vi("x", TensorProto.FLOAT, [2, 3])], [out("a"), out("b")], inits=inits)
+    r = shapeinfer.infer(m)
+    assert [(d.code, d.index) for d in r.diagnostics] == [("R011", 0), ("R004", 1)]
+    assert "overflows int64" in r.diagnostics[1].message
+    assert r.dims("a") == (3, 2)  # still inferred: the values are whole numbers

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from onnx import TensorProto
-
 from shapeinfer import dims as D
 from shapeinfer.checks.context import (
     LintContext,
@@ -22,7 +20,7 @@ from shapeinfer.checks.context import (
     short_types,
     type_string,
 )
-from shapeinfer.checks.registry import also_checks, declare, remaps, rule
+from shapeinfer.checks.registry import declare, remaps, rule
 from shapeinfer.engine import MAIN
 
 declare(
@@ -320,22 +318,6 @@ declare(
     flatten it to 1-D.
     """,
 )
-
-
-@also_checks("R011")
-def reshape_target_type(ctx: LintContext) -> None:
-    for ref in _reshapes(ctx):
-        if _version(ctx, ref) < 5 or len(ref.node.input) < 2:
-            continue
-        shp = ref.input_fact(1)
-        if shp is not None and shp.dtype and shp.kind == "tensor" and shp.dtype != TensorProto.INT64:
-            ctx.report(
-                "R011",
-                f"target {ref.node.input[1]!r} is {dtype_name(shp.dtype)}; Reshape takes an int64 target: "
-                "cast it (Cast to=INT64) or store it as int64",
-                ref,
-                tensor=ref.node.input[1],
-            )
 
 
 def _reshapes(ctx: LintContext):

@@ -371,6 +371,8 @@ def _cast_value(v, to: int):
 def _cast(ctx, x: Fact, to: int) -> list:
     value = None
     if x.value is not None and _value_dtype_ok(x):
+        if to in INT_TYPES and any(isinstance(v, float) and not math.isfinite(v) for v in x.value):
+            ctx.diag("warning", "E008", "NaN or infinity cast to an integer type: the result is undefined")
         value = tuple(_cast_value(v, to) for v in x.value)
     return [tensor(to, x.shape, value)]
 

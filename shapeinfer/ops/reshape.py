@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from onnx import TensorProto
+
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
@@ -61,6 +63,8 @@ def reshape_dims(
         others = [d for k, d in enumerate(out) if k != infer_at]
         if total is not None and all(d is not None for d in others):
             known = D.product(others)
+            if type(known) is int and known > INT64_MAX:
+                raise InferenceError("R004", f"target {_fmt(target)} overflows int64")
             if known == 0:
                 raise InferenceError("R004", f"cannot infer -1 in {_fmt(target)}: the other dims multiply to 0")
             q = D.exact_div(total, known)
@@ -135,6 +139,14 @@ def reshape_v5(ctx, ins: list) -> list:
     allowzero = ctx.attr("allowzero", 0) if ctx.version >= 14 else 0
     if shp.shape is not None and len(shp.shape) != 1:
         raise InferenceError("R011", f"Reshape target must be 1-D, got rank {len(shp.shape)}")
+    if shp.dtype and shp.kind == "tensor" and shp.dtype != TensorProto.INT64:
+        name = TensorProto.DataType.Name(shp.dtype).lower()
+        ctx.diag(
+            "error",
+            "R011",
+            f"target {ctx.node.input[1]!r} is {name}; Reshape takes an int64 target: "
+            "cast it (Cast to=INT64) or store it as int64",
+        )
     target = dim_values(shp)
     target_len = shp.shape[0] if shp.shape else None
     return _finish(ctx, data, target, target_len, not allowzero)
