@@ -1,9 +1,8 @@
 """Regression tests for what the differential fuzzer (tests/fuzz_graphs.py) found.
 
 Each is the minimal graph written out with onnx.helper and checked against onnxruntime at
-bindings that exercise the bug. Open bugs in the optimize passes are ``xfail(strict=True)``:
-they flip to XPASS (a failure) when fixed, and the matching entry of
-``fuzz_graphs.KNOWN_ISSUES`` must then be removed.
+bindings that exercise the bug. A bug still open would be ``xfail(strict=True)`` here, tied to an
+entry of ``fuzz_graphs.KNOWN_ISSUES``; none is open now.
 """
 
 from __future__ import annotations
@@ -145,11 +144,6 @@ def test_broadcast_with_an_unknown_dim_does_not_make_it_equal_to_the_other_side(
 # --------------------------------------------------------------------------- optimize (open bugs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="passes/_graph.py GsModel.constant: np.ascontiguousarray turns a folded 0-D value into a [1] "
-    "initializer, and Range rejects non-scalar inputs",
-)
 def test_optimize_keeps_a_folded_scalar_0d():
     m = model(
         [
@@ -166,10 +160,6 @@ def test_optimize_keeps_a_folded_scalar_0d():
     assert_optimize_keeps_outputs(m, [{}])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="passes/_graph.py GsModel.constant: the same 0-D folding bug, reached through --bind",
-)
 def test_optimize_bind_keeps_a_folded_scalar_0d():
     m = model(
         [
@@ -186,11 +176,6 @@ def test_optimize_bind_keeps_a_folded_scalar_0d():
     assert_optimize_keeps_outputs(m, [{"a": 4}], bind={"a": 4})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="canonicalize-reshape rewrites the target [-1, c*c] to [0, -1] although the copied dim "
-    "max(-b + min(b, 2) + 1, 0) is 0 for b >= 3, where onnxruntime cannot infer the -1",
-)
 def test_optimize_reshape_over_a_dim_that_can_be_zero():
     m = model(
         [
@@ -208,11 +193,6 @@ def test_optimize_reshape_over_a_dim_that_can_be_zero():
     assert_optimize_keeps_outputs(m, [{"b": 1, "c": 2}, {"b": 4, "c": 2}])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="canonicalize-reshape rewrites the target [1, -1, c] to Concat([1], Shape(y)[:2]) = [1, L, c] with "
-    "allowzero=0; L = max(-b + min(b, 2) + 1, 0) is 0 for b >= 3 and is then read as 'copy dim 1' (c)",
-)
 def test_optimize_reshape_target_entry_that_can_be_zero():
     m = model(
         [

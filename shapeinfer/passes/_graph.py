@@ -122,7 +122,8 @@ class GsModel:
         gs = gs_module()
         name = base if exact else self.fresh(base)
         self.names.add(name)
-        values = array if isinstance(array, gs.ir.tensor.LazyValues) else np.ascontiguousarray(array)
+        # np.array, not np.ascontiguousarray: the latter makes a 0-D value 1-D
+        values = array if isinstance(array, gs.ir.tensor.LazyValues) else np.array(array, order="C")
         c = gs.Constant(name, values)
         self._new_consts.setdefault(id(owner), []).append(c)
         self._keep_alive.append(owner)

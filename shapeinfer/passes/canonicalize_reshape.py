@@ -110,6 +110,7 @@ class Entry:
 
     value: D.Dim
     consts: tuple[int, ...]
+    runtime: bool = True  # may be read at run time (a Shape slice); False where that could be wrong
 
 
 class Sources:
@@ -139,6 +140,7 @@ class Sources:
             while (
                 i + length < len(entries)
                 and axis + length < len(dims)
+                and entries[i + length].runtime
                 and dims[axis + length] == entries[i + length].value
             ):
                 length += 1
@@ -218,10 +220,20 @@ def _reshape_options(values, in_dims, zero_copies: bool) -> list[list[Entry]]:
     empty_in = in_dims is not None and any(type(d) is int and d == 0 for d in in_dims)
     if not empty_in:
         for i, e in enumerate(base):
-            if not e.consts:
+            # A -1 is inferred only when the other dims provably multiply to a nonzero count.
+            others_nonzero = all((D.lower_bound(o.value) or 0) >= 1 for k, o in enumerate(base) if k != i)
+            if not e.consts and others_nonzero:
                 opt = list(base)
                 opt[i] = Entry(e.value, (-1,))
                 options.append(opt)
+    if zero_copies:
+        # An entry read at run time that can be 0 would copy an input dim instead: such entries
+        # are spelled by their constants only, and options that would need them at run time go.
+        options = [
+            [e if (D.lower_bound(e.value) or 0) >= 1 else Entry(e.value, e.consts, runtime=False) for e in o]
+            for o in options
+        ]
+        options = [o for o in options if all(e.consts or e.runtime for e in o)]
     return options
 
 
