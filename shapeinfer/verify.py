@@ -320,30 +320,11 @@ def _observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     return m, [o.name for o in m.graph.output]
 
 
-def _external_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
-    found: list[onnx.TensorProto] = []
-
-    def visit(g: onnx.GraphProto) -> None:
-        found.extend(t for t in g.initializer if t.data_location == onnx.TensorProto.EXTERNAL)
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.TENSOR and a.t.data_location == onnx.TensorProto.EXTERNAL:
-                    found.append(a.t)
-                elif a.type == onnx.AttributeProto.GRAPH:
-                    visit(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for sg in a.graphs:
-                        visit(sg)
-
-    visit(model.graph)
-    return found
-
-
 def _load_external(model: onnx.ModelProto, base_dir: str | None) -> None:
     """Read external weights into ``model`` (locations checked to stay in the model's folder)."""
-    from shapeinfer.external import ExternalDataError, external_info, safe_location
+    from shapeinfer.external import ExternalDataError, external_info, iter_tensors, safe_location
 
-    tensors = _external_tensors(model)
+    tensors = [t for t in iter_tensors(model) if t.data_location == onnx.TensorProto.EXTERNAL]
     if not tensors:
         return
     try:

@@ -36,6 +36,7 @@ import numpy as np
 import onnx
 
 from shapeinfer import dims as D
+from shapeinfer.ops.reduce import REDUCE_OPS
 from shapeinfer.passes._graph import GsModel, const_array, default_opset, producer, toposort
 
 INT64 = onnx.TensorProto.INT64
@@ -55,21 +56,7 @@ SHAPE_INPUTS: dict[str, dict[int, str]] = {
     "Resize": {3: "exact"},
     "TopK": {1: "exact"},
     "OneHot": {1: "exact"},
-    **{
-        op: {1: "exact"}
-        for op in (
-            "ReduceSum",
-            "ReduceMean",
-            "ReduceMax",
-            "ReduceMin",
-            "ReduceProd",
-            "ReduceL1",
-            "ReduceL2",
-            "ReduceLogSum",
-            "ReduceLogSumExp",
-            "ReduceSumSquare",
-        )
-    },
+    **{op: {1: "exact"} for op in REDUCE_OPS},
 }
 
 #: Occurrences of one dim value kept per value when looking for Shape sources.
