@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import ort_oracle
 from hypothesis import assume
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
@@ -1429,27 +1430,12 @@ def feeds_for(model: onnx.ModelProto, binding: Mapping[str, int], seed: int = 0)
     return out
 
 
-def session(model: onnx.ModelProto):
-    """An onnxruntime CPU session with every graph optimisation off."""
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 4
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+session = ort_oracle.session
 
 
 def run_all(model: onnx.ModelProto, bindings: Sequence[Mapping[str, int]]) -> list[dict[str, np.ndarray]]:
     """Every node output of ``model`` at each binding, by name (raises what onnxruntime raises)."""
-    obs = onnx.ModelProto()
-    obs.CopyFrom(model)
-    have = {o.name for o in obs.graph.output}
-    for n in obs.graph.node:
-        for o in n.output:
-            if o and o not in have:
-                obs.graph.output.append(helper.make_empty_tensor_value_info(o))
-                have.add(o)
-    sess = session(obs)
+    sess = session(ort_oracle.observable(model))
     names = [o.name for o in sess.get_outputs()]
     return [dict(zip(names, sess.run(None, feeds_for(model, b)))) for b in bindings]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
-import pytest
+import ort_oracle
 from onnx import helper, numpy_helper
 
 import shapeinfer
@@ -88,11 +88,7 @@ class Runtime:
     """One onnxruntime session over a model, run on several feeds."""
 
     def __init__(self, model: onnx.ModelProto) -> None:
-        ort = pytest.importorskip("onnxruntime")
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        so.log_severity_level = 3
-        self.sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        self.sess = ort_oracle.session(model)
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray] | None:
         """The outputs, or None when onnxruntime rejects the feeds."""

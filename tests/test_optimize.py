@@ -6,6 +6,7 @@ import collections
 
 import numpy as np
 import onnx
+import ort_oracle
 import pytest
 from conftest import MODEL_NAMES, model_path
 
@@ -91,11 +92,7 @@ def feeds(model: onnx.ModelProto, binding: dict, seed: int = 1) -> dict:
     return out
 
 
-def run(model: onnx.ModelProto, inputs: dict) -> list:
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return s.run(None, inputs)
+run = ort_oracle.run
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import ort_oracle
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -50,11 +51,7 @@ def dims_of(model: onnx.ModelProto, binding: dict) -> dict:
     return feeds
 
 
-def run(model: onnx.ModelProto, feeds: dict) -> list:
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return s.run(None, feeds)
+run = ort_oracle.run
 
 
 def assert_same_outputs(a: onnx.ModelProto, b: onnx.ModelProto) -> None:
