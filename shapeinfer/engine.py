@@ -167,9 +167,6 @@ class NodeContext:
     def num_outputs(self) -> int:
         return len(self.node.output)
 
-    def output_used(self, i: int) -> bool:
-        return i < len(self.node.output) and bool(self.node.output[i])
-
     # ---- symbols and diagnostics
     def fresh(self) -> D.Expr:
         """A new symbol for a dim inference cannot determine."""

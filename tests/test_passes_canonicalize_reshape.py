@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
+from pass_helpers import vo
 
 from shapeinfer.passes import PassContext, pass_module
 
@@ -22,11 +23,6 @@ def canon(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     out, changes = pass_module("canonicalize-reshape").run(model, PassContext())
     out, _ = pass_module("dce").run(out, PassContext())
     return out, changes
-
-
-def vo(name: str, dtype: int, rank: int) -> onnx.ValueInfoProto:
-    """A graph output of known rank (the checker wants a shape) with open dims."""
-    return h.make_tensor_value_info(name, dtype, [f"{name}_{i}" for i in range(rank)])
 
 
 def i64(name: str, values) -> onnx.TensorProto:

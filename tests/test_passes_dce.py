@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import ort_oracle
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-
-from shapeinfer.passes import PassContext, pass_module
+from pass_helpers import run_pass, vo
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -22,18 +22,7 @@ def model_of(nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelPro
     return m
 
 
-def vo(name: str, dtype: int, rank: int) -> onnx.ValueInfoProto:
-    return h.make_tensor_value_info(name, dtype, [f"{name}_{i}" for i in range(rank)])
-
-
-def run_pass(name: str, m: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
-    out, changes = pass_module(name).run(m, PassContext())
-    onnx.checker.check_model(out, full_check=True)
-    return out, changes
-
-
-def outputs(model: onnx.ModelProto, feeds: dict) -> list:
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+outputs = ort_oracle.run
 
 
 def test_dce_removes_dead_nodes_but_keeps_what_a_subgraph_reads():

@@ -7,6 +7,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
+from pass_helpers import vo
 
 from shapeinfer.passes import PassContext, pass_module
 
@@ -17,10 +18,6 @@ def fold(model: onnx.ModelProto, cap: int | None = None) -> tuple[onnx.ModelProt
     out, _ = pass_module("dce").run(out, ctx)
     onnx.checker.check_model(out, full_check=True)
     return out, changes
-
-
-def vo(name: str, dtype: int, rank: int) -> onnx.ValueInfoProto:
-    return h.make_tensor_value_info(name, dtype, [f"{name}_{i}" for i in range(rank)])
 
 
 def model_of(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:

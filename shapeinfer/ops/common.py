@@ -47,11 +47,6 @@ def broadcast_shapes(ctx, shapes: Sequence[tuple[D.Dim, ...] | None]) -> tuple[D
     return tuple(out)
 
 
-def values_of(f: Fact | None) -> tuple | None:
-    """The flattened values of a fact, or None when not tracked."""
-    return None if f is None else f.value
-
-
 def dim_values(f: Fact | None) -> tuple[D.Dim | None, ...] | None:
     """Values usable as dims (ints / expressions; None for unknown elements), or None."""
     if f is None or f.value is None:
