@@ -341,9 +341,6 @@ class Engine:
     ) -> list[Fact]:
         scope = Scope(parent)
         facts = scope.facts
-        init_names = set()
-        for t in graph.initializer:
-            init_names.add(t.name)
         for t in graph.sparse_initializer:
             facts[t.values.name] = Fact(t.values.data_type, tuple(t.dims), None, "tensor")
         for i, vi in enumerate(graph.input):
