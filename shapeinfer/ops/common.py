@@ -85,6 +85,28 @@ def flat_index(index: Sequence[int], shape: Sequence[int]) -> int:
     return k
 
 
+def is_static_shape(shape) -> bool:
+    """True when ``shape`` is known and every dim an int."""
+    return shape is not None and all(type(d) is int for d in shape)
+
+
+def row_major_strides(shape) -> list[int]:
+    """Row-major element strides of a static shape."""
+    st = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        st[i] = st[i + 1] * shape[i + 1]
+    return st
+
+
+def unravel_index(k: int, shape) -> list[int]:
+    """The index of flat position ``k`` in a static shape (the inverse of :func:`flat_index`)."""
+    idx = []
+    for d in reversed(shape):
+        idx.append(k % d)
+        k //= d
+    return idx[::-1]
+
+
 def broadcast_values(fn: Callable, facts: Sequence[Fact], shape: tuple | None) -> tuple | None:
     """Elementwise ``fn`` over broadcast values (None where any operand element is unknown)."""
     if shape is None or not all(type(d) is int for d in shape):

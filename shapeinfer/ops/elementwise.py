@@ -393,3 +393,16 @@ def cast(ctx, ins: list) -> list:
 def cast_like(ctx, ins: list) -> list:
     """CastLike: same shape as the input, type of ``target_type``."""
     return _cast(ctx, ins[0], ins[1].dtype if ins[1] is not None else 0)
+
+
+@register("BitCast", since=26)
+def bitcast(ctx, ins: list) -> list:
+    """BitCast: same shape (the bit widths must match), type ``to``."""
+    return [tensor(ctx.attr("to", 0), ins[0].shape)]
+
+
+@register("Shrink", since=9)
+def shrink(ctx, ins: list) -> list:
+    """Shrink: the input's type and shape."""
+    x = ins[0]
+    return [tensor(x.dtype, x.shape)]

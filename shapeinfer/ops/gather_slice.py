@@ -1,4 +1,4 @@
-"""Indexing and joining: Gather*, Slice, Concat, Split, Squeeze, Unsqueeze.
+"""Indexing and joining: Gather*, Scatter*, ReverseSequence, Slice, Concat, Split, Squeeze, Unsqueeze, Identity.
 
 Values flow through all of them, which is what carries a Shape's dims on to a Reshape target.
 """
@@ -8,30 +8,19 @@ from __future__ import annotations
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, tensor
-from shapeinfer.ops.common import flat_index, known_ints, norm_axis, provably_nonneg
+from shapeinfer.ops.common import (
+    flat_index,
+    is_static_shape,
+    known_ints,
+    norm_axis,
+    provably_nonneg,
+    row_major_strides,
+    unravel_index,
+)
 from shapeinfer.registry import register
 
 #: Slice bounds at or beyond this magnitude mean "to the end" / "from the start".
 BIG = 2**31 - 1
-
-
-def _static(shape) -> bool:
-    return shape is not None and all(type(d) is int for d in shape)
-
-
-def _strides(shape) -> list[int]:
-    st = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        st[i] = st[i + 1] * shape[i + 1]
-    return st
-
-
-def _unravel(k: int, shape) -> list[int]:
-    idx = []
-    for d in reversed(shape):
-        idx.append(k % d)
-        k //= d
-    return idx[::-1]
 
 
 # ------------------------------------------------------------------------------ Gather
@@ -48,7 +37,7 @@ def gather(ctx, ins: list) -> list:
     shape = data.shape[:axis] + idx.shape + data.shape[axis + 1 :]
     value = None
     iv = known_ints(idx)
-    if data.value is not None and iv is not None and _static(data.shape) and _static(shape):
+    if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         n_axis = data.shape[axis]
         if any(not -n_axis <= i < n_axis for i in iv):
             raise InferenceError("E011", f"Gather index out of range for dim {n_axis}")
@@ -74,11 +63,11 @@ def gather_elements(ctx, ins: list) -> list:
     shape = idx.shape
     value = None
     iv = known_ints(idx)
-    if data.value is not None and iv is not None and _static(data.shape) and _static(shape):
+    if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         axis = norm_axis(ctx.attr("axis", 0), len(data.shape))
         value = []
         for k, i in enumerate(iv):
-            pos = _unravel(k, shape)
+            pos = unravel_index(k, shape)
             n = data.shape[axis]
             pos[axis] = i + n if i < 0 else i
             value.append(data.value[flat_index(pos, data.shape)])
@@ -209,15 +198,15 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
         elif plan is not None:
             plan[a] = (s, e, k)
     value = None
-    if data.value is not None and plan is not None and _static(data.shape) and _static(shape):
+    if data.value is not None and plan is not None and is_static_shape(data.shape) and is_static_shape(shape):
         ranges = [onnx_slice_range(d, s, e, k) for d, (s, e, k) in zip(data.shape, plan)]
         value = []
-        st = _strides(data.shape)
+        st = row_major_strides(data.shape)
         n = 1
         for d in shape:
             n *= d
         for k in range(n):
-            pos = _unravel(k, shape)
+            pos = unravel_index(k, shape)
             value.append(data.value[sum(ranges[i][p] * st[i] for i, p in enumerate(pos))])
     return [tensor(data.dtype, shape, value)]
 
@@ -305,7 +294,7 @@ def concat(ctx, ins: list) -> list:
                 shape[i] = ctx.unify(shape[i], s[i])
     shape[axis] = total
     value = None
-    if all(f.value is not None for f in facts) and _static(shape):
+    if all(f.value is not None for f in facts) and is_static_shape(shape):
         n = 1
         for d in shape:
             n *= d
@@ -379,7 +368,7 @@ def split(ctx, ins: list) -> list:
         s = list(data.shape)
         s[axis] = sz
         value = None
-        if data.value is not None and _static(data.shape) and type(sz) is int:
+        if data.value is not None and is_static_shape(data.shape) and type(sz) is int:
             value = _slice(ctx, data, [offset], [offset + sz], [axis], [1])[0].value
             offset += sz
         out.append(tensor(data.dtype, s, value))
@@ -441,45 +430,16 @@ def unsqueeze(ctx, ins: list) -> list:
     return [tensor(data.dtype, shape, data.value)]
 
 
-@register("Flatten")
-def flatten(ctx, ins: list) -> list:
-    """Flatten: 2-D, ``prod(dims[:axis]) x prod(dims[axis:])``."""
-    data = ins[0]
-    if data.shape is None:
-        return [tensor(data.dtype, ctx.fresh_shape(2))]
-    r = len(data.shape)
-    axis = ctx.attr("axis", 1)
-    if not -r <= axis <= r:
-        raise InferenceError("E010", f"Flatten axis {axis} out of range for rank {r}")
-    if axis < 0:
-        axis += r
-    shape = (D.product(data.shape[:axis]), D.product(data.shape[axis:]))
-    return [tensor(data.dtype, shape, data.value)]
-
-
-@register("Transpose")
-def transpose(ctx, ins: list) -> list:
-    """Transpose: dims permuted by ``perm`` (reversed when absent)."""
-    data = ins[0]
-    if data.shape is None:
-        return [Fact(data.dtype, None)]
-    r = len(data.shape)
-    perm = ctx.attr("perm", list(range(r - 1, -1, -1)))
-    if sorted(perm) != list(range(r)):
-        raise InferenceError("E016", f"Transpose perm {perm} is not a permutation of rank {r}")
-    shape = tuple(data.shape[p] for p in perm)
-    value = None
-    if data.value is not None and _static(data.shape):
-        st = _strides(data.shape)
-        n = len(data.value)
-        value = []
-        for k in range(n):
-            pos = _unravel(k, shape)
-            value.append(data.value[sum(pos[i] * st[perm[i]] for i in range(r))])
-    return [tensor(data.dtype, shape, value)]
-
-
 @register("Identity")
 def identity(ctx, ins: list) -> list:
     """Identity: the input's fact (tensors, sequences and optionals alike)."""
     return [ins[0]]
+
+
+@register("Scatter", since=9)
+@register(["ScatterElements", "ScatterND"], since=11)
+@register("ReverseSequence", since=10)
+def like_data(ctx, ins: list) -> list:
+    """Scatter, ScatterElements, ScatterND, ReverseSequence: the data input's type and shape."""
+    x = ins[0]
+    return [tensor(x.dtype, x.shape)]

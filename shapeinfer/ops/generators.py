@@ -1,4 +1,4 @@
-"""Ops whose output shape comes from values: Constant, ConstantOfShape, Range, Expand, Tile."""
+"""Ops whose output shape comes from values: Constant, ConstantOfShape, Range, Expand, Tile, OneHot."""
 
 from __future__ import annotations
 
@@ -161,3 +161,28 @@ def tile(ctx, ins: list) -> list:
                     stride *= d_in
                 value.append(data.value[src])
     return [tensor(data.dtype, shape, value)]
+
+
+@register("OneHot", since=9)
+def one_hot(ctx, ins: list) -> list:
+    """OneHot: indices' dims with ``depth`` inserted at ``axis``; typed like ``values``."""
+    idx, depth_f, values = ins[0], ins[1], ins[2]
+    dtype = values.dtype if values is not None else 0
+    if idx.shape is None:
+        return [Fact(dtype, None)]
+    r = len(idx.shape) + 1
+    axis = ctx.attr("axis", -1)
+    if not -r <= axis < r:
+        raise InferenceError("E010", f"OneHot axis {axis} out of range for output rank {r}")
+    axis = axis + r if axis < 0 else axis
+    dv = scalar_value(depth_f)
+    depth = None
+    if type(dv) is int or isinstance(dv, D.Expr):
+        depth = dv
+    elif isinstance(dv, float) and dv.is_integer():
+        depth = int(dv)
+    if type(depth) is int and depth < 1:
+        raise InferenceError("E062", f"OneHot depth {depth} must be positive")
+    shape = list(idx.shape)
+    shape.insert(axis, ctx.fresh() if depth is None else depth)
+    return [tensor(dtype, shape)]

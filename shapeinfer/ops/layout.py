@@ -1,4 +1,4 @@
-"""DepthToSpace and SpaceToDepth.
+"""Layout ops: Transpose, Flatten, DepthToSpace and SpaceToDepth.
 
 Their divisions (channels by ``blocksize**2``, spatial dims by ``blocksize``) are exact in a
 valid model; a symbolic quotient that cannot be proven exact is written as a floor division,
@@ -10,6 +10,7 @@ from __future__ import annotations
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
+from shapeinfer.ops.common import is_static_shape, row_major_strides, unravel_index
 from shapeinfer.registry import register
 
 
@@ -57,3 +58,41 @@ def space_to_depth(ctx, ins: list) -> list:
             (n, D.mul(c, b * b), valid_div(h, b, "SpaceToDepth height"), valid_div(w, b, "SpaceToDepth width")),
         )
     ]
+
+
+@register("Flatten")
+def flatten(ctx, ins: list) -> list:
+    """Flatten: 2-D, ``prod(dims[:axis]) x prod(dims[axis:])``."""
+    data = ins[0]
+    if data.shape is None:
+        return [tensor(data.dtype, ctx.fresh_shape(2))]
+    r = len(data.shape)
+    axis = ctx.attr("axis", 1)
+    if not -r <= axis <= r:
+        raise InferenceError("E010", f"Flatten axis {axis} out of range for rank {r}")
+    if axis < 0:
+        axis += r
+    shape = (D.product(data.shape[:axis]), D.product(data.shape[axis:]))
+    return [tensor(data.dtype, shape, data.value)]
+
+
+@register("Transpose")
+def transpose(ctx, ins: list) -> list:
+    """Transpose: dims permuted by ``perm`` (reversed when absent)."""
+    data = ins[0]
+    if data.shape is None:
+        return [Fact(data.dtype, None)]
+    r = len(data.shape)
+    perm = ctx.attr("perm", list(range(r - 1, -1, -1)))
+    if sorted(perm) != list(range(r)):
+        raise InferenceError("E016", f"Transpose perm {perm} is not a permutation of rank {r}")
+    shape = tuple(data.shape[p] for p in perm)
+    value = None
+    if data.value is not None and is_static_shape(data.shape):
+        st = row_major_strides(data.shape)
+        n = len(data.value)
+        value = []
+        for k in range(n):
+            pos = unravel_index(k, shape)
+            value.append(data.value[sum(pos[i] * st[perm[i]] for i in range(r))])
+    return [tensor(data.dtype, shape, value)]

@@ -1,4 +1,4 @@
-"""Normalizations and Dropout: the main output keeps the input's shape."""
+"""Normalizations (BatchNormalization, LayerNormalization, ...) and Dropout: the main output keeps the input's shape."""
 
 from __future__ import annotations
 
@@ -42,3 +42,18 @@ def dropout(ctx, ins: list) -> list:
     x = ins[0]
     mask_type = TensorProto.BOOL if ctx.version >= 10 else x.dtype
     return [tensor(x.dtype, x.shape), tensor(mask_type, x.shape)]
+
+
+@register("BatchNormalization", since=1)
+def batch_norm(ctx, ins: list) -> list:
+    """BatchNormalization: Y like X; the optional statistics are ``(C,)``."""
+    x = ins[0]
+    mean = ins[3] if len(ins) > 3 else None
+    c = None
+    if x.shape is not None and len(x.shape) > 1:
+        c = x.shape[1]
+    elif len(ins) > 1 and ins[1] is not None and ins[1].shape is not None and len(ins[1].shape) == 1:
+        c = ins[1].shape[0]
+    stat_dt = mean.dtype if mean is not None and mean.dtype else x.dtype
+    stat = Fact(stat_dt, None) if c is None else tensor(stat_dt, (c,))
+    return [tensor(x.dtype, x.shape)] + [stat] * (ctx.num_outputs - 1)

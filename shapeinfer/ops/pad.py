@@ -1,0 +1,82 @@
+"""Pad and CenterCropPad: dims grow (or shrink) by the pads, symbolic pads allowed."""
+
+from __future__ import annotations
+
+from shapeinfer import dims as D
+from shapeinfer.diagnostics import InferenceError
+from shapeinfer.facts import Fact, tensor
+from shapeinfer.ops.common import dim_values, known_ints, norm_axis
+from shapeinfer.registry import register
+
+
+def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None) -> tuple:
+    """``shape`` with ``pads`` ([begins..., ends...] over ``axes``) added; fresh where unknown."""
+    r = len(shape)
+    if axes is None:
+        axes = list(range(r))
+    axes = [norm_axis(a, r) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise InferenceError("E060", f"Pad axes {axes} repeat")
+    out = list(shape)
+    if pads is None:
+        for a in axes:
+            out[a] = ctx.fresh()
+        return tuple(out)
+    if len(pads) != 2 * len(axes):
+        raise InferenceError("E060", f"Pad has {len(pads)} pads for {len(axes)} axes")
+    n = len(axes)
+    for i, a in enumerate(axes):
+        b, e = pads[i], pads[i + n]
+        if b is None or e is None:
+            out[a] = ctx.fresh()
+            continue
+        d = D.add(D.add(shape[a], b), e)
+        if type(d) is int and d < 0:
+            raise InferenceError("E060", f"Pad gives a negative dim {d} on axis {a}")
+        out[a] = d
+    return tuple(out)
+
+
+@register("Pad", since=1)
+def pad_v1(ctx, ins: list) -> list:
+    """Pad-1/2: ``paddings`` / ``pads`` attribute."""
+    x = ins[0]
+    pads = ctx.attr("pads") if ctx.has_attr("pads") else ctx.attr("paddings")
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    if pads is None:
+        raise InferenceError("E060", "Pad needs pads")
+    return [tensor(x.dtype, pad_dims(ctx, x.shape, list(pads), None))]
+
+
+@register("Pad", since=11)
+def pad_v11(ctx, ins: list) -> list:
+    """Pad-11+: ``pads`` input (symbolic values allowed), ``axes`` input from 18."""
+    x, pf = ins[0], ins[1]
+    af = ins[3] if len(ins) > 3 and ctx.version >= 18 else None
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    axes = None
+    if af is not None:
+        axes = known_ints(af)
+        if axes is None:
+            return [tensor(x.dtype, ctx.fresh_shape(len(x.shape)))]
+        axes = list(axes)
+    pads = dim_values(pf)
+    return [tensor(x.dtype, pad_dims(ctx, x.shape, None if pads is None else list(pads), axes))]
+
+
+@register("CenterCropPad", since=18)
+def center_crop_pad(ctx, ins: list) -> list:
+    """CenterCropPad: the listed axes (all by default) take the ``shape`` input's values."""
+    x, sf = ins[0], ins[1]
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    r = len(x.shape)
+    axes = [norm_axis(a, r) for a in ctx.attr("axes", list(range(r)))]
+    vals = dim_values(sf)
+    out = list(x.shape)
+    for i, a in enumerate(axes):
+        v = vals[i] if vals is not None and i < len(vals) else None
+        out[a] = ctx.fresh() if v is None else v
+    return [tensor(x.dtype, out)]
