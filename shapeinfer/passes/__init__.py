@@ -24,6 +24,7 @@ annotates the result like ``shapeinfer -o``.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import time
@@ -260,6 +261,16 @@ def optimize_with_report(
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
     """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the passes build large acyclic object graphs: collection passes only cost
+    try:
+        return _optimize(model, passes, bind, target_opset, base_dir)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.engine import annotate, infer
     from shapeinfer.passes._graph import default_opset
 

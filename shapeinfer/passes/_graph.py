@@ -9,11 +9,19 @@ NodeProto (attributes the pass did not replace are copied byte for byte), each g
 its original inputs, outputs and remaining initializers, and only what a pass created is
 built from gs objects. ``value_info`` is dropped: the pipeline re-annotates at the end.
 
-Only this module and the passes import onnx-graphsurgeon and networkx, always lazily.
+Only this module and the passes import onnx-graphsurgeon, always lazily.
+
+Cost: gs keeps producer/consumer links in lists it synchronises with ``list.remove``, which
+compares nodes with ``Node.__eq__`` (field by field, logging each call): unlinking one node
+from a tensor read by k nodes costs k such comparisons, so removing or rewiring the readers
+of a shared tensor one by one is quadratic. Every link edit of the passes goes through
+:func:`set_input`, :func:`replace_uses` and :meth:`GsModel.remove_nodes`, which edit the
+lists directly by identity and in bulk (linear in what they touch).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,13 +40,79 @@ NONDETERMINISTIC = {
 }
 
 
-def gs_module():
-    """onnx_graphsurgeon, imported on first use with its logger quietened."""
-    import onnx_graphsurgeon as gs
-    from onnx_graphsurgeon.logger import G_LOGGER
+_GS = None
 
-    G_LOGGER.severity = G_LOGGER.ERROR
-    return gs
+
+def gs_module():
+    """onnx_graphsurgeon, imported on first use with its logger quietened (then cached)."""
+    global _GS
+    if _GS is None:
+        import onnx_graphsurgeon as gs
+        from onnx_graphsurgeon.logger import G_LOGGER
+
+        G_LOGGER.severity = G_LOGGER.ERROR
+        _GS = gs
+    return _GS
+
+
+def _unlink(lst: list, obj) -> None:
+    """Remove one occurrence of ``obj`` (by identity) from a gs link list, without syncing back."""
+    for i, x in enumerate(lst):
+        if x is obj:
+            list.__delitem__(lst, i)
+            return
+
+
+def set_input(node, k: int, new) -> None:
+    """``node.inputs[k] = new``, keeping gs's consumer lists right without ``Node.__eq__``."""
+    old = node.inputs[k]
+    if old is new:
+        return
+    _unlink(old.outputs, node)
+    list.__setitem__(node.inputs, k, new)
+    list.append(new.outputs, node)
+
+
+def set_inputs(node, new: list) -> None:
+    """Replace all of ``node``'s inputs with ``new`` (see :func:`set_input`)."""
+    for t in node.inputs:
+        _unlink(t.outputs, node)
+    list.clear(node.inputs)
+    for t in new:
+        list.append(node.inputs, t)
+        list.append(t.outputs, node)
+
+
+def set_output(node, k: int, new) -> None:
+    """``node.outputs[k] = new``: ``new`` is produced by ``node`` and no longer by anything else."""
+    old = node.outputs[k]
+    if old is new:
+        return
+    _unlink(old.inputs, node)
+    list.__setitem__(node.outputs, k, new)
+    for p in list(new.inputs):
+        _unlink(p.outputs, new)
+    list.clear(new.inputs)
+    list.append(new.inputs, node)
+
+
+def unlink_nodes(nodes) -> None:
+    """Detach ``nodes`` from every tensor they read or write, in one sweep per tensor."""
+    gone = {id(n) for n in nodes}
+    touched: dict[int, object] = {}
+    for n in nodes:
+        for t in n.inputs:
+            touched[id(t)] = t
+        for t in n.outputs:
+            touched[id(t)] = t
+    for t in touched.values():
+        if any(id(c) in gone for c in t.outputs):
+            list.__setitem__(t.outputs, slice(None), [c for c in t.outputs if id(c) not in gone])
+        if any(id(p) in gone for p in t.inputs):
+            list.__setitem__(t.inputs, slice(None), [p for p in t.inputs if id(p) not in gone])
+    for n in nodes:
+        list.clear(n.inputs)
+        list.clear(n.outputs)
 
 
 def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
@@ -144,12 +218,10 @@ class GsModel:
         if not ids:
             return
         keep = []
+        gone = []
         for n in g.nodes:
-            if id(n) in ids:
-                n.inputs.clear()
-                n.outputs.clear()
-            else:
-                keep.append(n)
+            (gone if id(n) in ids else keep).append(n)
+        unlink_nodes(gone)
         g.nodes = keep
 
     def drop_initializer(self, owner, name: str) -> None:
@@ -325,50 +397,70 @@ def replace_uses(old, new) -> int:
 
     Consumers include nodes of nested subgraphs that read ``old`` from the outer scope.
     """
+    if old is new:
+        return 0
     count = 0
     for c in list(old.outputs):
         for k, t in enumerate(c.inputs):
             if t is old:
-                c.inputs[k] = new
+                list.__setitem__(c.inputs, k, new)
+                list.append(new.outputs, c)
                 count += 1
+    list.clear(old.outputs)
     return count
+
+
+def predecessors(nodes: list) -> list[list[int]]:
+    """For each node of ``nodes`` (one graph), the positions of the nodes producing what it reads.
+
+    Subgraph reads of outer tensors count as inputs of the node holding the subgraph.
+    """
+    prod: dict[str, int] = {}
+    for k, n in enumerate(nodes):
+        for t in n.outputs:
+            if t.name:
+                prod[t.name] = k
+    preds: list[list[int]] = []
+    for k, n in enumerate(nodes):
+        ins = n.inputs if not n.attrs else list(n.inputs) + implicit_inputs(n)
+        ps = []
+        for t in ins:
+            p = prod.get(t.name)
+            if p is not None and p != k:
+                ps.append(p)
+        preds.append(ps)
+    return preds
 
 
 def toposort(g) -> bool:
     """Order ``g``'s nodes so producers come first, keeping the current order where it already is.
 
     Subgraph reads of outer tensors count as inputs. Returns True when the order changed.
-    Uses networkx's lexicographical topological sort keyed on the current position.
+    Among ready nodes the one earliest in the current order goes first (a lexicographic
+    topological order, with a heap: O(n log n)); nodes on a cycle keep their order at the end.
     """
-    import networkx as nx
-
     nodes = list(g.nodes)
-    prod = {}
-    for k, n in enumerate(nodes):
-        for t in n.outputs:
-            if t.name:
-                prod[t.name] = k
-    ok = True
-    seen: set[str] = set()
-    local = set(prod)
-    for n in nodes:
-        for t in list(n.inputs) + implicit_inputs(n):
-            if t.name in local and t.name not in seen:
-                ok = False
-                break
-        if not ok:
-            break
-        seen.update(t.name for t in n.outputs if t.name)
-    if ok:
+    preds = predecessors(nodes)
+    if all(p < k for k, ps in enumerate(preds) for p in ps):
         return False
-    dg = nx.DiGraph()
-    dg.add_nodes_from(range(len(nodes)))
-    for k, n in enumerate(nodes):
-        for t in list(n.inputs) + implicit_inputs(n):
-            p = prod.get(t.name)
-            if p is not None and p != k:
-                dg.add_edge(p, k)
-    order = list(nx.lexicographical_topological_sort(dg, key=lambda k: k))
+    indeg = [len(set(ps)) for ps in preds]
+    users: list[list[int]] = [[] for _ in nodes]
+    for k, ps in enumerate(preds):
+        for p in set(ps):
+            users[p].append(k)
+    ready = [k for k, d in enumerate(indeg) if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for u in users[k]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                heapq.heappush(ready, u)
+    if len(order) < len(nodes):
+        placed = set(order)
+        order += [k for k in range(len(nodes)) if k not in placed]
     g.nodes = [nodes[k] for k in order]
     return True
 

@@ -37,7 +37,7 @@ import onnx
 
 from shapeinfer import dims as D
 from shapeinfer.ops.reduce import REDUCE_OPS
-from shapeinfer.passes._graph import GsModel, const_array, default_opset, producer, toposort
+from shapeinfer.passes._graph import GsModel, const_array, default_opset, producer, set_input, toposort
 
 INT64 = onnx.TensorProto.INT64
 
@@ -582,7 +582,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                     continue
             base = f"{node.name or node.op}_{kind}"
             new = builder.build(plan, pos, base)
-            node.inputs[k] = new
+            set_input(node, k, new)
             key = "made constant" if plan[0] == "const" else "rebuilt from Shape slices"
             stats[key] += 1
             per_op[node.op] = per_op.get(node.op, 0) + 1

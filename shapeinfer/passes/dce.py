@@ -5,7 +5,7 @@ Contract:
 - In the main graph and, recursively, in every subgraph: a node stays when a graph output
   (of that graph) depends on one of its outputs, directly or through nodes that stay,
   counting the outer tensors a subgraph reads as inputs of the node that holds it.
-  Reachability is computed with networkx on the node/tensor dependency graph.
+  Reachability is a walk back from the outputs over producer links (linear).
 - An initializer stays when a remaining node (in any nested graph) reads it, it is a graph
   output, or it is listed as a graph input of the model optimize was given (an input with a
   default value is interface; before IR 4, initializers the passes created are listed as
@@ -17,30 +17,26 @@ from __future__ import annotations
 
 import onnx
 
-from shapeinfer.passes._graph import GsModel, implicit_inputs, subgraphs
+from shapeinfer.passes._graph import GsModel, predecessors, subgraphs, unlink_nodes
 
 
 def _live_nodes(g) -> list:
     """The nodes of ``g`` that its outputs depend on, in their current order."""
-    import networkx as nx
-
-    dg = nx.DiGraph()
+    nodes = list(g.nodes)
+    preds = predecessors(nodes)
     prod: dict[str, int] = {}
-    for k, n in enumerate(g.nodes):
-        dg.add_node(k)
+    for k, n in enumerate(nodes):
         for t in n.outputs:
             if t.name:
                 prod[t.name] = k
-    for k, n in enumerate(g.nodes):
-        for t in list(n.inputs) + implicit_inputs(n):
-            p = prod.get(t.name)
-            if p is not None and p != k:
-                dg.add_edge(p, k)
-    roots = {prod[t.name] for t in g.outputs if t.name in prod}
-    live = set(roots)
-    for r in roots:
-        live |= nx.ancestors(dg, r)
-    return [n for k, n in enumerate(g.nodes) if k in live]
+    stack = [prod[t.name] for t in g.outputs if t.name in prod]
+    live = set(stack)
+    while stack:
+        for p in preds[stack.pop()]:
+            if p not in live:
+                live.add(p)
+                stack.append(p)
+    return [n for k, n in enumerate(nodes) if k in live]
 
 
 def _sweep(g, gm: GsModel, stats: dict[str, int], interface: set[str] | None = None) -> set[str]:
@@ -52,10 +48,7 @@ def _sweep(g, gm: GsModel, stats: dict[str, int], interface: set[str] | None = N
     stats["nodes removed"] += len(g.nodes) - len(live)
     if len(live) != len(g.nodes):
         keep_ids = {id(n) for n in live}
-        for n in g.nodes:
-            if id(n) not in keep_ids:
-                n.inputs.clear()
-                n.outputs.clear()
+        unlink_nodes([n for n in g.nodes if id(n) not in keep_ids])
         g.nodes = live
     used: set[str] = {t.name for t in g.outputs}
     for n in g.nodes:

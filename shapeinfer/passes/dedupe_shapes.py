@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, default_opset, gs_module, replace_uses, subgraphs
+from shapeinfer.passes._graph import NONDETERMINISTIC, default_opset, gs_module, replace_uses, set_input, subgraphs
 
 #: Initializers up to this many elements are compared by value.
 VALUE_CAP = 1024
@@ -119,7 +119,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                     continue
                 first = canon_const.setdefault(k, t)
                 if first is not t:
-                    n.inputs[i] = first
+                    set_input(n, i, first)
                     stats["initializers merged"] += 1
     seen: dict[tuple, object] = {}
     removed: set[int] = set()

@@ -21,7 +21,16 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import const_array, default_opset, producer, replace_uses
+from shapeinfer.passes._graph import (
+    const_array,
+    default_opset,
+    producer,
+    replace_uses,
+    set_input,
+    set_inputs,
+    set_output,
+    unlink_nodes,
+)
 from shapeinfer.passes.canonicalize_reshape import _reshape_options
 
 RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
@@ -77,10 +86,10 @@ def _bypass(node, main_ids: set[int], outputs: set[str]) -> bool:
         if p is None or x.name in outputs or id(p) not in main_ids:
             return False
         # Rename: the producer writes the graph output directly.
-        node.outputs.clear()
+        unlink_nodes([node])
         idx = next(k for k, t in enumerate(p.outputs) if t is x)
         replace_uses(x, y)
-        p.outputs[idx] = y
+        set_output(p, idx, y)
         return True
     replace_uses(y, x)
     return True
@@ -118,12 +127,12 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         if fx is None or fy is None or fy.shape is None or fx.shape is None:
             continue
         if _same(fx, fy):
-            node.inputs[0] = x
+            set_input(node, 0, x)
             if _bypass(node, main_ids, outputs):
                 removed.add(id(node))
                 stats["reshape chains collapsed"] += 1
             else:
-                node.inputs[0] = mid
+                set_input(node, 0, mid)
             continue
         target = None
         for entries in _reshape_options(fy.shape, fx.shape, True):
@@ -135,14 +144,13 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         if node.op == "Reshape":
             cur = const_array(node.inputs[1]) if len(node.inputs) > 1 else None
             if cur is not None and list(cur.reshape(-1)) == target and node.attrs.get("allowzero", 0) == 0:
-                node.inputs[0] = x  # same target reads the same dims from X
+                set_input(node, 0, x)  # same target reads the same dims from X
                 stats["reshape chains collapsed"] += 1
                 continue
         c = gm.constant(g, f"{node.name or 'reshape'}_target", np.array(target, dtype=np.int64))
         node.op = "Reshape"
         node.attrs = {}
-        node.inputs.clear()
-        node.inputs.extend([x, c])
+        set_inputs(node, [x, c])
         stats["reshape chains collapsed"] += 1
     if not any(stats.values()):
         return model, {}
