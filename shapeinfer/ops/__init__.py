@@ -2,6 +2,7 @@
 
 from shapeinfer.ops import (  # noqa: F401
     attention,
+    contrib,
     control_flow,
     conv,
     cumulative,

@@ -88,7 +88,8 @@ def spatial_dims(ctx, sizes, kernel, ceil_mode: int = 0) -> list[D.Dim]:
     return out
 
 
-def _kernel(ctx, w: Fact | None, n_sp: int) -> list[D.Dim] | None:
+def conv_kernel(ctx, w: Fact | None, n_sp: int) -> list[D.Dim] | None:
+    """The kernel's spatial dims: ``kernel_shape``, else W's dims after the first two."""
     kernel = ctx.attr("kernel_shape")
     if kernel is not None:
         return list(kernel)
@@ -97,7 +98,8 @@ def _kernel(ctx, w: Fact | None, n_sp: int) -> list[D.Dim] | None:
     return list(w.shape[2:])
 
 
-def _conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
+def conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
+    """A convolution's output ``N x M x spatial`` (M = W's first dim), typed ``dtype``."""
     if x is None or x.shape is None:
         r = None if w is None or w.shape is None else len(w.shape)
         return [tensor(dtype, ctx.fresh_shape(r)) if r else Fact(dtype, None)]
@@ -105,7 +107,7 @@ def _conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
     if n_sp < 1:
         raise InferenceError("E040", f"{ctx.op_type} input must have rank >= 3")
     m = w.shape[0] if w is not None and w.shape is not None and w.shape else ctx.fresh()
-    kernel = _kernel(ctx, w, n_sp)
+    kernel = conv_kernel(ctx, w, n_sp)
     if kernel is None:
         return [tensor(dtype, (x.shape[0], m) + ctx.fresh_shape(n_sp))]
     return [tensor(dtype, (x.shape[0], m) + tuple(spatial_dims(ctx, x.shape[2:], kernel)))]
@@ -114,26 +116,26 @@ def _conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
 @register("Conv")
 def conv(ctx, ins: list) -> list:
     """Conv: ``N x M x spatial`` with M = W's first dim."""
-    return _conv_like(ctx, ins[0], ins[1], ins[0].dtype)
+    return conv_like(ctx, ins[0], ins[1], ins[0].dtype)
 
 
 @register("ConvInteger", since=10)
 def conv_integer(ctx, ins: list) -> list:
     """ConvInteger: Conv's dims, int32."""
-    return _conv_like(ctx, ins[0], ins[1], TensorProto.INT32)
+    return conv_like(ctx, ins[0], ins[1], TensorProto.INT32)
 
 
 @register("QLinearConv", since=10)
 def qlinear_conv(ctx, ins: list) -> list:
     """QLinearConv: Conv's dims over x (input 0) and w (input 3), typed like y_zero_point."""
     yz = ins[7] if len(ins) > 7 else None
-    return _conv_like(ctx, ins[0], ins[3], yz.dtype if yz is not None else ins[0].dtype)
+    return conv_like(ctx, ins[0], ins[3], yz.dtype if yz is not None else ins[0].dtype)
 
 
 @register("DeformConv", since=19)
 def deform_conv(ctx, ins: list) -> list:
     """DeformConv: Conv's output dims."""
-    return _conv_like(ctx, ins[0], ins[1], ins[0].dtype)
+    return conv_like(ctx, ins[0], ins[1], ins[0].dtype)
 
 
 @register("ConvTranspose")
@@ -155,7 +157,7 @@ def conv_transpose(ctx, ins: list) -> list:
         if len(out_shape) != n_sp:
             raise InferenceError("E040", f"ConvTranspose output_shape has {len(out_shape)} entries for {n_sp}")
         return [tensor(x.dtype, (x.shape[0], m) + tuple(out_shape))]
-    kernel = _kernel(ctx, w, n_sp)
+    kernel = conv_kernel(ctx, w, n_sp)
     if kernel is None:
         return [tensor(x.dtype, (x.shape[0], m) + ctx.fresh_shape(n_sp))]
     strides = _ints_attr(ctx, "strides", n_sp, 1)
