@@ -1,0 +1,110 @@
+"""Rules for onnxruntime's fused activations and linear ops (shapeinfer.ops.contrib.fused), checked
+against onnxruntime's CPU kernels at two bindings of the symbolic dims, or against the documented
+shapes where onnxruntime has no CPU kernel (BiasAdd, BiasSplitGelu, GemmFastGelu, GemmFloat8 and
+NhwcConv are CUDA / ROCm only)."""
+
+from __future__ import annotations
+
+import numpy as np
+from contrib_oracle import F16, Case, F, check_against_formula, check_against_onnxruntime
+from onnx import TensorProto
+
+H = 8
+bias = np.linspace(-1, 1, H).astype(np.float32)
+
+
+def _fmm(id_: str, a: list, b: list, **attrs) -> Case:
+    return Case(id_, "FusedMatMul", ["a", "b"], [("a", F, a), ("b", F, b)], attrs=attrs)
+
+
+CPU_CASES = [
+    Case("bias_gelu", "BiasGelu", ["x", "bias"], [("x", F, ["b", "s", H])], {"bias": bias}),
+    Case("fast_gelu", "FastGelu", ["x"], [("x", F, ["b", "s", H])]),
+    Case("fast_gelu_bias", "FastGelu", ["x", "bias"], [("x", F, ["b", "s", H])], {"bias": bias}),
+    Case("gelu", "Gelu", ["x"], [("x", F, ["b", "s"])]),
+    Case("quick_gelu", "QuickGelu", ["x"], [("x", F, ["b", "s", 3])], attrs={"alpha": 1.5}),
+    _fmm("fmm", ["b", "s", H], [H, "l"]),
+    _fmm("fmm_trans_a", ["b", H, "s"], [H, "l"], transA=1),
+    _fmm("fmm_trans_b", ["b", "s", H], ["l", H], transB=1, alpha=0.5),
+    _fmm("fmm_trans_ab", ["p", 1, H, "s"], ["b", "l", H], transA=1, transB=1),
+    _fmm("fmm_batch_a", ["s", "b", H], ["b", H, "l"], transBatchA=1),
+    _fmm("fmm_batch_a_trans", [H, "b", "s"], ["b", H, "l"], transBatchA=1, transA=1),
+    _fmm("fmm_batch_b", ["b", "s", H], [H, "b", "l"], transBatchB=1),
+    _fmm("fmm_batch_b_trans", ["b", "s", H], ["l", "b", H], transBatchB=1, transB=1),
+    _fmm("fmm_vector", ["b", "s", H], [H]),
+    Case(
+        "transpose_matmul",
+        "TransposeMatMul",
+        ["a", "b"],
+        [("a", F, ["b", H, "s"]), ("b", F, ["l", H])],
+        attrs={"transA": 1, "transB": 1},
+    ),
+    Case(
+        "fused_conv",
+        "FusedConv",
+        ["x", "w", "bias"],
+        [("x", F, ["b", 3, "h", "w"])],
+        {"w": np.ones((4, 3, 3, 3), np.float32), "bias": np.zeros(4, np.float32)},
+        attrs={"activation": "Relu", "pads": [1, 0, 1, 0], "strides": [2, 1]},
+    ),
+    Case(
+        "fused_gemm",
+        "FusedGemm",
+        ["a", "b"],
+        [("a", F, [H, "s"])],
+        {"b": np.ones((5, H), np.float32)},
+        attrs={"activation": "Relu", "transA": 1, "transB": 1},
+    ),
+]
+
+# No CPU kernel: the documented shapes (ContribOperators.md).
+GPU_CASES = [
+    Case(
+        "bias_add",
+        "BiasAdd",
+        ["x", "bias", "skip"],
+        [("x", F16, ["b", "h*w", H]), ("skip", F16, ["b", "h*w", H])],
+        {"bias": bias.astype(np.float16)},
+        expect=[(F16, ["b", "h*w", str(H)])],
+    ),
+    Case(
+        "bias_split_gelu",
+        "BiasSplitGelu",
+        ["x", "bias"],
+        [("x", F16, ["b", "h*w", 2 * H])],
+        {"bias": np.ones(2 * H, np.float16)},
+        expect=[(F16, ["b", "h*w", str(H)])],
+    ),
+    Case(
+        "gemm_fast_gelu",
+        "GemmFastGelu",
+        ["x", "w"],
+        [("x", F, ["b", "s", H]), ("w", F, [H, "l"])],
+        expect=[(F, ["b", "s", "l"])],
+    ),
+    Case(
+        "gemm_float8",
+        "GemmFloat8",
+        ["a", "b"],
+        [("a", TensorProto.FLOAT8E4M3FN, ["l", "s"]), ("b", TensorProto.FLOAT8E4M3FN, ["p", "l"])],
+        attrs={"transA": 1, "transB": 1, "dtype": F16},
+        expect=[(F16, ["s", "p"])],
+    ),
+    Case(
+        "nhwc_conv",
+        "NhwcConv",
+        ["x", "w"],
+        [("x", F16, ["b", "h", "w", 3])],
+        {"w": np.ones((4, 3, 3, 3), np.float16)},
+        attrs={"pads": [1, 1, 1, 1], "strides": [2, 2]},
+        expect=[(F16, ["b", "(h - 1)//2 + 1", "(w - 1)//2 + 1", "4"])],
+    ),
+]
+
+
+def test_cpu_kernels_match_onnxruntime() -> None:
+    assert check_against_onnxruntime(CPU_CASES) == 2 * len(CPU_CASES)
+
+
+def test_gpu_only_ops_follow_documented_shapes() -> None:
+    assert check_against_formula(GPU_CASES) == len(GPU_CASES)
