@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from op_oracle import Runtime, inferred
 
 import shapeinfer
+from shapeinfer import dims as D
 from shapeinfer import registry
 
 F, F16, I64, I32 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64, TensorProto.INT32
@@ -77,6 +78,8 @@ CASES = [
          [("x", U8, ["a", "s", 8])], {"w": u8(8, 4), **QA}, {}),
     Case("dynamic_quantize_matmul", "DynamicQuantizeMatMul", MS, ["x", "w", "bs", "bz"], [("x", F, ["a", "s", 8])],
          {"w": s8(8, 4), "bs": sc(), "bz": np.array(0, np.int8)}, {}),
+    Case("matmul_integer16", "MatMulInteger16", MS, ["x", "w"], [("x", TensorProto.INT16, ["a", "s", 8])],
+         {"w": np.arange(32, dtype=np.int16).reshape(8, 4)}, {}),
     Case("qgemm_float", "QGemm", MS, ["x", "as", "az", "w", "bs", "bz"], [("x", U8, ["s", 8])],
          {"w": u8(4, 8), **QA}, dict(transB=1)),
     Case("qgemm_quantized", "QGemm", MS, ["x", "as", "az", "w", "bs", "bz", "", "ys", "yz"], [("x", U8, [8, "s"])],
@@ -155,6 +158,42 @@ CASES = [
 ]  # fmt: skip
 
 
+# Ops onnxruntime has no CPU kernel for (or, for ReduceSumInteger, no output type it can infer):
+# checked against the documented formulas instead, each with the output types and dims (``D.parse``
+# text over the case's symbols) that onnxruntime's contrib op documentation gives.
+DOC_CASES = [
+    (Case("mul_integer", "MulInteger", MS, ["x", "az", "y", "az"], [("x", U8, ["a", 1]), ("y", U8, ["b"])], QA, {}),
+     [(I32, ["a", "b"])]),
+    (Case("qlinear_reduce_mean", "QLinearReduceMean", MS, ["x", "as", "az", "ys", "yz"],
+          [("x", U8, ["a", "b", 4])], QS, dict(axes=[1], keepdims=1)), [(U8, ["a", 1, 4])]),
+    (Case("qlinear_reduce_mean_drop", "QLinearReduceMean", MS, ["x", "as", "az", "ys", "yz"],
+          [("x", U8, ["a", "b", 4])], QS, dict(axes=[0, -1], keepdims=0)), [(U8, ["b"])]),
+    (Case("reduce_sum_integer", "ReduceSumInteger", MS, ["x"], [("x", I8, ["a", "b", 4])], {},
+          dict(axes=[2], keepdims=0)), [(I32, ["a", "b"])]),
+    (Case("reduce_sum_integer_u8", "ReduceSumInteger", MS, ["x"], [("x", U8, ["a", "b", 4])], {},
+          dict(axes=[0], keepdims=1)), [(TensorProto.UINT32, [1, "b", 4])]),
+    (Case("matmul_fp4", "MatMulBlockQuantizedFp4Weight", MS, ["x", "w", "ws", "g"], [("x", F16, ["a", "s", 64])],
+          {"w": u8(16, 32), "ws": u8(16, 2), "g": sc(1.0)}, dict(block_size=32)), [(F16, ["a", "s", 16])]),
+    (Case("matmul_fp8", "MatMulBlockQuantizedFp8Weight", MS, ["x", "w", "ws"], [("x", TensorProto.BFLOAT16, ["s", 64])],
+          {"w": helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [16, 64], [0.0] * 1024), "ws": f32(16, 2)},
+          dict(block_size=32)), [(TensorProto.BFLOAT16, ["s", 16])]),
+    (Case("quantize_with_order", "QuantizeWithOrder", MS, ["x", "s1"], [("x", F16, ["a", "s", 8])], {"s1": sc()},
+          dict(order_input=1, order_output=1)), [(I8, ["a", "s", 8])]),
+    (Case("dequantize_with_order", "DequantizeWithOrder", MS, ["x", "s1"], [("x", I8, ["a", "s", 8])], {"s1": sc()},
+          dict(order_input=1, order_output=1, to=F16)), [(F16, ["a", "s", 8])]),
+    (Case("qordered_matmul", "QOrderedMatMul", MS, ["x", "s1", "w", "s1", "s1"], [("x", I8, ["a", "s", 8])],
+          {"s1": sc(), "w": s8(8, 4)}, dict(order_A=1, order_B=1, order_Y=1)), [(I8, ["a", "s", 4])]),
+    (Case("qordered_gelu", "QOrderedGelu", MS, ["x", "s1", "s1"], [("x", I8, ["a", "s", 8])], {"s1": sc()}, {}),
+     [(I8, ["a", "s", 8])]),
+    (Case("qordered_layer_norm", "QOrderedLayerNormalization", MS, ["x", "s1", "g", "", "s1"],
+          [("x", I8, ["a", "s", 8])], {"s1": sc(), "g": f32(8)}, {}), [(I8, ["a", "s", 8])]),
+    (Case("qordered_attention", "QOrderedAttention", MS,
+          ["x", "s1", "s1", "s1", "s1", "qw", "qw", "vw", "s1", "s1", "s1", "b", "b", "b", "", "", "s1"],
+          [("x", I8, ["a", "s", 8])], {"s1": sc(), "qw": s8(8, 6), "vw": s8(8, 6), "b": f32(6)},
+          dict(num_heads=2, order_input=1, order_weight=0, order_output=1)), [(I8, ["a", "s", 6])]),
+]  # fmt: skip
+
+
 def _model(c: Case) -> onnx.ModelProto:
     outs = [f"y{i}" for i in range(c.outputs)]
     node = helper.make_node(c.op, c.node_inputs, outs, domain=c.domain, **c.attrs)
@@ -203,6 +242,21 @@ def test_contrib_rule_matches_onnxruntime(case: Case) -> None:
                     assert (k, axis) in case.open, (k, axis, "left open", want.shape)
                 else:
                     assert d == w, (k, dims, want.shape, binding)
+
+
+@pytest.mark.parametrize("case,want", DOC_CASES, ids=[c.id for c, _ in DOC_CASES])
+def test_contrib_rule_without_cpu_kernel_matches_documented_formula(case: Case, want: list) -> None:
+    model = _model(case)  # onnxruntime cannot run it on CPU (so the documented formula is the oracle)
+    with pytest.raises(Exception, match=r"NOT_IMPLEMENTED|type inference failed|Could not find"):
+        Runtime(model).sess.run(None, {})
+    result = shapeinfer.infer(model)
+    assert not [d for d in result.diagnostics if d.code in ("G007", "E001")]
+    for binding in BINDINGS:
+        got = inferred(model, binding)
+        for k, (dtype, dims) in enumerate(want):
+            assert result.facts[f"y{k}"].dtype == dtype, (k, result.facts[f"y{k}"].dtype)
+            expect = tuple(d if type(d) is int else D.evaluate(D.parse(d), binding) for d in dims)
+            assert got[k] == expect, (k, got[k], expect, binding)
 
 
 def test_contrib_rules_dispatch_on_domain() -> None:

@@ -15,4 +15,5 @@ from shapeinfer.ops.contrib import (  # noqa: F401
     normalization,
     quantization,
     quantized_attention,
+    quantized_ordered,
 )

@@ -7,7 +7,9 @@ Shapes and output types follow onnxruntime's contrib op schemas (docs/ContribOpe
 - GatherBlockQuantized: Gather's splice ``data[:g] + indices + data[g+1:]`` on gather_axis, the
   scales' type; uint8 data packs ``8 / bits`` values per byte along its last dim (bits 4 by
   default), which the output unpacks.
-- MatMulIntegerToFloat / DynamicQuantizeMatMul: numpy matmul of A and B, typed like a_scale / A.
+- MatMulIntegerToFloat / DynamicQuantizeMatMul / MatMulInteger16: numpy matmul of A and B, typed
+  like a_scale / A / int32; MatMulBlockQuantizedFp4Weight / Fp8Weight: ``A.shape[:-1] + [N]``.
+- MulInteger: broadcasting, int32; ReduceSumInteger / QLinearReduceMean: ``axes`` / ``keepdims``.
 - QLinearAdd / QLinearMul / QLinearWhere: broadcasting; QLinearSigmoid / LeakyRelu / Softmax: X's
   shape; QLinearConcat: Concat of every third input from 2; QLinearConv / QLinearAveragePool /
   QLinearGlobalAveragePool: the ai.onnx formulas, NHWC with ``channels_last``.
@@ -86,6 +88,35 @@ def dynamic_quantize_matmul(ctx, ins: list) -> list:
     return [tensor(a.dtype, matmul_shape(ctx, a.shape, b.shape))]
 
 
+@register("MatMulInteger16", domain=MS)
+def matmul_integer16(ctx, ins: list) -> list:
+    """MatMulInteger16: numpy matmul of A and B; int32, uint32 when both are uint16."""
+    a, b = ins[0], arg(ins, 1)
+    unsigned = a.dtype == TensorProto.UINT16 and b is not None and b.dtype == TensorProto.UINT16
+    dtype = TensorProto.UINT32 if unsigned else INT32
+    if a.shape is None or b is None or b.shape is None:
+        return [Fact(dtype, None)]
+    return [tensor(dtype, matmul_shape(ctx, a.shape, b.shape))]
+
+
+@register(["MatMulBlockQuantizedFp4Weight", "MatMulBlockQuantizedFp8Weight"], domain=MS)
+def matmul_block_quantized(ctx, ins: list) -> list:
+    """MatMulBlockQuantizedFp4Weight / Fp8Weight: ``A.shape[:-1] + [N]`` with B ``[N, K]`` (FP4 packs
+    two values a byte: ``[N, K/2]``), A's type."""
+    a, b = ins[0], arg(ins, 1)
+    if a.shape is None:
+        return [Fact(a.dtype, None)]
+    if not a.shape:
+        raise InferenceError("E030", f"{ctx.op_type} of a scalar")
+    if b is None or b.shape is None:
+        return [tensor(a.dtype, tuple(a.shape[:-1]) + (ctx.fresh(),))]
+    if len(b.shape) != 2:
+        raise InferenceError("E030", f"{ctx.op_type} weight must be 2-D")
+    per_byte = 2 if ctx.op_type == "MatMulBlockQuantizedFp4Weight" else 1
+    ctx.unify(a.shape[-1], D.mul(b.shape[1], per_byte))
+    return [tensor(a.dtype, tuple(a.shape[:-1]) + (b.shape[0],))]
+
+
 @register("QGemm", domain=MS)
 def qgemm(ctx, ins: list) -> list:
     """QGemm: ``(M, N)`` with transA / transB; y_zero_point's type, float when it is omitted."""
@@ -151,6 +182,37 @@ def qlinear_binary(ctx, ins: list) -> list:
     a, b = ins[0], arg(ins, 3)
     shapes = [a.shape, None if b is None else b.shape]
     return [tensor(a.dtype, broadcast_shapes(ctx, shapes))]
+
+
+@register("MulInteger", domain=MS)
+def mul_integer(ctx, ins: list) -> list:
+    """MulInteger: A (input 0) and B (input 2) broadcast, int32."""
+    a, b = ins[0], arg(ins, 2)
+    return [tensor(INT32, broadcast_shapes(ctx, [a.shape, None if b is None else b.shape]))]
+
+
+def _reduced(ctx, x: Fact, dtype: int) -> Fact:
+    """``x`` reduced over the ``axes`` attribute (all axes without it) with ``keepdims`` (default 1)."""
+    if x.shape is None:
+        return Fact(dtype, None)
+    r = len(x.shape)
+    axes = ctx.attr("axes")
+    ax = {norm_axis(a, r) for a in axes} if axes else set(range(r))
+    keep = ctx.attr("keepdims", 1)
+    return tensor(dtype, tuple(1 if i in ax else d for i, d in enumerate(x.shape) if keep or i not in ax))
+
+
+@register("ReduceSumInteger", domain=MS)
+def reduce_sum_integer(ctx, ins: list) -> list:
+    """ReduceSumInteger: the reduced shape; int32 (uint32 for uint8 data)."""
+    x = ins[0]
+    return [_reduced(ctx, x, TensorProto.UINT32 if x.dtype == UINT8 else INT32)]
+
+
+@register("QLinearReduceMean", domain=MS)
+def qlinear_reduce_mean(ctx, ins: list) -> list:
+    """QLinearReduceMean: the reduced shape, the data's type."""
+    return [_reduced(ctx, ins[0], ins[0].dtype)]
 
 
 @register(["QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"], domain=MS)
