@@ -1,6 +1,7 @@
 """Rules for onnxruntime's fused normalizations (shapeinfer.ops.contrib.normalization), checked
 against onnxruntime's CPU kernels at two bindings of the symbolic dims, or against the documented
-shapes where onnxruntime has only CUDA kernels (GroupNorm, SkipGroupNorm)."""
+shapes where onnxruntime has only CUDA kernels (GroupNorm, SkipGroupNorm) or no schema
+(LayerNormalization / SimplifiedLayerNormalization under com.microsoft)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,15 @@ CPU_CASES = [
         outputs=["y", "inv_std"],
         domain="",
     ),
+    Case(
+        "gated_rms_norm",
+        "GatedRMSNorm",
+        ["x", "scale", "gate"],
+        [("x", F, ["b", "s", H]), ("gate", F, ["b", "s", H])],
+        {"scale": vec(4)},
+        attrs={"activation": "silu"},
+    ),
+    Case("branchwise_rms_norm", "BranchwiseRMSNorm", ["x", "scale"], [("x", F, ["b", 2, 4])], {"scale": vec(4)}),
 ]
 
 # LayerNormalization before opset 17 exists only as onnxruntime's own default-domain schema.
@@ -132,11 +142,32 @@ CUDA_CASES = [
         outputs=["y", "sum"],
         expect=[(F16, ["b", "h", "w", "32"]), (F16, ["b", "h", "w", "32"])],
     ),
+    # onnx-shape-inference accepts these two under com.microsoft too; onnxruntime loads only the
+    # default-domain form, so there is nothing to run.
+    Case(
+        "layer_norm_ms_domain",
+        "LayerNormalization",
+        ["x", "scale"],
+        [("x", F16, ["b", "s", H])],
+        {"scale": vec().astype("float16")},
+        outputs=["y", "mean", "inv_std"],
+        expect=[(F16, ["b", "s", str(H)]), (F, ["b", "s", "1"]), (F, ["b", "s", "1"])],
+    ),
+    Case(
+        "simplified_ln_ms_domain",
+        "SimplifiedLayerNormalization",
+        ["x", "scale"],
+        [("x", F16, ["b", "s", H])],
+        {"scale": vec().astype("float16")},
+        attrs={"axis": 1},
+        outputs=["y", "inv_std"],
+        expect=[(F16, ["b", "s", str(H)]), (F, ["b", "1", "1"])],
+    ),
 ]
 
 
 def test_cpu_kernels_match_onnxruntime() -> None:
-    assert check_against_onnxruntime(CPU_CASES) == 2 * 21
+    assert check_against_onnxruntime(CPU_CASES) == 2 * 23
 
 
 def test_layer_norm_before_opset_17_matches_onnxruntime() -> None:
@@ -144,4 +175,4 @@ def test_layer_norm_before_opset_17_matches_onnxruntime() -> None:
 
 
 def test_cuda_only_ops_follow_documented_shapes() -> None:
-    assert check_against_formula(CUDA_CASES) == 3
+    assert check_against_formula(CUDA_CASES) == 8

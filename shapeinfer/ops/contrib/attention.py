@@ -1,6 +1,7 @@
 """onnxruntime's attention family (``com.microsoft``): Attention, DecoderMaskedSelfAttention,
 MultiHeadAttention, DecoderMaskedMultiHeadAttention, GroupQueryAttention, SparseAttention,
-PackedAttention, PackedMultiHeadAttention, PagedAttention, LongformerAttention, RotaryEmbedding,
+PackedAttention, PackedMultiHeadAttention, PagedAttention, SparsePagedAttention,
+LongformerAttention, RotaryEmbedding, MRotaryEmbedding, GemmaRotaryEmbedding, LinearAttentionGate,
 RelativePositionBias, GatedRelativePositionBias, RemovePadding, RestorePadding.
 
 Layouts (B batch, S query length, L key/value length, P past length, N heads, h head size):
@@ -323,11 +324,12 @@ def packed_multi_head_attention(ctx, ins: list) -> list:
     return [tensor(q.dtype, (q.shape[0], _or_fresh(ctx, hv)))]
 
 
-@register("PagedAttention", domain=MS)
+@register(["PagedAttention", "SparsePagedAttention"], domain=MS)
 def paged_attention(ctx, ins: list) -> list:
-    """PagedAttention: output ``(num_tokens, N*hv)`` from a 2-D query (hv = ``v_head_size`` or the
-    head size, the query packed with K and V when they are absent); the earlier schema's 4-D query
-    gives an output of its shape. key_cache_out / value_cache_out alias the caches."""
+    """PagedAttention (and SparsePagedAttention, shaped alike): output ``(num_tokens, N*hv)`` from a
+    2-D query (hv = ``v_head_size`` or the head size, the query packed with K and V when they are
+    absent); the earlier schema's 4-D query gives an output of its shape. key_cache_out /
+    value_cache_out alias the caches."""
     q, key, value = ins[0], _arg(ins, 1), _arg(ins, 2)
     k_cache, v_cache = _arg(ins, 3), _arg(ins, 4)
     n, nkv = _num_heads(ctx), ctx.attr("kv_num_heads")
@@ -349,11 +351,27 @@ def paged_attention(ctx, ins: list) -> list:
     return [out, kc, vc]
 
 
-@register(["LongformerAttention", "RotaryEmbedding"], domain=MS)
+@register(["LongformerAttention", "RotaryEmbedding", "MRotaryEmbedding"], domain=MS)
 def like_input(ctx, ins: list) -> list:
-    """LongformerAttention (``(B, S, hidden)``) and RotaryEmbedding: output like the input."""
+    """LongformerAttention (``(B, S, hidden)``), RotaryEmbedding and MRotaryEmbedding: output like the
+    input."""
     x = ins[0]
     return [tensor(x.dtype, x.shape)]
+
+
+@register("GemmaRotaryEmbedding", domain=MS)
+def gemma_rotary_embedding(ctx, ins: list) -> list:
+    """GemmaRotaryEmbedding: output1 like q (input 1), output2 like k (input 3)."""
+    q, k = _arg(ins, 1), _arg(ins, 3)
+    return [None if f is None else tensor(f.dtype, f.shape) for f in (q, k)]
+
+
+@register("LinearAttentionGate", domain=MS)
+def linear_attention_gate(ctx, ins: list) -> list:
+    """LinearAttentionGate: decay like a ``(B, T, H)``, beta like b."""
+    a, b = ins[0], _arg(ins, 3)
+    beta = tensor(a.dtype, a.shape) if b is None else tensor(b.dtype, b.shape)
+    return [tensor(a.dtype, a.shape), beta]
 
 
 @register("RelativePositionBias", domain=MS)

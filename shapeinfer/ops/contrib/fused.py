@@ -1,6 +1,7 @@
 """onnxruntime's fused activations and linear ops (``com.microsoft``): BiasAdd, BiasGelu,
-BiasSplitGelu, FastGelu, Gelu, QuickGelu, GemmFastGelu, GemmFloat8, FusedGemm, FusedMatMul (and its
-older name TransposeMatMul), FusedConv, NhwcConv, MoE."""
+BiasSplitGelu, FastGelu, Gelu, QuickGelu, ScaledSiLU, GatedAdd, GemmFastGelu, GemmFloat8, FusedGemm,
+FusedMatMul (and its older name TransposeMatMul), FusedConv, NhwcConv, MoE, UnfoldTensor,
+DynamicTimeWarping."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from onnx import TensorProto
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
+from shapeinfer.ops.common import norm_axis
 from shapeinfer.ops.conv import conv, spatial_dims
 from shapeinfer.ops.linalg import matmul_shape
 from shapeinfer.registry import register
@@ -20,10 +22,11 @@ def _arg(ins: list, i: int) -> Fact | None:
     return ins[i] if len(ins) > i else None
 
 
-@register(["BiasAdd", "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "MoE"], domain=MS)
+@register(["BiasAdd", "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "ScaledSiLU", "GatedAdd", "MoE"], domain=MS)
 def like_input(ctx, ins: list) -> list:
     """Y like the first input: the activations (their bias is a 1-D tensor over the last dim),
-    BiasAdd (X + bias + skip, all ``(N, S, C)``) and MoE (output like the token tensor)."""
+    BiasAdd (X + bias + skip, all ``(N, S, C)``), GatedAdd (X + gate * Y) and MoE (output like the
+    token tensor)."""
     x = ins[0]
     return [tensor(x.dtype, x.shape)]
 
@@ -123,3 +126,28 @@ def nhwc_conv(ctx, ins: list) -> list:
     if kernel is None:
         return [tensor(x.dtype, (x.shape[0],) + ctx.fresh_shape(n_sp) + (m,))]
     return [tensor(x.dtype, (x.shape[0],) + tuple(spatial_dims(ctx, x.shape[1:-1], list(kernel))) + (m,))]
+
+
+@register("UnfoldTensor", domain=MS)
+def unfold_tensor(ctx, ins: list) -> list:
+    """UnfoldTensor: every window of ``size`` along ``dim`` with ``step``: that dim becomes
+    ``(d - size) // step + 1`` and a last dim of ``size`` is appended."""
+    x = ins[0]
+    size, step = ctx.attr("size"), ctx.attr("step", 1)
+    if x.shape is None or size is None:
+        return [Fact(x.dtype, None)]
+    if step <= 0 or size <= 0:
+        raise InferenceError("E050", f"UnfoldTensor size {size} and step {step} must be positive")
+    axis = norm_axis(ctx.attr("dim", -1), len(x.shape))
+    d = x.shape[axis]
+    if type(d) is int and d < size:
+        raise InferenceError("E050", f"UnfoldTensor window {size} is larger than the dim {d}")
+    shape = list(x.shape)
+    shape[axis] = D.add(D.floordiv(D.sub(d, size), step), 1)
+    return [tensor(x.dtype, tuple(shape) + (size,))]
+
+
+@register("DynamicTimeWarping", domain=MS)
+def dynamic_time_warping(ctx, ins: list) -> list:
+    """DynamicTimeWarping: the path ``(2, x)`` in int32, x (its length) depending on the costs."""
+    return [tensor(TensorProto.INT32, (2, ctx.fresh()))]

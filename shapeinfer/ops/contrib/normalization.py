@@ -1,8 +1,10 @@
 """onnxruntime's fused normalizations: EmbedLayerNormalization, SkipLayerNormalization,
-SkipSimplifiedLayerNormalization, GroupNorm, SkipGroupNorm (``com.microsoft``), and the
-default-domain schemas onnxruntime registers itself: SimplifiedLayerNormalization (no ai.onnx
-schema exists; the transformers optimizer emits it with domain ``""``) and LayerNormalization
-before ai.onnx opset 17.
+SkipSimplifiedLayerNormalization, GroupNorm, SkipGroupNorm, GatedRMSNorm, BranchwiseRMSNorm
+(``com.microsoft``), and the default-domain schemas onnxruntime registers itself:
+SimplifiedLayerNormalization (no ai.onnx schema exists; the transformers optimizer emits it with
+domain ``""``) and LayerNormalization before ai.onnx opset 17. Those two are also accepted under
+``com.microsoft``, where some converters put them (onnxruntime itself only loads the default-domain
+form).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ def _stats(ctx, x: Fact) -> tuple | None:
 
 
 @register("SimplifiedLayerNormalization", since=1)
+@register("SimplifiedLayerNormalization", domain=MS)
 def simplified_layer_norm(ctx, ins: list) -> list:
     """SimplifiedLayerNormalization (onnxruntime's default-domain RMS norm): Y like X in the scale's
     type; inv_std_var in ``stash_type`` with X's dims up to ``axis``, then 1s."""
@@ -80,6 +83,7 @@ def simplified_layer_norm(ctx, ins: list) -> list:
 
 
 @register("LayerNormalization", since=1)
+@register("LayerNormalization", domain=MS)
 def layer_norm_contrib(ctx, ins: list) -> list:
     """LayerNormalization before ai.onnx opset 17 (onnxruntime's own default-domain schema): Y like
     X in the scale's type; Mean and InvStdDev in ``stash_type`` with X's dims up to ``axis``, then 1s."""
@@ -90,9 +94,10 @@ def layer_norm_contrib(ctx, ins: list) -> list:
     return [tensor(dtype, x.shape), tensor(stash, stat), tensor(stash, stat)]
 
 
-@register(["GroupNorm", "SkipGroupNorm"], domain=MS)
+@register(["GroupNorm", "SkipGroupNorm", "GatedRMSNorm", "BranchwiseRMSNorm"], domain=MS)
 def group_norm(ctx, ins: list) -> list:
-    """GroupNorm / SkipGroupNorm: Y (and SkipGroupNorm's sum S) like X."""
+    """GroupNorm / SkipGroupNorm / GatedRMSNorm / BranchwiseRMSNorm: Y (and SkipGroupNorm's sum S)
+    like X."""
     x = ins[0]
     same = tensor(x.dtype, x.shape)
     return [same, same]
