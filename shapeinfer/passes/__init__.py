@@ -8,6 +8,7 @@ nothing on the inference path).
 
 The passes, in pipeline order (each module's docstring states its contract):
 
+- ``fold-if`` — an If whose condition is known becomes its taken branch; Loops that never run go.
 - ``reshape-v1-to-v5`` — Reshape-1 (target in the ``shape`` attribute) to Reshape-5 form.
 - ``fold-shapes`` — tensors with fully static small integer values become initializers.
 - ``canonicalize-reshape`` — runtime-computed shape inputs rewritten from their symbolic
@@ -17,9 +18,11 @@ The passes, in pipeline order (each module's docstring states its contract):
 - ``dedupe-shapes`` — common subexpression elimination.
 - ``dce`` — dead-code elimination (always runs after the selected passes).
 
-:func:`optimize` runs ``reshape-v1-to-v5`` once, lifts the opset when asked, then repeats the
-other selected passes until a round changes nothing (so a second run changes nothing), and
-annotates the result like ``shapeinfer -o``.
+:func:`optimize` runs ``fold-if`` first (with ``bind``'s values, before they are written into
+the graph inputs: a branch that is dead at the binding may be invalid there), then
+``reshape-v1-to-v5`` once, lifts the opset when asked, then repeats the other selected passes
+until a round changes nothing (so a second run changes nothing), and annotates the result
+like ``shapeinfer -o``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import onnx
 
 #: Pass name -> module implementing it (``run(model, ctx) -> (model, changes)``).
 PASSES: dict[str, str] = {
+    "fold-if": "shapeinfer.passes.fold_if",
     "reshape-v1-to-v5": "shapeinfer.passes.reshape_v1_to_v5",
     "fold-shapes": "shapeinfer.passes.fold_shapes",
     "canonicalize-reshape": "shapeinfer.passes.canonicalize_reshape",
@@ -63,6 +67,7 @@ class PassContext:
     base_dir: str | None = None
     fold_cap: int = FOLD_CAP
     interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
+    bind: Mapping[str, int] | None = None  # symbol values inference specialises to
     _facts: tuple | None = field(default=None, repr=False)
     _graph: tuple | None = field(default=None, repr=False)
 
@@ -76,7 +81,7 @@ class PassContext:
 
         if self._facts is not None and self._facts[0] is model:
             return self._facts[1]
-        res = infer(model, base_dir=self.base_dir)
+        res = infer(model, base_dir=self.base_dir, bind=self.bind or None)
         self._facts = (model, res)
         return res
 
@@ -168,11 +173,8 @@ def _load(model) -> tuple[onnx.ModelProto, str | None]:
     return load_model(path), model_dir(path)
 
 
-def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int], base_dir: str | None = None) -> int:
-    """Write ``bind``'s values into the graph inputs' dims (in place); returns dims changed.
-
-    Raises OptimizeError for a symbol no graph input uses or a negative value.
-    """
+def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> None:
+    """Raise OptimizeError for a ``bind`` symbol no graph input uses or a negative value."""
     from shapeinfer import dims as D
     from shapeinfer.onnxio import ident
 
@@ -192,6 +194,18 @@ def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int], base_dir:
             raise OptimizeError(f"--bind {k}: no graph input has a dim named {k!r} (symbols: {syms})")
         if type(v) is not int or v < 0:
             raise OptimizeError(f"--bind {k}={v}: the value must be a non-negative integer")
+
+
+def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int], base_dir: str | None = None) -> int:
+    """Write ``bind``'s values into the graph inputs' dims (in place); returns dims changed.
+
+    Raises OptimizeError for a symbol no graph input uses or a negative value.
+    """
+    from shapeinfer import dims as D
+    from shapeinfer.onnxio import ident
+
+    check_bind(model, bind)
+    init = {t.name for t in model.graph.initializer}
     changed = 0
     for vi in model.graph.input:
         if vi.name in init or not vi.type.HasField("tensor_type"):
@@ -282,12 +296,12 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
     m, where = _load(model)
     base_dir = base_dir or where
-    ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input})
+    ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input}, bind=bind)
     nodes_before = len(m.graph.node)
     opset_before = default_opset(m)
     declared = [onnx.ValueInfoProto.FromString(vi.SerializeToString()) for vi in m.graph.output]
     if bind:
-        specialise_inputs(m, bind, base_dir)
+        check_bind(m, bind)
     reports: dict[str, PassReport] = {}
 
     def run(name: str, model: onnx.ModelProto) -> tuple[onnx.ModelProto, bool]:
@@ -305,6 +319,13 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
             rep.changes[k] = rep.changes.get(k, 0) + v
         return out, any(changes.values())
 
+    if "fold-if" in names:
+        for _ in range(MAX_ROUNDS):  # nested Ifs a fold reveals
+            m, changed = run("fold-if", m)
+            if not changed:
+                break
+    if bind:
+        specialise_inputs(m, bind, base_dir)
     if "reshape-v1-to-v5" in names or target_opset is not None:
         m, _ = run("reshape-v1-to-v5", m)
     if target_opset is not None:
@@ -358,6 +379,7 @@ __all__ = [
     "OptimizeReport",
     "PassContext",
     "PassReport",
+    "check_bind",
     "describe_passes",
     "optimize",
     "optimize_with_report",
