@@ -99,7 +99,7 @@ def test_qdq_range_delta_keeps_range_length() -> None:
         assert got.shape == (seq,)
 
 
-def test_per_axis_and_unknown_scale_leave_values_unknown() -> None:
+def test_per_axis_unknown_scale_or_other_precision_leave_values_unknown() -> None:
     inits = [
         numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "x"),
         numpy_helper.from_array(np.array([0.5, 0.25], np.float32), "s"),
@@ -108,16 +108,19 @@ def test_per_axis_and_unknown_scale_leave_values_unknown() -> None:
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=0),
         helper.make_node("QuantizeLinear", ["x", "t", "z1"], ["q1"]),
+        helper.make_node("QuantizeLinear", ["x", "s1", "z1"], ["q2"], precision=TensorProto.FLOAT16),
     ]
+    inits.append(numpy_helper.from_array(np.array(0.5, np.float32), "s1"))
     inits.append(numpy_helper.from_array(np.array(0, np.int8), "z1"))
     graph = helper.make_graph(
         nodes,
         "g",
         [helper.make_tensor_value_info("t", F, [])],
-        [helper.make_empty_tensor_value_info("q"), helper.make_empty_tensor_value_info("q1")],
+        [helper.make_empty_tensor_value_info(o) for o in ("q", "q1", "q2")],
         inits,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=IR_VERSION)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], ir_version=IR_VERSION)
     facts = shapeinfer.infer(model).facts
+    assert facts["q2"].value is None and facts["q2"].dtype == I8
     assert facts["q"].value is None and facts["q"].shape == (2,)
     assert facts["q1"].value is None and facts["q1"].dtype == I8

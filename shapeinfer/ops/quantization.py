@@ -112,7 +112,8 @@ def quantize_linear(ctx, ins: list) -> list:
     else:
         dt = ctx.attr("output_dtype", 0) or TensorProto.UINT8
     value = None
-    if not ctx.attr("block_size", 0):
+    # Blocked scales are not per-tensor; another ``precision`` divides in another type.
+    if not ctx.attr("block_size", 0) and ctx.attr("precision", 0) in (0, FLOAT):
         value = quantize_values(x, scale, zp, dt)
     return [tensor(dt, x.shape, value)]
 
