@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 import onnx
 
 from shapeinfer import dims as D
-from shapeinfer.engine import Result, annotate, model_dir
+from shapeinfer.engine import Result, model_dir
 from shapeinfer.engine import infer as _infer
 from shapeinfer.onnxio import load_model
+from shapeinfer.writer import annotate
 
 ModelLike = onnx.ModelProto | str | os.PathLike
 

@@ -233,8 +233,9 @@ def infer_cmd(
     shapes = parse_input_shapes(input_shape)
 
     def run():
-        from shapeinfer.engine import annotate, infer, model_dir
+        from shapeinfer.engine import infer, model_dir
         from shapeinfer.onnxio import load_model
+        from shapeinfer.writer import annotate
 
         timer = Timer()
         m = load_model(model)

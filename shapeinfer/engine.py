@@ -32,7 +32,7 @@ from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataMissing
 from shapeinfer.facts import Fact
-from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, type_fact
+from shapeinfer.onnxio import fact_type, ident, tensor_fact, type_fact
 from shapeinfer.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
@@ -817,114 +817,6 @@ def infer(
         eng.capped,
         dict(eng.subst),
     )
-
-
-def _dims_of_proto(vi: onnx.ValueInfoProto) -> list | None:
-    tt = vi.type.tensor_type
-    if not tt.HasField("shape"):
-        return None
-    return [dim_from_proto(d) for d in tt.shape.dim]
-
-
-def annotate(result: Result) -> onnx.ModelProto:
-    """Write every inferred fact into the model's value_info and graph outputs (in place)."""
-    _annotate_graph(result.model.graph, result)
-    return result.model
-
-
-def _tag(message, field: str) -> bytes:
-    """The wire tag of a length-delimited field of ``message``."""
-    return bytes(_varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2))
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _field(tag: bytes, payload: bytes) -> bytes:
-    """A length-delimited protobuf field."""
-    n = len(payload)
-    return tag + (bytes((n,)) if n < 0x80 else _varint(n)) + payload
-
-
-_VALUE_INFO = _tag(onnx.GraphProto, "value_info")
-_VI_NAME = _tag(onnx.ValueInfoProto, "name")
-_VI_TYPE = _tag(onnx.ValueInfoProto, "type")
-
-
-def _keep_declared(f: Fact, declared: onnx.TypeProto, fresh: set[str]) -> Fact:
-    """``f`` completed from a graph output's declared type where inference knows less.
-
-    An unknown element type or rank takes the declared one; a dim that is only fresh symbols
-    takes the declared dim. Anything inference determined wins over the declaration.
-    """
-    if f.kind != "tensor" or declared.WhichOneof("value") != "tensor_type":
-        return f
-    tt = declared.tensor_type
-    dtype = f.dtype or tt.elem_type
-    shape = f.shape
-    if tt.HasField("shape"):
-        decl = [dim_from_proto(d) for d in tt.shape.dim]
-        if shape is None:
-            if all(d is not None for d in decl):
-                shape = tuple(decl)
-        elif len(decl) == len(shape):
-            shape = tuple(
-                x if x is not None and type(d) is not int and D.symbols(d) <= fresh else d for d, x in zip(shape, decl)
-            )
-    if dtype == f.dtype and shape is f.shape:
-        return f
-    return Fact(dtype, shape, f.value, f.kind, f.elem)
-
-
-def _annotate_graph(graph: onnx.GraphProto, result: Result, path: str = "main") -> None:
-    facts = result.graph_facts.get(path)
-    if facts is not None:
-        skip = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
-        outputs = {vi.name: vi for vi in graph.output}
-        fresh = set(result.fresh_symbols)
-        for name, vi in outputs.items():
-            f = facts.get(name)
-            if f is not None and (f.kind != "tensor" or f.dtype or f.shape is not None):
-                vi.type.CopyFrom(fact_type(_keep_declared(f, vi.type, fresh)))
-        del graph.value_info[:]
-        skip.update(t.values.name for t in graph.sparse_initializer)
-        # Serialised in one go (wire format of repeated ValueInfoProto): a message per tensor
-        # through the Python API is the slowest part of writing a large model. ``facts`` holds
-        # this graph's tensors in inference order (graph order for a sorted graph).
-        type_fields: dict[int, bytes] = {}  # by id: the facts stay alive in ``facts``
-        chunks = []
-        skip.update(outputs)
-        vi_name, vi_field = _VI_NAME, _VALUE_INFO
-        for name, f in facts.items():
-            if name in skip or (f.kind == "tensor" and not f.dtype and f.shape is None):
-                continue
-            tf = type_fields.get(id(f))
-            if tf is None:
-                tf = type_fields[id(f)] = _field(_VI_TYPE, fact_type(f).SerializeToString())
-            nb = name.encode()
-            n = len(nb)
-            body = vi_name + (bytes((n,)) if n < 0x80 else _varint(n)) + nb + tf
-            n = len(body)
-            chunks.append(vi_field + (bytes((n,)) if n < 0x80 else _varint(n)) + body)
-        graph.MergeFromString(b"".join(chunks))
-    if not any(p.startswith(path + "/") for p in result.graph_facts):
-        return  # no subgraph below this one was inferred
-    for k, n in enumerate(graph.node):
-        for a in n.attribute:
-            if a.type == AttributeProto.GRAPH:
-                _annotate_graph(a.g, result, graph_path(path, k, a.name))
-            elif a.type == AttributeProto.GRAPHS:
-                for j, g in enumerate(a.graphs):
-                    _annotate_graph(g, result, graph_path(path, k, f"{a.name}[{j}]"))
 
 
 def model_dir(path: str | os.PathLike | None) -> str | None:

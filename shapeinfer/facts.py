@@ -5,7 +5,8 @@ tensors of static shape, the flattened row-major *values* (ints, floats, symboli
 ``None`` for an element whose value is unknown). Booleans are stored as 0/1 ints.
 
 Non-tensor values (sequences, optionals, maps) carry ``kind`` and, for sequences and
-optionals, the fact of their element in ``elem``.
+optionals, the fact of their element in ``elem``; a map has its key type in ``dtype`` and the
+fact of its values in ``elem``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Fact:
     shape: tuple[Dim, ...] | None = None  # None = unknown rank
     value: tuple[Value, ...] | None = None  # flattened values, when tracked
     kind: str = "tensor"  # "tensor" | "sequence" | "optional" | "sparse_tensor" | "map"
-    elem: Fact | None = None  # element fact of a sequence / optional
+    elem: Fact | None = None  # element fact of a sequence / optional, value fact of a map
     _hash: int | None = field(default=None, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:  # cached: facts key the engine's memo table

@@ -120,12 +120,19 @@ def type_fact(tp: TypeProto, fresh) -> Fact:
     if which == "optional_type":
         return Fact(0, None, None, "optional", type_fact(tp.optional_type.elem_type, fresh))
     if which == "map_type":
-        return Fact(tp.map_type.key_type, None, None, "map")
+        mt = tp.map_type
+        value = type_fact(mt.value_type, fresh) if mt.HasField("value_type") else None
+        return Fact(mt.key_type, None, None, "map", value)
     return Fact()
 
 
 def fact_type(f: Fact) -> TypeProto:
-    """The TypeProto that writes ``f`` down (dims as dim_value or dim_param text)."""
+    """The TypeProto that spells ``f`` (dims as dim_value or dim_param text), as far as it is known.
+
+    The result may be incomplete (a tensor type without an element type, a map without a value
+    type): fine for onnx's per-node inference, never written into a model as such (see
+    :func:`shapeinfer.writer.annotate`).
+    """
     tp = TypeProto()
     if f.kind in ("tensor", "sparse_tensor"):
         tt = tp.tensor_type if f.kind == "tensor" else tp.sparse_tensor_type
@@ -146,6 +153,8 @@ def fact_type(f: Fact) -> TypeProto:
         tp.optional_type.elem_type.CopyFrom(fact_type(f.elem) if f.elem else TypeProto())
     elif f.kind == "map":
         tp.map_type.key_type = f.dtype
+        if f.elem is not None:
+            tp.map_type.value_type.CopyFrom(fact_type(f.elem))
     return tp
 
 

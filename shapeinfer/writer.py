@@ -1,5 +1,13 @@
-"""Writing models: atomically, with weights left where they are.
+"""Writing models: what a written type may look like, and the file itself.
 
+Types (:func:`annotate`): inferred facts go into ``value_info`` and graph outputs only as
+complete types (a tensor type has an element type, a sequence or optional an element type, a
+map a key and a value type), merged with what the model already declares: inference refines a
+declared type where it knows more and agrees with it; where it knows less, or disagrees, the
+declared type stays; where it knows nothing and nothing is declared, nothing is written. So a
+written model is never less loadable than its input.
+
+Files (:func:`save_model`): atomically, with weights left where they are.
 The model is serialised to a temporary file in the target folder and renamed over the target,
 so an interrupted run leaves any old file intact. Tensors stored as external data keep their
 references; when the target folder differs from the source's, the referenced data files are
@@ -12,10 +20,16 @@ import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 
 import onnx
+from onnx import AttributeProto, TypeProto
 
+from shapeinfer import dims as D
+from shapeinfer.engine import Result, graph_path
 from shapeinfer.external import external_locations, safe_location
+from shapeinfer.facts import Fact
+from shapeinfer.onnxio import fact_type
 
 
 def save_model(model: onnx.ModelProto, out: str, src: str | None = None) -> None:
@@ -98,3 +112,244 @@ def _sparse_copy(src, dst, chunk: int = 16 * 1024 * 1024) -> None:
         except OSError:  # no data after the last hole
             break
     dst.truncate(size)
+
+
+# ---------------------------------------------------------------------------- types
+
+
+def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) -> onnx.ModelProto:
+    """Write ``result``'s facts into its model's ``value_info`` and graph outputs (in place).
+
+    Every graph and subgraph inference reached is annotated. A value's written type is its fact
+    merged with its declared type (:func:`written_type`); a value with neither gets no entry, and
+    declared ``value_info`` entries for values inference does not know stay as they are.
+    ``declared`` adds declared types of main-graph values by name, taking precedence over the
+    graph's own (for a model rewritten since it was loaded: the types its original declared).
+    Graph inputs and initializers are never touched. Returns the model.
+    """
+    _annotate_graph(result.model.graph, result, set(result.fresh_symbols), declared or {}, "main")
+    return result.model
+
+
+def is_complete(tp: TypeProto) -> bool:
+    """True when ``tp`` is a type a model may declare: every nested element type is present."""
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        return getattr(tp, which).elem_type != 0
+    if which == "sequence_type":
+        return tp.sequence_type.HasField("elem_type") and is_complete(tp.sequence_type.elem_type)
+    if which == "optional_type":
+        return tp.optional_type.HasField("elem_type") and is_complete(tp.optional_type.elem_type)
+    if which == "map_type":
+        mt = tp.map_type
+        return mt.key_type != 0 and mt.HasField("value_type") and is_complete(mt.value_type)
+    return which is not None  # opaque types: as declared
+
+
+def fact_is_complete(f: Fact | None) -> bool:
+    """True when ``fact_type(f)`` is complete (:func:`is_complete`)."""
+    if f is None:
+        return False
+    if f.kind in ("tensor", "sparse_tensor"):
+        return f.dtype != 0
+    if f.kind in ("sequence", "optional"):
+        return fact_is_complete(f.elem)
+    if f.kind == "map":
+        return f.dtype != 0 and fact_is_complete(f.elem)
+    return False
+
+
+_KIND_OF = {
+    "tensor_type": "tensor",
+    "sparse_tensor_type": "sparse_tensor",
+    "sequence_type": "sequence",
+    "optional_type": "optional",
+    "map_type": "map",
+}
+
+
+class _Conflict(Exception):
+    """Inference and the declaration disagree: the declaration is written as it is."""
+
+
+def _unknown(f: Fact | None) -> bool:
+    return f is None or (f.kind == "tensor" and not f.dtype and f.shape is None)
+
+
+def written_type(f: Fact | None, declared: TypeProto | None, fresh: set[str]) -> TypeProto | None:
+    """The type to write for a value with fact ``f`` and declared type ``declared``, or None.
+
+    Inference refines the declaration where it knows more (an element type, a rank, a dim) and
+    agrees with it: a dim it determined (an integer, an expression of the inputs' symbols) is
+    written, a declared dim stays over one made only of fresh symbols (``fresh``). Where
+    they disagree (kind, element type, rank, two different integer dims) the declared type is
+    kept. The result is always complete (:func:`is_complete`); None when neither side gives one.
+    """
+    if declared is not None and declared.WhichOneof("value") is None:
+        declared = None
+    if declared is None:
+        return fact_type(f) if fact_is_complete(f) else None
+    if _unknown(f):
+        return declared if is_complete(declared) else None
+    try:
+        tp = _merge(f, declared, fresh)
+    except _Conflict:
+        tp = declared
+    if is_complete(tp):
+        return tp
+    return declared if is_complete(declared) else None
+
+
+def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
+    """``decl`` refined by ``f``; raises _Conflict where they disagree."""
+    which = decl.WhichOneof("value")
+    if _unknown(f):
+        return decl
+    if _KIND_OF.get(which) != f.kind:
+        raise _Conflict
+    tp = TypeProto()
+    if decl.denotation:
+        tp.denotation = decl.denotation
+    if which in ("tensor_type", "sparse_tensor_type"):
+        dt = getattr(decl, which)
+        out = getattr(tp, which)
+        if f.dtype and dt.elem_type and f.dtype != dt.elem_type:
+            raise _Conflict
+        if f.dtype or dt.elem_type:
+            out.elem_type = f.dtype or dt.elem_type
+        if f.shape is None:
+            if dt.HasField("shape"):
+                out.shape.CopyFrom(dt.shape)
+        elif not dt.HasField("shape"):
+            _write_dims(out, f.shape)
+        else:
+            if len(dt.shape.dim) != len(f.shape):
+                raise _Conflict
+            out.shape.SetInParent()
+            for d, x in zip(f.shape, dt.shape.dim):
+                _merge_dim(out.shape.dim.add(), d, x, fresh)
+    elif which == "sequence_type":
+        tp.sequence_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.sequence_type, fresh))
+    elif which == "optional_type":
+        tp.optional_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.optional_type, fresh))
+    else:  # map_type
+        mt = decl.map_type
+        if f.dtype and mt.key_type and f.dtype != mt.key_type:
+            raise _Conflict
+        tp.map_type.key_type = f.dtype or mt.key_type
+        if mt.HasField("value_type"):
+            tp.map_type.value_type.CopyFrom(_merge(f.elem, mt.value_type, fresh))
+        elif f.elem is not None:
+            tp.map_type.value_type.CopyFrom(fact_type(f.elem))
+    return tp
+
+
+def _merge_elem(elem: Fact | None, container, fresh: set[str]) -> TypeProto:
+    if container.HasField("elem_type"):
+        return _merge(elem, container.elem_type, fresh)
+    return TypeProto() if elem is None else fact_type(elem)
+
+
+def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
+    """One dim: inference wins where it determined the dim (an integer, or an expression of
+    the inputs' symbols); a declared dim stays over one made only of fresh symbols; two
+    different integers are a conflict."""
+    if type(d) is int:
+        if x.HasField("dim_value") and x.dim_value != d:
+            raise _Conflict
+        out.dim_value = d
+    elif D.symbols(d) <= fresh and x.HasField("dim_value"):
+        out.dim_value = x.dim_value
+    elif D.symbols(d) <= fresh and x.HasField("dim_param") and x.dim_param:
+        out.dim_param = x.dim_param
+    else:
+        out.dim_param = D.format(d)
+    if x.denotation:
+        out.denotation = x.denotation
+
+
+def _write_dims(tt, shape: tuple[D.Dim, ...]) -> None:
+    tt.shape.SetInParent()
+    for d in shape:
+        dim = tt.shape.dim.add()
+        if type(d) is int:
+            dim.dim_value = d
+        else:
+            dim.dim_param = D.format(d)
+
+
+# A large graph's value_info is serialised in one go (the wire format of repeated
+# ValueInfoProto): a message per tensor through the Python API is the slowest part of writing.
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _tag(message, field: str) -> bytes:
+    """The wire tag of a length-delimited field of ``message``."""
+    return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
+
+
+def _field(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    n = len(payload)
+    return tag + (bytes((n,)) if n < 0x80 else _varint(n)) + payload
+
+
+_VALUE_INFO = _tag(onnx.GraphProto, "value_info")
+_VI_NAME = _tag(onnx.ValueInfoProto, "name")
+_VI_TYPE = _tag(onnx.ValueInfoProto, "type")
+
+
+def _annotate_graph(
+    graph: onnx.GraphProto, result: Result, fresh: set[str], declared: Mapping[str, TypeProto], path: str
+) -> None:
+    facts = result.graph_facts.get(path)
+    if facts is not None:
+        for vi in graph.output:
+            tp = written_type(facts.get(vi.name), declared.get(vi.name, vi.type), fresh)
+            if tp is not None and tp is not vi.type:
+                vi.type.CopyFrom(tp)
+        skip = {vi.name for vi in graph.input} | {vi.name for vi in graph.output}
+        skip.update(t.name for t in graph.initializer)
+        skip.update(t.values.name for t in graph.sparse_initializer)
+        own = {vi.name: vi for vi in graph.value_info}
+        kept = [vi for name, vi in own.items() if name not in facts and name not in skip]
+        del graph.value_info[:]  # the messages in ``own`` stay valid, detached
+        type_fields: dict[int, bytes | None] = {}  # by id: the facts stay alive in ``facts``
+        chunks = []
+        for name, f in facts.items():
+            if name in skip:
+                continue
+            decl = declared.get(name) or (own[name].type if name in own else None)
+            if decl is None:
+                key = id(f)
+                if key not in type_fields:
+                    ok = fact_is_complete(f)
+                    type_fields[key] = _field(_VI_TYPE, fact_type(f).SerializeToString()) if ok else None
+                tf = type_fields[key]
+            else:
+                tp = written_type(f, decl, fresh)
+                tf = None if tp is None else _field(_VI_TYPE, tp.SerializeToString())
+            if tf is not None:
+                chunks.append(_field(_VALUE_INFO, _field(_VI_NAME, name.encode()) + tf))
+        graph.MergeFromString(b"".join(chunks))
+        graph.value_info.extend(kept)
+    if not any(p.startswith(path + "/") for p in result.graph_facts):
+        return  # no subgraph below this one was inferred
+    for k, n in enumerate(graph.node):
+        for a in n.attribute:
+            if a.type == AttributeProto.GRAPH:
+                _annotate_graph(a.g, result, fresh, {}, graph_path(path, k, a.name))
+            elif a.type == AttributeProto.GRAPHS:
+                for j, g in enumerate(a.graphs):
+                    _annotate_graph(g, result, fresh, {}, graph_path(path, k, f"{a.name}[{j}]"))

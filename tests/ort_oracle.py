@@ -13,12 +13,14 @@ import onnx
 from onnx import helper
 
 
-def session(model: onnx.ModelProto) -> Any:
-    """An onnxruntime CPU session over ``model`` with every graph optimisation off."""
+def session(model: onnx.ModelProto, optimize: bool = False) -> Any:
+    """An onnxruntime CPU session over ``model`` with every graph optimisation off (``optimize``:
+    onnxruntime's default, every optimisation on, as a deployment loads it)."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if not optimize:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.log_severity_level = 4
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
 

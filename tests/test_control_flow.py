@@ -16,8 +16,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
 from shapeinfer import dims as D
-from shapeinfer.engine import annotate
 from shapeinfer.verify import compare
+from shapeinfer.writer import annotate
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 n, m, k = D.sym("n"), D.sym("m"), D.sym("k")

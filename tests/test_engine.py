@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
 from shapeinfer import dims as D
-from shapeinfer.engine import annotate
+from shapeinfer.writer import annotate
 
 BINDINGS = [{"batch": 2, "seq": 7}, {"batch": 3, "seq": 11}]
 

@@ -228,36 +228,6 @@ def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int], base_dir:
     return changed
 
 
-def keep_declared_outputs(model: onnx.ModelProto, declared: Sequence[onnx.ValueInfoProto]) -> None:
-    """Put back what the given model declared of its outputs' types where inference knows less.
-
-    Annotation writes inferred types over graph outputs; a declared element type, rank or dim
-    (``dim_value`` or ``dim_param``) is never given up for an unknown one (in place).
-    """
-    by_name = {vi.name: vi for vi in declared}
-    for vi in model.graph.output:
-        old = by_name.get(vi.name)
-        if old is None or not old.type.ByteSize():
-            continue
-        if old.type.WhichOneof("value") != "tensor_type" or vi.type.WhichOneof("value") != "tensor_type":
-            if not vi.type.ByteSize():
-                vi.type.CopyFrom(old.type)
-            continue
-        ot, nt = old.type.tensor_type, vi.type.tensor_type
-        if ot.elem_type and not nt.elem_type:
-            nt.elem_type = ot.elem_type
-        if not ot.HasField("shape"):
-            continue
-        if not nt.HasField("shape") or len(nt.shape.dim) != len(ot.shape.dim):
-            nt.shape.CopyFrom(ot.shape)
-            continue
-        for od, nd in zip(ot.shape.dim, nt.shape.dim):
-            if od.HasField("dim_value") and not nd.HasField("dim_value"):
-                nd.dim_value = od.dim_value
-            elif od.HasField("dim_param") and not (nd.HasField("dim_value") or nd.HasField("dim_param")):
-                nd.dim_param = od.dim_param
-
-
 def optimize_with_report(
     model: onnx.ModelProto | str | os.PathLike,
     *,
@@ -285,8 +255,9 @@ def optimize_with_report(
 
 
 def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelProto, OptimizeReport]:
-    from shapeinfer.engine import annotate, infer
+    from shapeinfer.engine import infer
     from shapeinfer.passes._graph import default_opset
+    from shapeinfer.writer import annotate
 
     t0 = time.perf_counter()
     names = list(DEFAULT_PASSES if passes is None else passes)
@@ -299,7 +270,11 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
     ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input}, bind=bind)
     nodes_before = len(m.graph.node)
     opset_before = default_opset(m)
-    declared = [onnx.ValueInfoProto.FromString(vi.SerializeToString()) for vi in m.graph.output]
+    # what the model declares of its values' types: the passes drop value_info, the writer keeps these
+    declared = {
+        vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
+        for vi in list(m.graph.value_info) + list(m.graph.output)
+    }
     if bind:
         check_bind(m, bind)
     reports: dict[str, PassReport] = {}
@@ -343,8 +318,7 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
         if not any_change:
             break
     res = infer(m, base_dir=base_dir)
-    annotate(res)
-    keep_declared_outputs(m, declared)
+    annotate(res, declared)
     order = [n for n in DEFAULT_PASSES if n in reports]
     report = OptimizeReport(
         passes=[reports[n] for n in order],

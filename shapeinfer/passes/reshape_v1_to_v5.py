@@ -30,7 +30,7 @@ from shapeinfer.passes._graph import GsModel, default_opset, gs_module
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
-    from shapeinfer.engine import annotate
+    from shapeinfer.writer import annotate
 
     m = onnx.ModelProto()
     m.CopyFrom(model)

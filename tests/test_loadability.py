@@ -1,0 +1,410 @@
+"""A written model is never less loadable than its input (issue 10 §1).
+
+For every model here: if onnxruntime loads the input, it loads what ``shapeinfer -o``
+(:func:`shapeinfer.infer_shapes`) and ``shapeinfer optimize`` write, and they compute the same
+outputs on the same inputs; if ``onnx.checker.check_model(full_check=True)`` accepts the input,
+it accepts both outputs. The models: the shipped examples, deployment variants of them made
+with onnxruntime's own pipelines (offline graph optimizer, transformers optimizer, fp16),
+``tests/models/deploy/*.onnx`` when present, and small graphs with what broke the writer:
+ops without a rule (custom domains, contrib ops), ai.onnx.ml ZipMap, a Tokenizer, sequences,
+maps and optionals, declared types inference cannot match, subgraphs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import ort_oracle
+import pytest
+from conftest import MODEL_NAMES, ROOT, model_path
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import shapeinfer
+from shapeinfer.passes import optimize
+from shapeinfer.writer import is_complete
+
+F = T.FLOAT
+DEPLOY_DIR = ROOT / "tests" / "models" / "deploy"
+
+
+# ---------------------------------------------------------------------------- inputs and checks
+
+
+def _feeds(model: onnx.ModelProto) -> dict:
+    """Inputs for a tensor-input model: open dims 2 (``seq`` 5), ids in [0, 100), masks all ones."""
+    rng = np.random.default_rng(0)
+    inits = {t.name for t in model.graph.initializer}
+    out = {}
+    for i in model.graph.input:
+        if i.name in inits:
+            continue
+        tt = i.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else 5 if d.dim_param == "seq" else 2 for d in tt.shape.dim]
+        dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        if "mask" in i.name:
+            out[i.name] = np.ones(shape, dt)
+        elif dt.kind in "iu":
+            out[i.name] = rng.integers(0, 100, shape).astype(dt)
+        else:
+            out[i.name] = rng.standard_normal(shape).astype(dt)
+    return out
+
+
+def _same(a, b) -> bool:
+    """Equal results: arrays (floats within a dtype-wide tolerance), sequences, maps."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float | int | str):
+        return a == b or (isinstance(a, float) and np.isclose(a, b, rtol=1e-4, atol=1e-5))
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind == "f":
+        tol = 1e-2 if a.dtype == np.float16 else 1e-4
+        return bool(np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+def _checker_accepts(model: onnx.ModelProto) -> str | None:
+    """None when the full checker accepts ``model``, else its message."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as e:  # the checker raises several exception types
+        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return None
+
+
+def _ort_run(model: onnx.ModelProto, feeds: dict | None):
+    """onnxruntime's outputs for ``feeds`` (the model is only loaded when ``feeds`` is None),
+    or the load error's message as a string."""
+    try:
+        sess = ort_oracle.session(model, optimize=True)
+    except Exception as e:
+        return str(e).strip().splitlines()[0]
+    return [] if feeds is None else sess.run(None, feeds)
+
+
+def assert_loadable(model: onnx.ModelProto, feeds: dict | None) -> None:
+    """The property, for one model: see the module docstring."""
+    written = {"-o": shapeinfer.infer_shapes(model), "optimize": optimize(model)}
+    for how, out in written.items():
+        for g in _graphs(out.graph):
+            bad = [
+                vi.name for vi in list(g.value_info) + list(g.output) if vi.type.ByteSize() and not is_complete(vi.type)
+            ]
+            assert not bad, f"{how} wrote incomplete types for {bad[:5]}"
+    if _checker_accepts(model) is None:
+        for how, out in written.items():
+            assert _checker_accepts(out) is None, f"{how}: {_checker_accepts(out)}"
+    want = _ort_run(model, feeds)
+    if isinstance(want, str):
+        return  # onnxruntime refuses the input too
+    for how, out in written.items():
+        got = _ort_run(out, feeds)
+        assert not isinstance(got, str), f"onnxruntime loads the input but not the {how} output: {got}"
+        assert _same(want, got), f"{how} output computes something else"
+
+
+def _graphs(g: onnx.GraphProto):
+    yield g
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(a.g)
+            for sub in a.graphs:
+                yield from _graphs(sub)
+
+
+# ---------------------------------------------------------------------------- small graphs
+
+
+def _model(nodes, inputs, outputs, opsets: dict[str, int], **kw) -> onnx.ModelProto:
+    g = h.make_graph(nodes, "g", inputs, outputs, **kw)
+    return h.make_model(g, opset_imports=[h.make_opsetid(d, v) for d, v in opsets.items()])
+
+
+def contrib_op_without_rule() -> tuple[onnx.ModelProto, dict]:
+    """A contrib op shapeinfer has no rule for, then ops whose rules know the shape but not the
+    type: once written as ``elem_type`` 0, "Invalid tensor data type 0"."""
+    nodes = [
+        h.make_node("Inverse", ["x"], ["inv"], domain="com.microsoft"),
+        h.make_node("Reshape", ["inv", "s"], ["r"]),
+        h.make_node("Unsqueeze", ["r", "ax"], ["u"]),
+        h.make_node("Relu", ["u"], ["y"]),
+    ]
+    m = _model(
+        nodes,
+        [h.make_tensor_value_info("x", F, ["n", 3, 3])],
+        [h.make_tensor_value_info("y", F, [1, "a", 9])],
+        {"": 17, "com.microsoft": 1},
+        initializer=[h.make_tensor("s", T.INT64, [2], [-1, 9]), h.make_tensor("ax", T.INT64, [1], [0])],
+    )
+    x = np.random.default_rng(1).random((2, 3, 3), dtype=np.float32) + 3 * np.eye(3, dtype=np.float32)
+    return m, {"x": x}
+
+
+def custom_domain_op() -> tuple[onnx.ModelProto, dict | None]:
+    """An op of a domain nobody knows: no schema, its outputs and what follows stay unknown."""
+    nodes = [
+        h.make_node("Mystery", ["x"], ["m"], domain="com.example"),
+        h.make_node("Reshape", ["m", "s"], ["r"]),
+        h.make_node("Unsqueeze", ["r", "ax"], ["u"]),
+        h.make_node("Relu", ["u"], ["y"]),
+        h.make_node("Relu", ["x"], ["z"]),
+    ]
+    m = _model(
+        nodes,
+        [h.make_tensor_value_info("x", F, ["n", 4])],
+        [h.make_tensor_value_info("y", F, ["a", "b", "c"]), h.make_tensor_value_info("z", F, ["n", 4])],
+        {"": 17, "com.example": 1},
+        initializer=[h.make_tensor("s", T.INT64, [2], [-1, 4]), h.make_tensor("ax", T.INT64, [1], [0])],
+    )
+    return m, None
+
+
+def _zipmap_model(labels: dict, out_key: int) -> onnx.ModelProto:
+    value = h.make_tensor_type_proto(F, [])
+    probs = h.make_value_info("probs", h.make_sequence_type_proto(h.make_map_type_proto(out_key, value)))
+    label_type = T.INT64 if out_key == T.INT64 else T.STRING
+    classes = {"classlabels_ints": [0, 1, 2]} if out_key == T.INT64 else {"classlabels_strings": ["a", "b", "c"]}
+    nodes = [
+        h.make_node(
+            "LinearClassifier",
+            ["x"],
+            ["label", "p"],
+            domain="ai.onnx.ml",
+            coefficients=[0.1, -0.2, 0.3, 0.4, -0.5, 0.6],
+            intercepts=[0.0, 0.1, 0.2],
+            post_transform="SOFTMAX",
+            **classes,
+        ),
+        h.make_node("ZipMap", ["p"], ["probs"], domain="ai.onnx.ml", **labels),
+    ]
+    return _model(
+        nodes,
+        [h.make_tensor_value_info("x", F, ["n", 2])],
+        [h.make_tensor_value_info("label", label_type, ["n"]), probs],
+        {"": 17, "ai.onnx.ml": 1},
+    )
+
+
+def zipmap_int64() -> tuple[onnx.ModelProto, dict]:
+    """A classifier ending in ZipMap (what skl2onnx writes): its declared
+    ``seq(map(int64, tensor(float)))`` output once lost its value type: "Unsupported type proto
+    value case:0"."""
+    m = _zipmap_model({"classlabels_int64s": [0, 1, 2]}, T.INT64)
+    return m, {"x": np.random.default_rng(2).random((4, 2), dtype=np.float32)}
+
+
+def zipmap_string() -> tuple[onnx.ModelProto, dict]:
+    """ZipMap with string class labels: ``seq(map(string, tensor(float)))``."""
+    m = _zipmap_model({"classlabels_strings": ["a", "b", "c"]}, T.STRING)
+    return m, {"x": np.random.default_rng(3).random((3, 2), dtype=np.float32)}
+
+
+def tokenizer() -> tuple[onnx.ModelProto, dict]:
+    """com.microsoft Tokenizer (string tensors), its shape as a second output."""
+    nodes = [
+        h.make_node(
+            "Tokenizer",
+            ["text"],
+            ["tok"],
+            domain="com.microsoft",
+            mark=0,
+            pad_value="#",
+            separators=[" "],
+            mincharnum=1,
+        ),
+        h.make_node("Shape", ["tok"], ["shp"]),
+    ]
+    m = _model(
+        nodes,
+        [h.make_tensor_value_info("text", T.STRING, ["n"])],
+        [h.make_tensor_value_info("tok", T.STRING, ["n", "t"]), h.make_tensor_value_info("shp", T.INT64, [2])],
+        {"": 17, "com.microsoft": 1},
+    )
+    return m, {"text": np.array(["a b c", "de f"], dtype=object)}
+
+
+def sequences_and_optionals() -> tuple[onnx.ModelProto, dict]:
+    """Sequence and optional values, one sequence a graph output, one declared in value_info."""
+    nodes = [
+        h.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+        h.make_node("SplitToSequence", ["x"], ["s2"], axis=1),
+        h.make_node("SequenceInsert", ["s", "x"], ["s3"]),
+        h.make_node("ConcatFromSequence", ["s3"], ["c"], axis=0),
+        h.make_node("SequenceAt", ["s2", "i"], ["a"]),
+        h.make_node("Optional", ["x"], ["o"]),
+        h.make_node("OptionalGetElement", ["o"], ["og"]),
+        h.make_node("OptionalHasElement", ["o"], ["oh"]),
+    ]
+    seq = h.make_sequence_type_proto
+    m = _model(
+        nodes,
+        [h.make_tensor_value_info("x", F, ["n", 3])],
+        [
+            h.make_tensor_value_info("c", F, ["a", 3]),
+            h.make_tensor_value_info("a", F, ["n", 1]),
+            h.make_tensor_value_info("og", F, ["n", 3]),
+            h.make_tensor_value_info("oh", T.BOOL, []),
+            h.make_value_info("s3", seq(h.make_tensor_type_proto(F, ["n", 3]))),
+        ],
+        {"": 18},
+        initializer=[h.make_tensor("i", T.INT64, [], [1])],
+        value_info=[h.make_value_info("s2", seq(h.make_tensor_type_proto(F, ["n", 1])))],
+    )
+    return m, {"x": np.random.default_rng(4).random((2, 3), dtype=np.float32)}
+
+
+def map_input() -> tuple[onnx.ModelProto, dict]:
+    """A ``map(int64, tensor(float))`` graph input through DictVectorizer and a ZipMap back."""
+    mp = h.make_value_info("mp", h.make_map_type_proto(T.INT64, h.make_tensor_type_proto(F, [])))
+    nodes = [
+        h.make_node("DictVectorizer", ["mp"], ["v"], domain="ai.onnx.ml", int64_vocabulary=[1, 2, 3]),
+        h.make_node("ZipMap", ["v"], ["z"], domain="ai.onnx.ml", classlabels_int64s=[7, 8, 9]),
+    ]
+    z = h.make_value_info(
+        "z", h.make_sequence_type_proto(h.make_map_type_proto(T.INT64, h.make_tensor_type_proto(F, [])))
+    )
+    m = _model(nodes, [mp], [h.make_tensor_value_info("v", F, [1, 3]), z], {"": 17, "ai.onnx.ml": 1})
+    return m, {"mp": {1: 0.5, 3: 2.0}}
+
+
+def declared_where_inference_knows_less() -> tuple[onnx.ModelProto, dict]:
+    """value_info the model declares for outputs of an op without a rule: kept, not dropped."""
+    m, feeds = contrib_op_without_rule()
+    m.graph.value_info.extend(
+        [h.make_tensor_value_info("inv", F, ["n", 3, 3]), h.make_tensor_value_info("r", F, ["m", 9])]
+    )
+    return m, feeds
+
+
+def subgraph_with_contrib_op() -> tuple[onnx.ModelProto, dict]:
+    """The contrib op without a rule inside both branches of an If."""
+
+    def branch(name: str, op: str) -> onnx.GraphProto:
+        return h.make_graph(
+            [
+                h.make_node("Inverse", ["x"], [f"{name}_i"], domain="com.microsoft"),
+                h.make_node("Reshape", [f"{name}_i", "s"], [f"{name}_r"]),
+                h.make_node(op, [f"{name}_r"], [name]),
+            ],
+            name,
+            [],
+            [h.make_tensor_value_info(name, F, ["n", 9])],
+        )
+
+    nodes = [h.make_node("If", ["c"], ["y"], then_branch=branch("t", "Relu"), else_branch=branch("e", "Neg"))]
+    m = _model(
+        nodes,
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", F, ["n", 3, 3])],
+        [h.make_tensor_value_info("y", F, ["n", 9])],
+        {"": 17, "com.microsoft": 1},
+        initializer=[h.make_tensor("s", T.INT64, [2], [-1, 9])],
+    )
+    x = np.random.default_rng(5).random((2, 3, 3), dtype=np.float32) + 3 * np.eye(3, dtype=np.float32)
+    return m, {"c": np.array(True), "x": x}
+
+
+def fp16_graph() -> tuple[onnx.ModelProto, dict]:
+    """A float16 graph: Cast in, MatMul, LayerNormalization, Cast out."""
+    w = h.make_tensor("w", T.FLOAT16, [4, 4], np.eye(4, dtype=np.float16).tobytes(), raw=True)
+    sc = h.make_tensor("sc", T.FLOAT16, [4], np.ones(4, dtype=np.float16).tobytes(), raw=True)
+    nodes = [
+        h.make_node("Cast", ["x"], ["xh"], to=T.FLOAT16),
+        h.make_node("MatMul", ["xh", "w"], ["mm"]),
+        h.make_node("LayerNormalization", ["mm", "sc"], ["ln"], axis=-1),
+        h.make_node("Cast", ["ln"], ["y"], to=F),
+    ]
+    m = _model(
+        nodes,
+        [h.make_tensor_value_info("x", F, ["n", 4])],
+        [h.make_tensor_value_info("y", F, ["n", 4])],
+        {"": 17},
+        initializer=[w, sc],
+    )
+    return m, {"x": np.random.default_rng(6).random((3, 4), dtype=np.float32)}
+
+
+SMALL: dict[str, Callable[[], tuple[onnx.ModelProto, dict | None]]] = {
+    f.__name__: f
+    for f in [
+        contrib_op_without_rule,
+        custom_domain_op,
+        zipmap_int64,
+        zipmap_string,
+        tokenizer,
+        sequences_and_optionals,
+        map_input,
+        declared_where_inference_knows_less,
+        subgraph_with_contrib_op,
+        fp16_graph,
+    ]
+}
+
+
+@pytest.mark.parametrize("case", list(SMALL))
+def test_small_graph_outputs_load(case):
+    model, feeds = SMALL[case]()
+    assert_loadable(model, feeds)
+
+
+# ---------------------------------------------------------------------------- real models
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_example_outputs_load(name):
+    model = onnx.load(str(model_path(name)))
+    assert_loadable(model, _feeds(model))
+
+
+@functools.cache
+def _ort_optimized(name: str, level: str) -> bytes:
+    """onnxruntime's offline graph optimizer's output for an example (com.microsoft fusions;
+    at ``all`` also nchwc layouts)."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    levels = {
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }
+    with tempfile.TemporaryDirectory() as d:
+        so = ort.SessionOptions()
+        so.graph_optimization_level = levels[level]
+        so.optimized_model_filepath = str(Path(d) / "out.onnx")
+        so.log_severity_level = 4
+        ort.InferenceSession(str(model_path(name)), so, providers=["CPUExecutionProvider"])
+        return Path(so.optimized_model_filepath).read_bytes()
+
+
+@pytest.mark.parametrize(("name", "level"), [("gpt2_ts", "extended"), ("vit_dynamo", "all"), ("bert_dynamo", "all")])
+def test_ort_optimized_outputs_load(name, level):
+    model = onnx.load_from_string(_ort_optimized(name, level))
+    assert any(n.domain.startswith("com.microsoft") for n in model.graph.node)
+    assert_loadable(model, _feeds(model))
+
+
+def test_transformers_optimizer_fp16_outputs_load():
+    """onnxruntime's transformers optimizer (SkipLayerNormalization, BiasGelu), then fp16."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    om = optimize_model(str(model_path("bert_ts")), model_type="bert", num_heads=0, hidden_size=0, opt_level=0)
+    assert_loadable(om.model, _feeds(om.model))
+    om.convert_float_to_float16(keep_io_types=True)
+    assert any(t.data_type == T.FLOAT16 for t in om.model.graph.initializer)
+    assert_loadable(om.model, _feeds(om.model))
+
+
+@pytest.mark.parametrize("path", sorted(DEPLOY_DIR.glob("*.onnx")) if DEPLOY_DIR.is_dir() else [], ids=lambda p: p.stem)
+def test_deploy_fixture_outputs_load(path):
+    model = onnx.load(str(path))
+    assert_loadable(model, _feeds(model))
