@@ -178,7 +178,8 @@ def run_tool(tool: str, model: onnx.ModelProto, path: str | None):
 
         return SymbolicShapeInference.infer_shapes(model, auto_merge=True)
     if tool == "infer":
-        from shapeinfer.engine import annotate, infer
+        from shapeinfer.engine import infer
+        from shapeinfer.writer import annotate
 
         return annotate(infer(model, base_dir=os.path.dirname(path) if path else None))
     raise ValueError(tool)
