@@ -34,6 +34,7 @@ from shapeinfer.external import ExternalDataError, ExternalDataMissing
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import fact_type, ident, tensor_fact, type_fact
 from shapeinfer.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
+from shapeinfer.ops.contrib import schemas as contrib_schemas
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 48
@@ -235,15 +236,18 @@ class Engine:
         self._attr_types: dict[tuple, dict[str, int]] = {}
 
     def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]:
-        """Attribute name -> AttributeProto type the op's schema declares (empty without one)."""
+        """Attribute name -> AttributeProto type the op's schema (onnx's, else onnxruntime's
+        contrib table) declares; empty without one."""
         key = (domain, op_type, version)
         types = self._attr_types.get(key)
         if types is None:
+            domain = "" if domain == "ai.onnx" else domain
             try:
-                schema = onnx.defs.get_schema(op_type, version, "" if domain == "ai.onnx" else domain)
+                schema = onnx.defs.get_schema(op_type, version, domain)
                 types = {k: int(a.type) for k, a in schema.attributes.items()}
             except onnx.defs.SchemaError:
-                types = {}
+                contrib = contrib_schemas.lookup(domain, op_type, version)
+                types = contrib.attr_types if contrib is not None else {}
             self._attr_types[key] = types
         return types
 
@@ -679,9 +683,12 @@ class Engine:
         try:
             schema = onnx.defs.get_schema(node.op_type, ctx.version, domain)
         except onnx.defs.SchemaError:
-            ctx.diag(
-                "info", "G007", f"no schema for {domain + '.' if domain else ''}{node.op_type}: outputs left unknown"
-            )
+            name = f"{domain + '.' if domain else ''}{node.op_type}"
+            if contrib_schemas.lookup(domain, node.op_type, ctx.version) is not None:
+                # onnxruntime documents the op, but without a rule here its shapes are unknown
+                ctx.diag("info", "G007", f"no rule for {name} (onnxruntime contrib op): outputs left unknown")
+            else:
+                ctx.diag("info", "G007", f"no schema for {name}: outputs left unknown")
             return []
         types = {}
         data = {}

@@ -224,12 +224,13 @@ declare(
     "G007",
     "no-op-schema",
     "info",
-    "op with no schema (custom domain)",
+    "op with no schema (custom domain) or no shape rule",
     """
     No onnx schema (and no model-local function) defines the op, typically a custom-domain op
-    (``com.microsoft``, a vendor domain). Inference cannot see through it: its outputs' shapes
-    are unknown, which usually shows up as G001 downstream. Provide a model-local function for
-    it, or bind the shapes after it by hand.
+    (a vendor domain), or the op is an onnxruntime contrib op (``com.microsoft``, documented in
+    ``shapeinfer/ops/contrib/schemas.json``) that has no shape rule here ("no rule for ...").
+    Inference cannot see through it: its outputs' shapes are unknown, which usually shows up as
+    G001 downstream. Provide a model-local function for it, or bind the shapes after it by hand.
     """,
 )
 
