@@ -1,0 +1,150 @@
+"""Check that what shapeinfer writes runs in onnxruntime like its input, and count verify mismatches.
+
+For each model: ``shapeinfer M -o A`` and ``shapeinfer optimize M -o B`` (the installed command);
+if onnxruntime loads M, both A and B must load and give M's outputs (exact for integer and bool
+outputs, rtol 1e-4 / atol 1e-5 for floats) at two bindings of the input symbols. Then
+``shapeinfer verify M --bind batch=2,seq=7 --bind batch=3,seq=11`` and its mismatch count.
+
+Needs onnxruntime. Usage::
+
+    python benchmarks/deploy_roundtrip.py MODEL.onnx ... [--no-verify] [--json]
+
+Prints one line per model and the totals; exit 1 when any output failed to load or differed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+BINDINGS = ({"batch": 2, "seq": 7}, {"batch": 3, "seq": 11})
+
+
+def feeds(model: onnx.ModelProto, binding: dict[str, int], seed: int) -> dict[str, np.ndarray]:
+    """Token ids in [0, 50), masks of ones, floats from a normal; symbols from ``binding``."""
+    rng = np.random.default_rng(seed)
+    inits = {t.name for t in model.graph.initializer}
+    out = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else binding.get(d.dim_param, 1) for d in tt.shape.dim]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        if np.issubdtype(dtype, np.integer):
+            out[vi.name] = (
+                np.ones(shape, dtype) if "mask" in vi.name.lower() else rng.integers(0, 50, shape).astype(dtype)
+            )
+        else:
+            out[vi.name] = rng.standard_normal(shape).astype(dtype)
+    return out
+
+
+def run(path: Path, model: onnx.ModelProto) -> list[list[np.ndarray]]:
+    """Outputs of ``path`` at each binding (raises when onnxruntime cannot load or run it)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return [sess.run(None, feeds(model, b, seed=i)) for i, b in enumerate(BINDINGS)]
+
+
+def same(a: list[list[np.ndarray]], b: list[list[np.ndarray]]) -> str | None:
+    """None when the outputs agree, else what differs."""
+    for runs_a, runs_b in zip(a, b):
+        if len(runs_a) != len(runs_b):
+            return f"{len(runs_a)} outputs vs {len(runs_b)}"
+        for i, (x, y) in enumerate(zip(runs_a, runs_b)):
+            x, y = np.asarray(x), np.asarray(y)
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return f"output {i}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}"
+            if x.dtype.kind == "f":
+                ok = np.allclose(x, y, rtol=1e-4, atol=1e-5, equal_nan=True)
+            else:
+                ok = np.array_equal(x, y)
+            if not ok:
+                return f"output {i}: values differ"
+    return None
+
+
+def check(path: Path, do_verify: bool) -> dict:
+    """One model's row."""
+    row: dict = {"model": path.name}
+    model = onnx.load(str(path), load_external_data=False)
+    try:
+        ref = run(path, model)
+    except Exception as e:
+        row["input"] = f"onnxruntime refuses the input: {str(e).splitlines()[0][:120]}"
+        ref = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, cmd in (("o", ["shapeinfer", str(path)]), ("optimize", ["shapeinfer", "optimize", str(path)])):
+            out = Path(tmp) / f"{kind}.onnx"
+            p = subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True)
+            if p.returncode != 0 or not out.exists():
+                row[kind] = f"exit {p.returncode}: {p.stderr.strip().splitlines()[-1][:160] if p.stderr else ''}"
+                continue
+            if ref is None:
+                row[kind] = "not compared"
+                continue
+            try:
+                got = run(out, model)
+            except Exception as e:
+                row[kind] = f"LOAD FAIL: {str(e).splitlines()[0][:160]}"
+                continue
+            row[kind] = same(ref, got) or "same"
+    if do_verify:
+        binds = [f"--bind={','.join(f'{k}={v}' for k, v in b.items())}" for b in BINDINGS]
+        p = subprocess.run(["shapeinfer", "verify", str(path), *binds], capture_output=True, text=True)
+        text = p.stdout + p.stderr
+        found = re.findall(r"(\d+) mismatch\w*, (\d+) unresolved", text)  # the last line is the total
+        row["verify_exit"] = p.returncode
+        row["verify"] = int(found[-1][0]) if found else (text.strip().splitlines() or ["no output"])[-1][:160]
+        if found:
+            row["verify_unresolved"] = int(found[-1][1])
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: see the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="+", type=Path)
+    ap.add_argument("--no-verify", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    rows = []
+    for path in args.models:
+        row = check(path, not args.no_verify)
+        rows.append(row)
+        if not args.json:
+            print(
+                f"{row['model']:44} -o: {row.get('o')}; optimize: {row.get('optimize')}"
+                + (f"; verify: {row.get('verify')}" if "verify" in row else "")
+                + (f"; {row['input']}" if "input" in row else ""),
+                flush=True,
+            )
+    compared = [r for r in rows if "input" not in r]
+    bad = [r for r in compared if r.get("o") != "same" or r.get("optimize") != "same"]
+    totals = {
+        "models": len(rows),
+        "onnxruntime loads input": len(compared),
+        "-o same outputs": sum(r.get("o") == "same" for r in compared),
+        "optimize same outputs": sum(r.get("optimize") == "same" for r in compared),
+        "verify 0 mismatches": sum(r.get("verify") == 0 for r in rows),
+        "verify mismatches total": sum(r["verify"] for r in rows if isinstance(r.get("verify"), int)),
+    }
+    if args.json:
+        print(json.dumps({"rows": rows, "totals": totals}, indent=1))
+    else:
+        print("totals: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
