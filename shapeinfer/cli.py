@@ -7,8 +7,8 @@ are subcommands. Bad input gives one line on stderr and exit code 2, never a tra
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import time
 
 import click
@@ -56,14 +56,42 @@ def _parse_assignments(values: tuple[str, ...], what: str) -> list[tuple[str, st
     return out
 
 
+INT64_MAX = 2**63 - 1
+
+
+def parse_count(text: str, flag: str) -> int:
+    """An integer given on the command line, within int64 (checked before converting, so a
+    thousand-digit number is one clear line, not Python's int-conversion limit)."""
+    from shapeinfer.external import show
+
+    t = text.strip()
+    digits = t[1:] if t[:1] in "+-" else t
+    if not digits.isascii() or not digits.isdigit():
+        raise CliError(f"{flag}={show(text[:40])}: the value must be an integer")
+    if len(digits.lstrip("0")) > 19 or int(digits) > INT64_MAX:
+        raise CliError(f"{flag}={show(text[:40])}{'...' if len(text) > 40 else ''}: out of range (at most 2**63-1)")
+    return int(t)
+
+
+def parse_bytes(text: str, flag: str) -> int:
+    """``8G``, ``512M``, ``1.5GiB``, ``1000000`` as a byte count; CliError for anything else."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]{1,15}(?:\.[0-9]{1,6})?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise CliError(f"{flag} {text[:40]!r}: expected a size such as 8G, 512M or a byte count")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
+    n = int(float(m.group(1)) * scale)
+    if n <= 0:
+        raise CliError(f"{flag} {text!r}: must be positive")
+    return n
+
+
 def parse_bind(values: tuple[str, ...]) -> dict[str, int]:
     """``("batch=2,seq=7", ...)`` as ``{"batch": 2, "seq": 7}``; CliError for anything else."""
     bind = {}
     for k, v in _parse_assignments(values, "bind"):
-        try:
-            n = int(v)
-        except ValueError:
-            raise CliError(f"--bind {k}={v}: the value must be an integer") from None
+        n = parse_count(v, f"--bind {k}")
         if n < 0:
             raise CliError(f"--bind {k}={v}: dims cannot be negative")
         bind[k] = n
@@ -72,7 +100,6 @@ def parse_bind(values: tuple[str, ...]) -> dict[str, int]:
 
 def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
     """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``."""
-    from shapeinfer import dims as D
 
     shapes = {}
     for k, v in _parse_assignments(values, "input-shape"):
@@ -80,15 +107,60 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
         for tok in [t.strip() for t in v.split(",")] if v.strip() else []:
             if not tok:
                 raise CliError(f"--input-shape {k}={v}: empty dim")
-            try:
-                n = int(tok)
+            if tok.lstrip("+-").isdigit() and tok.isascii():
+                n = parse_count(tok, f"--input-shape {k}")
                 if n < 0:
                     raise CliError(f"--input-shape {k}={v}: dims cannot be negative")
                 dims.append(n)
-            except ValueError:
-                dims.append(D.parse(tok))
+            else:
+                dims.append(_parse_dim_text(tok, k))
         shapes[k] = dims
     return shapes
+
+
+def _expansion_bound(node) -> int:
+    """An upper bound on the terms ``node`` (a Python AST) expands to: sums add, products
+    multiply; a dim given on the command line must stay under the engine's expression cap."""
+    import ast
+
+    if isinstance(node, ast.BinOp):
+        a, b = _expansion_bound(node.left), _expansion_bound(node.right)
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            return a + b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, ast.Pow):
+            e = node.right.value if isinstance(node.right, ast.Constant) and type(node.right.value) is int else 64
+            return a ** min(max(e, 1), 64) if a > 1 else a
+        return a + b
+    if isinstance(node, ast.UnaryOp):
+        return _expansion_bound(node.operand)
+    if isinstance(node, ast.Call):
+        return 1 + sum(_expansion_bound(x) for x in node.args)
+    return 1
+
+
+def _parse_dim_text(tok: str, name: str):
+    """A symbolic dim from ``--input-shape``, refused when larger than the engine's cap."""
+    import ast
+
+    from shapeinfer import dims as D
+    from shapeinfer.engine import MAX_EXPR_SIZE
+    from shapeinfer.external import show
+
+    too_big = f"--input-shape {name}: the dim {show(tok[:60])!r} is more complex than the expression cap"
+    if len(tok) > 400:
+        raise CliError(too_big)
+    try:
+        tree = ast.parse(tok.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is not None and _expansion_bound(tree) > MAX_EXPR_SIZE:
+        raise CliError(too_big)
+    d = D.parse(tok)
+    if D.size(d) > MAX_EXPR_SIZE:
+        raise CliError(too_big)
+    return d
 
 
 def _fmt_shape(f) -> str:
@@ -144,9 +216,20 @@ def write_model(model, out: str, src: str | None, in_place: bool = False) -> Non
     """Write atomically next to ``out``; external data files are copied when the folder changes."""
     from shapeinfer.writer import save_model
 
-    if src is not None and os.path.abspath(out) == os.path.abspath(src) and not in_place:
-        raise CliError(f"{out}: output is the input model; pass --in-place to overwrite it")
-    save_model(model, out, src)
+    save_model(model, out, src, in_place=in_place)
+
+
+def check_output(out: str | None, src: str, in_place: bool) -> None:
+    """Refuse an output path the write would refuse (missing folder, a folder, the input without
+    ``--in-place``, a symlink leaving its folder) before any work is done."""
+    from shapeinfer.userfiles import STDIO, UserFileError, output_target
+
+    if out is None or out == STDIO:
+        return
+    try:
+        output_target(out, inputs=[src], allow_inputs=in_place, what="model")
+    except UserFileError as e:
+        raise CliError(str(e)) from None
 
 
 class Timer:
@@ -162,12 +245,13 @@ def _run_guarded(debug: bool, fn, path: str | None = None):
     from shapeinfer.engine import InferenceTimeout
     from shapeinfer.external import ExternalDataError
     from shapeinfer.onnxio import ModelLoadError
+    from shapeinfer.userfiles import UserFileError
 
     try:
         return fn()
     except click.ClickException:
         raise
-    except (ModelLoadError, ExternalDataError) as e:
+    except (ModelLoadError, ExternalDataError, UserFileError) as e:
         if debug:
             raise
         raise CliError(str(e)) from None
@@ -196,7 +280,19 @@ def main() -> None:
     Dims are ints or expressions over the model's symbols (batch, seq, batch*seq,
     (seq + 1)//2). A dim that cannot be determined becomes a fresh symbol unk_<n>.
     Exit codes: 0 success, 1 findings (lint, verify), 2 bad input or usage.
+    A MODEL of - is read from standard input; -o - writes the model to standard output
+    (the report then goes to standard error).
     """
+    _escape_unprintable_output()
+
+
+def _escape_unprintable_output() -> None:
+    """Names and paths that the terminal's encoding cannot show are escaped, never an error."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")
 
 
 @main.command("infer")
@@ -231,6 +327,7 @@ def infer_cmd(
     """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs."""
     binding = parse_bind(bind)
     shapes = parse_input_shapes(input_shape)
+    check_output(output, model, in_place)
 
     def run():
         from shapeinfer.engine import infer, model_dir
@@ -255,7 +352,15 @@ def infer_cmd(
     _report(result, model, output, secs, as_json, verbose)
 
 
+def _echo_for(output: str | None):
+    """click.echo, to stderr when the model itself goes to stdout (``-o -``)."""
+    if output == "-":
+        return lambda *a, **k: click.echo(*a, **{**k, "err": True})
+    return click.echo
+
+
 def _report(result, model: str, output: str | None, secs: float, as_json: bool, verbose: bool) -> None:
+    echo = _echo_for(output)
     g = result.model.graph
     facts = result.facts
     summary = summarize(result)
@@ -273,35 +378,35 @@ def _report(result, model: str, output: str | None, secs: float, as_json: bool, 
         }
         if output:
             doc["written"] = output
-        click.echo(json.dumps(doc, indent=1))
+        echo(json.dumps(doc, indent=1))
         return
     init = {t.name for t in g.initializer}
-    click.echo(f"{model}")
-    click.echo("inputs:")
+    echo(f"{model}")
+    echo("inputs:")
     for vi in g.input:
         if vi.name in init:
             continue
         f = facts.get(vi.name)
-        click.echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
-    click.echo("outputs:")
+        echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+    echo("outputs:")
     for vi in g.output:
         f = facts.get(vi.name)
-        click.echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+        echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
     shown = [d for d in result.diagnostics if verbose or d.severity != "info"]
     if shown:
-        click.echo("diagnostics:")
+        echo("diagnostics:")
         for d in shown[:50]:
-            click.echo(f"  {d}")
+            echo(f"  {d}")
         if len(shown) > 50:
-            click.echo(f"  ... {len(shown) - 50} more (use --json for all)")
+            echo(f"  ... {len(shown) - 50} more (use --json for all)")
     sev = summary["diagnostics"]
-    click.echo(
+    echo(
         f"{summary['tensors']} tensors, {summary['resolved_pct']}% fully resolved, "
         f"{summary['fresh_symbols']} fresh symbols, diagnostics: {sev['error']} error, "
         f"{sev['warning']} warning, {sev['info']} info ({secs:.2f}s)"
     )
     if output:
-        click.echo(f"wrote {output}")
+        echo(f"wrote {output}")
 
 
 def _io_json(name: str, f) -> dict:
@@ -400,20 +505,28 @@ def lint_cmd(
 @click.option("--strict", is_flag=True, help="Count dims inference left unresolved (fresh symbols) as mismatches.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.option(
+    "--max-memory",
+    metavar="SIZE",
+    help="Refuse a binding whose estimated memory is above SIZE (8G, 512M; default 4G).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-def verify_cmd(model: str, bind: tuple, strict: bool, seed: int, as_json: bool, debug: bool) -> None:
+def verify_cmd(
+    model: str, bind: tuple, strict: bool, seed: int, as_json: bool, max_memory: str | None, debug: bool
+) -> None:
     """Run MODEL in onnxruntime and compare every tensor's actual shape with the inferred one.
 
     Each --bind gives every input symbol a value (shapeinfer verify m.onnx --bind batch=2,seq=7
     --bind batch=3,seq=11). Exit codes: 0 no mismatch, 1 mismatches, 2 could not run.
     """
     bindings = [parse_bind((b,)) for b in bind]
+    limit = parse_bytes(max_memory, "--max-memory") if max_memory is not None else None
 
     def run():
-        from shapeinfer.verify import VerifyError, verify
+        from shapeinfer.verify import DEFAULT_MAX_MEMORY, VerifyError, verify
 
         try:
-            return verify(model, bindings, strict=strict, seed=seed)
+            return verify(model, bindings, strict=strict, seed=seed, max_memory=limit or DEFAULT_MAX_MEMORY)
         except VerifyError as e:
             raise CliError(str(e)) from None
 
@@ -503,8 +616,7 @@ def optimize_cmd(
         names = [p.strip() for p in passes.split(",") if p.strip()]
         if not names:
             raise CliError("--passes needs at least one pass name (see --list-passes)")
-    if output and os.path.abspath(output) == os.path.abspath(model) and not in_place:
-        raise CliError(f"{output}: output is the input model; pass --in-place to overwrite it")
+    check_output(output, model, in_place)
 
     def run():
         from shapeinfer.passes import OptimizeError, optimize_with_report
@@ -524,6 +636,7 @@ def optimize_cmd(
 
 
 def _optimize_report(report, model: str, output: str | None, as_json: bool) -> None:
+    echo = _echo_for(output)
     if as_json:
         doc = {
             "model": model,
@@ -539,21 +652,21 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
             "rounds": report.rounds,
             "seconds": round(report.seconds, 4),
         }
-        click.echo(json.dumps(doc, indent=1))
+        echo(json.dumps(doc, indent=1))
         return
-    click.echo(model)
+    echo(model)
     for p in report.passes:
         what = ", ".join(f"{v} {k}" for k, v in p.changes.items() if v) or "no change"
         delta = f" (nodes {p.node_delta:+d})" if p.node_delta else ""
-        click.echo(f"  {p.name:<22} {what}{delta}")
+        echo(f"  {p.name:<22} {what}{delta}")
     opset = f"opset {report.opset_before if report.opset_before is not None else '-'}"
     if report.opset_after != report.opset_before:
         opset += f" -> {report.opset_after}"
-    click.echo(
+    echo(
         f"nodes {report.nodes_before} -> {report.nodes_after}, {opset}, "
         f"{report.rounds} round{'s' if report.rounds != 1 else ''} ({report.seconds:.2f}s)"
     )
-    click.echo(f"wrote {output}" if output else "no -o given: nothing written")
+    echo(f"wrote {output}" if output else "no -o given: nothing written")
 
 
 if __name__ == "__main__":  # pragma: no cover

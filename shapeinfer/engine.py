@@ -30,7 +30,7 @@ from shapeinfer import dims as D
 from shapeinfer import ops as _ops  # noqa: F401  (registers the native rules)
 from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
-from shapeinfer.external import ExternalDataError, ExternalDataMissing
+from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import fact_type, ident, tensor_fact, type_fact
 from shapeinfer.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
@@ -162,7 +162,12 @@ class NodeContext:
         a = self._attr_protos().get(name)
         if a is None or a.type != AttributeProto.TENSOR:
             return None
-        return tensor_fact(a.t, self.engine.base_dir)
+        try:
+            return tensor_fact(a.t, self.engine.base_dir)
+        except (ExternalDataMissing, ExternalDataInvalid) as e:
+            sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
+            self.diag(sev, "E003", f"attribute {name!r}: {e}: values unknown")
+            return tensor_fact(a.t, None, with_value=False)
 
     @property
     def num_outputs(self) -> int:
@@ -361,9 +366,10 @@ class Engine:
                 continue
             try:
                 facts[t.name] = tensor_fact(t, self.base_dir)
-            except ExternalDataMissing as e:
+            except (ExternalDataMissing, ExternalDataInvalid) as e:
                 facts[t.name] = tensor_fact(t, None, with_value=False)
-                diag = Diagnostic("warning", "E003", f"{e}: values unknown", graph=name, tensor=t.name)
+                sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
+                diag = Diagnostic(sev, "E003", f"{e}: values unknown", graph=name, tensor=t.name)
                 self.diagnostics.append(diag)
         self.run_nodes(graph.node, scope, name, call_attrs)
         self.graph_facts[name] = facts
@@ -827,4 +833,7 @@ def infer(
 
 
 def model_dir(path: str | os.PathLike | None) -> str | None:
-    return None if path is None else os.path.dirname(os.path.abspath(os.fspath(path)))
+    """The folder external data of the model at ``path`` is read from (None for ``-``, stdin)."""
+    if path is None or os.fspath(path) == "-":
+        return None
+    return os.path.dirname(os.path.abspath(os.fspath(path)))

@@ -6,6 +6,7 @@ its data is read only when it is small enough to matter for shapes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -23,28 +24,28 @@ class ModelLoadError(Exception):
 
 
 def load_model(path: str) -> onnx.ModelProto:
-    """Parse the model at ``path`` without loading external weights.
+    """Parse the model at ``path`` (``-``: standard input) without loading external weights.
 
-    Raises :class:`ModelLoadError` with a one-line reason for anything that is not a model, and
-    :class:`~shapeinfer.external.ExternalDataError` for an external-data location that is
-    absolute or leaves the model's folder (nothing outside the folder is ever opened).
+    The file is opened through :func:`shapeinfer.userfiles.read_input` (a regular file of at
+    most 2 GiB, never blocking). Raises :class:`ModelLoadError` with a one-line reason for
+    anything that is not a model, and :class:`~shapeinfer.external.ExternalDataError` for an
+    external-data location that is absolute or leaves the model's folder (nothing outside the
+    folder is ever opened).
     """
-    if not os.path.exists(path):
-        raise ModelLoadError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise ModelLoadError(f"{path}: is a directory, not a model file")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise ModelLoadError(f"{path}: cannot read: {e.strerror or e}") from None
-    model = parse_model(data, path)
-    from shapeinfer.external import ExternalDataError, check_locations
+    from shapeinfer.external import ExternalDataError, check_locations, show
+    from shapeinfer.userfiles import STDIO, UserFileError, read_input
 
+    try:
+        data = read_input(path, what="model")
+    except UserFileError as e:
+        raise ModelLoadError(str(e)) from None
+    model = parse_model(data, show(path))
+    if path == STDIO:
+        return model
     try:
         check_locations(model, os.path.dirname(os.path.abspath(path)))
     except ExternalDataError as e:
-        raise ExternalDataError(f"{path}: {e}") from None
+        raise ExternalDataError(f"{show(path)}: {e}") from None
     return model
 
 
@@ -78,17 +79,21 @@ def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = 
     shape = tuple(int(d) for d in t.dims)
     value = None
     small = tensor_numel(t) <= MAX_VALUE_ELEMENTS
-    if with_value and small and t.data_type not in (TensorProto.STRING, TensorProto.UNDEFINED):
-        if _is_external(t):
-            from shapeinfer.external import read_external_tensor
+    if _is_external(t):
+        from shapeinfer.external import ExternalDataMissing, read_external_tensor, resolve
 
-            # unsafe locations raise ExternalDataError, missing files ExternalDataMissing
+        # ExternalDataError (unsafe location), ExternalDataMissing (no file), ExternalDataInvalid
+        # (a bad entry or a file that is not what the entry says): the caller reports them
+        if with_value and small and t.data_type not in (TensorProto.STRING, TensorProto.UNDEFINED):
             value = values_from_array(read_external_tensor(t, base_dir))
-        else:
-            try:
-                value = values_from_array(onnx.numpy_helper.to_array(t))
-            except Exception:  # malformed tensor data: the values stay unknown
-                value = None
+        elif with_value:  # a weight: its value is not needed, but a bad entry is still reported
+            with contextlib.suppress(ExternalDataMissing):
+                resolve(t, base_dir)
+    elif with_value and small and t.data_type not in (TensorProto.STRING, TensorProto.UNDEFINED):
+        try:
+            value = values_from_array(onnx.numpy_helper.to_array(t))
+        except Exception:  # malformed tensor data: the values stay unknown
+            value = None
     return Fact(t.data_type, shape, value)
 
 

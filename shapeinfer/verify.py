@@ -35,6 +35,9 @@ from shapeinfer.onnxio import dim_from_proto, ident, load_model
 #: Above this size a model is handed to onnxruntime as a file, not as bytes.
 MAX_PROTO_BYTES = 2**31 - 2**24
 
+#: Memory a verification may use unless ``max_memory`` (``--max-memory``) says otherwise.
+DEFAULT_MAX_MEMORY = 4 << 30
+
 INSTALL_HINT = "onnxruntime is not installed: pip install shapeinfer[verify]"
 
 
@@ -258,6 +261,17 @@ def input_dims(vi: onnx.ValueInfoProto, binding: Mapping[str, int]) -> tuple[lis
     return dims, missing
 
 
+def _check_complete(graph: onnx.GraphProto, binding: Mapping[str, int]) -> None:
+    """VerifyError when ``binding`` leaves a graph input's symbol unbound (nothing allocated)."""
+    inits = {t.name for t in graph.initializer}
+    missing: set[str] = set()
+    for vi in graph.input:
+        if vi.name not in inits and vi.type.WhichOneof("value") == "tensor_type":
+            missing |= input_dims(vi, binding)[1]
+    if missing:
+        raise VerifyError(_missing_message(missing, binding))
+
+
 def make_feeds(graph: onnx.GraphProto, binding: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
     """Generated inputs for every graph input (initializer-backed inputs keep their defaults)."""
     import numpy as np
@@ -320,21 +334,54 @@ def _observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     return m, [o.name for o in m.graph.output]
 
 
-def _load_external(model: onnx.ModelProto, base_dir: str | None) -> None:
-    """Read external weights into ``model`` (locations checked to stay in the model's folder)."""
-    from shapeinfer.external import ExternalDataError, external_info, iter_tensors, safe_location
+def _load_external(model: onnx.ModelProto, base_dir: str | None, cap: int) -> None:
+    """Read external weights into ``model`` through :mod:`shapeinfer.external` (every entry
+    checked first: the model's own folder, a regular file, offsets and lengths in range)."""
+    from shapeinfer.external import ExternalDataError, load_all
 
-    tensors = [t for t in iter_tensors(model) if t.data_location == onnx.TensorProto.EXTERNAL]
-    if not tensors:
-        return
     try:
-        for t in tensors:
-            safe_location(external_info(t).get("location", ""), base_dir)
-        onnx.load_external_data_for_model(model, base_dir)
+        load_all(model, base_dir, cap)
     except ExternalDataError as e:
-        raise VerifyError(str(e)) from None
-    except (OSError, ValueError) as e:
-        raise VerifyError(f"cannot read external data: {_first_line(e)}") from None
+        raise VerifyError(f"cannot read external data: {e}") from None
+    except OSError as e:
+        raise VerifyError(f"cannot read external data: {e.strerror or e}") from None
+
+
+def _fact_bytes(f: Fact | None, binding: Mapping[str, int]) -> int:
+    """Bytes of a tensor fact at ``binding``; 0 when a dim or the element size is unknown."""
+    if f is None or f.kind != "tensor" or f.shape is None or not f.dtype:
+        return 0
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(f.dtype).itemsize
+    except Exception:
+        return 0
+    n = itemsize
+    for d in f.shape:
+        v = _evaluate(d, binding)
+        if not isinstance(v, int) or v < 0:
+            return 0
+        n *= v
+    return n
+
+
+def estimate_memory(result, binding: Mapping[str, int]) -> int:
+    """Bytes a run at ``binding`` needs, from the inferred shapes: every main-graph tensor
+    (weights, inputs, and each node output twice: onnxruntime's buffer and the returned array,
+    since verify observes them all). Dims inference left unknown count as 0."""
+    total = 0
+    produced = {o for n in result.model.graph.node for o in n.output if o}
+    for name, f in result.facts.items():
+        b = _fact_bytes(f, binding)
+        total += 2 * b if name in produced else b
+    return total
+
+
+def format_bytes(n: int) -> str:
+    """``3221225472`` as ``3.0 GiB``."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n} bytes"
 
 
 def _session(model: onnx.ModelProto):
@@ -389,13 +436,16 @@ def verify(
     strict: bool = False,
     seed: int = 0,
     result=None,
+    max_memory: int = DEFAULT_MAX_MEMORY,
 ) -> Report:
     """Run ``model`` in onnxruntime at each binding and compare every main-graph tensor's shape.
 
     ``model`` is a path (external weights resolved against its folder) or a ModelProto (not
     modified; ``base_dir`` locates its external data). Every binding must give every input
     symbol. ``result`` may pass an existing inference :class:`~shapeinfer.engine.Result` of
-    the same model instead of inferring it here. Raises :class:`VerifyError` when the check
+    the same model instead of inferring it here. A binding whose estimated memory
+    (:func:`estimate_memory`) is above ``max_memory`` bytes is refused before anything is
+    allocated. Raises :class:`VerifyError` when the check
     cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime).
     """
     from shapeinfer.engine import infer, model_dir
@@ -414,18 +464,25 @@ def verify(
     except ImportError:
         raise VerifyError(INSTALL_HINT) from None
     bindings = [dict(b) for b in bindings] or [{}]
-    for b in bindings:  # every binding complete before anything runs
-        make_feeds(src.graph, b, seed)
+    for b in bindings:  # every binding complete before anything runs or is allocated
+        _check_complete(src.graph, b)
     if result is None:
         work = onnx.ModelProto()
         work.CopyFrom(src)
         result = infer(work, base_dir=base_dir)
+    for b in bindings:
+        need = estimate_memory(result, b)
+        if need > max_memory:
+            raise VerifyError(
+                f"at {format_binding(b)} the model needs about {format_bytes(need)} (estimated from the inferred "
+                f"shapes), above the limit of {format_bytes(max_memory)}; raise it with --max-memory"
+            )
     unknown = set().union(*(b.keys() for b in bindings)) - result.input_symbols
     report = Report(name, bindings)
     if unknown:
         report.notes.append(f"not input symbols of this model (ignored): {', '.join(sorted(unknown))}")
 
-    _load_external(src, base_dir)
+    _load_external(src, base_dir, max_memory)
     observed, names = _observable(src)
     sess = _session(observed)
     producer = {o: n.op_type for n in src.graph.node for o in n.output if o}

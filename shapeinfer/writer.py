@@ -7,114 +7,60 @@ declared type where it knows more and agrees with it; where it knows less, or di
 declared type stays; where it knows nothing and nothing is declared, nothing is written. So a
 written model is never less loadable than its input.
 
-Files (:func:`save_model`): atomically, with weights left where they are.
-The model is serialised to a temporary file in the target folder and renamed over the target,
-so an interrupted run leaves any old file intact. Tensors stored as external data keep their
-references; when the target folder differs from the source's, the referenced data files are
-copied alongside in a streaming copy.
+Files (:func:`save_model`): atomically, with weights left where they are. The model is
+serialised to a temporary file in the target folder and renamed over the target
+(:func:`shapeinfer.userfiles.write_output`: the target folder must exist, an input of the run is
+never overwritten unless allowed, ``-`` is standard output), so an interrupted run leaves any
+old file intact. Tensors stored as external data keep their references; when the target folder
+differs from the source's, every entry is checked first and the referenced data files are
+copied alongside with the kernel (:mod:`shapeinfer.external`), all before the model is written:
+a refusal writes nothing.
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import shutil
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import onnx
 from onnx import AttributeProto, TypeProto
 
 from shapeinfer import dims as D
 from shapeinfer.engine import Result, graph_path
-from shapeinfer.external import external_locations, safe_location
+from shapeinfer.external import copy_external_files, plan_copy
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import fact_type
+from shapeinfer.userfiles import STDIO, output_target, write_output
 
 
-def save_model(model: onnx.ModelProto, out: str, src: str | None = None) -> None:
-    """Write ``model`` to ``out`` atomically; copy external data files if the folder changes."""
-    out_dir = os.path.dirname(os.path.abspath(out)) or "."
-    locs = external_locations(model)
-    if locs and src is not None:
-        src_dir = os.path.dirname(os.path.abspath(src))
-        if os.path.realpath(src_dir) != os.path.realpath(out_dir):
-            for loc in locs:
-                source = safe_location(loc, src_dir)
-                target = os.path.join(out_dir, loc)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                _atomic_copy(source, target)
+def save_model(
+    model: onnx.ModelProto,
+    out: str,
+    src: str | None = None,
+    *,
+    inputs: Iterable[str] = (),
+    in_place: bool = False,
+) -> None:
+    """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
+
+    ``src`` is the path the model was read from (its folder locates the external data; ``-``
+    for standard input, which has none). ``inputs`` are further files of the run that must not
+    be overwritten; ``src`` is always one unless ``in_place``. Raises
+    :class:`~shapeinfer.userfiles.UserFileError` for an output path the rule refuses and
+    :class:`~shapeinfer.external.ExternalDataError` for external data that cannot be copied.
+    """
+    protected = [*inputs, *([src] if src else [])]
+    out_dir = ""
+    if out != STDIO:
+        out_dir = os.path.dirname(output_target(out, inputs=protected, allow_inputs=in_place, what="model"))
+    if src is None or out == STDIO:  # standard output: references are written as they are
+        plan = []
+    else:
+        src_dir = None if src == STDIO else os.path.dirname(os.path.abspath(src))
+        plan = plan_copy(model, src_dir, out_dir)
     data = model.SerializeToString()
-    fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".onnx.tmp", dir=out_dir)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, _mode_for(out))
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _mode_for(path: str) -> int:
-    """The permission bits a written file gets: the old file's, or the umask's default."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def _atomic_copy(source: str, target: str) -> None:
-    """Copy ``source`` to ``target`` through a temporary file, streaming and keeping holes sparse."""
-    fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".data.tmp", dir=os.path.dirname(target))
-    try:
-        with os.fdopen(fd, "wb") as dst, open(source, "rb") as src:
-            _sparse_copy(src, dst)
-        os.chmod(tmp, _mode_for(target))
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _sparse_copy(src, dst, chunk: int = 16 * 1024 * 1024) -> None:
-    size = os.fstat(src.fileno()).st_size
-    try:
-        pos = os.lseek(src.fileno(), 0, os.SEEK_DATA)
-    except OSError as e:
-        if e.errno == errno.ENXIO:  # nothing but holes
-            dst.truncate(size)
-            return
-        pos = None
-    except AttributeError:
-        pos = None
-    if pos is None:  # no hole support: a plain streaming copy
-        src.seek(0)
-        shutil.copyfileobj(src, dst, chunk)
-        return
-    while pos < size:
-        end = os.lseek(src.fileno(), pos, os.SEEK_HOLE)
-        src.seek(pos)
-        dst.seek(pos)
-        left = end - pos
-        while left > 0:
-            buf = src.read(min(chunk, left))
-            if not buf:
-                break
-            dst.write(buf)
-            left -= len(buf)
-        try:
-            pos = os.lseek(src.fileno(), end, os.SEEK_DATA)
-        except OSError:  # no data after the last hole
-            break
-    dst.truncate(size)
-
-
-# ---------------------------------------------------------------------------- types
+    copy_external_files(plan)
+    write_output(out, data, inputs=protected, allow_inputs=in_place, what="model")
 
 
 def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) -> onnx.ModelProto:

@@ -140,22 +140,20 @@ def test_timeout_is_a_clear_error(tmp_path):
 
 def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
     """A file the user may not read (simulated: the tests run as root, who reads anything)."""
-    import builtins
-
     from click.testing import CliRunner
 
     from shapeinfer.cli import main
 
     p = tmp_path / "secret.onnx"
     p.write_bytes(model_path("bert_ts").read_bytes())
-    real_open = builtins.open
+    real_open = os.open
 
     def deny(file, *a, **k):
         if str(file) == str(p):
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *a, **k)
 
-    monkeypatch.setattr(builtins, "open", deny)
+    monkeypatch.setattr(os, "open", deny)
     r = CliRunner().invoke(main, [str(p)])
     assert r.exit_code == 2
     assert r.output.strip() == f"shapeinfer: error: {p}: cannot read: Permission denied"

@@ -95,7 +95,7 @@ class PassContext:
 
         if self._graph is not None and self._graph[0] is model:
             return self._graph[1]
-        gm = GsModel(model)
+        gm = GsModel(model, self.base_dir)
         self._graph = (model, gm)
         return gm
 

@@ -137,10 +137,11 @@ class GsModel:
     :meth:`drop_initializer`, and call :meth:`export` for the new ModelProto.
     """
 
-    def __init__(self, model: ModelProto) -> None:
+    def __init__(self, model: ModelProto, base_dir: str | None = None) -> None:
         gs = gs_module()
         self.model = model
         self.graph = gs.import_onnx(model)
+        _guard_external_values(self.graph, base_dir)
         self._orig_node: dict[int, tuple[NodeProto, dict[str, Any]]] = {}
         self._orig_graph: dict[int, GraphProto] = {}
         self._orig_func: dict[int, onnx.FunctionProto] = {}
@@ -356,6 +357,56 @@ def _value_info_of(c) -> onnx.ValueInfoProto:
     return onnx.helper.make_tensor_value_info(c.name, onnx.helper.np_dtype_to_tensor_dtype(arr.dtype), arr.shape)
 
 
+# ---------------------------------------------------------------------- external data
+
+_SAFE_LAZY: list = []
+
+
+def _safe_lazy_class():
+    """A gs LazyValues whose load() reads through :mod:`shapeinfer.external` (checked entry,
+    the model's own folder, small tensors only) instead of onnx's reader (relative to the
+    working directory, no size cap)."""
+    if not _SAFE_LAZY:
+        Lazy = gs_module().ir.tensor.LazyValues
+
+        class ExternalValues(Lazy):
+            def __init__(self, tensor, base_dir: str | None) -> None:
+                super().__init__(tensor)
+                self.base_dir = base_dir
+
+            def load(self):
+                from shapeinfer.external import read_external_tensor
+
+                return np.array(read_external_tensor(self.tensor, self.base_dir))
+
+        _SAFE_LAZY.append(ExternalValues)
+    return _SAFE_LAZY[0]
+
+
+def _guard_external_values(graph, base_dir: str | None) -> None:
+    """Make every external gs Constant of ``graph`` (subgraphs and functions too) load its
+    values through the safe reader, relative to ``base_dir``. Reading a value that is too big,
+    missing or invalid raises ExternalDataError, which the passes treat as an unknown value."""
+    gs = gs_module()
+    cls = _safe_lazy_class()
+    graphs = [*all_graphs(graph)]
+    for f in getattr(graph, "functions", []):
+        graphs.extend(all_graphs(f))
+    for g in graphs:
+        consts = [t for t in g.tensors().values() if isinstance(t, gs.Constant)]
+        for n in g.nodes:
+            consts.extend(v for v in n.attrs.values() if isinstance(v, gs.Constant))
+        for c in consts:
+            lazy = c._values
+            if (
+                isinstance(lazy, gs.ir.tensor.LazyValues)
+                and not isinstance(lazy, cls)
+                and isinstance(lazy.tensor, onnx.TensorProto)
+                and lazy.tensor.data_location == onnx.TensorProto.EXTERNAL
+            ):
+                c._values = cls(lazy.tensor, base_dir)
+
+
 # ---------------------------------------------------------------------- graph queries
 
 
@@ -477,7 +528,10 @@ def const_array(t) -> np.ndarray | None:
     if p is not None and p.op == "Constant" and not p.domain:
         v = p.attrs.get("value")
         if isinstance(v, gs.Constant):
-            return np.asarray(v.values)
+            try:
+                return np.asarray(v.values)
+            except Exception:  # external data that cannot be read: the value is unknown
+                return None
         if "value_ints" in p.attrs:
             return np.array(p.attrs["value_ints"], dtype=np.int64)
         if "value_int" in p.attrs:

@@ -107,7 +107,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         model, stats["functions inlined"] = _convert(model, 4, ctx)
         stats["opset lifted with onnx's converter"] = 1
         opset = 4
-    gm = GsModel(model)
+    gm = GsModel(model, ctx.base_dir)
     gs = gs_module()
     old_ir = bool(model.ir_version) and model.ir_version < 4
 
