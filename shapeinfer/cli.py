@@ -406,7 +406,7 @@ def _report(result, model: str, output: str | None, secs: float, as_json: bool, 
         f"{sev['warning']} warning, {sev['info']} info ({secs:.2f}s)"
     )
     if output:
-        echo(f"wrote {output}")
+        echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
 
 
 def _io_json(name: str, f) -> dict:
@@ -666,7 +666,10 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         f"nodes {report.nodes_before} -> {report.nodes_after}, {opset}, "
         f"{report.rounds} round{'s' if report.rounds != 1 else ''} ({report.seconds:.2f}s)"
     )
-    echo(f"wrote {output}" if output else "no -o given: nothing written")
+    if output == "-":
+        echo("wrote the model to standard output")
+    else:
+        echo(f"wrote {output}" if output else "no -o given: nothing written")
 
 
 if __name__ == "__main__":  # pragma: no cover

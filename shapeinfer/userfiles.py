@@ -61,9 +61,9 @@ def check_input(path: str, *, what: str = "model", max_bytes: int = MAX_MODEL_BY
     if not stat.S_ISREG(st.st_mode):
         raise UserFileError(f"{name}: is {file_kind(st.st_mode)}, not a {what} file")
     if st.st_size > max_bytes:
-        extra = " (a protobuf model cannot exceed 2 GiB; keep weights as external data)" if what == "model" else ""
+        extra = " (protobuf's limit; bigger weights belong in external data)" if what == "model" else ""
         raise UserFileError(
-            f"{name}: {_size_text(st.st_size)} is larger than a {what} file can be ({_size_text(max_bytes)}){extra}"
+            f"{name}: {_size_text(st.st_size)}, above the {_size_text(max_bytes)} a {what} can be{extra}"
         )
     return st
 
