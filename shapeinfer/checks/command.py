@@ -89,6 +89,13 @@ def run(
         files = discover(paths)
     except LintUsageError as e:
         raise LintError(str(e)) from None
+    if output_file is not None:  # refused before any work, like a model's -o
+        from shapeinfer.userfiles import UserFileError, output_target
+
+        try:
+            output_target(output_file, inputs=[*files, *cfg_files(cfg)], what="report")
+        except UserFileError as e:
+            raise LintError(str(e)) from None
     n_jobs = jobs or default_jobs(len(files))
     show_bar = len(files) > 1 and sys.stderr.isatty()
     if show_bar:
@@ -100,7 +107,7 @@ def run(
         for note in r.notes:
             click.echo(note, err=True)
     findings = [f for r in results for f in r.findings]
-    _write_report(findings, results, cfg, fmt, output_file, version)
+    _write_report(findings, results, cfg, fmt, output_file, version, inputs=[*files, *cfg_files(cfg)])
     unreadable = [r.path for r in results if r.unreadable]
     if unreadable:
         click.echo(
@@ -113,7 +120,21 @@ def run(
     return EXIT_FINDINGS if any(f.severity == "error" for f in findings) else EXIT_CLEAN
 
 
-def _write_report(findings, results: list[FileResult], cfg: LintConfig, fmt: str, output_file, version: str) -> None:
+def cfg_files(cfg: LintConfig) -> list[str]:
+    """The configuration files ``cfg`` was read from (inputs a report must not overwrite)."""
+    paths = [src.split(" [", 1)[0] for src in cfg.sources]
+    return [p for p in paths if os.path.isfile(p)]
+
+
+def _write_report(
+    findings,
+    results: list[FileResult],
+    cfg: LintConfig,
+    fmt: str,
+    output_file,
+    version: str,
+    inputs: Sequence[str] = (),
+) -> None:
     to_terminal = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     if fmt == "json":
         text = to_json(findings)
@@ -130,8 +151,9 @@ def _write_report(findings, results: list[FileResult], cfg: LintConfig, fmt: str
         if text:
             click.echo(text, color=to_terminal)
         return
+    from shapeinfer.userfiles import UserFileError, write_output
+
     try:
-        with open(output_file, "w", encoding="utf-8") as f:
-            f.write(text + ("\n" if text else ""))
-    except OSError as e:
-        raise LintError(f"{output_file}: cannot write the report: {e.strerror or e}") from None
+        write_output(output_file, (text + ("\n" if text else "")).encode("utf-8"), inputs=inputs, what="report")
+    except UserFileError as e:
+        raise LintError(str(e)) from None

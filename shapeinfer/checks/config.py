@@ -61,14 +61,19 @@ def _toml():
 
 def read_toml(path: str) -> dict:
     """Parse a TOML file; ConfigError with the file name and reason when it cannot be read."""
+    from shapeinfer.external import show
+    from shapeinfer.userfiles import MAX_TEXT_BYTES, UserFileError, read_input
+
     tomllib = _toml()
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+        text = read_input(path, what="TOML configuration", max_bytes=MAX_TEXT_BYTES).decode("utf-8")
+        return tomllib.loads(text)
+    except UserFileError as e:
+        raise ConfigError(str(e)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{show(path)}: invalid TOML: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        raise ConfigError(f"{show(path)}: invalid TOML: {e}") from None
 
 
 def profile_names() -> list[str]:

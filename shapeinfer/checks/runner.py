@@ -114,9 +114,9 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> 
         res.notes.append(f"{path}: --fix: nothing written")
         return res
     try:
-        from shapeinfer.passes import optimize
+        from shapeinfer.passes import optimize_with_report
 
-        fixed = optimize(model, passes=available)
+        fixed = optimize_with_report(model, passes=available, base_dir=model_dir(path))[0]
     except Exception as e:
         res.notes.append(f"{path}: --fix failed in the optimize passes ({type(e).__name__}: {e}); nothing written")
         return res
@@ -128,9 +128,15 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> 
     if not gone:
         res.notes.append(f"{path}: --fix: {', '.join(available)} removed none of the findings; nothing written")
         return res
+    from shapeinfer.external import ExternalDataError
+    from shapeinfer.userfiles import UserFileError
     from shapeinfer.writer import save_model
 
-    save_model(fixed, out, path)
+    try:
+        save_model(fixed, out, path, in_place=in_place)
+    except (UserFileError, ExternalDataError) as e:
+        res.notes.append(f"{path}: --fix: {e}; nothing written")
+        return res
     summary = ", ".join(f"{c} x{n}" for c, n in sorted(gone.items()))
     res.notes.append(
         f"{path}: fixed {sum(gone.values())} finding(s) ({summary}) with {', '.join(available)}; wrote {out}"
