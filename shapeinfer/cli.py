@@ -14,6 +14,7 @@ import time
 import click
 
 from shapeinfer import __version__
+from shapeinfer.userfiles import show
 
 EXIT_USAGE = 2
 
@@ -62,7 +63,7 @@ INT64_MAX = 2**63 - 1
 def parse_count(text: str, flag: str) -> int:
     """An integer given on the command line, within int64 (checked before converting, so a
     thousand-digit number is one clear line, not Python's int-conversion limit)."""
-    from shapeinfer.external import show
+    from shapeinfer.userfiles import show
 
     t = text.strip()
     digits = t[1:] if t[:1] in "+-" else t
@@ -146,7 +147,7 @@ def _parse_dim_text(tok: str, name: str):
 
     from shapeinfer import dims as D
     from shapeinfer.engine import MAX_EXPR_SIZE
-    from shapeinfer.external import show
+    from shapeinfer.userfiles import show
 
     too_big = f"--input-shape {name}: the dim {show(tok[:60])!r} is more complex than the expression cap"
     if len(tok) > 400:
@@ -366,7 +367,7 @@ def _report(result, model: str, output: str | None, secs: float, as_json: bool, 
     summary = summarize(result)
     if as_json:
         doc = {
-            "model": model,
+            "model": show(model),
             "inputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.input],
             "outputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.output],
             "tensors": {k: _io_json(k, f) for k, f in facts.items()},
@@ -381,7 +382,7 @@ def _report(result, model: str, output: str | None, secs: float, as_json: bool, 
         echo(json.dumps(doc, indent=1))
         return
     init = {t.name for t in g.initializer}
-    echo(f"{model}")
+    echo(show(model))
     echo("inputs:")
     for vi in g.input:
         if vi.name in init:
@@ -436,7 +437,7 @@ def _io_json(name: str, f) -> dict:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True
 )
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("-o", "--output-file", type=click.Path(), help="Write the report here instead of stdout.")
 @click.option("--fix", is_flag=True, help="Apply the fixable findings' rewrites; writes MODEL.fixed.onnx.")
 @click.option("--in-place", is_flag=True, help="With --fix, overwrite the model instead.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per core).")
@@ -541,7 +542,7 @@ def verify_cmd(
 def _verify_text(report) -> None:
     from shapeinfer.verify import format_binding
 
-    click.echo(report.model)
+    click.echo(show(report.model))
     for pb in report.per_binding:
         click.echo(
             f"  {format_binding(pb['binding'])}: {pb['checked']} tensors, {pb['mismatches']} mismatches, "
@@ -639,7 +640,7 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
     echo = _echo_for(output)
     if as_json:
         doc = {
-            "model": model,
+            "model": show(model),
             "output": output,
             "passes": [
                 {"name": p.name, "changes": p.changes, "node_delta": p.node_delta, "seconds": round(p.seconds, 4)}
@@ -654,7 +655,7 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         }
         echo(json.dumps(doc, indent=1))
         return
-    echo(model)
+    echo(show(model))
     for p in report.passes:
         what = ", ".join(f"{v} {k}" for k, v in p.changes.items() if v) or "no change"
         delta = f" (nodes {p.node_delta:+d})" if p.node_delta else ""

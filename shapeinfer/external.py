@@ -44,6 +44,8 @@ from dataclasses import dataclass
 import onnx
 from onnx import TensorProto
 
+from shapeinfer.userfiles import file_kind, new_file_mode, show
+
 #: The keys onnx's external_data_helper accepts (checksum and basepath are not used for reading).
 KNOWN_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
 
@@ -65,17 +67,6 @@ class ExternalDataMissing(ExternalDataError):
 
 class ExternalDataInvalid(ExternalDataError):
     """An entry or file that cannot be read as the entry says (bad key, number, kind, bounds)."""
-
-
-def show(text: str) -> str:
-    """``text`` (a path or a name) printable on any terminal: undecodable bytes and control
-    characters escaped (``\\xff``), never a UnicodeEncodeError."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "surrogateescape")
-    s = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    if s.isprintable():
-        return s
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
 
 
 def iter_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
@@ -211,24 +202,6 @@ def parse_entry(t: TensorProto) -> tuple[str, int, int | None]:
                 )
             nums[key] = int(v)
     return seen["location"], nums["offset"] or 0, nums["length"]
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISLNK, "a symbolic link"),
-)
-
-
-def file_kind(mode: int) -> str:
-    """What a non-regular file is, in words (``a FIFO (named pipe)``)."""
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def resolve(t: TensorProto, base_dir: str | None) -> ExternalRef:
@@ -443,16 +416,6 @@ def copy_external_files(plan: list[tuple[str, str]]) -> None:
         for tmp, _ in done:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-
-
-def new_file_mode(path: str) -> int:
-    """The permission bits a file written at ``path`` gets: the old file's, or the umask's default."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def sparse_copy(src: int, dst: int) -> None:

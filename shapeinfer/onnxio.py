@@ -32,8 +32,8 @@ def load_model(path: str) -> onnx.ModelProto:
     external-data location that is absolute or leaves the model's folder (nothing outside the
     folder is ever opened).
     """
-    from shapeinfer.external import ExternalDataError, check_locations, show
-    from shapeinfer.userfiles import STDIO, UserFileError, read_input
+    from shapeinfer.external import ExternalDataError, check_locations
+    from shapeinfer.userfiles import STDIO, UserFileError, read_input, show
 
     try:
         data = read_input(path, what="model")

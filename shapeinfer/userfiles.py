@@ -22,8 +22,6 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 
-from shapeinfer.external import file_kind, new_file_mode, show
-
 #: A serialized protobuf message (an ONNX model) cannot exceed 2 GiB.
 MAX_MODEL_BYTES = 2**31 - 1
 
@@ -31,6 +29,45 @@ MAX_MODEL_BYTES = 2**31 - 1
 MAX_TEXT_BYTES = 16 << 20
 
 STDIO = "-"
+
+
+def show(text: str) -> str:
+    """``text`` (a path or a name) printable on any terminal: undecodable bytes and control
+    characters escaped (``\\xff``), never a UnicodeEncodeError."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogateescape")
+    s = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words (``a FIFO (named pipe)``)."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def new_file_mode(path: str) -> int:
+    """The permission bits a file written at ``path`` gets: the old file's, or the umask's default."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 class UserFileError(Exception):

@@ -154,6 +154,7 @@ def _write_report(
     from shapeinfer.userfiles import UserFileError, write_output
 
     try:
-        write_output(output_file, (text + ("\n" if text else "")).encode("utf-8"), inputs=inputs, what="report")
+        data = (text + ("\n" if text else "")).encode("utf-8", "backslashreplace")
+        write_output(output_file, data, inputs=inputs, what="report")
     except UserFileError as e:
         raise LintError(str(e)) from None

@@ -61,8 +61,7 @@ def _toml():
 
 def read_toml(path: str) -> dict:
     """Parse a TOML file; ConfigError with the file name and reason when it cannot be read."""
-    from shapeinfer.external import show
-    from shapeinfer.userfiles import MAX_TEXT_BYTES, UserFileError, read_input
+    from shapeinfer.userfiles import MAX_TEXT_BYTES, UserFileError, read_input, show
 
     tomllib = _toml()
     try:
@@ -85,7 +84,7 @@ def profile_names() -> list[str]:
 def profile_path(ref: str) -> str:
     """The file of profile ``ref``: a shipped profile's name, or a path to a TOML file."""
     if os.sep in ref or "/" in ref or ref.endswith(".toml") or os.path.isfile(ref):
-        if not os.path.isfile(ref):
+        if not os.path.exists(ref):
             raise ConfigError(f"rule profile {ref}: no such file")
         return ref
     p = resources.files("shapeinfer") / PROFILE_DIR / f"{ref}.toml"

@@ -49,7 +49,7 @@ def discover(paths: Sequence[str]) -> list[str]:
             if not found:
                 raise LintUsageError(f"{p}: no *.onnx files in this folder")
             out.extend(found)
-        elif os.path.exists(p):
+        elif os.path.exists(p) or p == "-":  # "-": standard input
             out.append(p)
         else:
             raise LintUsageError(f"{p}: no such file or directory")
