@@ -1,11 +1,12 @@
 """Rules for onnxruntime's attention family (shapeinfer.ops.contrib.attention), checked against
 onnxruntime's CPU kernels at two bindings of the symbolic dims, or against the documented shapes
 (ContribOperators.md) where onnxruntime cannot run them on CPU: PackedAttention,
-PackedMultiHeadAttention, PagedAttention, LongformerAttention, DecoderMaskedSelfAttention,
-RelativePositionBias, GatedRelativePositionBias, RemovePadding and RestorePadding are CUDA only, as
-are MultiHeadAttention's packed QKV / packed KV layouts; SparseAttention's CPU kernel needs its past and
-present caches bound to one buffer, which a plain session cannot do. Also: ai.onnx Attention-23 /
-RotaryEmbedding-23 and the com.microsoft ops of the same names never reach each other's rules."""
+PackedMultiHeadAttention, (Sparse)PagedAttention, LongformerAttention, DecoderMaskedSelfAttention,
+GemmaRotaryEmbedding, RelativePositionBias, GatedRelativePositionBias, RemovePadding and
+RestorePadding are CUDA only, as are MultiHeadAttention's packed QKV / packed KV layouts and
+LinearAttention's state window; SparseAttention's CPU kernel needs its past and present caches bound
+to one buffer, which a plain session cannot do. Also: ai.onnx Attention-23 / RotaryEmbedding-23 and
+the com.microsoft ops of the same names never reach each other's rules."""
 
 from __future__ import annotations
 
@@ -225,6 +226,22 @@ CPU_CASES = [
         attrs={"mrope_section": [1, 1, 0], "num_heads": 2},
     ),
     Case(
+        "linear_attention",
+        "LinearAttention",
+        ["q", "k", "v"],
+        [("q", F, ["b", "s", 8]), ("k", F, ["b", "s", 8]), ("v", F, ["b", "s", 12])],
+        attrs={"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "linear"},
+        outputs=["y", "state"],
+    ),
+    Case(
+        "linear_attention_more_kv_heads",
+        "LinearAttention",
+        ["q", "k", "v", "past"],
+        [("q", F, ["b", "s", 4]), ("k", F, ["b", "s", 8]), ("v", F, ["b", "s", 12]), ("past", F, ["b", 2, 4, 6])],
+        attrs={"q_num_heads": 1, "kv_num_heads": 2, "update_rule": "linear"},
+        outputs=["y", "state"],
+    ),
+    Case(
         "linear_attention_gate",
         "LinearAttentionGate",
         ["a", "dt_bias", "decay_scale", "u"],
@@ -404,6 +421,15 @@ GPU_CASES = [
         ],
         outputs=["q_out", "k_out"],
         expect=[(F16, ["b", "2", "s", "4"]), (F16, ["b", "1", "s", "4"])],
+    ),
+    Case(
+        "linear_attention_state_window",
+        "LinearAttention",
+        ["q", "k", "v"],
+        [("q", F, ["b", "s", 8]), ("k", F, ["b", "s", 8]), ("v", F, ["b", "s", 12])],
+        attrs={"q_num_heads": 2, "kv_num_heads": 2, "state_window": 3},
+        outputs=["y", "state"],
+        expect=[(F, ["b", "s", "12"]), (F, ["3", "b", "2", "4", "6"])],
     ),
     Case(
         "longformer",

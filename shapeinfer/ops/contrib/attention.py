@@ -1,8 +1,8 @@
 """onnxruntime's attention family (``com.microsoft``): Attention, DecoderMaskedSelfAttention,
 MultiHeadAttention, DecoderMaskedMultiHeadAttention, GroupQueryAttention, SparseAttention,
 PackedAttention, PackedMultiHeadAttention, PagedAttention, SparsePagedAttention,
-LongformerAttention, RotaryEmbedding, MRotaryEmbedding, GemmaRotaryEmbedding, LinearAttentionGate,
-RelativePositionBias, GatedRelativePositionBias, RemovePadding, RestorePadding.
+LongformerAttention, RotaryEmbedding, MRotaryEmbedding, GemmaRotaryEmbedding, LinearAttention,
+LinearAttentionGate, RelativePositionBias, GatedRelativePositionBias, RemovePadding, RestorePadding.
 
 Layouts (B batch, S query length, L key/value length, P past length, N heads, h head size):
 Q/K/V are ``(B, S, N*h)`` ("BSNH" packed into the hidden dim) unless stated; KV caches are
@@ -364,6 +364,31 @@ def gemma_rotary_embedding(ctx, ins: list) -> list:
     """GemmaRotaryEmbedding: output1 like q (input 1), output2 like k (input 3)."""
     q, k = _arg(ins, 1), _arg(ins, 3)
     return [None if f is None else tensor(f.dtype, f.shape) for f in (q, k)]
+
+
+@register("LinearAttention", domain=MS)
+def linear_attention(ctx, ins: list) -> list:
+    """LinearAttention (com.microsoft, unlike ai.onnx's it allows more KV heads than query heads and a
+    windowed state): output ``(B, T, max(Hq, Hkv)*dv)``; present_state ``(B, Hkv, dk, dv)``, or
+    ``(W, B, Hkv, dk, dv)`` with ``state_window`` W > 0, in past_state's type (query's without)."""
+    q, k, v, past = ins[0], _arg(ins, 1), _arg(ins, 2), _arg(ins, 3)
+    _check_rank(ctx, q, (3,), "query")
+    qh, kvh = _num_heads(ctx, "q_num_heads"), _num_heads(ctx, "kv_num_heads")
+    dk = _div(k.shape[2], kvh) if _rank(k) == 3 else None
+    dv = _div(v.shape[2], kvh) if _rank(v) == 3 else None
+    heads = None if qh is None or kvh is None else max(qh, kvh)
+    if q.shape is None:
+        b, t = ctx.fresh(), ctx.fresh()
+        out = Fact(q.dtype, None)
+    else:
+        b, t = q.shape[0], q.shape[1]
+        out = tensor(q.dtype, (b, t, _or_fresh(ctx, None if heads is None or dv is None else D.mul(heads, dv))))
+    state = (b, _or_fresh(ctx, kvh), _or_fresh(ctx, dk), _or_fresh(ctx, dv))
+    window = ctx.attr("state_window", 0)
+    if window > 0:
+        state = (window,) + state
+    state_type = past.dtype if past is not None and past.dtype else q.dtype
+    return [out, tensor(state_type, state)]
 
 
 @register("LinearAttentionGate", domain=MS)
