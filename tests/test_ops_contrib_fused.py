@@ -1,7 +1,7 @@
 """Rules for onnxruntime's fused activations and linear ops (shapeinfer.ops.contrib.fused), checked
 against onnxruntime's CPU kernels at two bindings of the symbolic dims, or against the documented
-shapes where onnxruntime has no CPU kernel (BiasAdd, BiasSplitGelu, GemmFastGelu, GemmFloat8 and
-NhwcConv are CUDA / ROCm only)."""
+shapes where onnxruntime has no CPU kernel (BiasAdd, BiasSplitGelu, GemmFastGelu, GemmFloat8,
+NhwcConv and HyperConnectionLowRankMix are CUDA / ROCm only)."""
 
 from __future__ import annotations
 
@@ -64,6 +64,29 @@ CPU_CASES = [
     Case("unfold", "UnfoldTensor", ["x"], [("x", F, ["b", "s", 3])], attrs={"dim": 1, "size": 3, "step": 2}),
     Case("unfold_last", "UnfoldTensor", ["x"], [("x", F, ["b", "s + 4"])], attrs={"size": 4}),
     Case("dtw", "DynamicTimeWarping", ["x"], [("x", F, ["s", "l"])], open={(0, 1)}),
+    Case("pre_mix_grouped", "HyperConnectionPreMix", ["x", "m"], [("x", F, ["b", "s", 2, 4]), ("m", F, ["b", "s", 2])]),
+    Case(
+        "pre_mix_flat",
+        "HyperConnectionPreMix",
+        ["x", "m"],
+        [("x", F, ["b", "s", 8]), ("m", F, ["b", "s", 8])],
+        attrs={"num_branches": 2},
+    ),
+    Case(
+        "post_mix",
+        "HyperConnectionPostMix",
+        ["x", "o", "m"],
+        [("x", F, ["b", "s", 8]), ("o", F, ["b", "s", 4]), ("m", F, ["b", "s", 2])],
+        attrs={"num_branches": 2},
+    ),
+    Case(
+        "engram_gate",
+        "EngramGate",
+        ["k", "q", "v", "ks", "qs", "cs"],
+        [("k", F, ["b", "s", 2, 4]), ("q", F, ["b", "s", 2, 4]), ("v", F, ["b", "s", 4])],
+        {"ks": np.ones((2, 4), np.float32), "qs": np.ones((2, 4), np.float32), "cs": np.ones((2, 4), np.float32)},
+        outputs=["y", "y_normed"],
+    ),
     Case(
         "fused_conv",
         "FusedConv",
@@ -124,12 +147,31 @@ GPU_CASES = [
         attrs={"pads": [1, 1, 1, 1], "strides": [2, 2]},
         expect=[(F16, ["b", "(h - 1)//2 + 1", "(w - 1)//2 + 1", "4"])],
     ),
+    Case(
+        "low_rank_mix",
+        "HyperConnectionLowRankMix",
+        ["x", "ns", "dw", "uw", "iw"],
+        [("x", F16, ["b", "s", 8])],
+        {
+            "ns": np.ones(8, np.float16),
+            "dw": np.ones((8, 3), np.float16),
+            "uw": np.ones((3, 8), np.float16),
+            "iw": np.ones((8, 2), np.float16),
+        },
+        attrs={"num_branches": 2},
+        outputs=["pre", "gate", "streams"],
+        expect=[(F16, ["b", "s", "4"]), (F16, ["b", "s", "2"]), (F16, ["b", "s", "8"])],
+    ),
 ]
 
 
+def _outputs(cases: list[Case]) -> int:
+    return sum(len([o for o in c.outputs if o]) for c in cases)
+
+
 def test_cpu_kernels_match_onnxruntime() -> None:
-    assert check_against_onnxruntime(CPU_CASES) == 2 * len(CPU_CASES)
+    assert check_against_onnxruntime(CPU_CASES) == 2 * _outputs(CPU_CASES)
 
 
 def test_gpu_only_ops_follow_documented_shapes() -> None:
-    assert check_against_formula(GPU_CASES) == len(GPU_CASES)
+    assert check_against_formula(GPU_CASES) == _outputs(GPU_CASES)

@@ -2,7 +2,7 @@
 MultiHeadAttention, DecoderMaskedMultiHeadAttention, GroupQueryAttention, SparseAttention,
 PackedAttention, PackedMultiHeadAttention, PagedAttention, SparsePagedAttention,
 LongformerAttention, RotaryEmbedding, MRotaryEmbedding, GemmaRotaryEmbedding, LinearAttention,
-LinearAttentionGate, RelativePositionBias, GatedRelativePositionBias, RemovePadding, RestorePadding.
+LinearAttentionGate, GatedDeltaNet, RelativePositionBias, GatedRelativePositionBias, RemovePadding, RestorePadding.
 
 Layouts (B batch, S query length, L key/value length, P past length, N heads, h head size):
 Q/K/V are ``(B, S, N*h)`` ("BSNH" packed into the hidden dim) unless stated; KV caches are
@@ -389,6 +389,50 @@ def linear_attention(ctx, ins: list) -> list:
         state = (window,) + state
     state_type = past.dtype if past is not None and past.dtype else q.dtype
     return [out, tensor(state_type, state)]
+
+
+@register("GatedDeltaNet", domain=MS)
+def gated_delta_net(ctx, ins: list) -> list:
+    """GatedDeltaNet (token-major): query ``(T, Hq, dk)``, value ``(T, Hv, dv)`` (or with ``(B, S)``
+    in place of T) give output ``(T, max(Hq, Hv), dv)``; final_state ``(B, Hv, dv, dk)``, B from
+    initial_state, cu_seqlens ``(B + 1)`` or the rank-4 query. A packed query
+    ``(T, 2*Hq*dk + Hv*dv)`` takes Hv, dv, dk from initial_state."""
+    q, k, v, cu, init = ins[0], _arg(ins, 1), _arg(ins, 2), _arg(ins, 3), _arg(ins, 6)
+    _check_rank(ctx, init, (4,), "initial_state")
+    dtype = q.dtype
+    state_type = init.dtype if init is not None and init.dtype else dtype
+    if init is not None and init.shape is not None:
+        b, hv, dv, dk = init.shape
+    else:
+        b = hv = dv = dk = None
+    lead, hq = None, None
+    if k is None and v is None:  # packed QKV
+        _check_rank(ctx, q, (2, 3), "packed query")
+        if q.shape is not None:
+            lead = tuple(q.shape[:-1])
+            if hv is not None:
+                rest = D.sub(q.shape[-1], D.mul(hv, dv))
+                hq = D.exact_div(rest, D.mul(2, dk))
+    else:
+        _check_rank(ctx, q, (3, 4), "query")
+        _check_rank(ctx, v, (3, 4), "value")
+        if q.shape is not None:
+            lead, hq = tuple(q.shape[:-2]), q.shape[-2]
+            dk = q.shape[-1] if dk is None else dk
+        if v is not None and v.shape is not None:
+            hv, dv = v.shape[-2], v.shape[-1]
+    if lead is None:
+        out = Fact(dtype, None)
+    else:
+        heads = None if hq is None or hv is None else D.dmax(hq, hv)
+        out = tensor(dtype, lead + (_or_fresh(ctx, heads), _or_fresh(ctx, dv)))
+    if b is None:
+        if _rank(cu) == 1:
+            b = D.sub(cu.shape[0], 1)
+        elif lead is not None and len(lead) == 2:
+            b = lead[0]
+    state = tensor(state_type, (_or_fresh(ctx, b), _or_fresh(ctx, hv), _or_fresh(ctx, dv), _or_fresh(ctx, dk)))
+    return [out, state]
 
 
 @register("LinearAttentionGate", domain=MS)

@@ -1,7 +1,8 @@
 """onnxruntime's fused activations and linear ops (``com.microsoft``): BiasAdd, BiasGelu,
 BiasSplitGelu, FastGelu, Gelu, QuickGelu, ScaledSiLU, GatedAdd, GemmFastGelu, GemmFloat8, FusedGemm,
 FusedMatMul (and its older name TransposeMatMul), FusedConv, NhwcConv, MoE, UnfoldTensor,
-DynamicTimeWarping."""
+DynamicTimeWarping, EngramGate and the hyper-connection mixes (HyperConnectionPreMix, PostMix,
+LowRankMix)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,69 @@ def _arg(ins: list, i: int) -> Fact | None:
     return ins[i] if len(ins) > i else None
 
 
-@register(["BiasAdd", "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "ScaledSiLU", "GatedAdd", "MoE"], domain=MS)
+@register(
+    ["BiasAdd", "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "ScaledSiLU", "GatedAdd", "MoE", "HyperConnectionPostMix"],
+    domain=MS,
+)
 def like_input(ctx, ins: list) -> list:
     """Y like the first input: the activations (their bias is a 1-D tensor over the last dim),
-    BiasAdd (X + bias + skip, all ``(N, S, C)``), GatedAdd (X + gate * Y) and MoE (output like the
-    token tensor)."""
+    BiasAdd (X + bias + skip, all ``(N, S, C)``), GatedAdd (X + gate * Y), MoE (output like the
+    token tensor) and HyperConnectionPostMix (mixed streams like the streams)."""
     x = ins[0]
     return [tensor(x.dtype, x.shape)]
+
+
+@register("EngramGate", domain=MS)
+def engram_gate(ctx, ins: list) -> list:
+    """EngramGate: output and gated_value_normed like the keys ``(B, S, hc_mult, H)``."""
+    k = ins[0]
+    same = tensor(k.dtype, k.shape)
+    return [same, same]
+
+
+def _branch_width(ctx, flat: D.Dim, branches: int) -> D.Dim:
+    """H of flattened ``(..., C * H)`` streams with C = ``branches``."""
+    if branches <= 0:
+        raise InferenceError("E050", f"{ctx.op_type} num_branches {branches} must be positive")
+    if type(flat) is int and flat % branches:
+        raise InferenceError("E050", f"{ctx.op_type} width {flat} is not a multiple of {branches} branches")
+    q = D.exact_div(flat, branches)
+    return D.floordiv(flat, branches) if q is None else q
+
+
+@register("HyperConnectionPreMix", domain=MS)
+def hyper_connection_pre_mix(ctx, ins: list) -> list:
+    """HyperConnectionPreMix: streams grouped ``(..., C, H)`` (no ``num_branches``) or flattened
+    ``(..., C * H)`` (``num_branches`` = C) reduce to ``(..., H)``."""
+    x = ins[0]
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    branches = ctx.attr("num_branches")
+    if branches is None:
+        if len(x.shape) < 2:
+            raise InferenceError("E050", "HyperConnectionPreMix grouped streams need rank >= 2")
+        return [tensor(x.dtype, tuple(x.shape[:-2]) + (x.shape[-1],))]
+    if not x.shape:
+        raise InferenceError("E050", "HyperConnectionPreMix streams must not be a scalar")
+    return [tensor(x.dtype, tuple(x.shape[:-1]) + (_branch_width(ctx, x.shape[-1], branches),))]
+
+
+@register("HyperConnectionLowRankMix", domain=MS)
+def hyper_connection_low_rank_mix(ctx, ins: list) -> list:
+    """HyperConnectionLowRankMix: flattened streams ``(..., C * H)`` give pre_output ``(..., H)``,
+    post_gate ``(..., C)`` and streams_out like the streams (C = ``num_branches``)."""
+    x = ins[0]
+    branches = ctx.attr("num_branches")
+    if x.shape is None or branches is None:
+        return [Fact(x.dtype, None), Fact(x.dtype, None), tensor(x.dtype, x.shape)]
+    if not x.shape:
+        raise InferenceError("E050", "HyperConnectionLowRankMix streams must not be a scalar")
+    lead = tuple(x.shape[:-1])
+    return [
+        tensor(x.dtype, lead + (_branch_width(ctx, x.shape[-1], branches),)),
+        tensor(x.dtype, lead + (branches,)),
+        tensor(x.dtype, x.shape),
+    ]
 
 
 @register("BiasSplitGelu", domain=MS)
