@@ -1,8 +1,9 @@
 """onnxruntime's attention family (``com.microsoft``): Attention, DecoderMaskedSelfAttention,
 MultiHeadAttention, DecoderMaskedMultiHeadAttention, GroupQueryAttention, SparseAttention,
 PackedAttention, PackedMultiHeadAttention, PagedAttention, SparsePagedAttention,
-LongformerAttention, RotaryEmbedding, MRotaryEmbedding, GemmaRotaryEmbedding, LinearAttention,
-LinearAttentionGate, GatedDeltaNet, RelativePositionBias, GatedRelativePositionBias, RemovePadding, RestorePadding.
+DynamicSparseAttention, SparseAttentionIndexer, PackedSparseAttentionIndexer, LongformerAttention,
+RotaryEmbedding, MRotaryEmbedding, GemmaRotaryEmbedding, LinearAttention, LinearAttentionGate,
+GatedDeltaNet, RelativePositionBias, GatedRelativePositionBias, RemovePadding, RestorePadding.
 
 Layouts (B batch, S query length, L key/value length, P past length, N heads, h head size):
 Q/K/V are ``(B, S, N*h)`` ("BSNH" packed into the hidden dim) unless stated; KV caches are
@@ -297,6 +298,103 @@ def sparse_attention(ctx, ins: list) -> list:
     pk = tensor(past_k.dtype or dtype, past_k.shape) if past_k is not None else Fact(dtype, None)
     pv = tensor(past_v.dtype or dtype, past_v.shape) if past_v is not None else Fact(dtype, None)
     return [out, pk, pv]
+
+
+def _gqa_head(ctx, q: Fact, packed: bool, n: int | None, nkv: int | None) -> D.Dim | None:
+    """The head size of a GQA-style query ``(B, S, N*h)``, packed ``(B, S, (N + 2*Nkv)*h)``."""
+    if _rank(q) != 3 or n is None:
+        return None
+    if packed:
+        return None if nkv is None else heads_div(q.shape[2], n + 2 * nkv)
+    return heads_div(q.shape[2], n)
+
+
+@register("DynamicSparseAttention", domain=MS)
+def dynamic_sparse_attention(ctx, ins: list) -> list:
+    """DynamicSparseAttention: output ``(B, S, N*h)`` (bfloat16 with ``output_bf16`` on float16
+    inputs); present_key / present_value BNSH caches ``(B, Nkv, ?, h)`` in past's type, their length
+    left open; validation_status int32."""
+    q, key, value, past_k, past_v = ins[0], _arg(ins, 1), _arg(ins, 2), _arg(ins, 3), _arg(ins, 4)
+    _check_rank(ctx, q, (3,), "query")
+    n, nkv = _num_heads(ctx), _num_heads(ctx, "kv_num_heads")
+    head = _gqa_head(ctx, q, key is None and value is None, n, nkv)
+    dtype = q.dtype
+    if ctx.attr("output_bf16", 0) and dtype == TensorProto.FLOAT16:
+        dtype = TensorProto.BFLOAT16
+    if q.shape is None:
+        b, out = ctx.fresh(), Fact(dtype, None)
+    else:
+        b = q.shape[0]
+        out = tensor(dtype, (b, q.shape[1], _or_fresh(ctx, None if head is None or n is None else D.mul(n, head))))
+    presents = []
+    for past in (past_k, past_v):
+        if head is None and _rank(past) == 4:
+            head = past.shape[3]
+        kv_type = past.dtype if past is not None and past.dtype else q.dtype
+        presents.append(tensor(kv_type, (b, _or_fresh(ctx, nkv), ctx.fresh(), _or_fresh(ctx, head))))
+    return [out, *presents, Fact(INT32, None)]
+
+
+def _indexer_capacity(ctx) -> D.Dim:
+    """Selected entries per query: ``token_budget + compress_ratio - 1`` (qsa), ``index_topk`` (csa)."""
+    mode = ctx.attr("policy_mode")
+    if mode == "qsa" and ctx.attr("token_budget") is not None and ctx.attr("compress_ratio") is not None:
+        return ctx.attr("token_budget") + ctx.attr("compress_ratio") - 1
+    if mode == "csa" and ctx.attr("index_topk") is not None:
+        return ctx.attr("index_topk")
+    return ctx.fresh()
+
+
+def _like(f: Fact | None, dtype: int = 0) -> Fact:
+    return Fact(dtype, None) if f is None else tensor(f.dtype or dtype, f.shape)
+
+
+@register("SparseAttentionIndexer", domain=MS)
+def sparse_attention_indexer(ctx, ins: list) -> list:
+    """SparseAttentionIndexer: selected_indices int32 ``(B, S, capacity)``; present_key past_key's
+    shape with a past_sequence_length input, else ``(B, ?, h)``; present_proj_buffer
+    ``(2, B, ?, 2h)``."""
+    q, past_k, past_len, proj = ins[0], _arg(ins, 7), _arg(ins, 12), _arg(ins, 13)
+    _check_rank(ctx, q, (3,), "query")
+    b, s = (q.shape[0], q.shape[1]) if _rank(q) == 3 else (ctx.fresh(), ctx.fresh())
+    selected = tensor(INT32, (b, s, _indexer_capacity(ctx)))
+    if past_len is not None and past_k is not None:
+        present = _like(past_k, q.dtype)
+    else:
+        head = past_k.shape[2] if _rank(past_k) == 3 else ctx.fresh()
+        present = tensor(past_k.dtype if past_k is not None and past_k.dtype else q.dtype, (b, ctx.fresh(), head))
+    width = proj.shape[3] if _rank(proj) == 4 else ctx.fresh()
+    return [selected, present, tensor(q.dtype, (2, b, ctx.fresh(), width))]
+
+
+@register("PackedSparseAttentionIndexer", domain=MS)
+def packed_sparse_attention_indexer(ctx, ins: list) -> list:
+    """PackedSparseAttentionIndexer: selected_indices int32 ``(T, capacity)`` (width left open with
+    ``max_output_entries``), selected_counts ``(T)``; the state outputs keep their past inputs'
+    shapes; state_update ``(B, state_update_capacity, h)``; state_status ``(B)``."""
+    q, qnorm, cu = ins[0], _arg(ins, 2), _arg(ins, 6)
+    key_state, kv_buf, gate_buf, lengths = _arg(ins, 12), _arg(ins, 13), _arg(ins, 14), _arg(ins, 15)
+    _check_rank(ctx, q, (2,), "query")
+    t = q.shape[0] if _rank(q) == 2 else ctx.fresh()
+    width = ctx.fresh() if ctx.attr("max_output_entries") is not None else _indexer_capacity(ctx)
+    if _rank(lengths) == 2:
+        b = lengths.shape[0]
+    elif _rank(cu) == 1:
+        b = D.sub(cu.shape[0], 1)
+    else:
+        b = ctx.fresh()
+    head = qnorm.shape[0] if _rank(qnorm) == 1 else ctx.fresh()
+    return [
+        tensor(INT32, (t, width)),
+        tensor(INT32, (t,)),
+        _like(key_state, q.dtype),
+        _like(kv_buf, q.dtype),
+        _like(gate_buf, q.dtype),
+        _like(lengths, INT32),
+        tensor(q.dtype, (b, ctx.attr("state_update_capacity", 0), head)),
+        tensor(INT32, (ctx.fresh(),)),
+        tensor(INT32, (b,)),
+    ]
 
 
 @register("PackedAttention", domain=MS)
