@@ -727,3 +727,17 @@ def test_same_name_ops_of_both_domains_in_one_model() -> None:
     assert fmt("y_ms") == ["b", "s", "8"]
     assert fmt("present") == ["2", "b", "2", "s", "4"]
     assert fmt("r_onnx") == ["b", "2", "s", "4"]
+
+
+def test_every_contrib_rule_names_an_onnxruntime_op() -> None:
+    """Each (domain, op) the contrib attention / normalization / fused modules register is an op
+    onnxruntime registers in that domain (no misspelt or invented names), except LayerNormalization
+    and SimplifiedLayerNormalization under com.microsoft, accepted like onnx-shape-inference does."""
+    from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
+
+    known = {(s.domain, s.name) for s in get_all_operator_schema()}
+    modules = {f"shapeinfer.ops.contrib.{m}" for m in ("attention", "normalization", "fused")}
+    mine = {(d, op) for (d, op), entries in registry._RULES.items() for _, fn in entries if fn.__module__ in modules}
+    assert len(mine) >= 57
+    extra = {(MS, "LayerNormalization"), (MS, "SimplifiedLayerNormalization")}
+    assert mine - known == extra
