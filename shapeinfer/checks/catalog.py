@@ -2,19 +2,17 @@
 
 ``rules/README.md`` has hand-written prose around a generated section (between the
 ``<!-- catalog:start -->`` and ``<!-- catalog:end -->`` markers) that is rendered from
-:data:`~shapeinfer.checks.registry.RULES`; ``rules/*.toml`` are copies of the packaged
-profiles in ``shapeinfer/rules/``. ``python -m shapeinfer.checks.catalog [--check] [ROOT]``
-rewrites them (or, with ``--check``, exits 1 listing what is out of date).
+:data:`~shapeinfer.checks.registry.RULES`. The profiles exist once, in ``shapeinfer/rules/``
+(a profile copied into ``rules/`` is reported). ``python -m shapeinfer.checks.catalog [--check]
+[ROOT]`` rewrites the section (or, with ``--check``, exits 1 listing what is out of date).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from importlib import resources
 
 from shapeinfer.checks import RULES
-from shapeinfer.checks.config import PROFILE_DIR
 from shapeinfer.checks.registry import CHECKS, FAMILIES
 
 START = "<!-- catalog:start -->"
@@ -69,12 +67,6 @@ def render_readme(text: str) -> str:
     return text[: i + len(START)] + "\n\n" + catalog_markdown() + "\n" + text[j:]
 
 
-def packaged_profiles() -> dict[str, str]:
-    """File name -> text of every profile shipped in ``shapeinfer/rules/``."""
-    d = resources.files("shapeinfer") / PROFILE_DIR
-    return {p.name: p.read_text(encoding="utf-8") for p in d.iterdir() if p.name.endswith(".toml")}
-
-
 def sync(root: str, check: bool = False) -> list[str]:
     """Bring ``ROOT/rules`` up to date (or, with ``check``, only list what differs)."""
     folder = os.path.join(root, "rules")
@@ -88,21 +80,9 @@ def sync(root: str, check: bool = False) -> list[str]:
         if not check:
             with open(readme, "w", encoding="utf-8") as f:
                 f.write(new)
-    wanted = packaged_profiles()
-    for name, text in sorted(wanted.items()):
-        p = os.path.join(folder, name)
-        have = None
-        if os.path.exists(p):
-            with open(p, encoding="utf-8") as f:
-                have = f.read()
-        if have != text:
-            stale.append(p)
-            if not check:
-                with open(p, "w", encoding="utf-8") as f:
-                    f.write(text)
     for name in sorted(os.listdir(folder)):
-        if name.endswith(".toml") and name not in wanted:
-            stale.append(os.path.join(folder, name) + " (not a packaged profile)")
+        if name.endswith(".toml"):
+            stale.append(os.path.join(folder, name) + " (a second copy: profiles live in shapeinfer/rules/)")
     return stale
 
 
