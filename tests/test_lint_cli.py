@@ -314,6 +314,40 @@ def test_fix_without_the_passes_says_so_and_writes_nothing(tmp_path, monkeypatch
     assert "R009" in r.stdout
 
 
+def test_fix_copies_are_not_linted_again_nor_overwritten(tmp_path):
+    # `lint DIR --fix` writes m.fixed.onnx beside m.onnx: the next `lint DIR` lints m.onnx only,
+    # and a second --fix leaves the first copy as it is, saying so.
+    from shapeinfer.checks.runner import available_passes
+
+    if available_passes(["remove-noop-reshape"])[1]:
+        pytest.skip("remove-noop-reshape not in this installation")
+    d = tmp_path / "models"
+    d.mkdir()
+    onnx.save(fix_models()["R009"], str(d / "m.onnx"))
+    r = invoke(str(d), "--fix", "--format", "json")
+    fixed = d / "m.fixed.onnx"
+    assert fixed.exists() and f"wrote {fixed}" in r.stderr
+    r = invoke(str(d), "--format", "json")
+    assert {f["path"] for f in json.loads(r.stdout)} == {str(d / "m.onnx")}
+    assert "1 file" in invoke(str(d)).stdout
+    fixed.write_bytes(b"left by the user")
+    r = invoke(str(d), "--fix")
+    assert f"{fixed} already exists and is not overwritten" in r.stderr
+    assert fixed.read_bytes() == b"left by the user"
+    assert "R009" in r.stdout  # the finding is reported, not fixed
+    r = invoke(str(fixed))  # named explicitly, a *.fixed.onnx file is linted
+    assert "E900" in r.stdout
+
+
+def test_unknown_profile_suggests_the_closest():
+    r = run(str(model_path("bert_ts")), "--rules", "strct")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "shapeinfer: error: unknown rule profile 'strct' (did you mean 'strict'?) "
+        "(shipped: default, onednn, openvino, strict; or give a path)"
+    ]
+
+
 # ------------------------------------------------------------------ CI files
 
 

@@ -37,15 +37,15 @@ class FileResult:
 
 def discover(paths: Sequence[str]) -> list[str]:
     """The model files to lint: files as given, folders searched recursively for ``*.onnx``
-    (hidden folders skipped), in a stable order, each once. LintUsageError for a missing path
-    or a folder with no models."""
+    (hidden folders and the ``*.fixed.onnx`` files --fix writes skipped), in a stable order,
+    each once. LintUsageError for a missing path or a folder with no models."""
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             found = []
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".onnx"))
+                found.extend(os.path.join(root, f) for f in sorted(files) if _is_model_name(f))
             if not found:
                 raise LintUsageError(f"{p}: no *.onnx files in this folder")
             out.extend(found)
@@ -61,6 +61,11 @@ def discover(paths: Sequence[str]) -> list[str]:
             seen.add(key)
             uniq.append(p)
     return uniq
+
+
+def _is_model_name(name: str) -> bool:
+    """A file a folder search lints: ``*.onnx``, but not the ``*.fixed.onnx`` copies --fix writes."""
+    return name.endswith(".onnx") and not name.endswith(".fixed.onnx")
 
 
 def fixed_path(path: str) -> str:
@@ -107,6 +112,10 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> 
     wanted = {f.fix for f in fixable}
     passes = [p for p in FIX_ORDER if p in wanted] + sorted(wanted - set(FIX_ORDER))
     res = FileResult(path, findings)
+    out = path if in_place else fixed_path(path)
+    if not in_place and os.path.lexists(out):
+        res.notes.append(f"{path}: --fix: {out} already exists and is not overwritten (remove it, or use --in-place)")
+        return res
     available, missing = available_passes(passes)
     if missing:
         res.notes.append(f"{path}: --fix: pass(es) not available in this installation: {', '.join(missing)}")
@@ -120,7 +129,6 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> 
     except Exception as e:
         res.notes.append(f"{path}: --fix failed in the optimize passes ({type(e).__name__}: {e}); nothing written")
         return res
-    out = path if in_place else fixed_path(path)
     after = config.apply(lint_model(fixed, out, target=config.target, base_dir=model_dir(path)))
     before_counts = Counter(f.code for f in fixable)
     after_counts = Counter(f.code for f in after if f.code in before_counts)
