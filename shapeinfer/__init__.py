@@ -5,13 +5,44 @@ Python API:
 - :func:`infer_shapes` — a copy of a model with every tensor's dims in ``value_info``.
 - :func:`infer` — the full result: per-tensor facts (dims as ints / symbolic expressions),
   input and fresh symbols, assumed equalities, diagnostics.
+- :func:`optimize` — the rewriting passes of ``shapeinfer optimize``.
 - :mod:`shapeinfer.dims` — the symbolic dimension algebra.
+
+The names are imported on first use, so ``import shapeinfer`` (and ``shapeinfer --version``)
+does not load onnx.
 """
 
-from shapeinfer.api import infer, infer_shapes
-from shapeinfer.engine import Result
-from shapeinfer.passes import optimize
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 __all__ = ["Result", "__version__", "infer", "infer_shapes", "optimize"]
+
+if TYPE_CHECKING:
+    from shapeinfer.api import infer, infer_shapes
+    from shapeinfer.engine import Result
+    from shapeinfer.passes import optimize
+
+_LAZY = {
+    "infer": "shapeinfer.api",
+    "infer_shapes": "shapeinfer.api",
+    "Result": "shapeinfer.engine",
+    "optimize": "shapeinfer.passes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shapeinfer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

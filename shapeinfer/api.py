@@ -11,9 +11,45 @@ from shapeinfer import dims as D
 from shapeinfer.engine import Result, model_dir
 from shapeinfer.engine import infer as _infer
 from shapeinfer.onnxio import load_model
+from shapeinfer.suggest import did_you_mean
 from shapeinfer.writer import annotate
 
 ModelLike = onnx.ModelProto | str | os.PathLike
+
+#: Largest value a dim may take (ONNX dims are int64).
+INT64_MAX = 2**63 - 1
+
+
+class BindError(ValueError):
+    """A ``bind`` entry that does not fit the model: an unknown symbol or a value that is not
+    a positive int64. ``symbol`` is the entry's name; the message says what is wrong."""
+
+    def __init__(self, symbol: str, message: str) -> None:
+        super().__init__(message)
+        self.symbol = symbol
+
+
+def check_bind_values(bind: Mapping[str, int]) -> None:
+    """Raise BindError unless every value is an int in 1..2**63-1.
+
+    Symbols stand for sizes that are at least 1 (the dims algebra relies on it: ``s // s == 1``),
+    so a binding cannot make one 0; a zero-size dim is written as the int 0 in ``input_shapes``.
+    """
+    for k, v in bind.items():
+        if type(v) is not int:
+            raise BindError(k, f"the value of {k!r} must be an int, got {v!r}")
+        if v < 1:
+            raise BindError(k, f"{k}={v}: symbols stand for sizes of at least 1 (write a 0 dim with input_shapes)")
+        if v > INT64_MAX:
+            raise BindError(k, f"{k}={v}: larger than int64 allows (2**63-1)")
+
+
+def check_bind_symbols(bind: Mapping[str, int], symbols: set[str]) -> None:
+    """Raise BindError for the first name in ``bind`` that is not one of the graph inputs' ``symbols``."""
+    for k in bind:
+        if k not in symbols:
+            known = ", ".join(sorted(symbols)) or "none"
+            raise BindError(k, f"no graph input has a dim named {k!r}{did_you_mean(k, symbols)} (symbols: {known})")
 
 
 def _load(model: ModelLike, copy: bool) -> tuple[onnx.ModelProto, str | None]:
@@ -27,25 +63,41 @@ def _load(model: ModelLike, copy: bool) -> tuple[onnx.ModelProto, str | None]:
     return load_model(path), model_dir(path)
 
 
+def _parse_shapes(input_shapes: Mapping[str, Sequence[D.Dim | str | int]] | None) -> dict | None:
+    if not input_shapes:
+        return None
+    return {k: [D.parse(x) if isinstance(x, str) else x for x in v] for k, v in input_shapes.items()}
+
+
 def infer(
     model: ModelLike,
     *,
     input_shapes: Mapping[str, Sequence[D.Dim | str | int]] | None = None,
     bind: Mapping[str, int] | None = None,
     base_dir: str | None = None,
+    timeout: float | None = None,
 ) -> Result:
     """Infer every tensor's dims, the symbol table and diagnostics.
 
     ``model`` is a ModelProto (not modified unless ``input_shapes`` is given, which rewrites its
     graph inputs) or a path (external weights are not loaded). ``input_shapes`` overrides graph
-    inputs' dims (ints, symbol names or expressions); ``bind`` specialises symbols to ints.
-    ``result.facts[name].shape`` gives a tensor's dims as ints and :class:`shapeinfer.dims.Expr`.
+    inputs' dims (ints, symbol names or expressions; KeyError for a name that is not a graph
+    input); ``bind`` specialises input symbols to ints of at least 1 (:class:`BindError`, a
+    ValueError, for a symbol no graph input has or a value out of range). ``timeout`` (seconds)
+    raises :class:`shapeinfer.engine.InferenceTimeout` when inference runs longer.
+    ``result.dims(name)`` gives a tensor's dims as ints and :class:`shapeinfer.dims.Expr`.
     """
+    if bind:
+        check_bind_values(bind)
     m, where = _load(model, copy=bool(input_shapes))
-    shapes = None
-    if input_shapes:
-        shapes = {k: [D.parse(x) if isinstance(x, str) else x for x in v] for k, v in input_shapes.items()}
-    return _infer(m, base_dir=base_dir or where, input_shapes=shapes, bind=bind)
+    return _run(m, base_dir or where, input_shapes, bind, timeout)
+
+
+def _run(m: onnx.ModelProto, base_dir: str | None, input_shapes, bind, timeout: float | None) -> Result:
+    result = _infer(m, base_dir=base_dir, input_shapes=_parse_shapes(input_shapes), bind=bind, timeout=timeout)
+    if bind:
+        check_bind_symbols(bind, result.input_symbols)
+    return result
 
 
 def infer_shapes(
@@ -57,13 +109,9 @@ def infer_shapes(
     """A copy of ``model`` with every tensor's type and dims written into ``value_info``.
 
     Graph outputs get their types too; dims are ``dim_value`` or ``dim_param`` expression text.
-    Weights are left as they are (external data stays external).
+    Weights are left as they are (external data stays external). Arguments as for :func:`infer`.
     """
-    if isinstance(model, onnx.ModelProto):
-        m, where = _load(model, copy=True)
-    else:
-        m, where = _load(model, copy=False)
-    shapes = None
-    if input_shapes:
-        shapes = {k: [D.parse(x) if isinstance(x, str) else x for x in v] for k, v in input_shapes.items()}
-    return annotate(_infer(m, base_dir=where, input_shapes=shapes, bind=bind))
+    if bind:
+        check_bind_values(bind)
+    m, where = _load(model, copy=isinstance(model, onnx.ModelProto))
+    return annotate(_run(m, where, input_shapes, bind, None))

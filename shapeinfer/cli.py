@@ -2,13 +2,19 @@
 
 ``shapeinfer MODEL`` infers shapes (the default command); ``optimize``, ``lint`` and ``verify``
 are subcommands. Bad input gives one line on stderr and exit code 2, never a traceback
-(``--debug`` shows one).
+(``--debug`` shows one); a usage error (an unknown flag, a bad flag value) is one line too.
+
+Only click is imported at start-up: onnx, numpy and the engine are imported by the command
+that needs them, so ``--help`` and ``--version`` stay fast.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
+import os
+import sys
 import time
 
 import click
@@ -28,6 +34,20 @@ class CliError(click.ClickException):
         click.echo(f"shapeinfer: error: {self.format_message()}", err=True)
 
 
+def _usage_line(e: click.UsageError) -> str:
+    """A click usage error as one line: what is wrong, naming the flag and the value given."""
+    msg = e.message
+    if isinstance(e, click.BadParameter) and e.param is not None and not isinstance(e, click.MissingParameter):
+        p = e.param
+        name = " / ".join(p.opts) if isinstance(p, click.Option) else p.human_readable_name
+        msg = f"invalid value for {name}: {msg}"
+    elif isinstance(e, (click.MissingParameter, click.NoSuchOption)):
+        msg = e.format_message()  # with click's "Did you mean --bind?"
+    msg = msg.rstrip(".")
+    where = e.ctx.command_path if e.ctx is not None else "shapeinfer"
+    return f"shapeinfer: error: {msg} (see '{where} --help')"
+
+
 class DefaultGroup(click.Group):
     """A group whose first argument, when it is not a subcommand, is a model for ``infer``."""
 
@@ -35,13 +55,79 @@ class DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            first = args[0]
+            if not first.startswith("-") and not os.path.lexists(first):
+                from shapeinfer.suggest import closest
+
+                guess = closest(first, self.commands)
+                if guess is not None:
+                    raise click.UsageError(f"unknown command {first!r} (did you mean {guess!r}?)", ctx)
+                looks_like_word = first.isidentifier()
+                if looks_like_word and any(os.path.lexists(a) for a in args[1:] if not a.startswith("-")):
+                    cmds = ", ".join(sorted(self.commands))
+                    raise click.UsageError(f"unknown command {first!r} (commands: {cmds})", ctx)
             args = [self.default_command, *args]
-        elif not args:
-            args = []
         return super().parse_args(ctx, args)
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("shapeinfer", "MODEL [OPTIONS]  |  shapeinfer COMMAND [ARGS]...")
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode: bool = True, **extra):
+        """Click's main, with every usage error on one line (exit 2) instead of a usage dump."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            click.echo(_usage_line(e), err=True)
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as e:
+            if isinstance(e, CliError):
+                e.show()
+            else:
+                click.echo(f"shapeinfer: error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("shapeinfer: error: interrupted", err=True)
+            sys.exit(EXIT_USAGE)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+class Number(click.ParamType):
+    """An int or float flag value within a range; the error names the text given (``0``, ``abc``)."""
+
+    def __init__(self, kind: type, what: str, minimum: float, minimum_open: bool = False, maximum=None) -> None:
+        self.kind = kind
+        self.what = what
+        self.name = kind.__name__
+        self.minimum = minimum
+        self.minimum_open = minimum_open
+        self.maximum = maximum
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, self.kind) and not isinstance(value, bool):
+            v = value
+        else:
+            text = str(value).strip()
+            try:
+                digits = text.lstrip("+-")
+                if self.kind is int and (not (digits.isascii() and digits.isdigit()) or len(text) > 25):
+                    raise ValueError
+                v = self.kind(text)
+            except ValueError:
+                self.fail(f"{value!r} is not {self.what}", param, ctx)
+        bad = (
+            (isinstance(v, float) and math.isnan(v))
+            or v < self.minimum
+            or (self.minimum_open and v == self.minimum)
+            or (self.maximum is not None and v > self.maximum)
+        )
+        if bad:
+            self.fail(f"{value} is not {self.what}", param, ctx)
+        return v
+
+
+SECONDS = Number(float, "a number of seconds above 0", 0.0, minimum_open=True)
 
 
 def _parse_assignments(values: tuple[str, ...], what: str) -> list[tuple[str, str]]:
@@ -89,21 +175,44 @@ def parse_bytes(text: str, flag: str) -> int:
 
 
 def parse_bind(values: tuple[str, ...]) -> dict[str, int]:
-    """``("batch=2,seq=7", ...)`` as ``{"batch": 2, "seq": 7}``; CliError for anything else."""
-    bind = {}
+    """``("batch=2,seq=7", ...)`` as ``{"batch": 2, "seq": 7}``; CliError for anything else.
+
+    Values are ints of at least 1: a symbol stands for a size that is never 0 (the dims algebra
+    relies on it), so ``batch=0`` is refused; write a zero-size dim as 0 in ``--input-shape``.
+    A symbol given twice with different values is refused.
+    """
+    bind: dict[str, int] = {}
     for k, v in _parse_assignments(values, "bind"):
         n = parse_count(v, f"--bind {k}")
         if n < 0:
             raise CliError(f"--bind {k}={v}: dims cannot be negative")
+        if n == 0:
+            raise CliError(
+                f"--bind {k}=0: symbols stand for sizes of at least 1; "
+                f"a zero-size dim is written as 0 with --input-shape"
+            )
+        if k in bind and bind[k] != n:
+            raise CliError(f"--bind {k} is given twice, with {bind[k]} and {n}")
         bind[k] = n
     return bind
 
 
 def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
-    """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``."""
+    """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``.
 
-    shapes = {}
+    Each dim is a non-negative int or a dims expression over symbol names (``seq``,
+    ``2*seq``, ``(seq + 1)//2``); anything else (``[1,seq]``, ``1x128``) is refused, as is an
+    input given twice or an expression past the complexity cap inference uses.
+    """
+    shapes: dict[str, list] = {}
     for k, v in _parse_assignments(values, "input-shape"):
+        if k in shapes:
+            raise CliError(f"--input-shape {k} is given twice")
+        text = v.strip()
+        if text and text[0] in "[(" and text[-1] in "])":
+            raise CliError(
+                f"--input-shape {k}={show(v[:60])}: write the dims without brackets, separated by commas ({k}=1,seq)"
+            )
         dims = []
         for tok in [t.strip() for t in v.split(",")] if v.strip() else []:
             if not tok:
@@ -158,7 +267,13 @@ def _parse_dim_text(tok: str, name: str):
         tree = None
     if tree is not None and _expansion_bound(tree) > MAX_EXPR_SIZE:
         raise CliError(too_big)
-    d = D.parse(tok)
+    try:
+        d = D.parse_expression(tok)
+    except ValueError as e:
+        hint = f" (dims are separated by commas: {name}={tok.replace('x', ',')})" if "x" in tok else ""
+        raise CliError(f"--input-shape {name}: {show(str(e))}{hint}") from None
+    if type(d) is int and d < 0:
+        raise CliError(f"--input-shape {name}: dims cannot be negative")
     if D.size(d) > MAX_EXPR_SIZE:
         raise CliError(too_big)
     return d
@@ -188,18 +303,27 @@ def _json_dim(d):
 
 
 def summarize(result) -> dict:
-    """Counts for the summary line: tensors, fully resolved share, fresh symbols, diagnostics."""
+    """Counts for the summary line: tensors, fully resolved share, fresh symbols, diagnostics.
+
+    A fact shared by many tensors (inference reuses one record for the same shape across
+    repeated layers) is checked once.
+    """
     from shapeinfer import dims as D
 
     inputs = result.input_symbols
     total = resolved = 0
+    seen: dict[int, bool] = {}
     for gf in result.graph_facts.values():
         for f in gf.values():
             if f.kind != "tensor":
                 continue
             total += 1
-            if f.shape is not None and all(type(d) is int or D.symbols(d) <= inputs for d in f.shape):
-                resolved += 1
+            ok = seen.get(id(f))
+            if ok is None:
+                ok = seen[id(f)] = f.shape is not None and all(
+                    type(d) is int or D.symbols(d) <= inputs for d in f.shape
+                )
+            resolved += ok
     sev = {"error": 0, "warning": 0, "info": 0}
     for d in result.diagnostics:
         sev[d.severity] = sev.get(d.severity, 0) + 1
@@ -280,9 +404,9 @@ def main() -> None:
 
     Dims are ints or expressions over the model's symbols (batch, seq, batch*seq,
     (seq + 1)//2). A dim that cannot be determined becomes a fresh symbol unk_<n>.
-    Exit codes: 0 success, 1 findings (lint, verify), 2 bad input or usage.
+    Exit codes: 0 success, 1 findings (lint, verify, infer --fail-on), 2 bad input or usage.
     A MODEL of - is read from standard input; -o - writes the model to standard output
-    (the report then goes to standard error).
+    (the report then goes to standard error). NO_COLOR set in the environment turns colour off.
     """
     _escape_unprintable_output()
 
@@ -296,7 +420,10 @@ def _escape_unprintable_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
-@main.command("infer")
+_SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@main.command("infer", short_help="Infer every tensor's shape (the default command).")
 @click.argument("model", type=click.Path(dir_okay=True))
 @click.option("-o", "--output", type=click.Path(), help="Write the model with every tensor's shape in value_info.")
 @click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
@@ -305,32 +432,56 @@ def _escape_unprintable_output() -> None:
     "input_shape",
     multiple=True,
     metavar="NAME=D0,D1,...",
-    help="Override a graph input's dims (ints or symbol names). Repeatable.",
+    help="Override a graph input's dims (ints or expressions over symbol names). Repeatable.",
 )
-@click.option("--bind", multiple=True, metavar="SYM=INT[,SYM=INT]", help="Specialise a symbol to an int everywhere.")
+@click.option(
+    "--bind",
+    multiple=True,
+    metavar="SYM=INT[,SYM=INT]",
+    help="Specialise an input symbol to an int (at least 1) everywhere. Repeatable.",
+)
+@click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor: dtype, dims, op and node.")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="PATTERN",
+    help="List the tensors whose name, node name or op type contains PATTERN (a glob with * ? []). Repeatable.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    help="Exit 1 when a diagnostic of this severity or worse is reported (for CI).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="List every diagnostic, not only errors and warnings.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-@click.option(
-    "--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Give up after this long."
-)
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
 def infer_cmd(
     model: str,
     output: str | None,
     in_place: bool,
     input_shape: tuple,
     bind: tuple,
+    show_all: bool,
+    filters: tuple[str, ...],
     as_json: bool,
+    fail_on: str | None,
     verbose: bool,
     debug: bool,
     timeout: float | None,
 ) -> None:
-    """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs."""
+    """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs.
+
+    With --all or --filter, print a table of every (matching) tensor instead. Exit codes:
+    0 done, 1 a diagnostic at the --fail-on severity, 2 bad input or usage.
+    """
     binding = parse_bind(bind)
     shapes = parse_input_shapes(input_shape)
     check_output(output, model, in_place)
 
     def run():
+        from shapeinfer.api import BindError, check_bind_symbols
         from shapeinfer.engine import infer, model_dir
         from shapeinfer.onnxio import load_model
         from shapeinfer.writer import annotate
@@ -341,8 +492,12 @@ def infer_cmd(
             result = infer(
                 m, base_dir=model_dir(model), input_shapes=shapes or None, bind=binding or None, timeout=timeout
             )
+            if binding:
+                check_bind_symbols(binding, result.input_symbols)
         except KeyError as e:
             raise CliError(f"--input-shape: {e.args[0]}") from None
+        except BindError as e:
+            raise CliError(f"--bind {e.symbol}: {e}") from None
         secs = timer()
         if output:
             annotate(result)
@@ -350,7 +505,61 @@ def infer_cmd(
         return result, secs
 
     result, secs = _run_guarded(debug, run, model)
-    _report(result, model, output, secs, as_json, verbose)
+    table = _tensor_rows(result, filters) if (show_all or filters) else None
+    _report(result, model, output, secs, as_json, verbose, table)
+    if fail_on:
+        level = _SEVERITY_RANK[fail_on]
+        if any(_SEVERITY_RANK.get(d.severity, 0) >= level for d in result.diagnostics):
+            click.get_current_context().exit(1)
+
+
+def _graphs(graph, path: str = "main"):
+    """``(path, graph)`` for the main graph and every subgraph, keyed like ``Result.graph_facts``."""
+    from onnx import AttributeProto
+
+    from shapeinfer.engine import graph_path
+
+    yield path, graph
+    for k, n in enumerate(graph.node):
+        for a in n.attribute:
+            if a.type == AttributeProto.GRAPH:
+                yield from _graphs(a.g, graph_path(path, k, a.name))
+            elif a.type == AttributeProto.GRAPHS:
+                for j, g in enumerate(a.graphs):
+                    yield from _graphs(g, graph_path(path, k, f"{a.name}[{j}]"))
+
+
+def _matches(pattern: str, fields: tuple[str, ...]) -> bool:
+    from fnmatch import fnmatchcase
+
+    if any(c in pattern for c in "*?["):
+        return any(fnmatchcase(f, pattern) for f in fields)
+    return any(pattern in f for f in fields)
+
+
+def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
+    """Every tensor of every inferred graph (graph order: inputs, initializers, node outputs)
+    with its producer's op type and node name, kept when it matches one of ``filters``."""
+    rows = []
+    for path, g in _graphs(result.model.graph):
+        facts = result.graph_facts.get(path)
+        if facts is None:
+            continue
+        where: dict[str, tuple[str, str]] = {}
+        for vi in g.input:
+            where[vi.name] = ("input", "")
+        for t in g.initializer:
+            where[t.name] = ("initializer", "")
+        for n in g.node:
+            for o in n.output:
+                if o:
+                    where[o] = (n.op_type, n.name)
+        for name, f in facts.items():
+            op, node = where.get(name, ("", ""))
+            if filters and not any(_matches(p, (name, node, op)) for p in filters):
+                continue
+            rows.append({"graph": path, "name": name, "fact": f, "op": op, "node": node})
+    return rows
 
 
 def _echo_for(output: str | None):
@@ -360,17 +569,23 @@ def _echo_for(output: str | None):
     return click.echo
 
 
-def _report(result, model: str, output: str | None, secs: float, as_json: bool, verbose: bool) -> None:
+def _report(
+    result, model: str, output: str | None, secs: float, as_json: bool, verbose: bool, table: list[dict] | None = None
+) -> None:
     echo = _echo_for(output)
     g = result.model.graph
     facts = result.facts
     summary = summarize(result)
     if as_json:
+        if table is None:
+            tensors = {k: _io_json(k, f) for k, f in facts.items()}
+        else:
+            tensors = {r["name"]: _io_json(r["name"], r["fact"]) for r in table if r["graph"] == "main"}
         doc = {
             "model": show(model),
             "inputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.input],
             "outputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.output],
-            "tensors": {k: _io_json(k, f) for k, f in facts.items()},
+            "tensors": tensors,
             "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
             "equalities": [list(e) for e in result.equalities],
             "diagnostics": [d.to_dict() for d in result.diagnostics],
@@ -381,18 +596,21 @@ def _report(result, model: str, output: str | None, secs: float, as_json: bool, 
             doc["written"] = output
         echo(json.dumps(doc, indent=1))
         return
-    init = {t.name for t in g.initializer}
     echo(show(model))
-    echo("inputs:")
-    for vi in g.input:
-        if vi.name in init:
-            continue
-        f = facts.get(vi.name)
-        echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
-    echo("outputs:")
-    for vi in g.output:
-        f = facts.get(vi.name)
-        echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+    if table is not None:
+        _print_table(table, echo)
+    else:
+        init = {t.name for t in g.initializer}
+        echo("inputs:")
+        for vi in g.input:
+            if vi.name in init:
+                continue
+            f = facts.get(vi.name)
+            echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+        echo("outputs:")
+        for vi in g.output:
+            f = facts.get(vi.name)
+            echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
     shown = [d for d in result.diagnostics if verbose or d.severity != "info"]
     if shown:
         echo("diagnostics:")
@@ -408,6 +626,24 @@ def _report(result, model: str, output: str | None, secs: float, as_json: bool, 
     )
     if output:
         echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
+
+
+def _print_table(rows: list[dict], echo=click.echo) -> None:
+    """The --all / --filter table: one aligned line per tensor (a graph column when the model
+    has subgraphs)."""
+    subgraphs = any(r["graph"] != "main" for r in rows)
+    head = (["graph"] if subgraphs else []) + ["tensor", "dtype", "dims", "op", "node"]
+    lines = [head]
+    for r in rows:
+        f = r["fact"]
+        dtype = _dtype_name(f.dtype) if f.kind == "tensor" else f.kind
+        cells = [r["name"], dtype, _fmt_shape(f), r["op"], r["node"]]
+        lines.append(([r["graph"]] if subgraphs else []) + cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
+    echo("tensors:")
+    for line in lines:
+        echo(("  " + "  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1]).rstrip())
+    echo(f"{len(rows)} tensor{'s' if len(rows) != 1 else ''} listed")
 
 
 def _io_json(name: str, f) -> dict:
@@ -427,7 +663,7 @@ def _io_json(name: str, f) -> dict:
 # lint: the rule catalog for CI (implementation in shapeinfer/checks/, catalog in rules/README.md)
 
 
-@main.command("lint")
+@main.command("lint", short_help="Check models against the rule catalog (CI gate).")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--rules", metavar="NAME|FILE", help="Rule profile: default, strict, openvino, onednn, or a TOML file.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (codes or prefixes, comma-separated).")
@@ -440,7 +676,14 @@ def _io_json(name: str, f) -> dict:
 @click.option("-o", "--output-file", type=click.Path(), help="Write the report here instead of stdout.")
 @click.option("--fix", is_flag=True, help="Apply the fixable findings' rewrites; writes MODEL.fixed.onnx.")
 @click.option("--in-place", is_flag=True, help="With --fix, overwrite the model instead.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per core).")
+@click.option(
+    "-j",
+    "--jobs",
+    type=Number(int, "a number of workers (0: one per core)", 0),
+    metavar="N",
+    default=0,
+    help="Worker processes (0: one per core).",
+)
 @click.option("--config", type=click.Path(dir_okay=False), help="TOML file with [tool.shapeinfer] (default: nearest).")
 @click.option("--isolated", is_flag=True, help="Ignore [tool.shapeinfer] in pyproject.toml.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
@@ -468,6 +711,8 @@ def lint_cmd(
 
     Exit codes: 0 no error-level finding, 1 error-level findings, 2 could not run.
     Settings: --rules profile, then [tool.shapeinfer] in the nearest pyproject.toml, then flags.
+    Folders are searched for *.onnx, leaving out the *.fixed.onnx files --fix writes.
+    Text output is coloured on a terminal unless NO_COLOR is set.
     """
     from shapeinfer.checks import command
 
@@ -495,7 +740,7 @@ def lint_cmd(
 # shapeinfer verify: inferred shapes against onnxruntime (logic in shapeinfer/verify.py)
 
 
-@main.command("verify")
+@main.command("verify", short_help="Compare inferred shapes with onnxruntime's.")
 @click.argument("model", type=click.Path(dir_okay=True))
 @click.option(
     "--bind",
@@ -504,7 +749,14 @@ def lint_cmd(
     help="One binding of the input symbols; repeat to check several bindings in one run.",
 )
 @click.option("--strict", is_flag=True, help="Count dims inference left unresolved (fresh symbols) as mismatches.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
+@click.option(
+    "--seed",
+    type=Number(int, "a seed (0 to 2**64-1)", 0, maximum=2**64 - 1),
+    metavar="N",
+    default=0,
+    show_default=True,
+    help="Seed of the generated inputs.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option(
     "--max-memory",
@@ -571,7 +823,7 @@ def _verify_text(report) -> None:
 # shapeinfer optimize: rewriting passes (logic in shapeinfer/passes/)
 
 
-@main.command("optimize")
+@main.command("optimize", short_help="Fold shape arithmetic, rewrite legacy Reshape.")
 @click.argument("model", type=click.Path(dir_okay=True), required=False)
 @click.option("-o", "--output", type=click.Path(), help="Write the optimized model here (else only report).")
 @click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
@@ -583,7 +835,12 @@ def _verify_text(report) -> None:
 )
 @click.option("--passes", "passes", metavar="A,B,...", help="Run only these passes, in this order (dce always runs).")
 @click.option("--list-passes", is_flag=True, help="List the passes and exit.")
-@click.option("--target-opset", type=int, metavar="N", help="Lift the default-domain opset to N (onnx's converter).")
+@click.option(
+    "--target-opset",
+    type=Number(int, "an opset number (1 or more)", 1, maximum=10_000),
+    metavar="N",
+    help="Lift the default-domain opset to N (onnx's converter).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def optimize_cmd(

@@ -728,6 +728,25 @@ def _from_ast(n: ast.AST) -> Dim:
 _PARSED: dict[str, Dim] = {}
 
 
+def parse_expression(text: str, max_nodes: int = 100) -> Dim:
+    """The dim ``text`` spells when it is an int or an expression over symbol names; ValueError
+    otherwise (for text a user types, where junk such as ``seq]`` must not silently become an
+    opaque symbol). Text with more than ``max_nodes`` syntax nodes is refused before it is
+    expanded, so a hostile product of sums cannot take long."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body if len(text) <= 4000 else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is None:
+        raise ValueError(f"{text!r} is not an int or a dims expression over symbol names")
+    if sum(1 for _ in ast.walk(tree)) > max_nodes:
+        raise ValueError(f"{text[:20]!r}...: expression too long ({max_nodes} syntax nodes at most)")
+    try:
+        return _from_ast(tree)
+    except (_Unsupported, RecursionError):
+        raise ValueError(f"{text!r} is not an int or a dims expression over symbol names") from None
+
+
 def parse(text: str) -> Dim:
     """The dim spelled by ``text``; text that is not a valid expression is one opaque symbol."""
     r = _PARSED.get(text)

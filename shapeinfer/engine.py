@@ -75,9 +75,12 @@ class Result:
     substitution: dict[str, D.Dim] = field(default_factory=dict)
 
     def dims(self, name: str) -> tuple[D.Dim, ...] | None:
-        """The dims of main-graph tensor ``name`` (None for unknown rank or unknown tensor)."""
+        """The dims of main-graph tensor ``name``: None when its rank is unknown, KeyError when
+        the main graph has no tensor of that name."""
         f = self.facts.get(name)
-        return None if f is None else f.shape
+        if f is None:
+            raise KeyError(f"no tensor named {name!r} in the main graph")
+        return f.shape
 
 
 class Scope:

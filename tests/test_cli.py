@@ -157,3 +157,198 @@ def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
     r = CliRunner().invoke(main, [str(p)])
     assert r.exit_code == 2
     assert r.output.strip() == f"shapeinfer: error: {p}: cannot read: Permission denied"
+
+
+# ------------------------------------------------------------------ flags a newcomer mistypes
+
+
+def one_error_line(r: subprocess.CompletedProcess) -> str:
+    """The single stderr line of a refused run (exit 2, no traceback, nothing on stdout)."""
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("shapeinfer: error: ")
+    return lines[0]
+
+
+def test_bind_must_name_an_input_symbol_once_with_a_positive_value():
+    m = str(model_path("gpt2_ts"))
+    line = one_error_line(run(m, "--bind", "bacth=1"))
+    assert "--bind bacth" in line and "did you mean 'batch'?" in line and "symbols: batch, seq" in line
+    line = one_error_line(run(m, "--bind", "batch=1", "--bind", "batch=2"))
+    assert line.endswith("--bind batch is given twice, with 1 and 2")
+    line = one_error_line(run(m, "--bind", "batch=0"))
+    assert "--bind batch=0" in line and "at least 1" in line
+    line = one_error_line(run(m, "--bind", "batch=" + "9" * 55))
+    assert "larger than int64" in line
+    # the same symbol twice with the same value is fine, and binds
+    r = run(m, "--bind", "batch=2", "--bind", "batch=2,seq=3", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["outputs"][0]["shape"] == [2, 3, 1000]
+
+
+def test_bind_checks_in_the_python_api():
+    import shapeinfer
+    from shapeinfer.api import BindError
+
+    with pytest.raises(BindError, match="did you mean 'batch'"):
+        shapeinfer.infer(str(model_path("gpt2_ts")), bind={"bacth": 1})
+    with pytest.raises(ValueError, match="at least 1"):
+        shapeinfer.infer_shapes(str(model_path("gpt2_ts")), bind={"batch": 0})
+
+
+@pytest.mark.parametrize(
+    "value,needle",
+    [
+        ("input_ids=[1,seq]", "without brackets"),
+        ("input_ids=1x128", "'1x128' is not an int or a dims expression"),
+        ("input_ids=1,seq]", "'seq]' is not an int or a dims expression"),
+        ("input_ids=1,-3", "cannot be negative"),
+        ("input_ids=1," + "*".join(["(a+b+c+d+e+f+g+h+i+j)"] * 12), "more complex than the expression cap"),
+    ],
+)
+def test_input_shape_junk_is_refused(value, needle):
+    line = one_error_line(run(str(model_path("gpt2_ts")), "--input-shape", value))
+    assert needle in line and "--input-shape input_ids=" in line
+
+
+def test_input_shape_takes_expressions():
+    r = run(
+        str(model_path("gpt2_ts")),
+        "--input-shape",
+        "input_ids=2*b,seq + 1",
+        "--input-shape",
+        "attention_mask=2*b,seq + 1",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["outputs"][0]["shape"] == ["2*b", "seq + 1", 1000]
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--timeout", "0"], "invalid value for --timeout: 0 is not a number of seconds above 0"),
+        (["--timeout", "nan"], "invalid value for --timeout: nan is not"),
+        (["optimize", "{m}", "--target-opset", "abc"], "invalid value for --target-opset: 'abc' is not an opset"),
+        (["lint", "-j", "-1", "{m}"], "invalid value for -j / --jobs: -1 is not a number of workers"),
+        (["lint", "--format", "bogus", "{m}"], "invalid value for --format: 'bogus' is not one of"),
+        (["verify", "{m}", "--seed", "-3"], "invalid value for --seed: -3"),
+        (["--bnd", "x=1"], "No such option '--bnd'. Did you mean '--bind'?"),
+        (["optimze", "{m}"], "unknown command 'optimze' (did you mean 'optimize'?)"),
+        (["lnt", "{m}"], "unknown command 'lnt' (did you mean 'lint'?)"),
+        (["check", "{m}"], "unknown command 'check' (commands: infer, lint, optimize, verify)"),
+        (["optimize", "{m}", "--passes", "fold-shape"], "unknown pass 'fold-shape' (did you mean 'fold-shapes'?)"),
+        (["optimize", "{m}", "--bind", "bacth=1"], "did you mean 'batch'?"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_flag_and_value(args, needle):
+    m = str(model_path("bert_ts"))
+    if "{m}" not in args:
+        args = [m, *args]
+    line = one_error_line(run(*[m if a == "{m}" else a for a in args]))
+    assert needle in line, line
+
+
+def test_top_level_help_shows_whole_command_descriptions():
+    r = run("--help")
+    assert r.returncode == 0
+    commands = r.stdout.split("Commands:")[1]
+    assert "..." not in commands
+    for name in ("infer", "lint", "optimize", "verify"):
+        assert f"  {name} " in commands
+    assert "NO_COLOR" in r.stdout
+
+
+def test_version_and_help_import_nothing_heavy():
+    code = (
+        "import sys\nfrom shapeinfer.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('onnx', 'numpy', 'shapeinfer.engine') if m in sys.modules)\n"
+        "print('HEAVY', heavy)\n"
+    )
+    for args in (["--version"], ["--help"], ["lint", "--help"]):
+        r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+        assert "HEAVY []" in r.stdout, (args, r.stdout, r.stderr)
+
+
+def test_fail_on_gates_ci(tmp_path):
+    from onnx import TensorProto, helper
+
+    # bert_ts: 2 warnings (G003), no error
+    m = str(model_path("bert_ts"))
+    assert run(m).returncode == 0
+    assert run(m, "--fail-on", "error").returncode == 0
+    r = run(m, "--fail-on", "warning")
+    assert r.returncode == 1 and "2 warning" in r.stdout
+    # an undefined input is an error-level diagnostic (G005)
+    g = helper.make_graph(
+        [helper.make_node("Add", ["x", "ghost"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    p = tmp_path / "bad.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(p))
+    assert run(str(p)).returncode == 0
+    r = run(str(p), "--fail-on", "error")
+    assert r.returncode == 1 and "G005" in r.stdout
+
+
+def test_all_lists_every_tensor_aligned_and_filter_narrows_it():
+    m = str(model_path("bert_ts"))
+    doc = json.loads(run(m, "--json").stdout)
+    r = run(m, "--all")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    start = lines.index("tensors:") + 1
+    head, rows = lines[start], lines[start + 1 : start + 1 + len(doc["tensors"])]
+    assert head.split() == ["tensor", "dtype", "dims", "op", "node"]
+    assert lines[start + 1 + len(doc["tensors"])] == f"{len(doc['tensors'])} tensors listed"
+    col = head.index("dtype")
+    by_name = {}
+    for row in rows:
+        name = row[:col].strip()
+        assert row[col - 2 : col] == "  "  # aligned columns
+        by_name[name] = row
+    assert set(by_name) == set(doc["tensors"])
+    for name, t in doc["tensors"].items():
+        dims = "[" + ", ".join(str(d) for d in t["shape"]) + "]"
+        assert f" {t['dtype']} " in by_name[name] and dims in by_name[name]
+    assert "initializer" in by_name["m.embeddings.word_embeddings.weight"]
+    assert by_name["input_ids"].split()[-1] == "input"
+
+    model = onnx.load(m)
+    reshapes = {o for n in model.graph.node if n.op_type == "Reshape" for o in n.output}
+    r = run(m, "--filter", "Reshape")
+    table = r.stdout.split("tensors:\n")[1].split(" tensors listed")[0].splitlines()[1:-1]
+    listed = {ln.split()[0] for ln in table}
+    named = {o for n in model.graph.node if "Reshape" in n.name for o in n.output}
+    assert reshapes <= listed and listed == reshapes | named | {t for t in doc["tensors"] if "Reshape" in t}
+    # a glob matches whole names; --json keeps only the matching tensors
+    r = run(m, "--filter", "*layer.0/attention/self/Reshape_3*", "--json")
+    assert list(json.loads(r.stdout)["tensors"]) == ["/m/encoder/layer.0/attention/self/Reshape_3_output_0"]
+    assert json.loads(r.stdout)["tensors"]["/m/encoder/layer.0/attention/self/Reshape_3_output_0"]["shape"] == [
+        "batch",
+        "seq",
+        64,
+    ]
+
+
+def test_result_dims_of_an_unknown_tensor_raises():
+    import shapeinfer
+
+    r = shapeinfer.infer(str(model_path("bert_ts")))
+    assert r.dims("out")[2] == 64
+    with pytest.raises(KeyError, match="nosuch"):
+        r.dims("nosuch")
+
+
+def test_readme_python_example_runs_as_written():
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "(1, Expr('seq'), 64)" in r.stdout

@@ -89,7 +89,12 @@ def profile_path(ref: str) -> str:
         return ref
     p = resources.files("shapeinfer") / PROFILE_DIR / f"{ref}.toml"
     if not p.is_file():
-        raise ConfigError(f"unknown rule profile {ref!r} (shipped: {', '.join(profile_names())}; or give a path)")
+        from shapeinfer.suggest import did_you_mean
+
+        names = profile_names()
+        raise ConfigError(
+            f"unknown rule profile {ref!r}{did_you_mean(ref, names)} (shipped: {', '.join(names)}; or give a path)"
+        )
     return str(p)
 
 

@@ -146,7 +146,9 @@ def pass_module(name: str):
     """The module implementing pass ``name``; OptimizeError for an unknown name."""
     mod = PASSES.get(name)
     if mod is None:
-        raise OptimizeError(f"unknown pass {name!r} (passes: {', '.join(PASSES)})")
+        from shapeinfer.suggest import did_you_mean
+
+        raise OptimizeError(f"unknown pass {name!r}{did_you_mean(name, PASSES)} (passes: {', '.join(PASSES)})")
     return importlib.import_module(mod)
 
 
@@ -191,7 +193,10 @@ def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> None:
     for k, v in bind.items():
         if k not in known:
             syms = ", ".join(sorted(known)) or "none"
-            raise OptimizeError(f"--bind {k}: no graph input has a dim named {k!r} (symbols: {syms})")
+            from shapeinfer.suggest import did_you_mean
+
+            hint = did_you_mean(k, known)
+            raise OptimizeError(f"--bind {k}: no graph input has a dim named {k!r}{hint} (symbols: {syms})")
         if type(v) is not int or v < 0:
             raise OptimizeError(f"--bind {k}={v}: the value must be a non-negative integer")
 
