@@ -181,7 +181,7 @@ def test_bind_must_name_an_input_symbol_once_with_a_positive_value():
     line = one_error_line(run(m, "--bind", "batch=0"))
     assert "--bind batch=0" in line and "at least 1" in line
     line = one_error_line(run(m, "--bind", "batch=" + "9" * 55))
-    assert "larger than int64" in line
+    assert "out of range (at most 2**63-1)" in line
     # the same symbol twice with the same value is fine, and binds
     r = run(m, "--bind", "batch=2", "--bind", "batch=2,seq=3", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["outputs"][0]["shape"] == [2, 3, 1000]
@@ -209,7 +209,7 @@ def test_bind_checks_in_the_python_api():
 )
 def test_input_shape_junk_is_refused(value, needle):
     line = one_error_line(run(str(model_path("gpt2_ts")), "--input-shape", value))
-    assert needle in line and "--input-shape input_ids=" in line
+    assert needle in line and "--input-shape input_ids" in line
 
 
 def test_input_shape_takes_expressions():
