@@ -116,7 +116,7 @@ def conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
 @register("Conv")
 def conv(ctx, ins: list) -> list:
     """Conv: ``N x M x spatial`` with M = W's first dim."""
-    return conv_like(ctx, ins[0], ins[1], ins[0].dtype)
+    return conv_like(ctx, ins[0], ins[1] if len(ins) > 1 else None, ins[0].dtype)
 
 
 @register("ConvInteger", since=10)
