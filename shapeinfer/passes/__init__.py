@@ -3,8 +3,7 @@
 Every pass takes a model and returns a model that computes exactly what its input computed
 (same graph inputs, same graph outputs under the same names, same values) together with a
 count of what it changed. Passes use inference facts (:func:`shapeinfer.engine.infer`) to
-decide, and onnx-graphsurgeon to rewrite (imported lazily: importing this package costs
-nothing on the inference path).
+decide, and a light index of the protobuf (:mod:`shapeinfer.passes._graph`) to rewrite.
 
 The passes, in pipeline order (each module's docstring states its contract):
 
@@ -68,34 +67,49 @@ class PassContext:
     fold_cap: int = FOLD_CAP
     interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
     bind: Mapping[str, int] | None = None  # symbol values inference specialises to
-    _facts: tuple | None = field(default=None, repr=False)
+    _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
 
-    def infer(self, model: onnx.ModelProto):
+    def infer(self, model: onnx.ModelProto, whole: bool = False):
         """Inference facts of ``model`` (:class:`shapeinfer.engine.Result`).
 
         Passes never modify the model they are given, so facts are reused while the same
-        ModelProto object is passed on (a pass that changes nothing returns its input).
+        ModelProto object is passed on (a pass that changes nothing returns its input), and
+        carried over a pass that keeps every surviving main-graph tensor's value
+        (:meth:`carry`): those facts cover the main graph's old tensors only (a tensor the pass
+        created has none, which passes read as unknown). ``whole`` asks for a fresh inference
+        (subgraph facts, whose paths hold node positions, and the new tensors' facts too).
         """
         from shapeinfer.engine import infer
 
-        if self._facts is not None and self._facts[0] is model:
+        if self._facts is not None and self._facts[0] is model and (self._facts[2] or not whole):
             return self._facts[1]
         res = infer(model, base_dir=self.base_dir, bind=self.bind or None)
-        self._facts = (model, res)
+        self._facts = (model, res, True)
         return res
 
-    def graph(self, model: onnx.ModelProto):
-        """``model`` in onnx-graphsurgeon (:class:`~shapeinfer.passes._graph.GsModel`).
+    def carry(self, before: onnx.ModelProto, after: onnx.ModelProto) -> None:
+        """``after`` keeps the value of every main-graph tensor of ``before`` it still has: its
+        facts so far stand for it (see :meth:`infer`)."""
+        if self._facts is not None and self._facts[0] is before and before is not after:
+            self._facts = (after, self._facts[1], False)
 
-        The GsModel a pass exported with :meth:`export` is handed on to the next pass when it
-        receives that export, instead of importing it again.
+    def refresh(self) -> None:
+        """Drop carried facts: the next :meth:`infer` infers afresh."""
+        if self._facts is not None and not self._facts[2]:
+            self._facts = None
+
+    def graph(self, model: onnx.ModelProto):
+        """``model`` indexed for editing (:class:`~shapeinfer.passes._graph.GraphModel`).
+
+        The GraphModel a pass exported with :meth:`export` is handed on to the next pass when it
+        receives that export, instead of indexing it again.
         """
-        from shapeinfer.passes._graph import GsModel
+        from shapeinfer.passes._graph import GraphModel
 
         if self._graph is not None and self._graph[0] is model:
             return self._graph[1]
-        gm = GsModel(model, self.base_dir)
+        gm = GraphModel(model, self.base_dir)
         self._graph = (model, gm)
         return gm
 
@@ -260,8 +274,8 @@ def optimize_with_report(
 
 
 def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelProto, OptimizeReport]:
-    from shapeinfer.engine import infer
     from shapeinfer.passes._graph import default_opset
+    from shapeinfer.passes.fold_if import has_control_flow
     from shapeinfer.writer import annotate
 
     t0 = time.perf_counter()
@@ -288,7 +302,10 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
         rep = reports.setdefault(name, PassReport(name))
         t = time.perf_counter()
         before = len(model.graph.node)
-        out, changes = pass_module(name).run(model, ctx)
+        mod = pass_module(name)
+        out, changes = mod.run(model, ctx)
+        if getattr(mod, "KEEPS_VALUES", False):
+            ctx.carry(model, out)
         rep.seconds += time.perf_counter() - t
         if rep.runs == 0:
             rep.nodes_before = before
@@ -313,16 +330,20 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
 
         m = lift_opset(m, target_opset, ctx)
     repeated = [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
+    if "fold-if" in repeated and not has_control_flow(m):
+        repeated.remove("fold-if")  # no pass creates an If or a Loop
     rounds = 0
     while rounds < MAX_ROUNDS:
         rounds += 1
+        ctx.refresh()  # each round starts from facts of the model as it is
         any_change = False
         for name in repeated:
             m, changed = run(name, m)
             any_change |= changed
         if not any_change:
             break
-    res = infer(m, base_dir=base_dir)
+    ctx.refresh()
+    res = ctx.infer(m, whole=True)
     annotate(res, declared)
     order = [n for n in DEFAULT_PASSES if n in reports]
     report = OptimizeReport(

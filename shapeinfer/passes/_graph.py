@@ -1,33 +1,34 @@
-"""The graph the passes edit: onnx-graphsurgeon's IR, written back without losing anything.
+"""The graph the passes edit: a light index over the ModelProto, written back without losing anything.
 
-:class:`GsModel` imports a ModelProto with onnx-graphsurgeon and exports it again. gs models
-nodes, tensors and their producer/consumer links, which is what the passes need; it does not
-model everything a ModelProto can hold (empty list attributes, attribute types it skips,
-node doc strings, IR < 4 initializer inputs, subgraph scoping of initializers). So export
-does not use gs's exporter: each node that came from the model is written from its original
-NodeProto (attributes the pass did not replace are copied byte for byte), each graph keeps
-its original inputs, outputs and remaining initializers, and only what a pass created is
-built from gs objects. ``value_info`` is dropped: the pipeline re-annotates at the end.
+:class:`GraphModel` indexes a ModelProto as nodes and tensors with producer/consumer links,
+which is what the passes need: :class:`Node` (``op``, ``name``, ``domain``, ``attrs``,
+``inputs``, ``outputs``), :class:`Tensor` (``name``, ``inputs`` = its producer,
+``outputs`` = its readers, nodes of nested subgraphs that read it from the outer scope
+included) and :class:`Constant` (an initializer or a tensor attribute, values read lazily),
+:class:`Graph` (``nodes``, ``inputs``, ``outputs``, ``functions`` on the main graph).
 
-Only this module and the passes import onnx-graphsurgeon, always lazily.
+Export writes each node that came from the model and was not changed as its original
+NodeProto, and only what a pass changed or created is built anew; each graph keeps its
+original inputs, outputs and remaining initializers. ``value_info`` is dropped: the pipeline
+re-annotates at the end. Attributes are decoded only when a pass reads them.
 
-Cost: gs keeps producer/consumer links in lists it synchronises with ``list.remove``, which
-compares nodes with ``Node.__eq__`` (field by field, logging each call): unlinking one node
-from a tensor read by k nodes costs k such comparisons, so removing or rewiring the readers
-of a shared tensor one by one is quadratic. Every link edit of the passes goes through
-:func:`set_input`, :func:`replace_uses` and :meth:`GsModel.remove_nodes`, which edit the
-lists directly by identity and in bulk (linear in what they touch).
+Cost is linear in the model: import is one walk over the protobuf; link edits go through
+:func:`set_input`, :func:`set_inputs`, :func:`set_output`, :func:`replace_uses` and
+:func:`unlink_nodes` (identity-based, in bulk). This replaced onnx-graphsurgeon, whose import
+alone cost ~100 us per node (6x inference) and whose link lists compare nodes field by field
+on every removal (quadratic on shared tensors).
 """
 
 from __future__ import annotations
 
 import heapq
+from collections import ChainMap
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import onnx
-from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 #: Ops whose outputs are random: never merged, folded or moved.
 NONDETERMINISTIC = {
@@ -39,80 +40,146 @@ NONDETERMINISTIC = {
     "Multinomial",
 }
 
-
-_GS = None
-
-
-def gs_module():
-    """onnx_graphsurgeon, imported on first use with its logger quietened (then cached)."""
-    global _GS
-    if _GS is None:
-        import onnx_graphsurgeon as gs
-        from onnx_graphsurgeon.logger import G_LOGGER
-
-        G_LOGGER.severity = G_LOGGER.ERROR
-        _GS = gs
-    return _GS
+_GRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
 
-def _unlink(lst: list, obj) -> None:
-    """Remove one occurrence of ``obj`` (by identity) from a gs link list, without syncing back."""
-    for i, x in enumerate(lst):
-        if x is obj:
-            list.__delitem__(lst, i)
-            return
+# ---------------------------------------------------------------------- the IR
 
 
-def set_input(node, k: int, new) -> None:
-    """``node.inputs[k] = new``, keeping gs's consumer lists right without ``Node.__eq__``."""
-    old = node.inputs[k]
-    if old is new:
-        return
-    _unlink(old.outputs, node)
-    list.__setitem__(node.inputs, k, new)
-    list.append(new.outputs, node)
+class Tensor:
+    """A value: ``inputs`` holds its producer (0 or 1 node), ``outputs`` its readers (one entry per read)."""
+
+    __slots__ = ("dtype", "graph", "inputs", "name", "outputs")
+
+    def __init__(self, name: str, dtype: Any = None, graph: Graph | None = None) -> None:
+        self.name = name
+        self.dtype = dtype
+        self.graph = graph  # the graph that defines it (None: defined nowhere in the model)
+        self.inputs: list[Node] = []
+        self.outputs: list[Node] = []
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
 
 
-def set_inputs(node, new: list) -> None:
-    """Replace all of ``node``'s inputs with ``new`` (see :func:`set_input`)."""
-    for t in node.inputs:
-        _unlink(t.outputs, node)
-    list.clear(node.inputs)
-    for t in new:
-        list.append(node.inputs, t)
-        list.append(t.outputs, node)
+class Variable(Tensor):
+    """A tensor computed at run time (or a graph input)."""
+
+    __slots__ = ()
 
 
-def set_output(node, k: int, new) -> None:
-    """``node.outputs[k] = new``: ``new`` is produced by ``node`` and no longer by anything else."""
-    old = node.outputs[k]
-    if old is new:
-        return
-    _unlink(old.inputs, node)
-    list.__setitem__(node.outputs, k, new)
-    for p in list(new.inputs):
-        _unlink(p.outputs, new)
-    list.clear(new.inputs)
-    list.append(new.inputs, node)
+class Constant(Tensor):
+    """A tensor whose value is stored in the model: an initializer or a tensor attribute.
+
+    The value comes from ``proto`` (read on first use, external data through
+    :func:`shapeinfer.external.read_external_tensor`) or from a numpy ``array``.
+    """
+
+    __slots__ = ("_array", "base_dir", "proto")
+
+    def __init__(
+        self,
+        name: str,
+        proto: TensorProto | None = None,
+        array: np.ndarray | None = None,
+        graph: Graph | None = None,
+        base_dir: str | None = None,
+    ) -> None:
+        super().__init__(name, None, graph)
+        self.proto = proto
+        self._array = array
+        self.base_dir = base_dir
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        if self._array is not None:
+            return tuple(self._array.shape)
+        return tuple(self.proto.dims)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The value as a numpy array (raises when it cannot be read)."""
+        if self._array is None:
+            if self.proto.data_location == TensorProto.EXTERNAL:
+                from shapeinfer.external import read_external_tensor
+
+                self._array = read_external_tensor(self.proto, self.base_dir)
+            else:
+                self._array = onnx.numpy_helper.to_array(self.proto)
+        return self._array
+
+    def to_proto(self, name: str | None = None) -> TensorProto:
+        """The value as a TensorProto named ``name`` (default: the tensor's own name)."""
+        if self.proto is not None:
+            t = TensorProto()
+            t.CopyFrom(self.proto)
+        else:
+            t = onnx.numpy_helper.from_array(np.asarray(self._array))
+        t.name = self.name if name is None else name
+        return t
 
 
-def unlink_nodes(nodes) -> None:
-    """Detach ``nodes`` from every tensor they read or write, in one sweep per tensor."""
-    gone = {id(n) for n in nodes}
-    touched: dict[int, object] = {}
-    for n in nodes:
-        for t in n.inputs:
-            touched[id(t)] = t
-        for t in n.outputs:
-            touched[id(t)] = t
-    for t in touched.values():
-        if any(id(c) in gone for c in t.outputs):
-            list.__setitem__(t.outputs, slice(None), [c for c in t.outputs if id(c) not in gone])
-        if any(id(p) in gone for p in t.inputs):
-            list.__setitem__(t.inputs, slice(None), [p for p in t.inputs if id(p) not in gone])
-    for n in nodes:
-        list.clear(n.inputs)
-        list.clear(n.outputs)
+class Graph:
+    """A graph (main graph, subgraph or function body): ``nodes`` in order, ``inputs``, ``outputs``."""
+
+    __slots__ = ("functions", "inputs", "name", "nodes", "outputs", "parent", "proto")
+
+    def __init__(self, name: str, proto: Any = None, parent: Graph | None = None) -> None:
+        self.name = name
+        self.proto = proto  # the GraphProto / FunctionProto it came from (None: built by a pass)
+        self.parent = parent
+        self.nodes: list[Node] = []
+        self.inputs: list[Tensor] = []
+        self.outputs: list[Tensor] = []
+        self.functions: list[Graph] = []
+
+
+class Node:
+    """An op: ``attrs`` is decoded from ``proto`` on first access (subgraphs are :class:`Graph`)."""
+
+    __slots__ = ("_attrs", "domain", "graphs", "inputs", "name", "op", "outputs", "proto", "snap")
+
+    def __init__(self, op: str, name: str = "", attrs: dict | None = None, domain: str = "") -> None:
+        self.op = op
+        self.name = name
+        self.domain = domain
+        self._attrs = attrs
+        self.inputs: list[Tensor] = []
+        self.outputs: list[Tensor] = []
+        self.proto: NodeProto | None = None
+        self.snap: dict | None = None  # the attrs as decoded, to tell what a pass changed
+        self.graphs: dict[str, Any] = {}  # subgraph attributes, imported eagerly
+
+    @property
+    def attrs(self) -> dict:
+        if self._attrs is None:
+            self._attrs = dict(self.graphs)
+            if self.proto is not None:
+                for a in self.proto.attribute:
+                    if a.type not in _GRAPH_TYPES and not a.ref_attr_name:
+                        self._attrs[a.name] = _decode(a)
+            self.snap = dict(self._attrs)
+        return self._attrs
+
+    @attrs.setter
+    def attrs(self, value: dict) -> None:
+        if self._attrs is None:
+            _ = self.attrs  # take the snapshot first
+        self._attrs = value
+
+    def __repr__(self) -> str:
+        return f"Node({self.op!r}, {self.name!r})"
+
+
+def _decode(a: AttributeProto) -> Any:
+    if a.type == AttributeProto.TENSOR:
+        return Constant("", a.t)
+    v = onnx.helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, list) and v and isinstance(v[0], bytes):
+        return [x.decode("utf-8", "replace") for x in v]
+    return v
 
 
 def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
@@ -128,54 +195,96 @@ def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
             setattr(dst, fd.name, val)
 
 
-class GsModel:
-    """A model imported into onnx-graphsurgeon, with what export needs to write it back losslessly.
+class GraphModel:
+    """A model indexed for editing, with what export needs to write it back losslessly.
 
-    ``graph`` is the gs main graph (subgraphs are gs graphs in node attributes, model-local
-    functions in ``graph.functions``). Passes edit it, create initializers with
+    ``graph`` is the main graph (subgraphs are :class:`Graph` values in node attributes,
+    model-local functions in ``graph.functions``). Passes edit it, create initializers with
     :meth:`constant` (scoped to the graph or function they belong to), drop initializers with
     :meth:`drop_initializer`, and call :meth:`export` for the new ModelProto.
     """
 
     def __init__(self, model: ModelProto, base_dir: str | None = None) -> None:
-        gs = gs_module()
         self.model = model
-        self.graph = gs.import_onnx(model)
-        _guard_external_values(self.graph, base_dir)
-        self._orig_node: dict[int, tuple[NodeProto, dict[str, Any]]] = {}
-        self._orig_graph: dict[int, GraphProto] = {}
-        self._orig_func: dict[int, onnx.FunctionProto] = {}
-        self._new_consts: dict[int, list] = {}
-        self._dropped: dict[int, set[str]] = {}
-        self._keep_alive: list = []  # ids above are only valid while the objects live
+        self.base_dir = base_dir
         self.names: set[str] = set()
-        self._map_graph(self.graph, model.graph)
-        for f, fp in zip(self.graph.functions, model.functions):
-            self._orig_func[id(f)] = fp
-            self._keep_alive.append(f)
-            self._map_nodes(f.nodes, fp.node)
+        self._new_consts: dict[int, list[Constant]] = {}
+        self._dropped: dict[int, set[str]] = {}
+        self._keep_alive: list = []
+        self.graph = self._import_graph(model.graph, {}, None)
+        for fp in model.functions:
+            f = Graph(fp.name, fp, None)
+            scope: dict[str, Tensor] = {}
+            for name in fp.input:
+                t = Variable(name, graph=f)
+                scope[name] = t
+                f.inputs.append(t)
             self.names.update(fp.input)
             self.names.update(fp.output)
+            self._import_nodes(f, fp.node, scope)
+            f.outputs = [scope.get(o) or Variable(o) for o in fp.output]
+            self.graph.functions.append(f)
 
-    # ------------------------------------------------------------------ import bookkeeping
-    def _map_graph(self, g, gp: GraphProto) -> None:
-        self._orig_graph[id(g)] = gp
-        self._keep_alive.append(g)
-        self.names.update(vi.name for vi in gp.input)
-        self.names.update(t.name for t in gp.initializer)
-        self._map_nodes(g.nodes, gp.node)
+    # ------------------------------------------------------------------ import
+    def _import_graph(self, gp: GraphProto, outer: Any, parent: Graph | None) -> Graph:
+        g = Graph(gp.name, gp, parent)
+        # A subgraph sees the outer names through a chain (no copy: linear in nested models).
+        scope: Any = ChainMap({}, *outer.maps) if isinstance(outer, ChainMap) else ChainMap({}, outer) if outer else {}
+        names = self.names
+        for t in gp.initializer:
+            scope[t.name] = Constant(t.name, t, graph=g, base_dir=self.base_dir)
+            names.add(t.name)
+        for vi in gp.input:
+            t = scope.get(vi.name)
+            if t is None or t.graph is not g:
+                t = Variable(vi.name, graph=g)
+                scope[vi.name] = t
+            g.inputs.append(t)
+            names.add(vi.name)
+        self._import_nodes(g, gp.node, scope)
+        for vi in gp.output:
+            t = scope.get(vi.name)
+            if t is None:
+                t = scope[vi.name] = Variable(vi.name)
+            g.outputs.append(t)
+        return g
 
-    def _map_nodes(self, nodes, protos) -> None:
-        Graph = gs_module().Graph
-        for n, p in zip(nodes, protos):
-            self._orig_node[id(n)] = (p, dict(n.attrs))
-            self._keep_alive.append(n)
-            self.names.update(x for x in p.output if x)
-            if p.name:
-                self.names.add(p.name)
+    def _import_nodes(self, g: Graph, protos, scope: dict[str, Tensor]) -> None:
+        names = self.names
+        nodes = g.nodes
+        for p in protos:
+            n = Node(p.op_type, p.name, None, p.domain)
+            n.proto = p
+            for name in p.input:
+                if name:
+                    t = scope.get(name)
+                    if t is None:
+                        t = scope[name] = Variable(name)  # read before (or without) a definition
+                else:
+                    t = Variable("")
+                n.inputs.append(t)
+                t.outputs.append(n)
             for a in p.attribute:
-                if a.type == AttributeProto.GRAPH and isinstance(n.attrs.get(a.name), Graph):
-                    self._map_graph(n.attrs[a.name], a.g)
+                if a.type == AttributeProto.GRAPH:
+                    n.graphs[a.name] = self._import_graph(a.g, scope, g)
+                elif a.type == AttributeProto.GRAPHS:
+                    n.graphs[a.name] = [self._import_graph(sg, scope, g) for sg in a.graphs]
+            for name in p.output:
+                if name:
+                    t = scope.get(name)
+                    if t is None or t.inputs or t.graph is not None:
+                        t = Variable(name, graph=g)
+                        scope[name] = t
+                    else:
+                        t.graph = g  # read earlier in an unsorted graph: this is its definition
+                    names.add(name)
+                else:
+                    t = Variable("")
+                n.outputs.append(t)
+                t.inputs.append(n)
+            if p.name:
+                names.add(p.name)
+            nodes.append(n)
 
     # ------------------------------------------------------------------ editing helpers
     def fresh(self, base: str) -> str:
@@ -188,33 +297,42 @@ class GsModel:
         self.names.add(name)
         return name
 
-    def constant(self, owner, base: str, array, exact: bool = False):
-        """A new initializer (a gs Constant), owned by graph/function ``owner``.
+    def constant(self, owner: Graph, base: str, array, exact: bool = False) -> Constant:
+        """A new initializer owned by graph/function ``owner``.
 
-        ``array`` is a numpy array or an existing gs Constant's values (kept as they are).
+        ``array`` is a numpy array or an existing :class:`Constant` (its stored value is reused).
         With ``exact`` the name is ``base`` itself (the caller has freed it), else a fresh one.
         """
-        gs = gs_module()
         name = base if exact else self.fresh(base)
         self.names.add(name)
-        # np.array, not np.ascontiguousarray: the latter makes a 0-D value 1-D
-        values = array if isinstance(array, gs.ir.tensor.LazyValues) else np.array(array, order="C")
-        c = gs.Constant(name, values)
+        if isinstance(array, Constant):
+            c = Constant(name, array.proto, array._array, owner, array.base_dir)
+        else:
+            # np.array, not np.ascontiguousarray: the latter makes a 0-D value 1-D
+            c = Constant(name, None, np.array(array, order="C"), owner)
         self._new_consts.setdefault(id(owner), []).append(c)
         self._keep_alive.append(owner)
         return c
 
-    def variable(self, base: str, dtype: Any = None):
+    def variable(self, base: str, dtype: Any = None) -> Variable:
         """A new, not yet produced tensor named after ``base``."""
-        gs = gs_module()
-        return gs.Variable(self.fresh(base), dtype=dtype)
+        return Variable(self.fresh(base), dtype)
 
-    def node(self, op: str, base: str, inputs: list, outputs: list, attrs: dict | None = None, domain: str = ""):
-        """A new gs Node (not yet placed in any graph)."""
-        gs = gs_module()
-        return gs.Node(op, self.fresh(base), attrs or {}, inputs, outputs, domain=domain or None)
+    def node(
+        self, op: str, base: str, inputs: list, outputs: list, attrs: dict | None = None, domain: str = ""
+    ) -> Node:
+        """A new node reading ``inputs`` and producing ``outputs`` (not yet placed in any graph)."""
+        n = Node(op, self.fresh(base), dict(attrs or {}), domain)
+        n.snap = {}
+        for t in inputs:
+            n.inputs.append(t)
+            t.outputs.append(n)
+        for t in outputs:
+            n.outputs.append(t)
+            t.inputs.append(n)
+        return n
 
-    def remove_nodes(self, g, ids: set[int]) -> None:
+    def remove_nodes(self, g: Graph, ids: set[int]) -> None:
         """Take the nodes whose ids are in ``ids`` out of graph ``g``, unlinking their tensors."""
         if not ids:
             return
@@ -225,58 +343,55 @@ class GsModel:
         unlink_nodes(gone)
         g.nodes = keep
 
-    def drop_initializer(self, owner, name: str) -> None:
+    def drop_initializer(self, owner: Graph, name: str) -> None:
         """Remove initializer ``name`` of graph ``owner`` on export (before IR 4, its input too)."""
         self._dropped.setdefault(id(owner), set()).add(name)
 
-    def initializer_names(self, owner) -> list[str]:
+    def initializer_names(self, owner: Graph) -> list[str]:
         """Names of the initializers graph ``owner`` will export (original ones still kept, then new)."""
-        gp = self._orig_graph.get(id(owner))
+        gp = owner.proto if isinstance(owner.proto, GraphProto) else None
         dropped = self._dropped.get(id(owner), set())
         names = [t.name for t in gp.initializer if t.name not in dropped] if gp is not None else []
         names += [c.name for c in self._new_consts.get(id(owner), []) if c.name not in dropped]
         return names
 
-    def original_input_names(self, owner) -> set[str]:
-        gp = self._orig_graph.get(id(owner))
+    def original_input_names(self, owner: Graph) -> set[str]:
+        gp = owner.proto if isinstance(owner.proto, GraphProto) else None
         return set() if gp is None else {vi.name for vi in gp.input}
 
     # ------------------------------------------------------------------ export
     def export(self) -> ModelProto:
         """The edited model as a new ModelProto (the imported one is not modified).
 
-        The GsModel stays usable: further edits and exports continue from its current state.
+        The GraphModel stays usable: further edits and exports continue from its current state.
         """
         out = ModelProto()
         _copy_fields(out, self.model, ("graph", "functions"))
-        out.graph.CopyFrom(self._export_graph(self.graph, main=True))
+        out.graph.CopyFrom(self._export_graph(self.graph))
         for f in self.graph.functions:
             out.functions.append(self._export_function(f))
         return out
 
-    def _export_graph(self, g, main: bool = False) -> GraphProto:
-        gs = gs_module()
-        gp = self._orig_graph.get(id(g))
+    def _export_graph(self, g: Graph) -> GraphProto:
+        gp = g.proto
         out = GraphProto()
         if gp is not None:
             _copy_fields(out, gp, ("node", "initializer", "value_info"))
         else:
             out.name = g.name or "graph"
-            for t in g.inputs:
-                out.input.append(gs.exporters.onnx_exporter.OnnxExporter.export_value_info_proto(t, False))
-            for t in g.outputs:
-                out.output.append(gs.exporters.onnx_exporter.OnnxExporter.export_value_info_proto(t, False))
-        for n in g.nodes:
-            out.node.append(self._export_node(n))
+            out.input.extend(onnx.helper.make_empty_tensor_value_info(t.name) for t in g.inputs)
+            out.output.extend(onnx.helper.make_empty_tensor_value_info(t.name) for t in g.outputs)
+        out.node.extend(self._export_node(n) for n in g.nodes)
         dropped = self._dropped.get(id(g), set())
         if gp is not None:
-            for t in gp.initializer:
-                if t.name not in dropped:
-                    out.initializer.append(t)
+            if dropped:
+                out.initializer.extend(t for t in gp.initializer if t.name not in dropped)
+            else:
+                out.initializer.extend(gp.initializer)
         new_inputs = []
         for c in self._new_consts.get(id(g), []):
             if c.name not in dropped:
-                out.initializer.append(_tensor_proto(c))
+                out.initializer.append(c.to_proto())
                 new_inputs.append(c)
         if self.model.ir_version and self.model.ir_version < 4:
             # Before IR 4 every initializer is also a graph input (so passes create
@@ -292,24 +407,32 @@ class GsModel:
                     out.input.extend(kept)
         return out
 
-    def _export_function(self, f) -> onnx.FunctionProto:
-        fp = self._orig_func[id(f)]
+    def _export_function(self, f: Graph) -> onnx.FunctionProto:
+        fp = f.proto
         out = onnx.FunctionProto()
         _copy_fields(out, fp, ("node", "value_info"))
         for c in self._new_consts.get(id(f), []):
-            out.node.append(onnx.helper.make_node("Constant", [], [c.name], value=_tensor_proto(c)))
-        for n in f.nodes:
-            out.node.append(self._export_node(n))
+            out.node.append(onnx.helper.make_node("Constant", [], [c.name], value=c.to_proto()))
+        out.node.extend(self._export_node(n) for n in f.nodes)
         return out
 
-    def _export_node(self, n) -> NodeProto:
-        gs = gs_module()
+    def _export_node(self, n: Node) -> NodeProto:
+        po = n.proto
+        if (
+            po is not None
+            and not n.graphs
+            and (n._attrs is None or _same_attrs(n._attrs, n.snap))
+            and n.op == po.op_type
+            and n.domain == po.domain
+            and n.name == po.name
+            and len(n.inputs) == len(po.input)
+            and len(n.outputs) == len(po.output)
+            and all(t.name == x for t, x in zip(n.inputs, po.input))
+            and all(t.name == x for t, x in zip(n.outputs, po.output))
+        ):
+            return po
         p = NodeProto()
-        orig = self._orig_node.get(id(n))
-        snap: dict[str, Any] = {}
-        po = None
-        if orig is not None:
-            po, snap = orig
+        if po is not None:
             _copy_fields(p, po, ("input", "output", "attribute", "op_type", "domain", "name"))
         p.op_type = n.op
         if n.domain:
@@ -319,106 +442,159 @@ class GsModel:
         p.input.extend(t.name for t in n.inputs)
         p.output.extend(t.name for t in n.outputs)
         orig_attrs = {a.name: a for a in po.attribute} if po is not None else {}
-        for k, v in n.attrs.items():
-            if isinstance(v, gs.Graph):
-                a = p.attribute.add()
-                a.name = k
-                a.type = AttributeProto.GRAPH
-                a.g.CopyFrom(self._export_graph(v))
+        if n._attrs is None:  # never decoded: the original attributes, subgraphs re-exported
+            for a in po.attribute:
+                if a.name in n.graphs:
+                    p.attribute.append(self._graph_attr(a.name, n.graphs[a.name]))
+                else:
+                    p.attribute.append(a)
+            return p
+        snap = n.snap or {}
+        for k, v in n._attrs.items():
+            if isinstance(v, (Graph, list)) and k in n.graphs and v is n.graphs[k]:
+                p.attribute.append(self._graph_attr(k, v))
             elif k in orig_attrs and k in snap and snap[k] is v:
                 p.attribute.append(orig_attrs[k])
             else:
                 p.attribute.append(_make_attr(k, v))
         for k, a in orig_attrs.items():
-            if k not in snap:  # a kind of attribute gs does not import: keep it as it was
+            if a.ref_attr_name and k not in n._attrs:  # references to function attributes stay
                 p.attribute.append(a)
         return p
 
+    def _graph_attr(self, name: str, v) -> AttributeProto:
+        a = AttributeProto()
+        a.name = name
+        if isinstance(v, list):
+            a.type = AttributeProto.GRAPHS
+            a.graphs.extend(self._export_graph(sg) for sg in v)
+        else:
+            a.type = AttributeProto.GRAPH
+            a.g.CopyFrom(self._export_graph(v))
+        return a
+
+
+def _same_attrs(attrs: dict, snap: dict | None) -> bool:
+    if snap is None or attrs.keys() != snap.keys():
+        return False
+    return all(v is snap[k] for k, v in attrs.items())
+
 
 def _make_attr(name: str, value: Any) -> AttributeProto:
-    gs = gs_module()
-    if isinstance(value, gs.Constant):
-        return onnx.helper.make_attribute(name, _tensor_proto(value))
+    if isinstance(value, Constant):
+        return onnx.helper.make_attribute(name, value.to_proto(value.name))
     return onnx.helper.make_attribute(name, value)
 
 
-def _tensor_proto(c) -> onnx.TensorProto:
-    gs = gs_module()
-    if isinstance(c._values, gs.ir.tensor.LazyValues):
-        t = onnx.TensorProto()
-        t.CopyFrom(c._values.tensor)
-        t.name = c.name
-        return t
-    return onnx.numpy_helper.from_array(np.asarray(c.values), c.name)
-
-
-def _value_info_of(c) -> onnx.ValueInfoProto:
-    arr = np.asarray(c.values)
+def _value_info_of(c: Constant) -> onnx.ValueInfoProto:
+    if c.proto is not None:
+        return onnx.helper.make_tensor_value_info(c.name, c.proto.data_type, list(c.proto.dims))
+    arr = np.asarray(c._array)
     return onnx.helper.make_tensor_value_info(c.name, onnx.helper.np_dtype_to_tensor_dtype(arr.dtype), arr.shape)
 
 
-# ---------------------------------------------------------------------- external data
-
-_SAFE_LAZY: list = []
+# ---------------------------------------------------------------------- link edits
 
 
-def _safe_lazy_class():
-    """A gs LazyValues whose load() reads through :mod:`shapeinfer.external` (checked entry,
-    the model's own folder, small tensors only) instead of onnx's reader (relative to the
-    working directory, no size cap)."""
-    if not _SAFE_LAZY:
-        Lazy = gs_module().ir.tensor.LazyValues
-
-        class ExternalValues(Lazy):
-            def __init__(self, tensor, base_dir: str | None) -> None:
-                super().__init__(tensor)
-                self.base_dir = base_dir
-
-            def load(self):
-                from shapeinfer.external import read_external_tensor
-
-                return np.array(read_external_tensor(self.tensor, self.base_dir))
-
-        _SAFE_LAZY.append(ExternalValues)
-    return _SAFE_LAZY[0]
+def _unlink(lst: list, obj) -> None:
+    """Remove one occurrence of ``obj`` (by identity) from a link list."""
+    for i, x in enumerate(lst):
+        if x is obj:
+            del lst[i]
+            return
 
 
-def _guard_external_values(graph, base_dir: str | None) -> None:
-    """Make every external gs Constant of ``graph`` (subgraphs and functions too) load its
-    values through the safe reader, relative to ``base_dir``. Reading a value that is too big,
-    missing or invalid raises ExternalDataError, which the passes treat as an unknown value."""
-    gs = gs_module()
-    cls = _safe_lazy_class()
-    graphs = [*all_graphs(graph)]
-    for f in getattr(graph, "functions", []):
-        graphs.extend(all_graphs(f))
-    for g in graphs:
-        consts = [t for t in g.tensors().values() if isinstance(t, gs.Constant)]
-        for n in g.nodes:
-            consts.extend(v for v in n.attrs.values() if isinstance(v, gs.Constant))
-        for c in consts:
-            lazy = c._values
-            if (
-                isinstance(lazy, gs.ir.tensor.LazyValues)
-                and not isinstance(lazy, cls)
-                and isinstance(lazy.tensor, onnx.TensorProto)
-                and lazy.tensor.data_location == onnx.TensorProto.EXTERNAL
-            ):
-                c._values = cls(lazy.tensor, base_dir)
+def set_input(node: Node, k: int, new: Tensor) -> None:
+    """``node`` reads ``new`` as its input ``k``."""
+    old = node.inputs[k]
+    if old is new:
+        return
+    _unlink(old.outputs, node)
+    node.inputs[k] = new
+    new.outputs.append(node)
+
+
+def set_inputs(node: Node, new: list[Tensor]) -> None:
+    """Replace all of ``node``'s inputs with ``new``."""
+    for t in node.inputs:
+        _unlink(t.outputs, node)
+    node.inputs[:] = new
+    for t in new:
+        t.outputs.append(node)
+
+
+def append_input(node: Node, t: Tensor) -> None:
+    """``node`` reads ``t`` as one more input."""
+    node.inputs.append(t)
+    t.outputs.append(node)
+
+
+def set_output(node: Node, k: int, new: Tensor) -> None:
+    """``node.outputs[k] = new``: ``new`` is produced by ``node`` and no longer by anything else."""
+    old = node.outputs[k]
+    if old is new:
+        return
+    _unlink(old.inputs, node)
+    node.outputs[k] = new
+    for p in new.inputs:
+        _unlink(p.outputs, new)
+    new.inputs[:] = [node]
+
+
+def unlink_nodes(nodes) -> None:
+    """Detach ``nodes`` from every tensor they read or write, in one sweep per tensor."""
+    gone = {id(n) for n in nodes}
+    touched: dict[int, Tensor] = {}
+    for n in nodes:
+        for t in n.inputs:
+            touched[id(t)] = t
+        for t in n.outputs:
+            touched[id(t)] = t
+    for t in touched.values():
+        if any(id(c) in gone for c in t.outputs):
+            t.outputs[:] = [c for c in t.outputs if id(c) not in gone]
+        if any(id(p) in gone for p in t.inputs):
+            t.inputs[:] = [p for p in t.inputs if id(p) not in gone]
+    for n in nodes:
+        n.inputs.clear()
+        n.outputs.clear()
+
+
+def replace_uses(old: Tensor, new: Tensor) -> int:
+    """Point every reader of tensor ``old`` at ``new``; returns how many inputs changed.
+
+    Readers include nodes of nested subgraphs that read ``old`` from the outer scope.
+    """
+    if old is new:
+        return 0
+    count = 0
+    seen: set[int] = set()
+    for c in old.outputs:
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        for k, t in enumerate(c.inputs):
+            if t is old:
+                c.inputs[k] = new
+                new.outputs.append(c)
+                count += 1
+    old.outputs.clear()
+    return count
 
 
 # ---------------------------------------------------------------------- graph queries
 
 
-def subgraphs(node) -> Iterator:
-    """The gs graphs held in ``node``'s attributes."""
-    Graph = gs_module().Graph
-    for v in node.attrs.values():
-        if isinstance(v, Graph):
+def subgraphs(node: Node) -> Iterator[Graph]:
+    """The graphs held in ``node``'s attributes."""
+    for v in node.graphs.values():
+        if isinstance(v, list):
+            yield from v
+        else:
             yield v
 
 
-def all_graphs(g) -> Iterator:
+def all_graphs(g: Graph) -> Iterator[Graph]:
     """``g`` and every graph nested in its nodes' attributes, outermost first."""
     yield g
     for n in g.nodes:
@@ -426,74 +602,75 @@ def all_graphs(g) -> Iterator:
             yield from all_graphs(sg)
 
 
-def implicit_inputs(node) -> list:
-    """Outer-scope tensors that ``node``'s subgraphs read (their foreign tensors)."""
-    out = []
-    seen = set()
+def implicit_inputs(node: Node) -> list[Tensor]:
+    """Outer-scope tensors that ``node``'s subgraphs read."""
+    if not node.graphs:
+        return []
+    inner: set[int] = set()
     for sg in subgraphs(node):
-        for t in sg._foreign_tensors().values():
-            if t.name and t.name not in seen:
-                seen.add(t.name)
-                out.append(t)
+        inner.update(id(x) for x in all_graphs(sg))
+    out = []
+    seen: set[str] = set()
+    for sg in subgraphs(node):
+        for g in all_graphs(sg):
+            reads = [t for n in g.nodes for t in n.inputs] + list(g.outputs)
+            for t in reads:
+                if t.name and id(t.graph) not in inner and t.name not in seen:
+                    seen.add(t.name)
+                    out.append(t)
     return out
 
 
-def producer(t):
+def producer(t: Tensor) -> Node | None:
     """The node producing tensor ``t`` in its graph, or None (input, initializer, outer scope)."""
-    return t.inputs[0] if len(t.inputs) else None
+    return t.inputs[0] if t.inputs else None
 
 
-def replace_uses(old, new) -> int:
-    """Point every consumer of tensor ``old`` at ``new``; returns how many inputs changed.
-
-    Consumers include nodes of nested subgraphs that read ``old`` from the outer scope.
-    """
-    if old is new:
-        return 0
-    count = 0
-    for c in list(old.outputs):
-        for k, t in enumerate(c.inputs):
-            if t is old:
-                list.__setitem__(c.inputs, k, new)
-                list.append(new.outputs, c)
-                count += 1
-    list.clear(old.outputs)
-    return count
-
-
-def predecessors(nodes: list) -> list[list[int]]:
+def predecessors(nodes: list[Node]) -> list[list[int]]:
     """For each node of ``nodes`` (one graph), the positions of the nodes producing what it reads.
 
     Subgraph reads of outer tensors count as inputs of the node holding the subgraph.
     """
-    prod: dict[str, int] = {}
-    for k, n in enumerate(nodes):
-        for t in n.outputs:
-            if t.name:
-                prod[t.name] = k
+    pos = {id(n): k for k, n in enumerate(nodes)}
     preds: list[list[int]] = []
     for k, n in enumerate(nodes):
-        ins = n.inputs if not n.attrs else list(n.inputs) + implicit_inputs(n)
+        ins = n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n)
         ps = []
         for t in ins:
-            p = prod.get(t.name)
-            if p is not None and p != k:
-                ps.append(p)
+            if t.inputs:
+                p = pos.get(id(t.inputs[0]))
+                if p is not None and p != k:
+                    ps.append(p)
         preds.append(ps)
     return preds
 
 
-def toposort(g) -> bool:
+def _sorted(g: Graph) -> bool:
+    """True when every node of ``g`` comes after the producers (in ``g``) of what it reads."""
+    mine = {id(n) for n in g.nodes}
+    done: set[int] = set()
+    for n in g.nodes:
+        ins = n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n)
+        for t in ins:
+            if t.inputs:
+                p = id(t.inputs[0])
+                if p not in done and p in mine:
+                    return False
+        done.add(id(n))
+    return True
+
+
+def toposort(g: Graph) -> bool:
     """Order ``g``'s nodes so producers come first, keeping the current order where it already is.
 
     Subgraph reads of outer tensors count as inputs. Returns True when the order changed.
     Among ready nodes the one earliest in the current order goes first (a lexicographic
     topological order, with a heap: O(n log n)); nodes on a cycle keep their order at the end.
     """
+    if _sorted(g):
+        return False
     nodes = list(g.nodes)
     preds = predecessors(nodes)
-    if all(p < k for k, ps in enumerate(preds) for p in ps):
-        return False
     indeg = [len(set(ps)) for ps in preds]
     users: list[list[int]] = [[] for _ in nodes]
     for k, ps in enumerate(preds):
@@ -516,30 +693,30 @@ def toposort(g) -> bool:
     return True
 
 
-def const_array(t) -> np.ndarray | None:
-    """The value of a gs Constant tensor, or of a tensor produced by a Constant node, else None."""
-    gs = gs_module()
-    if isinstance(t, gs.Constant):
+def const_array(t: Tensor) -> np.ndarray | None:
+    """The value of a Constant tensor, or of a tensor produced by a Constant node, else None."""
+    if isinstance(t, Constant):
         try:
             return np.asarray(t.values)
         except Exception:
             return None
     p = producer(t)
     if p is not None and p.op == "Constant" and not p.domain:
-        v = p.attrs.get("value")
-        if isinstance(v, gs.Constant):
-            try:
+        a = p.attrs
+        v = a.get("value")
+        try:
+            if isinstance(v, Constant):
                 return np.asarray(v.values)
-            except Exception:  # external data that cannot be read: the value is unknown
-                return None
-        if "value_ints" in p.attrs:
-            return np.array(p.attrs["value_ints"], dtype=np.int64)
-        if "value_int" in p.attrs:
-            return np.array(p.attrs["value_int"], dtype=np.int64)
-        if "value_floats" in p.attrs:
-            return np.array(p.attrs["value_floats"], dtype=np.float32)
-        if "value_float" in p.attrs:
-            return np.array(p.attrs["value_float"], dtype=np.float32)
+        except Exception:
+            return None
+        if "value_ints" in a:
+            return np.array(a["value_ints"], dtype=np.int64)
+        if "value_int" in a:
+            return np.array(a["value_int"], dtype=np.int64)
+        if "value_floats" in a:
+            return np.array(a["value_floats"], dtype=np.float32)
+        if "value_float" in a:
+            return np.array(a["value_float"], dtype=np.float32)
     return None
 
 

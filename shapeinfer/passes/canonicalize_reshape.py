@@ -37,7 +37,10 @@ import onnx
 
 from shapeinfer import dims as D
 from shapeinfer.ops.reduce import REDUCE_OPS
-from shapeinfer.passes._graph import GsModel, const_array, default_opset, producer, set_input, toposort
+from shapeinfer.passes._graph import GraphModel, const_array, default_opset, producer, set_input, toposort
+
+#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
+KEEPS_VALUES = True
 
 INT64 = onnx.TensorProto.INT64
 
@@ -423,11 +426,11 @@ def cone_cost(t, only: set[int]) -> int:
 class Builder:
     """Creates the nodes and initializers of plans, sharing identical ones."""
 
-    def __init__(self, gm: GsModel, opset: int, tensors: dict) -> None:
+    def __init__(self, gm: GraphModel, opset: int, tensors: dict) -> None:
         self.gm = gm
         self.g = gm.graph
         self.opset = opset
-        self.tensors = tensors  # name -> gs tensor
+        self.tensors = tensors  # name -> tensor
         self.memo: dict[tuple, object] = {}
         self.inserted: dict[int, list] = {}  # position -> new nodes to place before it
         self.nodes_made = 0

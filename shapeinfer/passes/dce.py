@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import onnx
 
-from shapeinfer.passes._graph import GsModel, predecessors, subgraphs, unlink_nodes
+from shapeinfer.passes._graph import GraphModel, predecessors, subgraphs, unlink_nodes
+
+#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
+KEEPS_VALUES = True
 
 
 def _live_nodes(g) -> list:
@@ -39,7 +42,7 @@ def _live_nodes(g) -> list:
     return [n for k, n in enumerate(nodes) if k in live]
 
 
-def _sweep(g, gm: GsModel, stats: dict[str, int], interface: set[str] | None = None) -> set[str]:
+def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None = None) -> set[str]:
     """Remove dead nodes of ``g`` and its subgraphs; returns the names ``g``'s nodes read.
 
     ``interface`` names the graph inputs that are interface (default: every graph input).

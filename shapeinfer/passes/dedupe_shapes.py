@@ -19,7 +19,10 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, default_opset, gs_module, replace_uses, set_input, subgraphs
+from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, default_opset, replace_uses, set_input
+
+#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
+KEEPS_VALUES = True
 
 #: Initializers up to this many elements are compared by value.
 VALUE_CAP = 1024
@@ -27,12 +30,10 @@ VALUE_CAP = 1024
 
 def _const_key(c) -> tuple | None:
     try:
-        lazy = c._values
-        shape = tuple(lazy.shape) if hasattr(lazy, "shape") else None
         n = 1
-        for d in shape or ():
+        for d in c.shape:
             n *= int(d)
-        if shape is None or n > VALUE_CAP:
+        if n > VALUE_CAP:
             return None
         arr = np.asarray(c.values)
     except Exception:
@@ -49,8 +50,7 @@ def _same_value(default: object, v: object) -> bool:
 
 
 def _attr_key(v) -> object:
-    gs = gs_module()
-    if isinstance(v, gs.Constant):
+    if isinstance(v, Constant):
         k = _const_key(v)
         return k if k is not None else ("id", id(v))
     if isinstance(v, list):
@@ -86,7 +86,6 @@ def schema_defaults(op: str, opset: int) -> dict[str, object]:
 
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Merge repeated computations and equal small initializers in ``model``'s main graph."""
-    gs = gs_module()
     gm = ctx.graph(model)
     g = gm.graph
     opset = default_opset(model) or 0
@@ -101,7 +100,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     def in_key(t) -> object:
         if not t.name:
             return ""
-        if isinstance(t, gs.Constant) and t.name not in overridable:
+        if isinstance(t, Constant) and t.name not in overridable:
             k = const_keys.get(id(t), ())
             if k == ():
                 k = _const_key(t)
@@ -113,7 +112,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     # Equal small initializers: readers use the first.
     for n in g.nodes:
         for i, t in enumerate(n.inputs):
-            if isinstance(t, gs.Constant) and t.name:
+            if isinstance(t, Constant) and t.name:
                 k = in_key(t)
                 if k[0] != "c":
                     continue
@@ -124,7 +123,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     seen: dict[tuple, object] = {}
     removed: set[int] = set()
     for n in g.nodes:
-        if n.domain or n.op in NONDETERMINISTIC or not n.outputs or any(True for _ in subgraphs(n)):
+        if n.domain or n.op in NONDETERMINISTIC or not n.outputs or n.graphs:
             continue
         defaults = schema_defaults(n.op, opset)
         attrs = {k: v for k, v in n.attrs.items() if not (k in defaults and _same_value(defaults[k], v))}

@@ -266,15 +266,16 @@ def _readers(g: GraphProto) -> set[str]:
     return names
 
 
-def _has_control_flow(g: GraphProto) -> bool:
-    return any(n.op_type in ("If", "Loop") for n in _all_nodes(g))
+def has_control_flow(model: onnx.ModelProto) -> bool:
+    """True when an If or a Loop is anywhere in ``model``'s graphs."""
+    return any(n.op_type in ("If", "Loop") for n in _all_nodes(model.graph))
 
 
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Replace decidable Ifs by their taken branch and remove Loops that never run."""
-    if not _has_control_flow(model.graph):
+    if not has_control_flow(model):
         return model, {}
-    result = ctx.infer(model)
+    result = ctx.infer(model, whole=True)
     out = onnx.ModelProto()
     out.CopyFrom(model)
     folder = _Folder(out, result)

@@ -18,7 +18,10 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, gs_module, replace_uses, subgraphs
+from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, replace_uses
+
+#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
+KEEPS_VALUES = True
 
 _INT_TYPES = {
     onnx.TensorProto.INT8,
@@ -49,10 +52,9 @@ def static_array(fact, cap: int) -> np.ndarray | None:
 
 
 def _constant_value(node):
-    """A Constant node's value: a numpy array, or the gs Constant of its ``value`` tensor."""
-    gs = gs_module()
+    """A Constant node's value: a numpy array, or the Constant of its ``value`` tensor."""
     a = node.attrs
-    if "value" in a and isinstance(a["value"], gs.Constant):
+    if "value" in a and isinstance(a["value"], Constant):
         return a["value"]
     if "value_int" in a:
         return np.array(a["value_int"], dtype=np.int64)
@@ -76,7 +78,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     arrays: dict[str, np.ndarray] = {}
     constants = 0
     for n in g.nodes:
-        if n.domain or n.op in NONDETERMINISTIC or any(True for _ in subgraphs(n)) or not n.outputs:
+        if n.domain or n.op in NONDETERMINISTIC or n.graphs or not n.outputs:
             continue
         if any(t.name in outputs for t in n.outputs):
             continue
@@ -115,7 +117,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             v = arrays[t.name]
             name = t.name
             t.name = gm.fresh(name + "__folded")  # free the name for the initializer
-            c = gm.constant(g, name, v if isinstance(v, np.ndarray) else v._values, exact=True)
+            c = gm.constant(g, name, v, exact=True)
             replace_uses(t, c)
             if n.op != "Constant":
                 folded_tensors += 1

@@ -33,6 +33,9 @@ from shapeinfer.passes._graph import (
 )
 from shapeinfer.passes.canonicalize_reshape import _reshape_options
 
+#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
+KEEPS_VALUES = True
+
 RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
 
 

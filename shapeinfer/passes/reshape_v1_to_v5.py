@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import GsModel, default_opset, gs_module
+from shapeinfer.passes._graph import Constant, GraphModel, append_input, default_opset, subgraphs
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
@@ -107,8 +107,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         model, stats["functions inlined"] = _convert(model, 4, ctx)
         stats["opset lifted with onnx's converter"] = 1
         opset = 4
-    gm = GsModel(model, ctx.base_dir)
-    gs = gs_module()
+    gm = GraphModel(model, ctx.base_dir)
     old_ir = bool(model.ir_version) and model.ir_version < 4
 
     def target_for(n, owner, is_function: bool, nodes: list, k: int):
@@ -122,7 +121,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         # Functions hold no initializers and Constant takes int64 only from opset 9: a float
         # Constant (exact for dims) cast with Cast-1, whose ``to`` is a type name.
         f = gm.variable(base + "_f")
-        c = gs.Constant(gm.fresh(base + "_value"), np.array(values, dtype=np.float32))
+        c = Constant(gm.fresh(base + "_value"), array=np.array(values, dtype=np.float32))
         i = gm.variable(base, dtype=np.int64)
         nodes.insert(k, gm.node("Constant", base + "_Constant", [], [f], {"value": c}))
         nodes.insert(k + 1, gm.node("Cast", base + "_Cast", [f], [i], {"to": "INT64"}))
@@ -133,14 +132,13 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         k = 0
         while k < len(nodes):
             n = nodes[k]
-            for v in n.attrs.values():
-                if isinstance(v, gs.Graph):
-                    rewrite(v, version)
+            for sg in subgraphs(n):
+                rewrite(sg, version)
             if n.op != "Reshape" or n.domain or version >= 5 or "shape" not in n.attrs or len(n.inputs) != 1:
                 k += 1
                 continue
             before = len(nodes)
-            n.inputs.append(target_for(n, owner, is_function, nodes, k))
+            append_input(n, target_for(n, owner, is_function, nodes, k))
             n.attrs = {a: v for a, v in n.attrs.items() if a not in ("shape", "consumed_inputs")}
             stats["reshapes rewritten"] += 1
             k += 1 + len(nodes) - before
@@ -149,7 +147,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     if opset < 5:
         rewrite(gm.graph, opset)
     for f in gm.graph.functions:
-        rewrite(f, _fn_opset(gm._orig_func[id(f)], opset), is_function=True)
+        rewrite(f, _fn_opset(f.proto, opset), is_function=True)
     out = gm.export()
     if opset < 5:
         _set_default_opset(out.opset_import, 5)
