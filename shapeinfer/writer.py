@@ -271,20 +271,20 @@ def _annotate_graph(
         own = {vi.name: vi for vi in graph.value_info}
         kept = [vi for name, vi in own.items() if name not in facts and name not in skip]
         del graph.value_info[:]  # the messages in ``own`` stay valid, detached
-        type_fields: dict[int, bytes | None] = {}  # by id: the facts stay alive in ``facts``
+        # by id (the facts stay alive in ``facts``): the written type and its value_info field
+        type_fields: dict[int, tuple[bytes | None, bytes | None]] = {}
         chunks = []
         for name, f in facts.items():
             if name in skip:
                 continue
+            key = id(f)
+            if key not in type_fields:
+                tb = fact_type(f).SerializeToString() if fact_is_complete(f) else None
+                type_fields[key] = (tb, None if tb is None else _field(_VI_TYPE, tb))
+            tb, tf = type_fields[key]
             decl = declared.get(name) or (own[name].type if name in own else None)
-            if decl is None:
-                key = id(f)
-                if key not in type_fields:
-                    ok = fact_is_complete(f)
-                    type_fields[key] = _field(_VI_TYPE, fact_type(f).SerializeToString()) if ok else None
-                tf = type_fields[key]
-            else:
-                tp = written_type(f, decl, fresh)
+            if decl is not None and (tb is None or decl.SerializeToString() != tb):
+                tp = written_type(f, decl, fresh)  # the declaration says something else
                 tf = None if tp is None else _field(_VI_TYPE, tp.SerializeToString())
             if tf is not None:
                 chunks.append(_field(_VALUE_INFO, _field(_VI_NAME, name.encode()) + tf))

@@ -3,18 +3,17 @@
 For every model here: if onnxruntime loads the input, it loads what ``shapeinfer -o``
 (:func:`shapeinfer.infer_shapes`) and ``shapeinfer optimize`` write, and they compute the same
 outputs on the same inputs; if ``onnx.checker.check_model(full_check=True)`` accepts the input,
-it accepts both outputs. The models: the shipped examples, deployment variants of them made
-with onnxruntime's own pipelines (offline graph optimizer, transformers optimizer, fp16),
-``tests/models/deploy/*.onnx`` when present, and small graphs with what broke the writer:
+it accepts both outputs. The models: the shipped examples, their deployment variants in
+``tests/models/deploy/*.onnx`` (onnxruntime's transformers and offline optimizers,
+quantization, fp16), scikit-learn models converted by skl2onnx
+(``tests/models/sklearn/*.onnx``: ZipMap, Tokenizer), and small graphs with what broke the writer:
 ops without a rule (custom domains, contrib ops), ai.onnx.ml ZipMap, a Tokenizer, sequences,
 maps and optionals, declared types inference cannot match, subgraphs.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -30,13 +29,15 @@ from shapeinfer.writer import is_complete
 
 F = T.FLOAT
 DEPLOY_DIR = ROOT / "tests" / "models" / "deploy"
+SKLEARN_DIR = ROOT / "tests" / "models" / "sklearn"  # benchmarks/make_sklearn_models.py
 
 
 # ---------------------------------------------------------------------------- inputs and checks
 
 
 def _feeds(model: onnx.ModelProto) -> dict:
-    """Inputs for a tensor-input model: open dims 2 (``seq`` 5), ids in [0, 100), masks all ones."""
+    """Inputs for a tensor-input model: open dims 2 (``seq`` 5), ids in [0, 100), masks all ones,
+    one sentence in every string."""
     rng = np.random.default_rng(0)
     inits = {t.name for t in model.graph.initializer}
     out = {}
@@ -45,6 +46,9 @@ def _feeds(model: onnx.ModelProto) -> dict:
             continue
         tt = i.type.tensor_type
         shape = [d.dim_value if d.HasField("dim_value") else 5 if d.dim_param == "seq" else 2 for d in tt.shape.dim]
+        if tt.elem_type == T.STRING:
+            out[i.name] = np.full(shape, "the cat sat on a mat", dtype=object)
+            continue
         dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
         if "mask" in i.name:
             out[i.name] = np.ones(shape, dt)
@@ -365,46 +369,13 @@ def test_example_outputs_load(name):
     assert_loadable(model, _feeds(model))
 
 
-@functools.cache
-def _ort_optimized(name: str, level: str) -> bytes:
-    """onnxruntime's offline graph optimizer's output for an example (com.microsoft fusions;
-    at ``all`` also nchwc layouts)."""
-    import tempfile
-
-    import onnxruntime as ort
-
-    levels = {
-        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
-    }
-    with tempfile.TemporaryDirectory() as d:
-        so = ort.SessionOptions()
-        so.graph_optimization_level = levels[level]
-        so.optimized_model_filepath = str(Path(d) / "out.onnx")
-        so.log_severity_level = 4
-        ort.InferenceSession(str(model_path(name)), so, providers=["CPUExecutionProvider"])
-        return Path(so.optimized_model_filepath).read_bytes()
-
-
-@pytest.mark.parametrize(("name", "level"), [("gpt2_ts", "extended"), ("vit_dynamo", "all"), ("bert_dynamo", "all")])
-def test_ort_optimized_outputs_load(name, level):
-    model = onnx.load_from_string(_ort_optimized(name, level))
-    assert any(n.domain.startswith("com.microsoft") for n in model.graph.node)
+@pytest.mark.parametrize("path", sorted(DEPLOY_DIR.glob("*.onnx")), ids=lambda p: p.stem)
+def test_deploy_fixture_outputs_load(path):
+    model = onnx.load(str(path))
     assert_loadable(model, _feeds(model))
 
 
-def test_transformers_optimizer_fp16_outputs_load():
-    """onnxruntime's transformers optimizer (SkipLayerNormalization, BiasGelu), then fp16."""
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    om = optimize_model(str(model_path("bert_ts")), model_type="bert", num_heads=0, hidden_size=0, opt_level=0)
-    assert_loadable(om.model, _feeds(om.model))
-    om.convert_float_to_float16(keep_io_types=True)
-    assert any(t.data_type == T.FLOAT16 for t in om.model.graph.initializer)
-    assert_loadable(om.model, _feeds(om.model))
-
-
-@pytest.mark.parametrize("path", sorted(DEPLOY_DIR.glob("*.onnx")) if DEPLOY_DIR.is_dir() else [], ids=lambda p: p.stem)
-def test_deploy_fixture_outputs_load(path):
+@pytest.mark.parametrize("path", sorted(SKLEARN_DIR.glob("*.onnx")), ids=lambda p: p.stem)
+def test_sklearn_outputs_load(path):
     model = onnx.load(str(path))
     assert_loadable(model, _feeds(model))
