@@ -241,6 +241,7 @@ class Engine:
         self._subst_gen = 0
         self._type_cache: dict[Fact, onnx.TypeProto] = {}
         self._memo: dict[tuple, tuple] = {}
+        self.graph_nodes: dict[str, Sequence[onnx.NodeProto]] = {}  # graph path -> its nodes
         self._attr_types: dict[tuple, dict[str, int]] = {}
 
     def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]:
@@ -445,6 +446,7 @@ class Engine:
         sorted (the partial walk in graph order is undone first)."""
         facts = scope.facts
         initial = set(facts)
+        self.graph_nodes[graph] = nodes
         marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), dict(self.subst))
         if self._walk(nodes, scope, graph, call_attrs, None):
             return

@@ -152,6 +152,14 @@ def binary(op: str, a_shape, b_shape, a_type=T.FLOAT, b_type=T.FLOAT):
     return make([node], [vi("a", a_type, a_shape), vi("b", b_type, b_shape)], [out("y", a_type, rank)])
 
 
+def dim_to_float(dim):
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"], name="shape"),
+        h.make_node("Cast", ["s"], ["y"], name="bad", to=T.FLOAT),
+    ]
+    return make(nodes, [vi("x", T.FLOAT, [2, dim])], [out(rank=1)])
+
+
 def cycle():
     nodes = [
         h.make_node("Add", ["x", "c"], ["a"], name="bad"),
@@ -286,6 +294,8 @@ CASES: list[Case] = [
     Case("G002", "2x3-plus-1x3", lambda: binary("Add", [2, 3], [1, 3]), False),
     Case("G003", "batch-vs-seq", lambda: binary("Add", ["batch", 3], ["seq", 3]), True),
     Case("G003", "batch-vs-batch", lambda: binary("Add", ["batch", 3], ["batch", 3]), False),
+    Case("G009", "symbolic-dim-to-float", lambda: dim_to_float("h"), True),
+    Case("G009", "static-dim-to-float", lambda: dim_to_float(5), False),
     Case("G004", "cycle", cycle, True),
     Case("G004", "out-of-order", out_of_order, True, node=None),
     Case("G004", "in-order", in_order, False),

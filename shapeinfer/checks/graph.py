@@ -235,6 +235,22 @@ declare(
 )
 
 
+declare(
+    "G009",
+    "assumed-exact-float",
+    "info",
+    "a symbolic dim carried through a float tensor, assumed exactly representable",
+    """
+    A dim travels through a float tensor (``Cast(Shape(x)[2], to=float)``, a float ``Range``
+    bound, anchor-grid arithmetic) and inference keeps its symbolic value, assuming the float
+    holds it exactly: integers up to 2**24 are exact in float32, up to 2**53 in double. Beyond
+    that the runtime rounds and the dims computed from it differ. In float16 and bfloat16 (2**11,
+    2**8) the value is not kept. Nothing to fix for real dims; to avoid the float round trip, keep
+    shape arithmetic in int64.
+    """,
+)
+
+
 @rule("G008", "type-constraint-violation", "error", "an input type the op's schema does not allow")
 def type_constraints(ctx: LintContext) -> None:
     """

@@ -240,9 +240,82 @@ def if_(ctx, ins: list) -> list:
             "E031",
             f"If branches give {len(then_out)} and {len(else_out)} outputs for {n} node output(s)",
         )
+    if cond is None and any(_rank(t) != _rank(e) for t, e in zip(then_out[:n], else_out[:n])):
+        cond = _decided_by_assumptions(ctx, ctx.node.input[0] if ctx.node.input else "")
+        if cond is not None:
+            ctx.diag(
+                "info", "G003", f"the If condition is {str(bool(cond)).lower()} under the dim equalities assumed so far"
+            )
     if cond is not None:
         return list((then_out if cond else else_out)[:n])
     return [merge_facts(ctx, [t, e]) for t, e in zip(then_out[:n], else_out[:n])]
+
+
+def _rank(f: Fact | None) -> int | None:
+    return None if f is None or f.kind != "tensor" else f.rank
+
+
+#: Ops a condition is re-evaluated through (their rules read values only, create no symbols).
+_COND_OPS = {
+    "Equal",
+    "Less",
+    "LessOrEqual",
+    "Greater",
+    "GreaterOrEqual",
+    "Not",
+    "And",
+    "Or",
+    "Xor",
+    "Cast",
+    "Identity",
+    "Squeeze",
+    "Unsqueeze",
+    "Reshape",
+}
+
+
+def _decided_by_assumptions(ctx, name: str, depth: int = 0) -> bool | None:
+    """The value of boolean ``name`` recomputed with the dim equalities the engine has assumed
+    since it was computed (its producers re-run on their inputs' facts resolved through the
+    engine's substitution, a few levels up), or None."""
+    f = _value_now(ctx, name, depth)
+    return _known_bool(f)
+
+
+def _value_now(ctx, name: str, depth: int) -> Fact | None:
+    eng = ctx.engine
+    f = ctx.scope.get(name) if name else None
+    if f is None:
+        return None
+    f = eng.resolve_fact(f)
+    if (f.value is not None and all(v is not None for v in f.value)) or depth > 6:
+        return f
+    nodes = eng.graph_nodes.get(ctx.graph, ())
+    limit = ctx.index if depth == 0 else len(nodes)
+    for k in range(min(limit, len(nodes)) - 1, -1, -1):
+        p = nodes[k]
+        if name not in p.output:
+            continue
+        if p.domain not in ("", "ai.onnx") or p.op_type not in _COND_OPS:
+            return f
+        ins = [_value_now(ctx, i, depth + 1) if i else None for i in p.input]
+        if any(i and x is None for i, x in zip(p.input, ins)):
+            return f
+        from shapeinfer import registry
+        from shapeinfer.engine import NodeContext
+
+        version = eng.opsets.get("", 0)
+        rule = registry.lookup("", p.op_type, version)
+        if rule is None:
+            return f
+        with sandbox(ctx, keep_diagnostics=False):
+            try:
+                outs = rule(NodeContext(eng, p, version, k, ctx.graph, ctx.scope), ins)
+            except Exception:
+                return f
+        out = outs[list(p.output).index(name)] if outs and name in p.output else None
+        return f if out is None else out
+    return f
 
 
 # ------------------------------------------------------------------------------ loops

@@ -141,14 +141,30 @@ def _value_dtype_ok(f: Fact) -> bool:
     return f.dtype in INT_TYPES or f.dtype in FLOAT_TYPES or f.dtype == BOOL
 
 
+def _symbolic_safe(fn):
+    """``fn`` on values where a symbolic value meets a float: an integral float counts as its
+    int (``h * 2.0`` is ``2*h``), any other float makes the result unknown."""
+
+    def f(*args):
+        if any(isinstance(a, D.Expr) for a in args) and any(isinstance(a, float) for a in args):
+            if not all(not isinstance(a, float) or (math.isfinite(a) and a.is_integer()) for a in args):
+                return None
+            args = tuple(int(a) if isinstance(a, float) else a for a in args)
+        return fn(*args)
+
+    return f
+
+
 def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
     facts = [f for f in ins if f is not None]
     shape = broadcast_shapes(ctx, [f.shape for f in facts])
     value = None
     if fn is not None and all(f.value is not None and _value_dtype_ok(f) for f in facts):
-        value = broadcast_values(fn, facts, shape)
+        value = broadcast_values(_symbolic_safe(fn), facts, shape)
         if value is not None and (out_dtype in INT_TYPES or out_dtype in FLOAT_TYPES):
             value = tuple(fit_value(v, out_dtype) for v in value)
+            if out_dtype in FLOAT_TYPES:
+                value = exact_in_float(ctx, value, out_dtype)
     return [tensor(out_dtype, shape, value)]
 
 
@@ -368,12 +384,47 @@ def _cast_value(v, to: int):
     return None
 
 
+#: Largest integer magnitude up to which every integer is exact in each float type.
+EXACT_INT_LIMIT = {
+    TensorProto.FLOAT: 2**24,
+    TensorProto.DOUBLE: 2**53,
+    TensorProto.FLOAT16: 2**11,
+    TensorProto.BFLOAT16: 2**8,
+}
+
+
+def exact_in_float(ctx, values: tuple, to: int) -> tuple:
+    """``values`` cast to float type ``to``: a symbolic value stays only where it is exact.
+
+    Integers up to ``EXACT_INT_LIMIT[to]`` are exact in the float type. A symbolic value
+    provably within it stays; else, in float32 and double (limits 2**24 and 2**53, beyond any
+    practical dim), it stays under a recorded assumption (G009, info); in float16 and bfloat16
+    it becomes unknown. Concrete values are already rounded by :func:`fit_value`.
+    """
+    limit = EXACT_INT_LIMIT.get(to)
+    if limit is None or not any(isinstance(v, D.Expr) for v in values):
+        return values
+    out = []
+    for v in values:
+        if isinstance(v, D.Expr):
+            lo, neg_hi = D.lower_bound(v), D.lower_bound(D.neg(v))
+            if lo is not None and neg_hi is not None and -limit <= lo and -neg_hi <= limit:
+                pass
+            elif to in (TensorProto.FLOAT, TensorProto.DOUBLE):
+                name = TensorProto.DataType.Name(to).lower()
+                ctx.diag("info", "G009", f"assuming |{D.format(v)}| <= {limit} (exact in {name})")
+            else:
+                v = None
+        out.append(v)
+    return tuple(out)
+
+
 def _cast(ctx, x: Fact, to: int) -> list:
     value = None
     if x.value is not None and _value_dtype_ok(x):
         if to in INT_TYPES and any(isinstance(v, float) and not math.isfinite(v) for v in x.value):
             ctx.diag("warning", "E008", "NaN or infinity cast to an integer type: the result is undefined")
-        value = tuple(_cast_value(v, to) for v in x.value)
+        value = exact_in_float(ctx, tuple(_cast_value(v, to) for v in x.value), to)
     return [tensor(to, x.shape, value)]
 
 

@@ -134,9 +134,18 @@ def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int) -> D.Dim | None:
 AMBIGUOUS_NEGATIVE_STEP_ENDS = (2**31 - 1, 2**63 - 1)
 
 
-def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: int) -> D.Dim | None:
+def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim) -> D.Dim | None:
     """The number of elements ONNX Slice takes along a dim of size ``d``; None if not expressible
-    (or when ONNX and onnxruntime disagree, see ``AMBIGUOUS_NEGATIVE_STEP_ENDS``)."""
+    (or when ONNX and onnxruntime disagree, see ``AMBIGUOUS_NEGATIVE_STEP_ENDS``). A symbolic
+    ``step`` counts only when it is provably positive."""
+    if isinstance(step, D.Expr):
+        if (D.lower_bound(step) or 0) < 1:
+            return None
+        s = _clamp_bound(d, start, 0, 0)
+        e = _clamp_bound(d, end, 0, 0)
+        if s is None or e is None:
+            return None
+        return D.dmax(0, D.ceildiv(D.sub(e, s), step))
     if step < 0 and type(end) is int and end in AMBIGUOUS_NEGATIVE_STEP_ENDS:
         return None
     if type(d) is int and type(start) is int and type(end) is int:
@@ -184,16 +193,16 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
         seen.add(a)
         if k == 0:
             raise InferenceError("E012", "Slice step 0")
-        if s is None or e is None:
+        if s is None or e is None or k is None:
             shape[a] = ctx.fresh()
             plan = None
             continue
         n = slice_len(data.shape[a], s, e, k)
-        if k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
+        if type(k) is int and k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
             msg = f"Slice end {e} with step {k}: ONNX stops at the last index, onnxruntime runs to 0"
             ctx.diag("warning", "E017", msg)
         shape[a] = ctx.fresh() if n is None else n
-        if n is None or type(s) is not int or type(e) is not int:
+        if n is None or type(s) is not int or type(e) is not int or type(k) is not int:
             plan = None
         elif plan is not None:
             plan[a] = (s, e, k)
@@ -252,7 +261,7 @@ def slice_v10(ctx, ins: list) -> list:
     if steps_f is None:
         steps = [1] * n if n is not None else None
     else:
-        steps = known_ints(steps_f)
+        steps = _bounds(steps_f)  # per axis: an int, a symbolic step, or None (that axis unknown)
     return _slice(ctx, data, starts, ends, axes, steps)
 
 
@@ -294,6 +303,12 @@ def concat(ctx, ins: list) -> list:
                 shape[i] = ctx.unify(shape[i], s[i])
     shape[axis] = total
     value = None
+    if any(f.value is not None for f in facts) and is_static_shape(shape):
+        # a part whose values are unknown contributes unknown elements (kept per element)
+        facts = [
+            tensor(f.dtype, f.shape, (None,) * _numel(f.shape)) if f.value is None and is_static_shape(f.shape) else f
+            for f in facts
+        ]
     if all(f.value is not None for f in facts) and is_static_shape(shape):
         n = 1
         for d in shape:
@@ -310,6 +325,13 @@ def concat(ctx, ins: list) -> list:
                         inner *= d
                     value.extend(f.value[o * inner : (o + 1) * inner])
     return [tensor(dtype, shape, value)]
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def split_sizes(ctx, dim: D.Dim, n_out: int, split: list | None, num_outputs: int | None) -> list:

@@ -74,6 +74,13 @@ def constant_of_shape(ctx, ins: list) -> list:
     return [tensor(dtype, shape, value)]
 
 
+def _integral(v):
+    """An integral float as its int (Range bounds in a float type); anything else unchanged."""
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+        return int(v)
+    return v
+
+
 @register("Range", since=11)
 def range_(ctx, ins: list) -> list:
     """Range: ``max(ceil((limit - start) / delta), 0)`` elements."""
@@ -96,6 +103,10 @@ def range_(ctx, ins: list) -> list:
                 value.append(v)
                 v = fit_value(v + delta, dtype)
         return [tensor(dtype, (n,), value)]
+    # Symbolic bounds in a float Range: values cast from integers, exact there (Cast keeps a
+    # symbolic value only where it is exact, see elementwise.exact_in_float). With integral
+    # start and delta the difference is an exact integer, and ceil of its quotient is the count.
+    start, limit, delta = (_integral(v) for v in (start, limit, delta))
     if isinstance(delta, float) or isinstance(start, float) or isinstance(limit, float) or type(delta) is not int:
         return [tensor(dtype, (ctx.fresh(),))]
     if delta == 0:
