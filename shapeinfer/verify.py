@@ -31,6 +31,7 @@ import onnx
 from shapeinfer import dims as D
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import dim_from_proto, ident, load_model
+from shapeinfer.progress import Progress
 
 #: Above this size a model is handed to onnxruntime as a file, not as bytes.
 MAX_PROTO_BYTES = 2**31 - 2**24
@@ -486,7 +487,9 @@ def verify(
     observed, names = _observable(src)
     sess = _session(observed)
     producer = {o: n.op_type for n in src.graph.node for o in n.output if o}
+    progress = Progress("verify", total=len(bindings))
     for b in bindings:
+        progress.step(format_binding(b))
         feeds = make_feeds(src.graph, b, seed)
         try:
             ro = onnxruntime.RunOptions()
@@ -514,4 +517,5 @@ def verify(
         report.checked += checked
         report.per_binding.append({"binding": b, "checked": checked, "mismatches": mism, "unresolved": unres})
         report.notes.extend(_assumption_notes(result, b))
+    progress.close()
     return report

@@ -97,12 +97,10 @@ def run(
         except UserFileError as e:
             raise LintError(str(e)) from None
     n_jobs = jobs or default_jobs(len(files))
-    show_bar = len(files) > 1 and sys.stderr.isatty()
-    if show_bar:
-        with click.progressbar(length=len(files), label="linting", file=sys.stderr) as bar:
-            results = lint_paths(files, cfg, fix=fix, in_place=in_place, jobs=n_jobs, on_done=lambda r: bar.update(1))
-    else:
-        results = lint_paths(files, cfg, fix=fix, in_place=in_place, jobs=n_jobs)
+    from shapeinfer.progress import Progress
+
+    with Progress("lint", total=len(files)) as bar:
+        results = lint_paths(files, cfg, fix=fix, in_place=in_place, jobs=n_jobs, on_done=lambda r: bar.advance())
     for r in results:
         for note in r.notes:
             click.echo(note, err=True)

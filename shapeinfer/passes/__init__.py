@@ -264,16 +264,20 @@ def optimize_with_report(
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
     """
+    from shapeinfer.progress import Progress
+
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the passes build large acyclic object graphs: collection passes only cost
+    progress = Progress("optimize")  # a line on a terminal's stderr once it takes over a second
     try:
-        return _optimize(model, passes, bind, target_opset, base_dir)
+        return _optimize(model, passes, bind, target_opset, base_dir, progress)
     finally:
+        progress.close()
         if gc_was_enabled:
             gc.enable()
 
 
-def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelProto, OptimizeReport]:
+def _optimize(model, passes, bind, target_opset, base_dir, progress) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.passes._graph import default_opset
     from shapeinfer.passes.fold_if import has_control_flow
     from shapeinfer.writer import annotate
@@ -299,6 +303,7 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
     reports: dict[str, PassReport] = {}
 
     def run(name: str, model: onnx.ModelProto) -> tuple[onnx.ModelProto, bool]:
+        progress.update(f"{name} (round {rounds}, {len(model.graph.node)} nodes)" if rounds else name)
         rep = reports.setdefault(name, PassReport(name))
         t = time.perf_counter()
         before = len(model.graph.node)
@@ -316,6 +321,7 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
             rep.changes[k] = rep.changes.get(k, 0) + v
         return out, any(changes.values())
 
+    rounds = 0
     if "fold-if" in names:
         for _ in range(MAX_ROUNDS):  # nested Ifs a fold reveals
             m, changed = run("fold-if", m)
@@ -332,7 +338,6 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
     repeated = [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
     if "fold-if" in repeated and not has_control_flow(m):
         repeated.remove("fold-if")  # no pass creates an If or a Loop
-    rounds = 0
     while rounds < MAX_ROUNDS:
         rounds += 1
         ctx.refresh()  # each round starts from facts of the model as it is
@@ -342,6 +347,7 @@ def _optimize(model, passes, bind, target_opset, base_dir) -> tuple[onnx.ModelPr
             any_change |= changed
         if not any_change:
             break
+    progress.update("annotating")
     ctx.refresh()
     res = ctx.infer(m, whole=True)
     annotate(res, declared)
