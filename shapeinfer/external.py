@@ -69,8 +69,16 @@ class ExternalDataInvalid(ExternalDataError):
     """An entry or file that cannot be read as the entry says (bad key, number, kind, bounds)."""
 
 
+#: The default-domain ops whose schemas have tensor or graph attributes (a test compares this
+#: with onnx's schemas). The attributes of every other default-domain node are not looked at:
+#: walking them all is most of the time this scan takes on a large model.
+TENSOR_ATTRIBUTE_OPS = frozenset({"Constant", "ConstantOfShape", "If", "Loop", "Scan", "SequenceMap"})
+
+
 def iter_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
-    """Every TensorProto a model stores: initializers and tensor attributes, subgraphs included."""
+    """Every TensorProto a model stores: initializers and tensor attributes, subgraphs included
+    (tensor attributes of the default domain only where the op's schema has them)."""
+    ops = TENSOR_ATTRIBUTE_OPS
 
     def graph(g: onnx.GraphProto):
         yield from g.initializer
@@ -78,7 +86,8 @@ def iter_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
             yield st.values
             yield st.indices
         for n in g.node:
-            yield from node_tensors(n)
+            if n.op_type in ops or n.domain not in ("", "ai.onnx"):
+                yield from node_tensors(n)
 
     def node_tensors(n: onnx.NodeProto):
         for a in n.attribute:

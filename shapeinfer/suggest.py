@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def closest(word: str, choices: Iterable[str]) -> str | None:
     """The choice ``word`` most likely misspells (None when nothing is close)."""
+    import difflib  # only on an error path: not imported at start-up
+
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return found[0] if found else None
 

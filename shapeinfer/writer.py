@@ -58,9 +58,70 @@ def save_model(
     else:
         src_dir = None if src == STDIO else os.path.dirname(os.path.abspath(src))
         plan = plan_copy(model, src_dir, out_dir)
-    data = model.SerializeToString()
+    chunks = model_chunks(model)
     copy_external_files(plan)
-    write_output(out, data, inputs=protected, allow_inputs=in_place, what="model")
+    write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")
+
+
+#: Repeated fields of a graph that are serialised one element at a time by :func:`model_chunks`.
+_SPLIT_GRAPH_FIELDS = ("node", "initializer", "value_info")
+
+
+def model_chunks(model: onnx.ModelProto) -> list[bytes]:
+    """``model``'s serialised bytes as a list of pieces (``b"".join`` of them parses to the same
+    model). The graph's nodes, initializers and value_info are serialised one by one: a single
+    ``SerializeToString`` of a model with large weights costs several times its parts (the one
+    big buffer is grown and copied), and the pieces are written without ever being joined."""
+    head = onnx.ModelProto()
+    for fd, value in model.ListFields():
+        if fd.name != "graph":
+            _copy_field(head, fd, value)
+    chunks = [head.SerializeToString()]
+    if model.HasField("graph"):
+        rest = onnx.GraphProto()
+        body: list[bytes] = []
+        for fd, value in model.graph.ListFields():
+            if fd.name not in _SPLIT_GRAPH_FIELDS:
+                _copy_field(rest, fd, value)
+                continue
+            tag = _varint(fd.number << 3 | 2)
+            headers: dict[int, bytes] = {}  # tag + length, by length
+            for b in [x.SerializeToString() for x in value]:
+                n = len(b)
+                h = headers.get(n)
+                if h is None:
+                    h = headers[n] = tag + _varint(n)
+                body.append(h)
+                body.append(b)
+        body.insert(0, rest.SerializeToString())
+        chunks.append(_tag(onnx.ModelProto, "graph") + _varint(sum(map(len, body))))
+        chunks.extend(body)
+    return chunks
+
+
+def _copy_field(dst, fd, value) -> None:
+    if hasattr(value, "extend"):  # a repeated field
+        getattr(dst, fd.name).extend(value)
+    elif fd.message_type is not None:
+        getattr(dst, fd.name).CopyFrom(value)
+    else:
+        setattr(dst, fd.name, value)
+
+
+def write_chunks(fd: int, chunks: list[bytes]) -> None:
+    """Write every chunk to the descriptor, in order (``writev`` in batches; short writes resumed)."""
+    writev = getattr(os, "writev", None)
+    for i in range(0, len(chunks), 512):  # IOV_MAX is 1024 on Linux
+        batch = chunks[i : i + 512]
+        done = writev(fd, batch) if writev is not None else 0
+        for c in batch:
+            if done >= len(c):
+                done -= len(c)
+                continue
+            view = memoryview(c)[done:]
+            done = 0
+            while view:
+                view = view[os.write(fd, view) :]
 
 
 def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) -> onnx.ModelProto:

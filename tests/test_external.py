@@ -89,3 +89,43 @@ def test_missing_file_is_a_warning_only_where_values_are_needed(tmp_path):
     assert r.dims("w") == (6, 100)
     out = cli(str(path))
     assert out.returncode == 0 and "E003" in out.stdout
+
+
+def test_the_scan_skips_only_ops_whose_schemas_hold_no_tensors():
+    from onnx import AttributeProto as A
+
+    from shapeinfer.external import TENSOR_ATTRIBUTE_OPS, external_locations
+
+    kinds = {A.TENSOR, A.SPARSE_TENSOR, A.TENSORS, A.SPARSE_TENSORS, A.GRAPH, A.GRAPHS}
+    with_tensors = {
+        s.name
+        for s in onnx.defs.get_all_schemas_with_history()
+        if s.domain in ("", "ai.onnx") and any(a.type in kinds for a in s.attributes.values())
+    }
+    assert with_tensors == TENSOR_ATTRIBUTE_OPS
+
+    # external tensors in a Constant inside an If branch, a ConstantOfShape value and a custom
+    # op's attribute are all found
+    def ext_const(name, loc):
+        return helper.make_node(
+            "Constant", [], [name], value=_external(numpy_helper.from_array(np.array([2], np.int64)), loc)
+        )
+
+    branch = helper.make_graph(
+        [ext_const("c", "in_if.bin")], "b", [], [helper.make_tensor_value_info("c", TensorProto.INT64, [1])]
+    )
+    fill = _external(numpy_helper.from_array(np.array([0], np.int64)), "fill.bin")
+    custom = _external(numpy_helper.from_array(np.array([1.0], np.float32)), "custom.bin")
+    g = helper.make_graph(
+        [
+            helper.make_node("If", ["cond"], ["o"], then_branch=branch, else_branch=branch),
+            helper.make_node("ConstantOfShape", ["o"], ["z"], value=fill),
+            helper.make_node("Op", ["z"], ["y"], domain="custom.domain", t=custom),
+            helper.make_node("Add", ["y", "y"], ["w"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("w", TensorProto.INT64, None)],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom.domain", 1)])
+    assert sorted(external_locations(m)) == ["custom.bin", "fill.bin", "in_if.bin"]

@@ -75,3 +75,26 @@ def test_written_file_has_normal_permissions_and_no_temp_left(tmp_path):
     save_model(onnx.load(str(path), load_external_data=False), str(out), str(path))
     assert stat.S_IMODE(out.stat().st_mode) == 0o640
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".shapeinfer-")]
+
+
+def test_model_chunks_parse_back_to_the_same_model(tmp_path):
+    """The pieces save_model writes (nodes, initializers and value_info one by one) are the model."""
+    from conftest import model_path
+
+    from shapeinfer.writer import model_chunks, write_chunks
+
+    m = onnx.load(str(model_path("llama_dynamo")))
+    helper.set_model_props(m, {"k": "v"})
+    m.functions.add().CopyFrom(
+        onnx.helper.make_function("d", "f", ["x"], ["y"], [], [onnx.helper.make_opsetid("", 17)])
+    )
+    m.graph.sparse_initializer.add().values.CopyFrom(numpy_helper.from_array(np.array([1.0], np.float32), "s"))
+    chunks = model_chunks(m)
+    assert len(chunks) > len(m.graph.node)
+    again = onnx.ModelProto()
+    again.ParseFromString(b"".join(chunks))
+    assert again.SerializeToString(deterministic=True) == m.SerializeToString(deterministic=True)
+    fd = os.open(tmp_path / "m.onnx", os.O_WRONLY | os.O_CREAT)
+    write_chunks(fd, chunks)
+    os.close(fd)
+    assert (tmp_path / "m.onnx").read_bytes() == b"".join(chunks)
