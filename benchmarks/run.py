@@ -12,6 +12,12 @@ a child process). Without MODELS it uses examples/models/llama_ts.onnx. It also 
 synthetic model of repeated llama-like layers (~100k nodes by default) to show how cost grows
 with size, and a model whose weights live in a multi-GB sparse external-data file, to show
 that inference never loads them (peak RSS) and that -o keeps them external.
+
+Optimize rows (``--optimize-models``, ``--optimize-layers``; ``--only-optimize`` skips the rest):
+the whole `shapeinfer optimize MODEL -o OUT` process against the whole `shapeinfer MODEL -o OUT`
+process on the same model (wall and CPU seconds, median of the repetitions), their ratio, and
+optimize's CPU microseconds per node, on the given models and on synthetic models of
+repeated layers from ~7k to ~250k nodes (per-node cost should stay flat).
 """
 
 from __future__ import annotations
@@ -275,6 +281,88 @@ def print_rows(rows: list[dict]) -> None:
                 print(f"    {k[:-6]} failed: {v}")
 
 
+# ----------------------------------------------------------------------------- optimize rows
+
+
+def _child_cpu(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child and its children) of one command."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError((proc.stderr.strip().splitlines() or ["failed"])[-1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def optimize_row(path: str, reps: int, label: str | None = None) -> dict:
+    """Whole-process `shapeinfer optimize -o` against `shapeinfer -o` on one model."""
+    n = len(onnx.load(path, load_external_data=False).graph.node)
+    cli = [sys.executable, "-m", "shapeinfer.cli"]
+    with tempfile.TemporaryDirectory() as td:
+        out = os.path.join(td, "out.onnx")
+        o = [_child_cpu([*cli, path, "-o", out]) for _ in range(reps)]
+        opt = [_child_cpu([*cli, "optimize", path, "-o", out]) for _ in range(reps)]
+        after = len(onnx.load(out, load_external_data=False).graph.node)
+    row = {"model": label or os.path.basename(path), "nodes": n, "nodes_after": after}
+    row["o_wall"], row["o_cpu"] = statistics.median(w for w, _ in o), statistics.median(c for _, c in o)
+    row["opt_wall"], row["opt_cpu"] = statistics.median(w for w, _ in opt), statistics.median(c for _, c in opt)
+    row["ratio_wall"] = row["opt_wall"] / row["o_wall"]
+    row["ratio_cpu"] = row["opt_cpu"] / row["o_cpu"]
+    row["opt_us_per_node"] = 1e6 * row["opt_cpu"] / n
+    return row
+
+
+def optimize_rows(models: list[str], layers: list[int], reps: int) -> list[dict]:
+    rows = [optimize_row(p, reps) for p in models]
+    with tempfile.TemporaryDirectory() as td:
+        for n_layers in layers:
+            path = os.path.join(td, f"synthetic{n_layers}.onnx")
+            onnx.save(llama_like_model(n_layers), path)
+            rows.append(optimize_row(path, reps if n_layers < 2000 else 1, f"synthetic x{n_layers}"))
+            os.remove(path)
+    return rows
+
+
+def print_optimize_rows(rows: list[dict]) -> None:
+    head = (
+        f"{'model':<22} {'nodes':>7} {'after':>7} {'-o wall':>8} {'opt wall':>9} {'-o cpu':>8} {'opt cpu':>8} "
+        f"{'ratio wall':>10} {'ratio cpu':>9} {'opt us/node':>11}"
+    )
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(
+            f"{r['model']:<22} {r['nodes']:>7} {r['nodes_after']:>7} {r['o_wall']:>8.2f} {r['opt_wall']:>9.2f} "
+            f"{r['o_cpu']:>8.2f} {r['opt_cpu']:>8.2f} {r['ratio_wall']:>10.2f} {r['ratio_cpu']:>9.2f} "
+            f"{r['opt_us_per_node']:>11.1f}"
+        )
+    synth = [r for r in rows if r["model"].startswith("synthetic")]
+    if len(synth) > 1:
+        print(
+            f"\noptimize CPU per node, {synth[-1]['model']} vs {synth[0]['model']}: "
+            f"{synth[-1]['opt_us_per_node'] / synth[0]['opt_us_per_node']:.2f}x"
+        )
+
+
+def run_optimize_rows(a) -> None:
+    """The optimize rows main() prints (see the module docstring)."""
+    models = a.optimize_models
+    if models is None:
+        models = a.models or [os.path.join(ROOT, "examples", "models", "llama_ts.onnx")]
+    layers = [int(x) for x in a.optimize_layers.split(",") if x]
+    rows = optimize_rows(models, layers, max(1, min(a.reps, 3)))
+    if a.json:
+        print(json.dumps({"optimize_rows": rows}, indent=1))
+        return
+    print()
+    print_optimize_rows(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*")
@@ -285,7 +373,13 @@ def main() -> None:
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--no-external", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--optimize-models", nargs="*", default=None, help="models for the optimize rows")
+    ap.add_argument("--optimize-layers", default="240,1200,7350", help="synthetic sizes for the optimize rows")
+    ap.add_argument("--only-optimize", action="store_true", help="only the optimize rows")
     a = ap.parse_args()
+    if a.only_optimize:
+        run_optimize_rows(a)
+        return
     tools = a.tools.split(",")
     models = a.models or [os.path.join(ROOT, "examples", "models", "llama_ts.onnx")]
     rows = [bench(p, a.reps, tools) for p in models]
@@ -336,6 +430,7 @@ def main() -> None:
             f"{ext['other_folder_s']:.2f}s peak RSS {ext['other_folder_rss_mb']:.0f} MB, data copied "
             f"{(ext['data_copied_bytes'] or 0) / 2**30:.1f} GB, weights still external: {ext['weights_still_external']}"
         )
+    run_optimize_rows(a)
 
 
 if __name__ == "__main__":

@@ -137,7 +137,7 @@ class Graph:
 class Node:
     """An op: ``attrs`` is decoded from ``proto`` on first access (subgraphs are :class:`Graph`)."""
 
-    __slots__ = ("_attrs", "domain", "graphs", "inputs", "name", "op", "outputs", "proto", "snap")
+    __slots__ = ("_attrs", "dirty", "domain", "graphs", "inputs", "name", "op", "outputs", "proto", "snap")
 
     def __init__(self, op: str, name: str = "", attrs: dict | None = None, domain: str = "") -> None:
         self.op = op
@@ -149,6 +149,7 @@ class Node:
         self.proto: NodeProto | None = None
         self.snap: dict | None = None  # the attrs as decoded, to tell what a pass changed
         self.graphs: dict[str, Any] = {}  # subgraph attributes, imported eagerly
+        self.dirty = False  # inputs or outputs relinked, or a tensor it touches renamed (see the helpers)
 
     @property
     def attrs(self) -> dict:
@@ -420,15 +421,12 @@ class GraphModel:
         po = n.proto
         if (
             po is not None
+            and not n.dirty
             and not n.graphs
             and (n._attrs is None or _same_attrs(n._attrs, n.snap))
             and n.op == po.op_type
             and n.domain == po.domain
             and n.name == po.name
-            and len(n.inputs) == len(po.input)
-            and len(n.outputs) == len(po.output)
-            and all(t.name == x for t, x in zip(n.inputs, po.input))
-            and all(t.name == x for t, x in zip(n.outputs, po.output))
         ):
             return po
         p = NodeProto()
@@ -512,6 +510,7 @@ def set_input(node: Node, k: int, new: Tensor) -> None:
     _unlink(old.outputs, node)
     node.inputs[k] = new
     new.outputs.append(node)
+    node.dirty = True
 
 
 def set_inputs(node: Node, new: list[Tensor]) -> None:
@@ -521,12 +520,14 @@ def set_inputs(node: Node, new: list[Tensor]) -> None:
     node.inputs[:] = new
     for t in new:
         t.outputs.append(node)
+    node.dirty = True
 
 
 def append_input(node: Node, t: Tensor) -> None:
     """``node`` reads ``t`` as one more input."""
     node.inputs.append(t)
     t.outputs.append(node)
+    node.dirty = True
 
 
 def set_output(node: Node, k: int, new: Tensor) -> None:
@@ -538,7 +539,18 @@ def set_output(node: Node, k: int, new: Tensor) -> None:
     node.outputs[k] = new
     for p in new.inputs:
         _unlink(p.outputs, new)
+        p.dirty = True
     new.inputs[:] = [node]
+    node.dirty = True
+
+
+def rename(t: Tensor, name: str) -> None:
+    """Give tensor ``t`` a new name (its producer and readers are written anew on export)."""
+    t.name = name
+    for n in t.inputs:
+        n.dirty = True
+    for n in t.outputs:
+        n.dirty = True
 
 
 def unlink_nodes(nodes) -> None:
@@ -577,6 +589,7 @@ def replace_uses(old: Tensor, new: Tensor) -> int:
             if t is old:
                 c.inputs[k] = new
                 new.outputs.append(c)
+                c.dirty = True
                 count += 1
     old.outputs.clear()
     return count

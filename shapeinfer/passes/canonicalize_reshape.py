@@ -552,6 +552,21 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     opset = default_opset(model)
     if opset is None:
         return model, {}
+    todo = []  # (position, node, input index, kind) of computed shape inputs with known values
+    for pos, node in enumerate(g.nodes):
+        slots = shape_slots(node)
+        if not slots or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
+            continue
+        for k, kind in slots.items():
+            if k >= len(node.inputs) or not node.inputs[k].name:
+                continue
+            t = node.inputs[k]
+            if producer(t) is None or const_array(t) is not None:
+                continue
+            if slot_options(node, k, kind, facts):
+                todo.append((pos, node, k, kind))
+    if not todo:
+        return model, {}
     only = shape_only_nodes(g)
     sources = Sources(_candidates(g, facts, only))
     tensors = {}
@@ -565,30 +580,22 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     builder = Builder(gm, opset, tensors)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
     per_op: dict[str, int] = {}
-    for pos, node in enumerate(list(g.nodes)):
-        slots = shape_slots(node)
-        if not slots or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
+    for pos, node, k, kind in todo:
+        t = node.inputs[k]
+        plan = _plan_slot(node, k, kind, facts, sources, pos)
+        if plan is None:
             continue
-        for k, kind in slots.items():
-            if k >= len(node.inputs) or not node.inputs[k].name:
+        if plan[0] != "const":
+            if _normalize(describe(t, opset), ranks) == _normalize(plan, ranks):
                 continue
-            t = node.inputs[k]
-            if producer(t) is None or const_array(t) is not None:
+            if plan_cost(plan) > cone_cost(t, only):
                 continue
-            plan = _plan_slot(node, k, kind, facts, sources, pos)
-            if plan is None:
-                continue
-            if plan[0] != "const":
-                if _normalize(describe(t, opset), ranks) == _normalize(plan, ranks):
-                    continue
-                if plan_cost(plan) > cone_cost(t, only):
-                    continue
-            base = f"{node.name or node.op}_{kind}"
-            new = builder.build(plan, pos, base)
-            set_input(node, k, new)
-            key = "made constant" if plan[0] == "const" else "rebuilt from Shape slices"
-            stats[key] += 1
-            per_op[node.op] = per_op.get(node.op, 0) + 1
+        base = f"{node.name or node.op}_{kind}"
+        new = builder.build(plan, pos, base)
+        set_input(node, k, new)
+        key = "made constant" if plan[0] == "const" else "rebuilt from Shape slices"
+        stats[key] += 1
+        per_op[node.op] = per_op.get(node.op, 0) + 1
     if not any(stats.values()):
         return model, {}
     builder.place()

@@ -125,17 +125,16 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     for n in g.nodes:
         if n.domain or n.op in NONDETERMINISTIC or not n.outputs or n.graphs:
             continue
-        defaults = schema_defaults(n.op, opset)
-        attrs = {k: v for k, v in n.attrs.items() if not (k in defaults and _same_value(defaults[k], v))}
-        try:
-            key = (
-                n.op,
-                tuple(sorted((k, _attr_key(v)) for k, v in attrs.items())),
-                tuple(in_key(t) for t in n.inputs),
-                len(n.outputs),
-            )
-        except TypeError:
-            continue
+        if n._attrs is None and n.proto is not None and not n.proto.attribute:
+            akey: tuple = ()  # no attributes (skip decoding)
+        else:
+            defaults = schema_defaults(n.op, opset)
+            attrs = {k: v for k, v in n.attrs.items() if not (k in defaults and _same_value(defaults[k], v))}
+            try:
+                akey = tuple(sorted((k, _attr_key(v)) for k, v in attrs.items()))
+            except TypeError:
+                continue
+        key = (n.op, akey, tuple(in_key(t) for t in n.inputs), len(n.outputs))
         rep = seen.get(key)
         if rep is None:
             seen[key] = n

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, replace_uses
+from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, rename, replace_uses
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
@@ -116,7 +116,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 continue  # only read by other folded nodes
             v = arrays[t.name]
             name = t.name
-            t.name = gm.fresh(name + "__folded")  # free the name for the initializer
+            rename(t, gm.fresh(name + "__folded"))  # free the name for the initializer
             c = gm.constant(g, name, v, exact=True)
             replace_uses(t, c)
             if n.op != "Constant":
