@@ -86,6 +86,8 @@ CASES = [
          {"w": u8(8, 4), **QA, "ys": sc(0.3), "yz": np.array(7, np.uint8)}, dict(transA=1)),
     Case("ms_quantize_linear", "QuantizeLinear", MS, ["x", "ys", "yz"], [("x", F, ["a", "b"])],
          {"ys": sc(), "yz": np.array(-3, np.int8)}, {}),
+    Case("ms_quantize_linear_no_zero_point", "QuantizeLinear", MS, ["x", "ys"], [("x", F, ["a", "b"])],
+         {"ys": sc()}, {}),
     Case("ms_dequantize_linear", "DequantizeLinear", MS, ["x", "xs", "xz"], [("x", U8, ["a", "b"])],
          {"xs": sc(), "xz": np.array(3, np.uint8)}, {}),
     Case("ms_dequantize_linear_fp16", "DequantizeLinear", MS, ["x", "xs"], [("x", I8, ["a", 3])],

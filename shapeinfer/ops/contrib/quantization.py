@@ -246,10 +246,6 @@ def qlinear_concat(ctx, ins: list) -> list:
 # ------------------------------------------------------------------------------ QLinear conv / pools
 
 
-def _nhwc(x: Fact) -> bool:
-    return x.shape is not None and len(x.shape) >= 3
-
-
 @register("QLinearConv", domain=MS)
 def ms_qlinear_conv(ctx, ins: list) -> list:
     """com.microsoft QLinearConv: Conv's dims over x and w (input 3), NHWC with channels_last;
@@ -258,8 +254,10 @@ def ms_qlinear_conv(ctx, ins: list) -> list:
     dtype = dtype_of(arg(ins, 7), x.dtype)
     if not ctx.attr("channels_last", 0):
         return conv_like(ctx, x, w, dtype)
-    if not _nhwc(x):
-        return [Fact(dtype, None) if x.shape is None else tensor(dtype, ctx.fresh_shape(len(x.shape)))]
+    if x.shape is None:
+        return [Fact(dtype, None)]
+    if len(x.shape) < 3:
+        raise InferenceError("E040", "QLinearConv input must have rank >= 3")
     n_sp = len(x.shape) - 2
     m = w.shape[0] if w is not None and w.shape else ctx.fresh()
     kernel = conv_kernel(ctx, w, n_sp)
