@@ -18,6 +18,16 @@ the whole `shapeinfer optimize MODEL -o OUT` process against the whole `shapeinf
 process on the same model (wall and CPU seconds, median of the repetitions), their ratio, and
 optimize's CPU microseconds per node, on the given models and on synthetic models of
 repeated layers from ~7k to ~250k nodes (per-node cost should stay flat).
+
+Whole process (``--whole-process-reps N``, default 9; 0 skips): the command users run,
+``shapeinfer MODEL -o OUT``, against the same job done by onnx from the shell,
+``python -c "import onnx; onnx.shape_inference.infer_shapes_path(MODEL, OUT, data_prop=True)"``,
+in alternating pairs of fresh processes (after one warm-up pair that also writes shapeinfer's
+bytecode, as an installed package has it). Per tool the median CPU time (user + system, from
+the kernel's accounting of the child) and wall time, and the CPU ratio shapeinfer / onnx
+(ratio of medians, and median of the per-pair ratios). On the MODELS and on a synthetic
+llama-like stack of ``--whole-process-layers`` layers (540: about 18k nodes, each layer with
+its own weights).
 """
 
 from __future__ import annotations
@@ -41,11 +51,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # ----------------------------------------------------------------------------- synthetic models
 
 
-def llama_like_model(layers: int, hidden: int = 64, heads: int = 4, external: str | None = None) -> onnx.ModelProto:
+def llama_like_model(
+    layers: int, hidden: int = 64, heads: int = 4, external: str | None = None, distinct: bool = False
+) -> onnx.ModelProto:
     """Repeated decoder layers in the TorchScript-export style: shape arithmetic feeding Reshapes.
 
     With ``external``, every layer's weight matrices are external tensors of ``hidden x big``
     floats in that file (written separately as a sparse file), so the model references GBs.
+    With ``distinct``, every layer has weights of its own (inline), as an exported model does.
     """
     f32, i64 = TensorProto.FLOAT, TensorProto.INT64
     nodes, inits = [], []
@@ -77,8 +90,11 @@ def llama_like_model(layers: int, hidden: int = 64, heads: int = 4, external: st
     for i in range(layers):
         p = f"l{i}_"
         ws = {}
-        for w in ("wq", "wk", "wv", "wo", "w1", "w2"):
-            if external is None:
+        for j, w in enumerate(("wq", "wk", "wv", "wo", "w1", "w2")):
+            if external is None and distinct:
+                rng = np.random.default_rng(7 * i + j)
+                ws[w] = const(p + w, (rng.standard_normal((hidden, hidden)) * 0.05).astype(np.float32))
+            elif external is None:
                 ws[w] = weights[w]
             else:
                 t = TensorProto()
@@ -363,6 +379,78 @@ def run_optimize_rows(a) -> None:
     print_optimize_rows(rows)
 
 
+# ----------------------------------------------------------------------------- whole process
+
+
+def _process_cpu(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one child process: user + system time from wait4."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    err = proc.stderr.read()
+    proc.stderr.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        raise RuntimeError((err.decode(errors="replace").strip().splitlines() or ["failed"])[-1])
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def shapeinfer_script() -> list[str]:
+    """The installed ``shapeinfer`` console script (``python -m shapeinfer.cli`` without one)."""
+    script = os.path.join(os.path.dirname(sys.executable), "shapeinfer")
+    return [script] if os.path.exists(script) else [sys.executable, "-m", "shapeinfer.cli"]
+
+
+def whole_process(path: str, reps: int, label: str | None = None) -> dict:
+    """Paired fresh-process runs of ``shapeinfer MODEL -o OUT`` and onnx's ``infer_shapes_path``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    n = len(onnx.load(path, load_external_data=False).graph.node)
+    with tempfile.TemporaryDirectory() as td:
+        out_onnx, out_si = os.path.join(td, "onnx.onnx"), os.path.join(td, "shapeinfer.onnx")
+        code = f"import onnx; onnx.shape_inference.infer_shapes_path({path!r}, {out_onnx!r}, data_prop=True)"
+        cmds = {"onnx": [sys.executable, "-c", code], "shapeinfer": [*shapeinfer_script(), path, "-o", out_si]}
+        runs: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+        for c in cmds.values():  # warm-up: page cache, shapeinfer's bytecode
+            _process_cpu(c, env)
+        for _ in range(reps):
+            for k, c in cmds.items():
+                runs[k].append(_process_cpu(c, env))
+    row: dict = {"model": label or os.path.basename(path), "nodes": n, "pairs": reps}
+    for k, rs in runs.items():
+        row[f"{k}_cpu"] = statistics.median(r[0] for r in rs)
+        row[f"{k}_wall"] = statistics.median(r[1] for r in rs)
+    row["cpu_ratio"] = row["shapeinfer_cpu"] / row["onnx_cpu"]
+    row["pair_ratio"] = statistics.median(s[0] / o[0] for s, o in zip(runs["shapeinfer"], runs["onnx"]))
+    row["wall_ratio"] = row["shapeinfer_wall"] / row["onnx_wall"]
+    return row
+
+
+def print_whole_process(rows: list[dict]) -> None:
+    head = (
+        f"{'whole process (median of pairs)':<32} {'nodes':>7} {'pairs':>5} {'onnx cpu':>9} {'si cpu':>8} "
+        f"{'onnx wall':>9} {'si wall':>8} {'cpu si/onnx':>11} {'per-pair':>8} {'wall si/onnx':>12}"
+    )
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(
+            f"{r['model']:<32} {r['nodes']:>7} {r['pairs']:>5} {r['onnx_cpu']:>9.3f} {r['shapeinfer_cpu']:>8.3f} "
+            f"{r['onnx_wall']:>9.3f} {r['shapeinfer_wall']:>8.3f} {r['cpu_ratio']:>11.2f} {r['pair_ratio']:>8.2f} "
+            f"{r['wall_ratio']:>12.2f}"
+        )
+
+
+def whole_process_rows(models: list[str], reps: int, layers: int) -> list[dict]:
+    """The whole-process comparison on ``models`` and on a synthetic stack of ``layers`` layers."""
+    rows = [whole_process(p, reps) for p in models]
+    if layers:
+        with tempfile.TemporaryDirectory() as td:
+            path = os.path.join(td, f"llama_like_x{layers}.onnx")
+            onnx.save(llama_like_model(layers, distinct=True), path)
+            rows.append(whole_process(path, reps, f"synthetic llama x{layers}"))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*")
@@ -376,12 +464,22 @@ def main() -> None:
     ap.add_argument("--optimize-models", nargs="*", default=None, help="models for the optimize rows")
     ap.add_argument("--optimize-layers", default="240,1200,7350", help="synthetic sizes for the optimize rows")
     ap.add_argument("--only-optimize", action="store_true", help="only the optimize rows")
+    ap.add_argument("--whole-process-reps", type=int, default=9, help="pairs of fresh processes (0: skip)")
+    ap.add_argument("--whole-process-layers", type=int, default=540, help="layers of its synthetic model (0: none)")
+    ap.add_argument("--whole-process-only", action="store_true", help="only the whole-process comparison")
     a = ap.parse_args()
     if a.only_optimize:
         run_optimize_rows(a)
         return
     tools = a.tools.split(",")
     models = a.models or [os.path.join(ROOT, "examples", "models", "llama_ts.onnx")]
+    whole = whole_process_rows(models, a.whole_process_reps, a.whole_process_layers) if a.whole_process_reps else []
+    if a.whole_process_only:
+        if a.json:
+            print(json.dumps({"whole_process": whole}, indent=1))
+        else:
+            print_whole_process(whole)
+        return
     rows = [bench(p, a.reps, tools) for p in models]
     with tempfile.TemporaryDirectory() as td:
         if not a.no_synthetic:
@@ -418,9 +516,12 @@ def main() -> None:
                 weights_still_external=still_external,
             )
     if a.json:
-        print(json.dumps({"rows": rows, "external": ext}, indent=1))
+        print(json.dumps({"rows": rows, "external": ext, "whole_process": whole}, indent=1))
         return
     print_rows(rows)
+    if whole:
+        print()
+        print_whole_process(whole)
     if len(rows) > 1 and rows[-1].get("per_node_vs_first"):
         print(f"\ntime per node, {rows[-1]['model']} vs {rows[0]['model']}: {rows[-1]['per_node_vs_first']:.2f}x")
     if ext:

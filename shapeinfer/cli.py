@@ -930,5 +930,33 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         echo(f"wrote {output}" if output else "no -o given: nothing written")
 
 
+def entry() -> None:
+    """The ``shapeinfer`` console script (and ``python -m shapeinfer.cli``): :func:`main`, then
+    the process ends as soon as its output is flushed, without tearing the interpreter down.
+
+    Freeing a large model's messages and every module (onnx, numpy) one by one at exit costs
+    more CPU than some whole commands; the operating system reclaims the memory at once. Only
+    the standard streams are flushed: nothing this process starts registers other exit work
+    (worker pools and temporary files are closed by the commands themselves). Calling
+    :func:`main` directly (``CliRunner``, embedding) keeps the normal exit.
+    """
+    try:
+        main.main(prog_name="shapeinfer")
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: nothing more can be said
+        code = code or 1
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    entry()
