@@ -435,6 +435,9 @@ def sparse_copy(src: int, dst: int) -> None:
     set with ``ftruncate`` so trailing holes stay holes.
     """
     size = os.fstat(src).st_size
+    if hasattr(os, "posix_fadvise"):
+        with contextlib.suppress(OSError):
+            os.posix_fadvise(src, 0, 0, os.POSIX_FADV_SEQUENTIAL)
     for start, end in _data_ranges(src, size):
         _copy_range(src, dst, start, end - start)
     os.ftruncate(dst, size)

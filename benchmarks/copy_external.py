@@ -1,0 +1,103 @@
+"""Copying dense external weights to another folder: ``shapeinfer M -o OTHER/out.onnx`` vs ``cp``.
+
+Makes a model whose initializers live in one dense data file of ``--gb`` GB (random bytes) in
+``--dir``, then times, in alternating order (paired runs), ``cp DATA OTHER/`` and the whole
+``shapeinfer M -o OTHER/out.onnx`` process, with ``sync`` between runs. Prints each pair and the
+median wall times and their ratio. Deletes everything it made unless ``--keep``.
+
+    python benchmarks/copy_external.py --dir /work/bigtmp --gb 2.5 --pairs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def make_model(folder: str, nbytes: int, parts: int = 5) -> str:
+    import onnx
+    from onnx import TensorProto, helper
+
+    os.makedirs(folder, exist_ok=True)
+    data = os.path.join(folder, "weights.bin")
+    per = nbytes // parts // 4
+    with open(data, "wb") as f:
+        left = per * parts * 4
+        while left:
+            n = min(left, 64 << 20)
+            f.write(os.urandom(n))
+            left -= n
+    inits, nodes, prev = [], [], "x"
+    for i in range(parts):
+        t = TensorProto()
+        t.name, t.data_type = f"w{i}", TensorProto.FLOAT
+        t.dims.extend([per])
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", "weights.bin"), ("offset", str(i * per * 4)), ("length", str(per * 4))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        inits.append(t)
+        nodes.append(helper.make_node("Add", [prev, f"w{i}"], [f"y{i}"]))
+        prev = f"y{i}"
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [per])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, None)],
+        inits,
+    )
+    path = os.path.join(folder, "m.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def timed(cmd: list[str]) -> float:
+    subprocess.run(["sync"], check=True)
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--gb", type=float, default=2.5)
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    root = os.path.join(a.dir, "copy_external")
+    src, dst_cp, dst_si = (os.path.join(root, d) for d in ("src", "cp", "si"))
+    model = os.path.join(src, "m.onnx")
+    if not os.path.exists(model):
+        make_model(src, int(a.gb * 1e9))
+    exe = shutil.which("shapeinfer") or sys.argv[0]
+    cps, sis = [], []
+    try:
+        for k in range(a.pairs):
+            for d in (dst_cp, dst_si):
+                shutil.rmtree(d, ignore_errors=True)
+                os.makedirs(d)
+            runs = [
+                ("cp", ["cp", os.path.join(src, "weights.bin"), dst_cp]),
+                ("shapeinfer", [exe, model, "-o", os.path.join(dst_si, "out.onnx")]),
+            ]
+            if k % 2:
+                runs.reverse()
+            got = {name: timed(cmd) for name, cmd in runs}
+            cps.append(got["cp"])
+            sis.append(got["shapeinfer"])
+            print(f"pair {k + 1}: cp {got['cp']:.2f}s  shapeinfer -o {got['shapeinfer']:.2f}s", flush=True)
+        mc, ms = statistics.median(cps), statistics.median(sis)
+        print(f"median: cp {mc:.2f}s  shapeinfer -o {ms:.2f}s  ratio {ms / mc:.2f}")
+    finally:
+        if not a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
