@@ -2,7 +2,8 @@
 
 Makes a model whose initializers live in one dense data file of ``--gb`` GB (random bytes) in
 ``--dir``, then times, in alternating order (paired runs), ``cp DATA OTHER/`` and the whole
-``shapeinfer M -o OTHER/out.onnx`` process, with ``sync`` between runs. Prints each pair and the
+``shapeinfer M -o OTHER/out.onnx`` process, each after ``sync`` and a pause (on a shared VM disk
+the second copy of a pair otherwise pays for the first one's write-back). Prints each pair and the
 median wall times and their ratio. Deletes everything it made unless ``--keep``.
 
     python benchmarks/copy_external.py --dir /work/bigtmp --gb 2.5 --pairs 5
@@ -56,8 +57,11 @@ def make_model(folder: str, nbytes: int, parts: int = 5) -> str:
     return path
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str], settle: float) -> float:
+    """Wall time of ``cmd``, started after ``sync`` and a pause (the previous run's writes
+    settle, so neither tool pays for the other's write-back)."""
     subprocess.run(["sync"], check=True)
+    time.sleep(settle)
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t
@@ -67,8 +71,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True)
     ap.add_argument("--gb", type=float, default=2.5)
-    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--pairs", type=int, default=6, help="an even number: each tool goes first half the time")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--settle", type=float, default=15.0, help="seconds to wait after sync before each run")
     a = ap.parse_args()
     root = os.path.join(a.dir, "copy_external")
     src, dst_cp, dst_si = (os.path.join(root, d) for d in ("src", "cp", "si"))
@@ -88,12 +93,19 @@ def main() -> None:
             ]
             if k % 2:
                 runs.reverse()
-            got = {name: timed(cmd) for name, cmd in runs}
+            got = {name: timed(cmd, a.settle) for name, cmd in runs}
             cps.append(got["cp"])
             sis.append(got["shapeinfer"])
             print(f"pair {k + 1}: cp {got['cp']:.2f}s  shapeinfer -o {got['shapeinfer']:.2f}s", flush=True)
         mc, ms = statistics.median(cps), statistics.median(sis)
         print(f"median: cp {mc:.2f}s  shapeinfer -o {ms:.2f}s  ratio {ms / mc:.2f}")
+        # the order matters on a shared disk: compare runs made in the same position of a pair
+        for pos, name in ((0, "first"), (1, "second")):
+            c = [t for k, t in enumerate(cps) if (k % 2 == 1) == bool(pos)]
+            si = [t for k, t in enumerate(sis) if (k % 2 == 0) == bool(pos)]
+            if c and si:
+                mc, ms = statistics.median(c), statistics.median(si)
+                print(f"run {name} in its pair: cp {mc:.2f}s  shapeinfer -o {ms:.2f}s  ratio {ms / mc:.2f}")
     finally:
         if not a.keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -27,10 +27,10 @@ from onnx import AttributeProto, TypeProto
 
 from shapeinfer import dims as D
 from shapeinfer.engine import Result, graph_path
-from shapeinfer.external import copy_external_files, plan_copy
+from shapeinfer.external import ExternalDataError, copy_external_files, plan_copy
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import fact_type
-from shapeinfer.userfiles import STDIO, output_target, write_output
+from shapeinfer.userfiles import STDIO, output_target, show, write_output
 
 
 def save_model(
@@ -58,6 +58,10 @@ def save_model(
     else:
         src_dir = None if src == STDIO else os.path.dirname(os.path.abspath(src))
         plan = plan_copy(model, src_dir, out_dir)
+        model_target = os.path.realpath(out)
+        for _, target in plan:
+            if os.path.realpath(target) == model_target:
+                raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
     chunks = model_chunks(model)
     copy_external_files(plan)
     write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")

@@ -287,3 +287,22 @@ def test_socket_is_not_opened(tmp_path):
             read_input(p)
     finally:
         s.close()
+
+
+def test_external_data_never_copied_onto_the_output_model(tmp_path):
+    """A data file named like the output model: copying it would be overwritten by the model."""
+    from shapeinfer.external import ExternalDataError
+    from shapeinfer.onnxio import load_model
+    from shapeinfer.writer import save_model
+
+    folder = str(tmp_path / "m")
+    entry = [("location", "out.onnx"), ("offset", "0"), ("length", "16")]
+    wentry = [("location", "out.onnx"), ("offset", "16"), ("length", "2400")]
+    model = build(folder, entry, wentry, data=False)
+    with open(os.path.join(folder, "out.onnx"), "wb") as f:
+        f.write(np.array([-1, 6], np.int64).tobytes() + np.ones((6, 100), np.float32).tobytes())
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(ExternalDataError, match="onto the output model"):
+        save_model(load_model(model), str(other / "out.onnx"), model)
+    assert os.listdir(other) == []
