@@ -200,6 +200,7 @@ def model_path_variant(ws: Workspace, folder: str, model: str, rng: random.Rando
 
 
 def output_variant(ws: Workspace, folder: str, model: str, other: str, rng: random.Random) -> str:
+    """The -o argument; ``model`` is the MODEL argument of the same command line."""
     roll = rng.random()
     if roll < 0.35:
         return os.path.join(other, "out.onnx")
@@ -211,7 +212,7 @@ def output_variant(ws: Workspace, folder: str, model: str, other: str, rng: rand
     if kind == "dir":
         return other
     if kind == "input":
-        return model
+        return model if model != "-" else os.path.join(other, "in.onnx")
     if kind == "outlink":
         p = os.path.join(other, "link.onnx")
         if not os.path.lexists(p):
@@ -258,11 +259,11 @@ def make_case(ws: Workspace, k: int, rng: random.Random) -> dict:
     if sub == "infer":
         args = [arg] + (["--json"] if rng.random() < 0.4 else [])
     elif sub == "infer-o":
-        args = [arg, "-o", output_variant(ws, folder, model, other, rng)]
+        args = [arg, "-o", output_variant(ws, folder, arg, other, rng)]
         if rng.random() < 0.15:
             args.append("--in-place")
     elif sub == "optimize":
-        args = ["optimize", arg, "-o", output_variant(ws, folder, model, other, rng)]
+        args = ["optimize", arg, "-o", output_variant(ws, folder, arg, other, rng)]
     elif sub == "lint":
         args = ["lint", arg]
     elif sub == "lint-dir":
@@ -270,7 +271,7 @@ def make_case(ws: Workspace, k: int, rng: random.Random) -> dict:
     elif sub == "lint-fix":
         args = ["lint", "--fix", arg]
     elif sub == "lint-o":
-        args = ["lint", arg, "-o", output_variant(ws, folder, model, other, rng).replace(".onnx", ".txt")]
+        args = ["lint", arg, "-o", output_variant(ws, folder, arg, other, rng).replace(".onnx", ".txt")]
     else:
         args = ["verify", arg, "--bind", "n=2"]
     kind = sub.split("-")[0]

@@ -306,3 +306,24 @@ def test_external_data_never_copied_onto_the_output_model(tmp_path):
     with pytest.raises(ExternalDataError, match="onto the output model"):
         save_model(load_model(model), str(other / "out.onnx"), model)
     assert os.listdir(other) == []
+
+
+def test_sarif_report_of_a_non_utf8_model_path(tmp_path):
+    """Found by benchmarks/fuzz_io.py: lint --format sarif on a model whose name is not UTF-8
+    (with findings) was an internal UnicodeEncodeError; the URI percent-encodes the bytes."""
+    import json as _json
+
+    folder = str(tmp_path / "m")
+    model = build(folder, [("location", "data.bin"), ("offset", " 8")])
+    odd = os.fsdecode(os.fsencode(folder) + b"/m\xff.onnx")
+    os.rename(model, odd)
+    report = str(tmp_path / "r.sarif")
+    (r,) = run_batch(
+        [{"args": ["lint", "--format", "sarif", odd, "-o", report], "cwd": str(tmp_path)}], [str(tmp_path)]
+    )
+    check_clean(r)
+    assert r["rc"] == 1, r
+    with open(report) as f:
+        results = _json.load(f)["runs"][0]["results"]
+    uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in results}
+    assert uris == {"file://" + os.fsencode(odd).replace(b"\xff", b"%FF").decode()}

@@ -82,10 +82,12 @@ def to_json(findings: Sequence[Finding]) -> str:
 
 
 def _artifact_uri(path: str) -> str:
+    """The SARIF URI of ``path``; bytes that are not UTF-8 (a surrogate-escaped name) are
+    percent-encoded as the file system's bytes."""
     p = display_path(path)
     if os.path.isabs(path):
-        return "file://" + quote(os.path.abspath(path).replace(os.sep, "/"))
-    return quote(p)
+        return "file://" + quote(os.fsencode(os.path.abspath(path).replace(os.sep, "/")))
+    return quote(os.fsencode(p))
 
 
 def _rule_descriptor(code: str) -> dict:
@@ -126,7 +128,7 @@ def to_sarif(findings: Sequence[Finding], version: str, rule_codes: Iterable[str
         fp = hashlib.sha256(
             "\0".join(
                 [f.code, display_path(f.path), f.graph or "", str(f.index), f.node or "", f.tensor or ""]
-            ).encode()
+            ).encode("utf-8", "surrogateescape")
         ).hexdigest()[:32]
         res = {
             "ruleId": f.code,
