@@ -126,9 +126,9 @@ def to_sarif(findings: Sequence[Finding], version: str, rule_codes: Iterable[str
             "kind": "function" if f.op_type is not None else "variable" if f.tensor is not None else "module",
         }
         fp = hashlib.sha256(
-            "\0".join(
-                [f.code, display_path(f.path), f.graph or "", str(f.index), f.node or "", f.tensor or ""]
-            ).encode("utf-8", "surrogateescape")
+            "\0".join([f.code, display_path(f.path), f.graph or "", str(f.index), f.node or "", f.tensor or ""]).encode(
+                "utf-8", "surrogateescape"
+            )
         ).hexdigest()[:32]
         res = {
             "ruleId": f.code,
