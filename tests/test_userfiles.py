@@ -170,26 +170,6 @@ def test_output_folder_missing_or_a_folder(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["m.onnx"]
 
 
-def test_lint_fix_into_a_read_only_folder_is_a_note(tmp_path):
-    """--fix next to a model whose folder cannot be written: a note, the run goes on."""
-    from shapeinfer.checks.config import resolve
-    from shapeinfer.checks.runner import lint_path
-
-    folder = tmp_path / "m"
-    folder.mkdir()
-    g = helper.make_graph(
-        [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Reshape", ["x", "s"], ["y"])],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )
-    m = folder / "m.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(m))
-    (folder / "m.fixed.onnx").mkdir()  # the --fix target is a folder
-    res = lint_path(str(m), resolve(isolated=True), fix=True)
-    assert any("--fix: " in n and "it is a folder" in n and "nothing written" in n for n in res.notes), res.notes
-
-
 def test_stdin_and_stdout(tmp_path):
     m = small_model(str(tmp_path / "m.onnx"))
     ext = build(str(tmp_path / "ext"))
