@@ -207,11 +207,13 @@ def _reshape_options(values, in_dims, zero_copies: bool) -> list[list[Entry]]:
             consts = (0,)
         base.append(Entry(v, consts))
     options = [base]
+    positive = [(D.lower_bound(e.value) or 0) >= 1 for e in base]  # provably >= 1
+    n_maybe_zero = positive.count(False)
     empty_in = in_dims is not None and any(type(d) is int and d == 0 for d in in_dims)
     if not empty_in:
         for i, e in enumerate(base):
             # A -1 is inferred only when the other dims provably multiply to a nonzero count.
-            others_nonzero = all((D.lower_bound(o.value) or 0) >= 1 for k, o in enumerate(base) if k != i)
+            others_nonzero = n_maybe_zero - (not positive[i]) == 0
             if not e.consts and others_nonzero:
                 opt = list(base)
                 opt[i] = Entry(e.value, (-1,))
@@ -220,8 +222,7 @@ def _reshape_options(values, in_dims, zero_copies: bool) -> list[list[Entry]]:
         # An entry read at run time that can be 0 would copy an input dim instead: such entries
         # are spelled by their constants only, and options that would need them at run time go.
         options = [
-            [e if (D.lower_bound(e.value) or 0) >= 1 else Entry(e.value, e.consts, runtime=False) for e in o]
-            for o in options
+            [e if positive[i] else Entry(e.value, e.consts, runtime=False) for i, e in enumerate(o)] for o in options
         ]
         options = [o for o in options if all(e.consts or e.runtime for e in o)]
     return options
@@ -524,9 +525,9 @@ def _candidates(g, facts, only: set[int]) -> list[tuple[str, tuple, int]]:
     return cands
 
 
-def _plan_slot(node, k: int, kind: str, facts, sources: Sources, pos: int) -> tuple | None:
+def _plan_slot(node, k: int, facts, sources: Sources, pos: int, options: list[list[Entry]]) -> tuple | None:
+    """The cheapest plan among ``options`` (from :func:`slot_options`) for input ``k``."""
     f = facts.get(node.inputs[k].name)
-    options = slot_options(node, k, kind, facts)
     best = None
     for entries in options:
         if all(e.consts for e in entries):
@@ -552,7 +553,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     opset = default_opset(model)
     if opset is None:
         return model, {}
-    todo = []  # (position, node, input index, kind) of computed shape inputs with known values
+    todo = []  # (position, node, input index, kind, spellings) of computed shape inputs with known values
     for pos, node in enumerate(g.nodes):
         slots = shape_slots(node)
         if not slots or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
@@ -563,8 +564,9 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             t = node.inputs[k]
             if producer(t) is None or const_array(t) is not None:
                 continue
-            if slot_options(node, k, kind, facts):
-                todo.append((pos, node, k, kind))
+            options = slot_options(node, k, kind, facts)
+            if options:
+                todo.append((pos, node, k, kind, options))
     if not todo:
         return model, {}
     only = shape_only_nodes(g)
@@ -580,9 +582,9 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     builder = Builder(gm, opset, tensors)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
     per_op: dict[str, int] = {}
-    for pos, node, k, kind in todo:
+    for pos, node, k, kind, options in todo:
         t = node.inputs[k]
-        plan = _plan_slot(node, k, kind, facts, sources, pos)
+        plan = _plan_slot(node, k, facts, sources, pos, options)
         if plan is None:
             continue
         if plan[0] != "const":
