@@ -31,9 +31,16 @@ from shapeinfer import ops as _ops  # noqa: F401  (registers the native rules)
 from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
-from shapeinfer.facts import Fact
-from shapeinfer.onnxio import fact_type, ident, tensor_fact, type_fact
-from shapeinfer.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
+from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
+from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, tensor_numel, tensor_problem, type_fact
+from shapeinfer.ops.common import (
+    INT64_MAX,
+    MAX_RANK,
+    check_against_probe,
+    clear_foreign_params,
+    probe_binding,
+    probe_outputs,
+)
 from shapeinfer.ops.contrib import schemas as contrib_schemas
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
@@ -50,6 +57,29 @@ _GRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 def graph_path(parent: str, node_index: int, attr: str) -> str:
     """The key of a subgraph in ``Result.graph_facts``: parent path, node index, attribute name."""
     return f"{parent}/{node_index}.{attr}"
+
+
+_OnnxInferenceError = onnx.shape_inference.InferenceError
+
+
+def _onnx_message(e: Exception) -> str:
+    """The last line of what onnx raised (its own verdict), at most 300 characters."""
+    text = str(e).strip()
+    return (text.splitlines()[-1] if text else type(e).__name__)[:300]
+
+
+def _arity_problem(ctx: NodeContext, schema) -> bool:
+    """Report (E011) a node with more or fewer inputs or outputs than its schema allows."""
+    node = ctx.node
+    for what, n, lo, hi in (
+        ("input", len(node.input), schema.min_input, schema.max_input),
+        ("output", len(node.output), schema.min_output, schema.max_output),
+    ):
+        if not lo <= n <= hi:
+            want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+            ctx.diag("error", "E011", f"{n} {what}(s) where {node.op_type}-{schema.since_version} takes {want}")
+            return True
+    return False
 
 
 class InferenceTimeout(Exception):
@@ -86,11 +116,12 @@ class Result:
 class Scope:
     """The facts visible in one graph, with the enclosing graph's scope behind it."""
 
-    __slots__ = ("facts", "parent")
+    __slots__ = ("declared", "facts", "parent")
 
     def __init__(self, parent: Scope | None = None) -> None:
         self.facts: dict[str, Fact] = {}
         self.parent = parent
+        self.declared: dict[str, onnx.TypeProto] = {}  # types the graph declares (value_info, outputs)
 
     def get(self, name: str) -> Fact | None:
         s: Scope | None = self
@@ -182,6 +213,9 @@ class NodeContext:
         return self.engine.fresh()
 
     def fresh_shape(self, rank: int) -> tuple[D.Expr, ...]:
+        """``rank`` new symbols; a rank past MAX_RANK (a length read from the model) is an error."""
+        if rank > MAX_RANK:
+            raise InferenceError("E012", f"a rank of {rank} (over {MAX_RANK}) cannot be built")
         return tuple(self.engine.fresh() for _ in range(rank))
 
     def diag(self, severity: str, code: str, message: str) -> None:
@@ -229,8 +263,9 @@ class Engine:
             self.diagnostics.append(
                 Diagnostic("warning", "E005", f"no opset import for the default domain; assuming opset {latest}")
             )
-        self.functions = {(f.domain, f.name): f for f in model.functions}
-        self._active_functions: set[tuple[str, str]] = set()
+        # IR 10 functions may be overloaded: a call names its body by (domain, name, overload).
+        self.functions = {(f.domain, f.name, f.overload): f for f in model.functions}
+        self._active_functions: set[tuple[str, str, str]] = set()
         self.fresh_symbols: list[str] = []
         self.input_symbols: set[str] = set()
         self.subst: dict[str, D.Dim] = {}
@@ -243,6 +278,13 @@ class Engine:
         self._memo: dict[tuple, tuple] = {}
         self.graph_nodes: dict[str, Sequence[onnx.NodeProto]] = {}  # graph path -> its nodes
         self._attr_types: dict[tuple, dict[str, int]] = {}
+        #: Also run onnx's per-node inference on nodes a native rule handles, as a validator.
+        self.validate_nodes = True
+        self._schemas: dict[tuple, Any] = {}
+        self._validate_cache: dict[Fact, tuple] = {}
+        self._opset_dict: dict[str, int] | None = None
+        #: Small initializers of graph inputs (defaults a caller may override), by name.
+        self.defaults: dict[str, onnx.TensorProto] = {}
 
     def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]:
         """Attribute name -> AttributeProto type the op's schema (onnx's, else onnxruntime's
@@ -328,8 +370,9 @@ class Engine:
     # ---------------------------------------------------------------- graphs
     def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:
         base = ident(vi.name)
-        f = type_fact(vi.type, lambda axis: D.sym(f"{base}_d{axis}"))
-        if f.shape is not None and any(type(d) is int and d < 0 for d in f.shape):
+        f = type_fact(vi.type, lambda axis: D.sym(f"{base}_d{axis}"))  # a declared -1 is open
+        tt = vi.type.tensor_type if vi.type.WhichOneof("value") == "tensor_type" else None
+        if tt is not None and any(d.HasField("dim_value") and d.dim_value < 0 for d in tt.shape.dim):
             self.diagnostics.append(
                 Diagnostic(
                     "warning",
@@ -338,11 +381,28 @@ class Engine:
                     tensor=vi.name,
                 )
             )
-            shape = tuple(D.sym(f"{base}_d{i}") if type(d) is int and d < 0 else d for i, d in enumerate(f.shape))
-            f = Fact(f.dtype, shape, None, f.kind, f.elem)
         for d in f.shape or ():
             self.input_symbols |= D.symbols(d)
         return f
+
+    def _check_default(self, declared: Fact, t: onnx.TensorProto, graph: str) -> None:
+        """A graph input's declared type against its initializer (its default value): a different
+        element type, rank or static dim is an error (G006)."""
+        if declared.kind != "tensor":
+            return
+        problems = []
+        if declared.dtype and t.data_type and declared.dtype != t.data_type:
+            problems.append(f"type {declared.dtype} where the initializer has {t.data_type}")
+        if declared.shape is not None:
+            if len(declared.shape) != len(t.dims):
+                problems.append(f"rank {len(declared.shape)} where the initializer has rank {len(t.dims)}")
+            else:
+                bad = [i for i, (d, x) in enumerate(zip(declared.shape, t.dims)) if type(d) is int and d != x]
+                if bad:
+                    problems.append(f"dims {list(declared.shape)} where the initializer has {list(t.dims)}")
+        if problems:
+            msg = f"graph input {t.name!r} declares {'; '.join(problems)}"
+            self.diagnostics.append(Diagnostic("error", "G006", msg, graph=graph, tensor=t.name))
 
     def run_graph(
         self,
@@ -366,7 +426,14 @@ class Engine:
         # Before IR 4 every initializer had to be listed as an input: a constant, not a default.
         overridable = not (self.model.ir_version and self.model.ir_version < 4)
         for t in graph.initializer:
+            problem = tensor_problem(t)
+            if problem is not None:
+                msg = f"initializer {t.name!r} is invalid: {problem}"
+                self.diagnostics.append(Diagnostic("error", "E014", msg, graph=name, tensor=t.name))
             if t.name in facts and overridable:  # an input with a default: its value may be overridden
+                self._check_default(facts[t.name], t, name)
+                if tensor_numel(t) <= MAX_VALUE_ELEMENTS and problem is None and not t.data_location:
+                    self.defaults[t.name] = t  # validation checks nodes at the default value too
                 continue
             try:
                 facts[t.name] = tensor_fact(t, self.base_dir)
@@ -375,6 +442,9 @@ class Engine:
                 sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
                 diag = Diagnostic(sev, "E003", f"{e}: values unknown", graph=name, tensor=t.name)
                 self.diagnostics.append(diag)
+        for vi in (*graph.value_info, *graph.output):
+            if vi.HasField("type") and vi.type.WhichOneof("value") == "tensor_type":
+                scope.declared.setdefault(vi.name, vi.type)
         self.run_nodes(graph.node, scope, name, call_attrs)
         self.graph_facts[name] = facts
         outs = []
@@ -473,6 +543,7 @@ class Engine:
         parent = scope.parent
         later: set[str] | None = None
         placeholders: set[str] = set()  # undefined inputs given an unknown fact (cycles)
+        declared = scope.declared
         deadline = self.deadline
         for count, k in enumerate(range(len(nodes)) if order is None else order):
             if deadline is not None and count % 64 == 0 and time.monotonic() > deadline:
@@ -528,8 +599,38 @@ class Engine:
                             )
                         )
                     f = outs[i] if i < n_outs else None
+                    if declared and o in declared:
+                        f = self.with_declared(f, declared[o])
                     facts[o] = _UNKNOWN if f is None else f
         return True
+
+    def with_declared(self, f: Fact | None, declared: onnx.TypeProto) -> Fact | None:
+        """``f`` completed from the tensor type the graph declares for it, where inference knows
+        less: an unknown element type or rank takes the declared one, a dim that is only fresh
+        symbols takes the declared dim (a declared ``-1`` or open dim is unknown). Anything
+        inference determined wins; a declaration that contradicts it is lint's G006."""
+        if f is not None and f.kind != "tensor":
+            return f
+        tt = declared.tensor_type
+        if f is None:
+            f = _UNKNOWN
+        dtype = f.dtype or tt.elem_type
+        shape = f.shape
+        if tt.HasField("shape"):
+            decl = [dim_from_proto(d) for d in tt.shape.dim]
+            if shape is None:
+                shape = tuple(self.fresh() if d is None else d for d in decl)
+            elif len(decl) == len(shape):
+                out = []
+                for d, x in zip(shape, decl):
+                    if x is not None and type(d) is not int and all(self.is_fresh(s) for s in D.symbols(d)):
+                        # a lone fresh symbol is bound to the declared dim wherever it occurs
+                        d = self.unify(d, x) if D.symbols(d) and d == D.sym(next(iter(D.symbols(d)))) else x
+                    out.append(d)
+                shape = tuple(out)
+        if dtype == f.dtype and shape == f.shape:
+            return f
+        return Fact(dtype, shape, f.value if shape == f.shape else None, "tensor", None)
 
     def infer_node(
         self,
@@ -543,7 +644,7 @@ class Engine:
     ) -> list[Fact | None]:
         raw_domain, op_type = node.domain, node.op_type
         domain = "" if raw_domain == "ai.onnx" else raw_domain
-        fn = self.functions.get((raw_domain, op_type)) if self.functions else None
+        fn = self.functions.get((raw_domain, op_type, node.overload)) if self.functions else None
         version = self.opsets.get(domain)
         if version is None:
             version = onnx.defs.onnx_opset_version() if domain == "" else 1
@@ -563,16 +664,27 @@ class Engine:
             marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), self._subst_gen)
         rule = registry.lookup(domain, op_type, version)
         ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
-        outs = self._capped(self._apply(rule, ctx, ins))
+        outs = self._capped(self._apply(rule, ctx, ins), ctx)
         if key is not None and marks[1:] == (len(self.fresh_symbols), len(self.equalities), self._subst_gen):
             self._memo[key] = (outs, self.diagnostics[marks[0] :])
         return outs
 
-    def _capped(self, outs: list[Fact | None]) -> list[Fact | None]:
-        """``outs`` with expressions past the complexity cap replaced by fresh symbols."""
+    def _capped(self, outs: list[Fact | None], ctx: NodeContext) -> list[Fact | None]:
+        """``outs`` with expressions past the complexity cap replaced by fresh symbols, and int
+        dims outside int64 (an overflow, E013) too: no writer ever sees them."""
         res = outs
         for i, f in enumerate(outs):
-            if f is not None and f.shape is not None and any(type(d) is not int for d in f.shape):
+            if f is None or f.shape is None:
+                continue
+            if any(type(d) is int and not 0 <= d <= INT64_MAX for d in f.shape):
+                bad = next(d for d in f.shape if type(d) is int and not 0 <= d <= INT64_MAX)
+                ctx.diag("error", "E013", f"output {i} dim {bad} is not a size in int64 (overflow): made unknown")
+                shape = tuple(self.fresh() if type(d) is int and not 0 <= d <= INT64_MAX else d for d in f.shape)
+                f = Fact(f.dtype, shape, None, f.kind, f.elem)
+                if res is outs:
+                    res = list(outs)
+                res[i] = f
+            if any(type(d) is not int for d in f.shape):
                 shape = tuple(self.cap(d) for d in f.shape)
                 if shape != f.shape:
                     if res is outs:
@@ -612,9 +724,13 @@ class Engine:
         try:
             if rule is not None:
                 try:
-                    return rule(ctx, ins)
+                    outs = rule(ctx, ins)
                 except Fallback:
                     pass
+                else:
+                    if self.validate_nodes:
+                        self.validate(ctx, ins)
+                    return outs
             return self.fallback(ctx, ins)
         except InferenceError as e:
             ctx.diag("error", e.code, e.message)
@@ -633,9 +749,9 @@ class Engine:
         read at the function's own opset imports. Nested calls recurse; a function that calls
         itself is an error diagnostic, not a hang.
         """
-        key = (fn.domain, fn.name)
+        key = (fn.domain, fn.name, fn.overload)
         if key in self._active_functions:
-            ctx.diag("error", "G008", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
+            ctx.diag("error", "G009", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
             return []
         scope = Scope(None)
         missing = set()
@@ -671,10 +787,16 @@ class Engine:
         finally:
             self.opsets = saved
             self._active_functions.discard(key)
+        if len(ctx.node.output) != len(fn.output):
+            ctx.diag(
+                "error",
+                "G010",
+                f"the call has {len(ctx.node.output)} output(s); function {fn.name} returns {len(fn.output)}",
+            )
         outs: list[Fact | None] = []
         for o in fn.output:
             f = scope.facts.get(o)
-            if f is None:
+            if f is None and o not in missing:  # an omitted formal returned as is stays absent
                 ctx.diag("error", "G005", f"function {fn.name} output {o!r} is never produced")
             outs.append(None if f is None else self.resolve_fact(f))
         return outs
@@ -687,20 +809,17 @@ class Engine:
             self._type_cache[f] = tp
         return tp
 
-    def fallback(self, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
-        """onnx's own per-node inference, with symbolic dims passed as dim_param text."""
-        node = ctx.node
-        domain = ctx.domain or ""
+    def _schema(self, ctx: NodeContext):
         try:
-            schema = onnx.defs.get_schema(node.op_type, ctx.version, domain)
+            return onnx.defs.get_schema(ctx.node.op_type, ctx.version, ctx.domain or "")
         except onnx.defs.SchemaError:
-            name = f"{domain + '.' if domain else ''}{node.op_type}"
-            if contrib_schemas.lookup(domain, node.op_type, ctx.version) is not None:
-                # onnxruntime documents the op, but without a rule here its shapes are unknown
-                ctx.diag("info", "G007", f"no rule for {name} (onnxruntime contrib op): outputs left unknown")
-            else:
-                ctx.diag("info", "G007", f"no schema for {name}: outputs left unknown")
-            return []
+            return None
+
+    def _onnx_infer(self, ctx: NodeContext, schema, ins: list[Fact | None]) -> tuple[onnx.NodeProto, dict, dict]:
+        """onnx's per-node inference of ``ctx``'s node on ``ins`` (symbolic dims as dim_param text,
+        small constant values as data): the node as given to onnx, output name -> TypeProto.
+        The third item is the constant data given to onnx. Raises what onnx raises."""
+        node = ctx.node
         types = {}
         data = {}
         for name, f in zip(node.input, ins):
@@ -722,13 +841,100 @@ class Engine:
                     pass
         if ctx.call_attrs and any(a.ref_attr_name for a in node.attribute):
             node = self._bind_ref_attrs(node, ctx)
+        out = onnx.shape_inference.infer_node_outputs(
+            schema, node, types, data, None, self._opset_protos(), self.model.ir_version or onnx.IR_VERSION
+        )
+        return node, out, data
+
+    def validate(self, ctx: NodeContext, ins: list[Fact | None]) -> None:
+        """Run onnx's per-node inference on a node a native rule inferred, as a validator only: a
+        node onnx rejects (an attribute or input its contract forbids) is an error diagnostic
+        (E011); its outputs stay the rule's. Nodes with subgraphs are left to their rule.
+
+        A graph input with an initializer is checked at its default value (a node that is
+        invalid unless the caller overrides the default is reported). Costs one call into onnx
+        per node the memo has not seen (serialised types and constant data are cached per fact)."""
+        node = ctx.node
+        if any(a.type in _GRAPH_ATTRS for a in node.attribute):
+            return
+        key = (ctx.domain or "", node.op_type, ctx.version)
+        schema = self._schemas.get(key, False)
+        if schema is False:
+            schema = self._schemas[key] = self._schema(ctx)
+        if schema is None:
+            return
+        if _arity_problem(ctx, schema):
+            return
+        types: dict[str, bytes] = {}
+        data: dict[str, bytes] = {}
+        for name, f in zip(node.input, ins):
+            if not name or f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None):
+                continue
+            cached = self._validate_cache.get(f)
+            if cached is None:
+                tensor = self._constant_data(f, name)
+                cached = (self.typeproto(f).SerializeToString(), None if tensor is None else tensor)
+                self._validate_cache[f] = cached
+            types[name] = cached[0]
+            if cached[1] is None and name in self.defaults and f.value is None:
+                data[name] = self.defaults[name].SerializeToString()
+            elif cached[1] is not None:
+                t = onnx.TensorProto()
+                t.ParseFromString(cached[1])
+                t.name = name
+                data[name] = t.SerializeToString()
+        if ctx.call_attrs and any(a.ref_attr_name for a in node.attribute):
+            node = self._bind_ref_attrs(node, ctx)
+        if self._opset_dict is None:
+            self._opset_dict = dict(self.opsets)
         try:
-            out = onnx.shape_inference.infer_node_outputs(
-                schema, node, types, data, None, self._opset_protos(), self.model.ir_version or onnx.IR_VERSION
+            schema._infer_node_outputs(
+                node.SerializeToString(),
+                types,
+                data,
+                {},
+                self._opset_dict if self._opset_dict == self.opsets else dict(self.opsets),
+                self.model.ir_version or onnx.IR_VERSION,
             )
+        except _OnnxInferenceError as e:
+            ctx.diag("error", "E011", f"onnx inference rejects the node: {_onnx_message(e)}")
+        except Exception:  # anything else onnx raises (an input it has no type for) is no verdict
+            pass
+
+    @staticmethod
+    def _constant_data(f: Fact, name: str) -> bytes | None:
+        """A small, static, fully known integer or float tensor fact as serialised TensorProto."""
+        if f.kind != "tensor" or not (f.known_values and f.is_static):
+            return None
+        if any(isinstance(v, D.Expr) for v in f.value):
+            return None
+        try:
+            return onnx.helper.make_tensor(name, f.dtype, f.shape, list(f.value)).SerializeToString()
+        except Exception:
+            return None
+
+    def fallback(self, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
+        """onnx's own per-node inference, with symbolic dims passed as dim_param text. A node it
+        rejects is an error diagnostic (E011); any other failure a warning (E002)."""
+        domain = ctx.domain or ""
+        schema = self._schema(ctx)
+        if schema is None:
+            name = f"{domain + '.' if domain else ''}{ctx.node.op_type}"
+            if contrib_schemas.lookup(domain, ctx.node.op_type, ctx.version) is not None:
+                # onnxruntime documents the op, but without a rule here its shapes are unknown
+                ctx.diag("info", "G007", f"no rule for {name} (onnxruntime contrib op): outputs left unknown")
+            else:
+                ctx.diag("info", "G007", f"no schema for {name}: outputs left unknown")
+            return []
+        if _arity_problem(ctx, schema):
+            return []
+        try:
+            node, out, data = self._onnx_infer(ctx, schema, ins)
+        except _OnnxInferenceError as e:
+            ctx.diag("error", "E011", f"onnx inference rejects the node: {_onnx_message(e)}")
+            return []
         except Exception as e:
-            msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
-            ctx.diag("warning", "E002", f"onnx inference failed: {msg[:300]}")
+            ctx.diag("warning", "E002", f"onnx inference failed: {_onnx_message(e)}")
             return []
         # onnx rules may read an absent dim_value as 0 or copy a dim_param where the dim is
         # computed: re-run on concrete dims and keep only the symbolic dims that agree.

@@ -67,6 +67,47 @@ def _is_external(t: TensorProto) -> bool:
     return t.data_location == TensorProto.EXTERNAL
 
 
+_FIELD_OF = {
+    TensorProto.FLOAT: ("float_data", 4),
+    TensorProto.DOUBLE: ("double_data", 8),
+    TensorProto.INT64: ("int64_data", 8),
+    TensorProto.UINT64: ("uint64_data", 8),
+    TensorProto.UINT32: ("uint64_data", 4),
+    TensorProto.INT32: ("int32_data", 4),
+    TensorProto.INT16: ("int32_data", 2),
+    TensorProto.UINT16: ("int32_data", 2),
+    TensorProto.INT8: ("int32_data", 1),
+    TensorProto.UINT8: ("int32_data", 1),
+    TensorProto.BOOL: ("int32_data", 1),
+    TensorProto.FLOAT16: ("int32_data", 2),
+    TensorProto.BFLOAT16: ("int32_data", 2),
+}
+
+
+def tensor_problem(t: TensorProto) -> str | None:
+    """What makes constant tensor ``t`` unreadable, or None: an undefined or unknown element type,
+    or (for small in-model tensors of the common types) data that does not match its dims."""
+    if t.data_type == TensorProto.UNDEFINED:
+        return "its element type is undefined"
+    if t.data_type not in TensorProto.DataType.values():
+        return f"its element type {t.data_type} is not an ONNX type"
+    if _is_external(t) or any(d < 0 for d in t.dims):
+        return None if not any(d < 0 for d in t.dims) else f"negative dims {list(t.dims)}"
+    n = tensor_numel(t)
+    spec = _FIELD_OF.get(t.data_type)
+    if spec is None or n > MAX_VALUE_ELEMENTS:
+        return None  # large tensors are never read here: their bytes are not copied to be counted
+    field, size = spec
+    if t.HasField("raw_data"):
+        if len(t.raw_data) != n * size:
+            return f"{len(t.raw_data)} bytes of raw_data for {n} element(s) of {size} byte(s)"
+        return None
+    have = len(getattr(t, field))
+    if have != n:
+        return f"{have} value(s) in {field} for {n} element(s)"
+    return None
+
+
 def tensor_numel(t: TensorProto) -> int:
     n = 1
     for d in t.dims:
@@ -98,9 +139,10 @@ def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = 
 
 
 def dim_from_proto(d: onnx.TensorShapeProto.Dimension) -> D.Dim | None:
-    """The dim a shape-proto dimension spells, or None when it has neither value nor param."""
+    """The dim a shape-proto dimension spells, or None when it has neither value nor param, or
+    a negative value (``-1`` is how some exporters, Paddle's among them, spell a dynamic dim)."""
     if d.HasField("dim_value"):
-        return int(d.dim_value)
+        return int(d.dim_value) if d.dim_value >= 0 else None
     if d.HasField("dim_param") and d.dim_param:
         return D.parse(d.dim_param)
     return None

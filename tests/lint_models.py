@@ -225,6 +225,51 @@ def array_feature_extractor(index_type):
     return make([node], ins, [out(rank=2)], extra_opsets=[("ai.onnx.ml", 1)])
 
 
+def unknown_type_into_onnx_rule():
+    """ArrayFeatureExtractor (no native rule) fed by a custom op: onnx's per-node inference has no
+    type for its input and fails without a verdict on the node (E001, not E011)."""
+    nodes = [
+        h.make_node("Custom", ["x"], ["t"], domain="custom"),
+        h.make_node("ArrayFeatureExtractor", ["t", "i"], ["y"], name="bad", domain="ai.onnx.ml"),
+    ]
+    ins = [vi("x", T.FLOAT, [2, 3]), vi("i", T.INT64, [2])]
+    return make(nodes, ins, [out(rank=2)], extra_opsets=[("ai.onnx.ml", 1), ("custom", 1)])
+
+
+def conv(pads):
+    node = h.make_node("Conv", ["x", "w"], ["y"], name="bad", pads=pads)
+    ins = [vi("x", T.FLOAT, [1, 2, 8, 8]), vi("w", T.FLOAT, [4, 2, 3, 3])]
+    return make([node], ins, [out(rank=4)])
+
+
+def constant_of_shape(length: int):
+    node = h.make_node("ConstantOfShape", ["s"], ["y"], name="bad")
+    return make([node], [vi("s", T.INT64, [length])], [out()])
+
+
+def concat_dims(first: int):
+    node = h.make_node("Concat", ["a", "b"], ["y"], name="bad", axis=0)
+    return make([node], [vi("a", T.FLOAT, [first, 2]), vi("b", T.FLOAT, [1, 2])], [out(rank=2)])
+
+
+def initializer_bytes(n_bytes: int):
+    t = onnx.TensorProto(name="t", data_type=T.INT64, dims=[2], raw_data=b"\1" + b"\0" * (n_bytes - 1))
+    node = h.make_node("Reshape", ["x", "t"], ["y"], name="bad")
+    return make([node], [vi("x", T.FLOAT, [2, 3])], [out(rank=2)], [t])
+
+
+def function_call(recursive: bool = False, call_outputs: int = 1):
+    """``y = local.F(x)``; F is ``Identity`` or (recursive) calls itself; the call binds
+    ``call_outputs`` of F's one output."""
+    body = [h.make_node("F" if recursive else "Identity", ["a"], ["b"], domain="local" if recursive else "")]
+    fn = h.make_function("local", "F", ["a"], ["b"], body, [h.make_opsetid("", 17), h.make_opsetid("local", 1)])
+    outs = ["y", "z"][:call_outputs]
+    node = h.make_node("F", ["x"], outs, name="bad", domain="local")
+    m = make([node], [vi("x", T.FLOAT, [2])], [out(o, rank=1) for o in outs], extra_opsets=[("local", 1)])
+    m.functions.append(fn)
+    return m
+
+
 # ------------------------------------------------------------------------------ the cases
 
 
@@ -328,8 +373,21 @@ CASES: list[Case] = [
     Case("P103", "dynamic-runtime-target", reshape_runtime_dynamic, True, "onednn"),
     Case("P103", "constant-target", lambda: reshape_const([2, 3], [3, 2]), False, "onednn"),
     # Model / inference
+    Case("G009", "recursive-function", lambda: function_call(recursive=True), True, node=None),
+    Case("G009", "plain-function", function_call, False),
+    Case("G010", "two-outputs-of-one", lambda: function_call(call_outputs=2), True),
+    Case("G010", "one-output-of-one", function_call, False),
     Case("E001", "onnx-inference-fails", lambda: array_feature_extractor(T.FLOAT), True),
+    Case("E001", "onnx-has-no-input-type", unknown_type_into_onnx_rule, True),
     Case("E001", "onnx-inference-succeeds", lambda: array_feature_extractor(T.INT64), False),
+    Case("E011", "conv-negative-pads", lambda: conv([0, -1, 0, 0]), True),
+    Case("E011", "conv-valid-pads", lambda: conv([0, 1, 0, 1]), False),
+    Case("E012", "shape-of-length-2000", lambda: constant_of_shape(2000), True),
+    Case("E012", "shape-of-length-3", lambda: constant_of_shape(3), False),
+    Case("E013", "concat-past-int64", lambda: concat_dims(2**63 - 1), True),
+    Case("E013", "concat-in-int64", lambda: concat_dims(2**62), False),
+    Case("E014", "raw-data-too-short", lambda: initializer_bytes(8), True, node=None),
+    Case("E014", "raw-data-right", lambda: initializer_bytes(16), False),
     Case("E010", "transpose-perm", lambda: invalid_transpose([0, 0]), True),
     Case("E010", "transpose-valid", lambda: invalid_transpose([1, 0]), False),
 ]

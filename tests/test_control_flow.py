@@ -542,3 +542,37 @@ def test_conformance_cases_were_found():
     names = {c.name for c in _conformance_cases()}
     assert {"test_if", "test_loop11", "test_scan9_sum", "test_sequence_insert_at_back"} <= names
     assert names >= FULLY_DETERMINED
+
+
+def test_scan9_negative_axes_are_accepted_like_onnxruntime():
+    """Scan-9's spec allows negative axes only from Scan-11; onnx and onnxruntime accept them in
+    Scan-9 too (counted from the end), and so does shapeinfer: no error, onnxruntime's shapes."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "xi"], ["s2"]), helper.make_node("Identity", ["s2"], ["yo"])],
+        "body",
+        [
+            helper.make_tensor_value_info("s", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("xi", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("s2", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("yo", TensorProto.FLOAT, [2]),
+        ],
+    )
+    node = helper.make_node(
+        "Scan", ["s0", "x"], ["sf", "ys"], body=body, num_scan_inputs=1, scan_input_axes=[-1], scan_output_axes=[-1]
+    )
+    g = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("s0", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5]),
+        ],
+        [helper.make_empty_tensor_value_info("sf"), helper.make_empty_tensor_value_info("ys")],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)], ir_version=7)
+    r = shapeinfer.infer(copy.deepcopy(m))
+    assert not [d for d in r.diagnostics if d.severity == "error"]
+    got = ort_oracle.run(m, {"s0": np.zeros(2, np.float32), "x": np.ones((2, 5), np.float32)})
+    assert [r.dims("sf"), r.dims("ys")] == [a.shape for a in got] == [(2,), (2, 5)]

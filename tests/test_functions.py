@@ -199,8 +199,10 @@ Rec (x) => (y) {
 """
     )
     r = shapeinfer.infer(m)
-    assert any(d.code == "G008" and d.severity == "error" for d in r.diagnostics)
-    assert r.facts["Z"].shape is None
+    assert any(d.code == "G009" and d.severity == "error" for d in r.diagnostics)
+    # nothing inferred: Z is what the graph declares, rank 1 with an open dim
+    z = r.facts["Z"]
+    assert z.dtype == onnx.TensorProto.FLOAT and len(z.shape) == 1 and r.fresh_symbols == [D.format(z.shape[0])]
 
 
 def test_function_outputs_are_annotated_in_the_main_graph():
@@ -219,3 +221,31 @@ g (float[n, m] X, float[5, n] Y) => (float[?, ?] Z) {
     assert vis == {"Z1": ["m + 5", "n"]}
     assert [d.dim_param or d.dim_value for d in out.graph.output[0].type.tensor_type.shape.dim] == ["m + 5", "n"]
     onnx.checker.check_model(out, full_check=True)
+
+
+def test_overloads_are_distinct_functions_as_in_onnxruntime():
+    """IR 10 overloads: two bodies of local.F, one casting to int32, one to int64; each call
+    names its overload and gets that body's type (onnx's test_mi_overloaded_function)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    opsets = [h.make_opsetid("", 18), h.make_opsetid("local", 1)]
+    fns = []
+    for overload, to in (("i32", T.INT32), ("i64", T.INT64)):
+        f = h.make_function("local", "F", ["a"], ["b"], [h.make_node("Cast", ["a"], ["b"], to=to)], opsets[:1])
+        f.overload = overload
+        fns.append(f)
+    calls = [h.make_node("F", ["x"], ["y32"], domain="local"), h.make_node("F", ["x"], ["y64"], domain="local")]
+    calls[0].overload, calls[1].overload = "i32", "i64"
+    g = h.make_graph(
+        calls,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [3])],
+        [h.make_empty_tensor_value_info("y32"), h.make_empty_tensor_value_info("y64")],
+    )
+    m = h.make_model(g, opset_imports=opsets, ir_version=10, functions=fns)
+    r = shapeinfer.infer(m)
+    no_errors(r)
+    assert (r.facts["y32"].dtype, r.facts["y64"].dtype) == (T.INT32, T.INT64)
+    got = ort_oracle.run(m, {"x": np.ones(3, np.float32)})
+    assert [a.dtype for a in got] == [np.int32, np.int64]

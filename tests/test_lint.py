@@ -266,3 +266,36 @@ def test_models_annotated_by_shapeinfer_agree_with_g006(name):
     dim.dim_value += 1
     g006 = [f for f in lint_model(annotated, name) if f.code == "G006"]
     assert [f.tensor for f in g006] == [vi_.name]
+
+
+def test_declared_minus_one_is_an_open_dim_not_a_mismatch():
+    """Paddle declares dynamic dims as -1: on a graph output that is an open dim (no G006), the
+    same as on a graph input; a declared dim that does differ is still G006."""
+    from shapeinfer.checks import lint_model
+
+    def model(declared):
+        node = h.make_node("Relu", ["x"], ["y"], name="r")
+        return make([node], [vi("x", T.FLOAT, ["batch", 3])], [vi("y", T.FLOAT, declared)])
+
+    assert not [f for f in lint_model(model([-1, 3])) if f.code == "G006"]
+    assert [f.code for f in lint_model(model([-1, 4])) if f.code == "G006"] == ["G006"]
+
+
+def test_value_info_completes_what_inference_cannot_know():
+    """A value_info declaration is taken where inference knows less (an op with no schema), and
+    downstream shapes follow it; where inference knows, a contradicting declaration is G006."""
+    import shapeinfer
+    from shapeinfer import dims as D
+    from shapeinfer.checks import lint_model
+
+    nodes = [h.make_node("Custom", ["x"], ["t"], domain="custom"), h.make_node("Relu", ["t"], ["y"], name="r")]
+    m = make(
+        nodes,
+        [vi("x", T.FLOAT, ["batch", 3])],
+        [vi("y", T.FLOAT, None)],
+        value_info=[vi("t", T.FLOAT, ["batch", 6])],
+        extra_opsets=[("custom", 1)],
+    )
+    r = shapeinfer.infer(m)
+    assert r.dims("y") == (D.sym("batch"), 6)
+    assert not [f for f in lint_model(m) if f.code == "G006"]

@@ -1,6 +1,6 @@
-"""Graph rules G001-G008, and the model-level E codes.
+"""Graph rules G001-G010, and the model-level E codes.
 
-G002-G005 and G007 come from the engine's diagnostics; G001, G006 and G008 are checks over the
+G002-G005, G007, G009 and G010 come from the engine's diagnostics; G001, G006 and G008 are checks over the
 graph, the inferred facts and (for G006) the model's own declared shapes.
 """
 
@@ -146,6 +146,10 @@ def declared_shape_mismatch(ctx: LintContext) -> None:
     Runtimes that trust the declaration (memory planning, onnxruntime's shape merging) then
     fail or allocate the wrong size. Re-run shape
     inference and write the result (``shapeinfer MODEL -o OUT``), or fix the graph.
+    A graph input whose declared type, rank or static dims differ from its initializer (its
+    default value) is reported too (by inference). A declared ``-1`` (Paddle's spelling of a
+    dynamic dim) or an open dim is unknown and contradicts nothing. Where inference knows less
+    than a declaration (an unknown rank, a fresh symbol), inference takes the declared type.
     """
     subst = dict(getattr(ctx.result, "substitution", {}) or {})
     assumed = set()
@@ -291,6 +295,32 @@ def type_constraints(ctx: LintContext) -> None:
 
 
 declare(
+    "G009",
+    "recursive-function",
+    "error",
+    "a model-local function that calls itself",
+    """
+    A model-local function calls itself, directly or through other functions. ONNX forbids
+    recursive functions (the checker rejects the model: there is no way to bound the
+    expansion), so runtimes that inline functions cannot load it. The call's outputs are left
+    unknown. Rewrite the recursion as a Loop.
+    """,
+)
+
+declare(
+    "G010",
+    "function-call-arity",
+    "error",
+    "a function call whose output count differs from the function's",
+    """
+    A node calls a model-local function but lists a different number of outputs than the
+    function declares (the function returns ``y1, y2``, the call binds only ``Y``). onnx's
+    inference rejects the call ("output out of bounds") and runtimes cannot bind the outputs.
+    List one output per function output (an unused one may get any fresh name).
+    """,
+)
+
+declare(
     "E001",
     "inference-failed",
     "warning",
@@ -313,6 +343,64 @@ declare(
     index past the dim, a Transpose ``perm`` that is not a permutation, a Split that does not
     add up, a Conv input of rank < 3, a Range with delta 0... The message carries the engine's
     own code (E010-E099) and says what is wrong. The node fails at run time.
+    """,
+)
+
+declare(
+    "E011",
+    "rejected-by-onnx-inference",
+    "error",
+    "onnx's own per-node inference rejects the node",
+    """
+    shapeinfer runs onnx's per-node shape inference beside its own rules (for the ops it has no
+    rule for, and as a validator of the others), and onnx's strict inference rejects this node:
+    an attribute out of its allowed range (negative ``pads``, zero ``strides`` or
+    ``kernel_shape``), a weight or input of the wrong rank (a Conv weight whose spatial rank is
+    not the input's, a scalar Softmax input), inputs an op's contract forbids together
+    (LinearAttention's ``update_rule`` and its ``beta``/``decay`` inputs), a constant input
+    whose data does not match its type. The message is onnx's own. onnx and the ONNX checker's
+    strict mode refuse the model; runtimes fail on the node. Fix the node as the message says.
+    """,
+)
+
+declare(
+    "E012",
+    "rank-too-large",
+    "warning",
+    "a rank read from the model is past 1,024: left unknown",
+    """
+    A length the model gives where a rank is expected (the length of ConstantOfShape's shape
+    input, of Col2Im's ``image_shape``) is larger than 1,024. No runtime supports such ranks,
+    and expanding them dim by dim would cost time and memory out of proportion to the model, so
+    the output's rank is left unknown (onnx does the same). A rank that a rule would have to
+    build past the cap is an error. Check the producer of that shape tensor.
+    """,
+)
+
+declare(
+    "E013",
+    "int64-overflow",
+    "error",
+    "a dim or shape value that overflows int64",
+    """
+    A dim (Concat of dims summing past 2**63 - 1, a Tile or a ConvTranspose of huge dims) or an
+    int64 value computed from shape values (``Sub`` of INT64_MIN and 1) does not fit in int64.
+    onnxruntime wraps such values silently; in shape arithmetic that is always a bug, and onnx's
+    inference rejects it. The dim becomes unknown (a fresh symbol), so nothing downstream or in
+    a written model ever holds a value outside int64. Fix the arithmetic or the dims upstream.
+    """,
+)
+
+declare(
+    "E014",
+    "invalid-initializer",
+    "error",
+    "an initializer whose data or type is invalid",
+    """
+    An initializer (or a Constant's tensor) has an undefined or unknown element type, or data
+    that does not match its dims and type (a ``raw_data`` of the wrong byte length, fewer
+    values than its dims hold). onnx's inference and onnxruntime refuse to read it. Re-export
+    the tensor or fix its ``data_type``/``dims``.
     """,
 )
 

@@ -10,6 +10,21 @@ from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, is_dim_value
 
 INT64_MAX = 2**63 - 1
 
+#: The largest rank a rule builds from a length the model gives (a shape tensor's length, a
+#: count of spatial dims): past it the output rank is left unknown rather than expanded.
+MAX_RANK = 1024
+
+
+def rank_from_model(ctx, n) -> int | None:
+    """``n`` (a rank read from the model) when it is an int up to :data:`MAX_RANK`; otherwise
+    None, with a warning (E012) when it is an int past the cap."""
+    if type(n) is not int:
+        return None
+    if n > MAX_RANK:
+        ctx.diag("warning", "E012", f"a rank of {n} (over {MAX_RANK}) is not expanded: output rank left unknown")
+        return None
+    return n
+
 
 def norm_axis(axis: int, rank: int, code: str = "E010") -> int:
     """``axis`` in ``[-rank, rank)`` mapped to ``[0, rank)``; raises InferenceError otherwise."""

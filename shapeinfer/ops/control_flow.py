@@ -474,7 +474,9 @@ def scan_v8(ctx, ins: list) -> list:
 
 @register("Scan", since=9)
 def scan_v9(ctx, ins: list) -> list:
-    """Scan-9+: ``scan_input_axes`` / ``scan_output_axes`` (negative from 11 on); no batch axis."""
+    """Scan-9+: ``scan_input_axes`` / ``scan_output_axes``; no batch axis. The spec allows negative
+    axes only from Scan-11, but onnx's inference and onnxruntime accept them in Scan-9 as well
+    (counted from the end), and so does this rule."""
     body = ctx.attr("body")
     if body is None:
         raise InferenceError("E030", "Scan needs a body")
@@ -487,8 +489,6 @@ def scan_v9(ctx, ins: list) -> list:
     out_axes = list(ctx.attr("scan_output_axes", [0] * max(n_outs, 0)))
     if len(in_axes) != n_scan or (n_outs > 0 and len(out_axes) != n_outs):
         raise InferenceError("E031", "Scan axes attributes do not match the number of scan inputs/outputs")
-    if ctx.version < 11 and any(a < 0 for a in in_axes + out_axes):
-        raise InferenceError("E010", f"negative scan axes need Scan-11 (opset {ctx.version})")
     states = [Fact() if f is None else Fact(f.dtype, f.shape, f.value, f.kind, f.elem) for f in ins[:n_states]]
     seq_len, elems = _scan_len(ctx, list(ins[n_states:]), in_axes)
     return _scan_run(ctx, body, states, elems, seq_len, out_axes, None)

@@ -18,7 +18,7 @@ from onnx import TensorProto
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
-from shapeinfer.ops.common import dim_values, known_ints
+from shapeinfer.ops.common import INT64_MAX, dim_values, known_ints, rank_from_model
 from shapeinfer.registry import register
 
 INT64 = TensorProto.INT64
@@ -252,8 +252,8 @@ def col2im(ctx, ins: list) -> list:
     x, image, block = ins[0], ins[1], ins[2]
     img = dim_values(image)
     if img is None:
-        n_sp = image.shape[0] if image.shape is not None and len(image.shape) == 1 else None
-        if type(n_sp) is not int:
+        n_sp = rank_from_model(ctx, image.shape[0]) if image.shape is not None and len(image.shape) == 1 else None
+        if n_sp is None:
             return [Fact(x.dtype, None)]
         img = (None,) * n_sp
     bl = known_ints(block)
@@ -265,6 +265,8 @@ def col2im(ctx, ins: list) -> list:
             k *= b
         if k <= 0:
             raise InferenceError("E042", f"Col2Im block_shape {list(bl)}")
+        if k > INT64_MAX:
+            raise InferenceError("E013", f"Col2Im block_shape {list(bl)}: its product overflows int64")
         # A valid input has exactly C*prod(block_shape) rows, so the floor is exact.
         c = D.floordiv(x.shape[1], k)
     return [tensor(x.dtype, (n, ctx.fresh() if c is None else c) + tuple(ctx.fresh() if v is None else v for v in img))]

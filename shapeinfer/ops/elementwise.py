@@ -161,6 +161,10 @@ def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
     value = None
     if fn is not None and all(f.value is not None and _value_dtype_ok(f) for f in facts):
         value = broadcast_values(_symbolic_safe(fn), facts, shape)
+        if value is not None and out_dtype == TensorProto.INT64:
+            bad = next((v for v in value if type(v) is int and not -(2**63) <= v < 2**63), None)
+            if bad is not None:  # onnxruntime wraps; in shape arithmetic that is always a bug
+                ctx.diag("error", "E013", f"{ctx.op_type} of int64 values overflows int64 ({bad})")
         if value is not None and (out_dtype in INT_TYPES or out_dtype in FLOAT_TYPES):
             value = tuple(fit_value(v, out_dtype) for v in value)
             if out_dtype in FLOAT_TYPES:

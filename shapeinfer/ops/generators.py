@@ -9,7 +9,7 @@ from onnx import TensorProto
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, tensor
-from shapeinfer.ops.common import broadcast_dim, broadcast_values, dim_values, scalar_value
+from shapeinfer.ops.common import broadcast_dim, broadcast_values, dim_values, rank_from_model, scalar_value
 from shapeinfer.ops.elementwise import fit_value
 from shapeinfer.registry import register
 
@@ -50,8 +50,9 @@ def shape_from_values(ctx, f: Fact | None) -> tuple | None:
             if type(v) is int and v < 0:
                 raise InferenceError("E021", f"negative dim {v} in shape {list(vals)}")
         return tuple(ctx.fresh() if v is None else v for v in vals)
-    if f.shape is not None and len(f.shape) == 1 and type(f.shape[0]) is int:
-        return ctx.fresh_shape(f.shape[0])
+    if f.shape is not None and len(f.shape) == 1:
+        n = rank_from_model(ctx, f.shape[0])
+        return None if n is None else ctx.fresh_shape(n)
     return None
 
 
