@@ -68,6 +68,11 @@ def _onnx_message(e: Exception) -> str:
     return (text.splitlines()[-1] if text else type(e).__name__)[:300]
 
 
+def _untyped(f: Fact | None) -> bool:
+    """True for an input inference knows nothing of (not even its element type or rank)."""
+    return f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None)
+
+
 def _arity_problem(ctx: NodeContext, schema) -> bool:
     """Report (E011) a node with more or fewer inputs or outputs than its schema allows."""
     node = ctx.node
@@ -723,12 +728,14 @@ class Engine:
         warning (E001), and the outputs are left unknown."""
         try:
             if rule is not None:
+                mark = len(self.diagnostics)
                 try:
                     outs = rule(ctx, ins)
                 except Fallback:
                     pass
                 else:
-                    if self.validate_nodes:
+                    # a node the rule already found invalid is not reported twice
+                    if self.validate_nodes and not any(d.severity == "error" for d in self.diagnostics[mark:]):
                         self.validate(ctx, ins)
                     return outs
             return self.fallback(ctx, ins)
@@ -868,8 +875,10 @@ class Engine:
         types: dict[str, bytes] = {}
         data: dict[str, bytes] = {}
         for name, f in zip(node.input, ins):
-            if not name or f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None):
+            if not name:
                 continue
+            if _untyped(f):
+                return  # onnx would fail for want of this input's type: no verdict on the node
             cached = self._validate_cache.get(f)
             if cached is None:
                 tensor = self._constant_data(f, name)
@@ -931,7 +940,10 @@ class Engine:
         try:
             node, out, data = self._onnx_infer(ctx, schema, ins)
         except _OnnxInferenceError as e:
-            ctx.diag("error", "E011", f"onnx inference rejects the node: {_onnx_message(e)}")
+            if any(_untyped(f) for name, f in zip(ctx.node.input, ins) if name):
+                ctx.diag("warning", "E002", f"onnx inference failed (an input's type is unknown): {_onnx_message(e)}")
+            else:
+                ctx.diag("error", "E011", f"onnx inference rejects the node: {_onnx_message(e)}")
             return []
         except Exception as e:
             ctx.diag("warning", "E002", f"onnx inference failed: {_onnx_message(e)}")

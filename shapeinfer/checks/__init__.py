@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import onnx
 from onnx import AttributeProto
 
@@ -73,7 +75,8 @@ def lint_model(
     try:
         result = infer(model, base_dir=base_dir)
     except Exception as e:  # the engine promises not to raise; report it if it does
-        return [Finding(path, "E001", "error", f"inference crashed: {type(e).__name__}: {e}", name=RULES["E001"].name)]
+        msg = f"inference crashed: {type(e).__name__}: {e}"
+        return [Finding.of(path, "E001", "error", msg, name=RULES["E001"].name)]
     ctx = LintContext(model, result, declared, path, target)
     _engine_findings(ctx)
     for code, fn in CHECKS:
@@ -84,7 +87,7 @@ def lint_model(
             fn(ctx)
         except Exception as e:  # a bug in one check must not hide the others' findings
             ctx.findings.append(
-                Finding(
+                Finding.of(
                     path,
                     "E001",
                     "warning",
@@ -115,21 +118,8 @@ def _engine_findings(ctx: LintContext) -> None:
         r = RULES[code]
         if d.severity == "error" and d.index is not None:
             ctx.error_nodes.add((d.graph, d.index))
-        ctx.findings.append(
-            Finding(
-                ctx.path,
-                code,
-                d.severity if d.severity in ("error", "warning", "info") else r.severity,
-                msg,
-                d.node,
-                d.op_type,
-                d.index,
-                d.graph,
-                d.tensor,
-                r.fix,
-                r.name,
-            )
-        )
+        severity = d.severity if d.severity in ("error", "warning", "info") else r.severity
+        ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), r.fix, r.name))
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -10,43 +10,72 @@ engine name the same node the same way.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import onnx
 from onnx import AttributeProto
 
 from shapeinfer import dims as D
+from shapeinfer.diagnostics import Diagnostic
 from shapeinfer.facts import Fact
+
+_DIAG_FIELDS = tuple(f.name for f in fields(Diagnostic))
 
 
 @dataclass
 class Finding:
     """One lint finding: a rule code at a place in a model.
 
-    ``path`` is the model file as given; ``node``/``op_type``/``index``/``graph`` identify the
-    node (its name, op type, position in its graph, and the graph's name); ``tensor`` names a
-    value when the finding is about one; ``fix`` is the optimize pass that rewrites it away
-    (None: not fixable).
+    A finding is a :class:`~shapeinfer.diagnostics.Diagnostic` (code, severity, message, and
+    where: ``node``/``op_type``/``index``/``graph``, ``tensor``) in a model file, plus what lint
+    adds: ``path`` (the model file as given), ``fix`` (the optimize pass that rewrites it away,
+    None when not fixable) and the rule's ``name``. The diagnostic's fields read through (a
+    field added to Diagnostic is a finding's field too, in ``to_dict`` as well); ``severity``
+    can be re-graded.
     """
 
     path: str
-    code: str
-    severity: str
-    message: str
-    node: str | None = None
-    op_type: str | None = None
-    index: int | None = None
-    graph: str | None = None
-    tensor: str | None = None
+    diagnostic: Diagnostic
     fix: str | None = None
     name: str = ""
 
+    @classmethod
+    def of(
+        cls, path: str, code: str, severity: str, message: str, *, fix: str | None = None, name: str = "", **where
+    ) -> Finding:
+        """A finding built from its fields (``where``: node, op_type, index, graph, tensor)."""
+        return cls(path, Diagnostic(severity, code, message, **where), fix, name)
+
+    def __getattr__(self, attr: str):
+        # only reached for names that are not the finding's own: the diagnostic's fields
+        diagnostic = self.__dict__.get("diagnostic")  # absent while unpickling
+        if diagnostic is not None and attr in _DIAG_FIELDS:
+            return getattr(diagnostic, attr)
+        raise AttributeError(attr)
+
+    @property
+    def severity(self) -> str:
+        return self.diagnostic.severity
+
+    @severity.setter
+    def severity(self, value: str) -> None:
+        self.diagnostic = replace(self.diagnostic, severity=value)
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Every field, None included: path, code, severity, the diagnostic's others, fix, name."""
+        d = {"path": self.path, "code": self.diagnostic.code, "severity": self.diagnostic.severity}
+        for k in _DIAG_FIELDS:
+            d.setdefault(k, getattr(self.diagnostic, k))
+        d["fix"] = self.fix
+        d["name"] = self.name
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Finding:
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__ if k in d})
+        where = {k: d.get(k) for k in _DIAG_FIELDS if k not in ("code", "severity", "message")}
+        return cls.of(
+            d["path"], d["code"], d["severity"], d["message"], fix=d.get("fix"), name=d.get("name", ""), **where
+        )
 
     @property
     def location(self) -> str:
@@ -216,11 +245,11 @@ class LintContext:
 
         r = RULES[code]
         self.findings.append(
-            Finding(
-                path=self.path,
-                code=code,
-                severity=severity or r.severity,
-                message=message,
+            Finding.of(
+                self.path,
+                code,
+                severity or r.severity,
+                message,
                 node=(ref.node.name or None) if ref else None,
                 op_type=ref.node.op_type if ref else None,
                 index=ref.index if ref else None,

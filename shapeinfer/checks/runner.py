@@ -77,7 +77,7 @@ def fixed_path(path: str) -> str:
 def _unreadable(path: str, reason: str) -> FileResult:
     prefix = f"{path}: "
     msg = reason[len(prefix) :] if reason.startswith(prefix) else reason
-    f = Finding(path, "E900", "error", f"cannot read the model: {msg}", name=RULES["E900"].name)
+    f = Finding.of(path, "E900", "error", f"cannot read the model: {msg}", name=RULES["E900"].name)
     return FileResult(path, [f], unreadable=True)
 
 
