@@ -758,7 +758,7 @@ class Engine:
         """
         key = (fn.domain, fn.name, fn.overload)
         if key in self._active_functions:
-            ctx.diag("error", "G009", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
+            ctx.diag("error", "G010", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
             return []
         scope = Scope(None)
         missing = set()
@@ -797,7 +797,7 @@ class Engine:
         if len(ctx.node.output) != len(fn.output):
             ctx.diag(
                 "error",
-                "G010",
+                "G011",
                 f"the call has {len(ctx.node.output)} output(s); function {fn.name} returns {len(fn.output)}",
             )
         outs: list[Fact | None] = []

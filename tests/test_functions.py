@@ -199,7 +199,7 @@ Rec (x) => (y) {
 """
     )
     r = shapeinfer.infer(m)
-    assert any(d.code == "G009" and d.severity == "error" for d in r.diagnostics)
+    assert any(d.code == "G010" and d.severity == "error" for d in r.diagnostics)
     # nothing inferred: Z is what the graph declares, rank 1 with an open dim
     z = r.facts["Z"]
     assert z.dtype == onnx.TensorProto.FLOAT and len(z.shape) == 1 and r.fresh_symbols == [D.format(z.shape[0])]

@@ -1,6 +1,6 @@
-"""Graph rules G001-G010, and the model-level E codes.
+"""Graph rules G001-G011, and the model-level E codes.
 
-G002-G005, G007, G009 and G010 come from the engine's diagnostics; G001, G006 and G008 are checks over the
+G002-G005, G007, G009, G010 and G011 come from the engine's diagnostics; G001, G006 and G008 are checks over the
 graph, the inferred facts and (for G006) the model's own declared shapes.
 """
 
@@ -295,7 +295,7 @@ def type_constraints(ctx: LintContext) -> None:
 
 
 declare(
-    "G009",
+    "G010",
     "recursive-function",
     "error",
     "a model-local function that calls itself",
@@ -308,7 +308,7 @@ declare(
 )
 
 declare(
-    "G010",
+    "G011",
     "function-call-arity",
     "error",
     "a function call whose output count differs from the function's",
