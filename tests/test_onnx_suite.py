@@ -39,6 +39,17 @@ def test_figures(results):
         assert c.get(status, 0) <= n, report
 
 
+def test_onnxruntime_refutes_no_dim_where_shapeinfer_differs_from_onnx(results):
+    """Where shapeinfer is more precise than onnx (or differs), onnxruntime, wherever it can run
+    the test's model, computes the shapes shapeinfer inferred."""
+    judged = [
+        (harness._short(t), r["detail"][0]) for t, r in results.items() if r["status"] in ("more-precise", "wrong")
+    ]
+    assert judged and all(d.startswith("onnxruntime: ") for _, d in judged)
+    assert [j for j in judged if "refuted" in j[1]] == []
+    assert sum("verified" in d for _, d in judged) >= 7
+
+
 def test_every_non_pass_but_precision_is_explained(results):
     unexplained = [
         (harness._short(tid), r["status"], r["detail"][:2])

@@ -11,6 +11,10 @@ shapeinfer. Every test gets one status:
 - ``more-precise`` / ``less-precise``: it failed because shapeinfer knows more (a dim, a type
   or a rank onnx leaves open) or less than onnx;
 - ``wrong``: a type, rank or dim value that differs from onnx's;
+
+(for ``more-precise`` and ``wrong`` the model is also run in onnxruntime, ``oracle.py``, and
+the first detail says whether onnxruntime's shapes confirm every dim shapeinfer inferred:
+``verified``, ``refuted`` or ``not runnable`` with the reason);
 - ``missed-error``: onnx's strict inference rejects the model, shapeinfer reports no error;
 - ``false-error``: shapeinfer reports an error where onnx finds none;
 - ``crash``: shapeinfer raised, or the test hung or ran out of memory;

@@ -86,6 +86,7 @@ def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, dat
     # onnx checks inputs against the schema's type constraints only with check_type: so does G008
     errors = [f for f in findings if f.severity == "error" and (check_type or f.code != TYPE_CHECK)]
     rec["ours"] = ours
+    rec["model"] = _model_of(model)
     rec["errors"] = [f"{f.code} {f.message}"[:200] for f in errors]
     rec["warnings"] = [f"{f.code} {f.message}"[:200] for f in findings if f.severity == "warning"]
     if any(f.code in CHECKER_CODES for f in errors):  # onnx raises these whatever the mode
@@ -197,6 +198,10 @@ def classify_call(rec: dict) -> tuple[str, list[str]]:
             notes.append(f"{name}: only shapeinfer infers it")
     for v in ORDER:
         if v in verdicts:
+            if v in ("more-precise", "wrong"):  # onnxruntime judges where shapeinfer and onnx differ
+                from oracle import check
+
+                notes.insert(0, "onnxruntime: " + check(rec["model"], ours))
             return v, notes
     return "same", notes
 
