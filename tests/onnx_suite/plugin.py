@@ -198,6 +198,10 @@ def classify_call(rec: dict) -> tuple[str, list[str]]:
             notes.append(f"{name}: only shapeinfer infers it")
     for v in ORDER:
         if v in verdicts:
+            if v == "less-precise":
+                g = rec["model"].graph
+                if {t.name for t in g.initializer} & {i.name for i in g.input}:
+                    notes.insert(0, "inputs with initializer defaults (values overridable, so not read)")
             if v in ("more-precise", "wrong"):  # onnxruntime judges where shapeinfer and onnx differ
                 from oracle import check
 
