@@ -76,6 +76,7 @@ def infer(
     bind: Mapping[str, int] | None = None,
     base_dir: str | None = None,
     timeout: float | None = None,
+    dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
 ) -> Result:
     """Infer every tensor's dims, the symbol table and diagnostics.
 
@@ -85,18 +86,43 @@ def infer(
     input); ``bind`` specialises input symbols to ints of at least 1 (:class:`BindError`, a
     ValueError, for a symbol no graph input has or a value out of range). ``timeout`` (seconds)
     raises :class:`shapeinfer.engine.InferenceTimeout` when inference runs longer.
-    ``result.dims(name)`` gives a tensor's dims as ints and :class:`shapeinfer.dims.Expr`.
+    ``dim_ranges`` gives input symbols integer ranges, ``{"seq": (1, 512)}`` (hi None: no upper
+    bound; default ``[1, inf)``; BindError for a symbol no graph input has or an empty range).
+    ``result.dims(name)`` gives a tensor's dims as ints and :class:`shapeinfer.dims.Expr`;
+    ``result.guards()`` the conditions on the input symbols under which they hold and
+    ``result.ranges()`` each symbol's range under them.
     """
     if bind:
         check_bind_values(bind)
+    if dim_ranges:
+        check_ranges(dim_ranges)
     m, where = _load(model, copy=bool(input_shapes))
-    return _run(m, base_dir or where, input_shapes, bind, timeout)
+    return _run(m, base_dir or where, input_shapes, bind, timeout, dim_ranges)
 
 
-def _run(m: onnx.ModelProto, base_dir: str | None, input_shapes, bind, timeout: float | None) -> Result:
-    result = _infer(m, base_dir=base_dir, input_shapes=_parse_shapes(input_shapes), bind=bind, timeout=timeout)
+def check_ranges(dim_ranges: Mapping[str, tuple[int, int | None]]) -> None:
+    """Raise BindError unless every range is ``(lo, hi)`` with ints ``1 <= lo <= hi`` (hi None:
+    unbounded)."""
+    for k, r in dim_ranges.items():
+        ok = isinstance(r, (tuple, list)) and len(r) == 2 and type(r[0]) is int and (r[1] is None or type(r[1]) is int)
+        if not ok:
+            raise BindError(k, f"the range of {k!r} must be (lo, hi) ints (hi None: unbounded), got {r!r}")
+        lo, hi = r
+        if lo < 1 or (hi is not None and (hi < lo or hi > INT64_MAX)):
+            raise BindError(k, f"{k}={lo}:{'' if hi is None else hi}: not a range of sizes (1 <= lo <= hi <= 2**63-1)")
+
+
+def _run(
+    m: onnx.ModelProto, base_dir: str | None, input_shapes, bind, timeout: float | None, dim_ranges=None
+) -> Result:
+    ranges = {k: tuple(v) for k, v in dim_ranges.items()} if dim_ranges else None
+    result = _infer(
+        m, base_dir=base_dir, input_shapes=_parse_shapes(input_shapes), bind=bind, timeout=timeout, dim_ranges=ranges
+    )
     if bind:
         check_bind_symbols(bind, result.input_symbols)
+    if ranges:
+        check_bind_symbols(ranges, result.input_symbols)
     return result
 
 

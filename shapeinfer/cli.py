@@ -197,6 +197,26 @@ def parse_bind(values: tuple[str, ...]) -> dict[str, int]:
     return bind
 
 
+def parse_dim_ranges(values: tuple[str, ...]) -> dict[str, tuple[int, int | None]]:
+    """``("seq=1:512", "batch=1:8")`` as ``{"seq": (1, 512), ...}``; CliError for anything else."""
+    from shapeinfer.guards import parse_range
+
+    out: dict[str, tuple[int, int | None]] = {}
+    for text in values:
+        for part in text.split(","):
+            try:
+                k, r = parse_range(part)
+            except ValueError as e:
+                raise CliError(f"--dim-range {e}") from None
+            if k in out and out[k] != r:
+                raise CliError(f"--dim-range {k} is given twice")
+            out[k] = r
+    return out
+
+
+DIM_RANGE_HELP = "Give an input symbol an integer range, e.g. seq=1:512 (HI may be empty: no max). Repeatable."
+
+
 def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
     """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``.
 
@@ -440,6 +460,7 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
     metavar="SYM=INT[,SYM=INT]",
     help="Specialise an input symbol to an int (at least 1) everywhere. Repeatable.",
 )
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
 @click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor: dtype, dims, op and node.")
 @click.option(
     "--filter",
@@ -463,6 +484,7 @@ def infer_cmd(
     in_place: bool,
     input_shape: tuple,
     bind: tuple,
+    dim_range: tuple,
     show_all: bool,
     filters: tuple[str, ...],
     as_json: bool,
@@ -477,6 +499,7 @@ def infer_cmd(
     0 done, 1 a diagnostic at the --fail-on severity, 2 bad input or usage.
     """
     binding = parse_bind(bind)
+    ranges = parse_dim_ranges(dim_range)
     shapes = parse_input_shapes(input_shape)
     check_output(output, model, in_place)
 
@@ -490,7 +513,12 @@ def infer_cmd(
         m = load_model(model)
         try:
             result = infer(
-                m, base_dir=model_dir(model), input_shapes=shapes or None, bind=binding or None, timeout=timeout
+                m,
+                base_dir=model_dir(model),
+                input_shapes=shapes or None,
+                bind=binding or None,
+                timeout=timeout,
+                dim_ranges=ranges or None,
             )
             if binding:
                 check_bind_symbols(binding, result.input_symbols)
@@ -498,6 +526,10 @@ def infer_cmd(
             raise CliError(f"--input-shape: {e.args[0]}") from None
         except BindError as e:
             raise CliError(f"--bind {e.symbol}: {e}") from None
+        try:
+            check_bind_symbols(ranges, result.input_symbols)
+        except BindError as e:
+            raise CliError(f"--dim-range {e.symbol}: {e}") from None
         secs = timer()
         if output:
             annotate(result)
@@ -588,6 +620,8 @@ def _report(
             "tensors": tensors,
             "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
             "equalities": [list(e) for e in result.equalities],
+            "guards": [g.to_dict() for g in result.guards()],
+            "ranges": {k: list(v) for k, v in result.ranges().items()},
             "diagnostics": [d.to_dict() for d in result.diagnostics],
             "summary": summary,
             "seconds": round(secs, 4),
@@ -626,6 +660,9 @@ def _report(
     )
     if output:
         echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
+    guards = result.guards()
+    if guards:
+        echo("holds when: " + "; ".join(g.text for g in guards))
 
 
 def _print_table(rows: list[dict], echo=click.echo) -> None:
@@ -748,6 +785,7 @@ def lint_cmd(
     metavar="SYM=INT[,SYM=INT]",
     help="One binding of the input symbols; repeat to check several bindings in one run.",
 )
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
 @click.option("--strict", is_flag=True, help="Count dims inference left unresolved (fresh symbols) as mismatches.")
 @click.option(
     "--seed",
@@ -765,25 +803,47 @@ def lint_cmd(
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def verify_cmd(
-    model: str, bind: tuple, strict: bool, seed: int, as_json: bool, max_memory: str | None, debug: bool
+    model: str,
+    bind: tuple,
+    dim_range: tuple,
+    strict: bool,
+    seed: int,
+    as_json: bool,
+    max_memory: str | None,
+    debug: bool,
 ) -> None:
     """Run MODEL in onnxruntime and compare every tensor's actual shape with the inferred one.
 
     Each --bind gives every input symbol a value (shapeinfer verify m.onnx --bind batch=2,seq=7
-    --bind batch=3,seq=11). Exit codes: 0 no mismatch, 1 mismatches, 2 could not run.
+    --bind batch=3,seq=11). A binding that violates a guard (a condition the inferred shapes
+    need, such as seq <= 512) is named in one line before anything runs. Exit codes: 0 no
+    mismatch, 1 mismatches or a violated guard, 2 could not run.
     """
     bindings = [parse_bind((b,)) for b in bind]
+    ranges = parse_dim_ranges(dim_range)
     limit = parse_bytes(max_memory, "--max-memory") if max_memory is not None else None
 
     def run():
-        from shapeinfer.verify import DEFAULT_MAX_MEMORY, VerifyError, verify
+        from shapeinfer.verify import DEFAULT_MAX_MEMORY, GuardViolation, VerifyError, verify
 
         try:
-            return verify(model, bindings, strict=strict, seed=seed, max_memory=limit or DEFAULT_MAX_MEMORY)
+            return verify(
+                model,
+                bindings,
+                strict=strict,
+                seed=seed,
+                max_memory=limit or DEFAULT_MAX_MEMORY,
+                dim_ranges=ranges or None,
+            )
+        except GuardViolation as e:
+            return e
         except VerifyError as e:
             raise CliError(str(e)) from None
 
     report = _run_guarded(debug, run)
+    if isinstance(report, Exception):
+        click.echo(f"shapeinfer: {report}", err=True)
+        click.get_current_context().exit(1)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=1))
     else:

@@ -32,6 +32,8 @@ from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
+from shapeinfer.guards import Guard, Ledger
+from shapeinfer.intervals import simplify as range_simplify
 from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, tensor_numel, tensor_problem, type_fact
 from shapeinfer.ops.common import (
     INT64_MAX,
@@ -50,6 +52,11 @@ FRESH_PREFIX = "unk_"
 
 
 MAIN = "main"
+#: ops whose element-value bounds :meth:`Engine._value_bounds` follows (or checks: Gather)
+_BOUND_OPS = frozenset(
+    ("Range", "Gather", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Expand", "Cast", "Slice")
+)
+_INT_TYPES = frozenset((2, 3, 4, 5, 6, 7, 12, 13))
 _UNKNOWN = Fact()
 _GRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
@@ -108,6 +115,37 @@ class Result:
     diagnostics: list[Diagnostic]
     capped: int = 0
     substitution: dict[str, D.Dim] = field(default_factory=dict)
+    #: what inference assumed of the input symbols, as (kind, lhs, rhs, node) in walk order;
+    #: :meth:`guards` gives the simplified set
+    guard_events: list[tuple[str, D.Dim, D.Dim, str]] = field(default_factory=list)
+    #: the ranges the caller gave (``SYM -> (lo, hi)``, hi None when unbounded)
+    dim_ranges: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+
+    def ledger(self) -> Ledger:
+        """Every guard inference recorded, one per condition, nodes merged."""
+        led = Ledger()
+        for kind, a, b, node in self.guard_events:
+            led.add(kind, self._resolved(a), self._resolved(b), node)
+        return led
+
+    def _resolved(self, d: D.Dim) -> D.Dim:
+        """``d`` with the fresh symbols inference bound later replaced; input symbols stay
+        (a guard ``Q == P`` must not become ``P == P`` through the binding it recorded)."""
+        fresh = {k: v for k, v in self.substitution.items() if k not in self.input_symbols}
+        for _ in range(8):
+            if type(d) is int or not (D.symbols(d) & fresh.keys()):
+                break
+            d = D.substitute(d, fresh)
+        return d
+
+    def guards(self) -> list[Guard]:
+        """The conditions on the input symbols under which the inferred shapes hold, simplified
+        (bounds on one symbol merged, guards the ranges prove dropped)."""
+        return self.ledger().simplified(self.dim_ranges, self.input_symbols)
+
+    def ranges(self) -> dict[str, tuple[int, int | None]]:
+        """Each input symbol's valid range: the caller's, tightened by the bound guards."""
+        return self.ledger().ranges(self.dim_ranges, sorted(self.input_symbols))
 
     def dims(self, name: str) -> tuple[D.Dim, ...] | None:
         """The dims of main-graph tensor ``name``: None when its rank is unknown, KeyError when
@@ -253,8 +291,14 @@ class Engine:
         base_dir: str | None = None,
         max_expr_size: int = MAX_EXPR_SIZE,
         timeout: float | None = None,
+        dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
     ) -> None:
         self.model = model
+        self.ranges = dict(dim_ranges or {})
+        self.guard_events: list[tuple[str, D.Dim, D.Dim, str]] = []
+        # (graph, tensor) -> (lo, hi): proven bounds of an integer tensor's element values,
+        # kept only along index paths (Range and ops that move or select its elements)
+        self.value_bounds: dict[tuple[str, str], tuple[D.Dim, D.Dim]] = {}
         self.base_dir = base_dir
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.timeout = timeout
@@ -340,10 +384,22 @@ class Engine:
         nfresh = sum(1 for s in syms if self.is_fresh(s))
         return (nfresh, D.size(d), D.format(d))
 
+    def guard(self, kind: str, lhs: D.Dim, rhs: D.Dim, ctx: NodeContext | None) -> None:
+        """Record that the inferred shapes hold only when ``lhs <kind> rhs`` (see
+        :mod:`shapeinfer.guards`); nothing when the ranges already prove it."""
+        if self.ranges:
+            lhs, rhs = range_simplify(lhs, self.ranges), range_simplify(rhs, self.ranges)
+        node = "" if ctx is None else (ctx.node.name or f"{ctx.op_type} #{ctx.index}")
+        self.guard_events.append((kind, lhs, rhs, node))
+
     def unify(self, a: D.Dim, b: D.Dim, ctx: NodeContext | None = None) -> D.Dim:
         a, b = self.resolve(a), self.resolve(b)
         if a == b:
             return a
+        if self.ranges:
+            a, b = range_simplify(a, self.ranges), range_simplify(b, self.ranges)
+            if a == b:
+                return a
         if type(a) is int and type(b) is int:
             raise InferenceError("G002", f"dims {a} and {b} must be equal")
         rep, other = (
@@ -362,6 +418,7 @@ class Engine:
                 self.subst[name] = rep
                 self._subst_gen += 1
         self.equalities.append((D.format(rep), D.format(other)))
+        self.guard("equality", other, rep, ctx)
         if ctx is not None and not all(self.is_fresh(s) for s in D.symbols(other)):
             ctx.diag("warning", "G003", f"assuming {D.format(other)} == {D.format(rep)}")
         return rep
@@ -522,7 +579,13 @@ class Engine:
         facts = scope.facts
         initial = set(facts)
         self.graph_nodes[graph] = nodes
-        marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), dict(self.subst))
+        marks = (
+            len(self.diagnostics),
+            len(self.fresh_symbols),
+            len(self.equalities),
+            dict(self.subst),
+            len(self.guard_events),
+        )
         if self._walk(nodes, scope, graph, call_attrs, None):
             return
         for name in [n for n in facts if n not in initial]:
@@ -531,6 +594,7 @@ class Engine:
         del self.fresh_symbols[marks[1] :]
         del self.equalities[marks[2] :]
         self.subst = marks[3]
+        del self.guard_events[marks[4] :]
         self._subst_gen += 1
         self._walk(nodes, scope, graph, call_attrs, self._topological_order(nodes, graph))
 
@@ -587,6 +651,8 @@ class Engine:
                 ins.append(f)
             out_names = node.output[:]
             outs = self.infer_node(node, ins, k, graph, scope, call_attrs, out_names)
+            if node.op_type in _BOUND_OPS and node.domain in ("", "ai.onnx"):
+                self._value_bounds(node, ins, outs, k, graph)
             n_outs = len(outs)
             for i, o in enumerate(out_names):
                 if o:
@@ -666,13 +732,83 @@ class Engine:
                 for d in diags:
                     self.diagnostics.append(replace(d, node=node.name or None, index=index, graph=graph))
                 return outs
-            marks = (len(self.diagnostics), len(self.fresh_symbols), len(self.equalities), self._subst_gen)
+            marks = (
+                len(self.diagnostics),
+                len(self.fresh_symbols),
+                len(self.equalities),
+                self._subst_gen,
+                len(self.guard_events),
+            )
         rule = registry.lookup(domain, op_type, version)
         ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
         outs = self._capped(self._apply(rule, ctx, ins), ctx)
-        if key is not None and marks[1:] == (len(self.fresh_symbols), len(self.equalities), self._subst_gen):
+        if self.ranges:
+            outs = [self._ranged(f) for f in outs]
+        if key is not None and marks[1:] == (
+            len(self.fresh_symbols),
+            len(self.equalities),
+            self._subst_gen,
+            len(self.guard_events),
+        ):
             self._memo[key] = (outs, self.diagnostics[marks[0] :])
         return outs
+
+    def _value_bounds(self, node: onnx.NodeProto, ins: list, outs: list, index: int, graph: str) -> None:
+        """Track element-value bounds along index paths, and record the guard a Gather from a
+        fixed-size axis needs: its indices must lie in ``[-N, N-1]`` (onnxruntime checks this
+        and fails otherwise)."""
+        op = node.op_type
+        vb = self.value_bounds
+        if op == "Range":
+            start, delta = (ins[0] if len(ins) > 0 else None), (ins[2] if len(ins) > 2 else None)
+            out = outs[0] if outs else None
+            if (
+                start is not None
+                and delta is not None
+                and start.value is not None
+                and delta.value is not None
+                and type(start.value[0]) is int
+                and type(delta.value[0]) is int
+                and delta.value[0] > 0
+                and out is not None
+                and out.shape is not None
+                and len(out.shape) == 1
+            ):
+                s0, d0 = start.value[0], delta.value[0]
+                vb[(graph, node.output[0])] = (s0, D.add(s0, D.mul(d0, D.sub(out.shape[0], 1))))
+            return
+        src = vb.get((graph, node.input[0])) if node.input else None
+        if op == "Gather" and len(node.input) > 1:
+            data, idx = ins[0], vb.get((graph, node.input[1]))
+            axis = 0
+            for a in node.attribute:
+                if a.name == "axis":
+                    axis = a.i
+            shape = None if data is None else data.shape
+            if idx is not None and shape is not None and -len(shape) <= axis < len(shape) and type(shape[axis]) is int:
+                n = shape[axis]
+                ctx = NodeContext(self, node, 0, index, graph, Scope())
+                self.guard("bound", self.resolve(idx[1]), n - 1, ctx)
+                self.guard("bound", -n, self.resolve(idx[0]), ctx)
+            if src is not None and node.output:  # elements selected from an index tensor
+                vb[(graph, node.output[0])] = src
+            return
+        if src is not None and node.output and node.output[0]:
+            if op == "Cast" and outs and outs[0] is not None and outs[0].dtype not in _INT_TYPES:
+                return
+            vb[(graph, node.output[0])] = src
+
+    def _ranged(self, f: Fact | None) -> Fact | None:
+        """``f`` with the min/max its dims and values hold decided by the symbols' ranges."""
+        if f is None or f.kind != "tensor" or (f.shape is None and f.value is None):
+            return f
+        shape = None if f.shape is None else tuple(range_simplify(d, self.ranges) for d in f.shape)
+        value = f.value
+        if value is not None:
+            value = tuple(range_simplify(v, self.ranges) if isinstance(v, D.Expr) else v for v in value)
+        if shape == f.shape and value == f.value:
+            return f
+        return Fact(f.dtype, shape, value, f.kind, f.elem)
 
     def _capped(self, outs: list[Fact | None], ctx: NodeContext) -> list[Fact | None]:
         """``outs`` with expressions past the complexity cap replaced by fresh symbols, and int
@@ -1016,16 +1152,19 @@ def infer(
     input_shapes: Mapping[str, Sequence[D.Dim]] | None = None,
     bind: Mapping[str, int] | None = None,
     timeout: float | None = None,
+    dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
 ) -> Result:
     """Infer every tensor's facts in ``model`` (not modified unless ``input_shapes`` is given).
 
     ``input_shapes`` overrides graph-input dims; ``bind`` specialises symbols to integers
-    before inference so that everything derived from them folds. ``timeout`` (seconds) raises
-    :class:`InferenceTimeout` when inference runs longer.
+    before inference so that everything derived from them folds. ``dim_ranges`` gives symbols
+    integer ranges (``{"seq": (1, 512)}``, hi None for unbounded; default ``[1, inf)``): the
+    ``min``/``max`` they decide are decided, and the guards they prove are not recorded.
+    ``timeout`` (seconds) raises :class:`InferenceTimeout` when inference runs longer.
     """
     if input_shapes:
         apply_input_overrides(model, input_shapes)
-    eng = Engine(model, base_dir, timeout=timeout)
+    eng = Engine(model, base_dir, timeout=timeout, dim_ranges=dim_ranges)
     graph = model.graph
     inputs = None
     if bind:
@@ -1052,6 +1191,8 @@ def infer(
         eng.diagnostics,
         eng.capped,
         dict(eng.subst),
+        eng.guard_events,
+        dict(eng.ranges),
     )
 
 

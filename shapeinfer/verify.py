@@ -46,6 +46,35 @@ class VerifyError(Exception):
     """A verification that cannot run (missing onnxruntime, incomplete binding, ORT failure)."""
 
 
+class GuardViolation(VerifyError):
+    """A binding that violates a guard (a condition the inferred shapes need) or lies outside a
+    given range: the model is not run. ``binding`` and ``guard`` (its text) say which."""
+
+    def __init__(self, message: str, binding: Mapping[str, int], guard: str) -> None:
+        super().__init__(message)
+        self.binding = dict(binding)
+        self.guard = guard
+
+
+def check_guards(result, bindings: Sequence[Mapping[str, int]]) -> None:
+    """Raise :class:`GuardViolation` for the first binding outside the caller's ranges or
+    violating a guard of ``result`` (guards with a symbol the binding leaves free are skipped)."""
+    from shapeinfer.guards import check
+
+    guards = result.guards()
+    for b in bindings:
+        for name, (lo, hi) in sorted(result.dim_ranges.items()):
+            v = b.get(name)
+            if v is not None and (v < lo or (hi is not None and v > hi)):
+                text = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
+                raise GuardViolation(f"{format_binding(b)} is outside the range {text} (--dim-range)", b, text)
+        for g in guards:
+            if check(g, b) is False:
+                more = ", ..." if len(g.nodes) > 3 else ""
+                where = f" (imposed by {', '.join(g.nodes[:3])}{more})" if g.nodes else ""
+                raise GuardViolation(f"{format_binding(b)} violates the guard {g.text}{where}; not run", b, g.text)
+
+
 @dataclass
 class Finding:
     """One tensor at one binding whose inferred shape is wrong (a mismatch) or not known."""
@@ -438,6 +467,7 @@ def verify(
     seed: int = 0,
     result=None,
     max_memory: int = DEFAULT_MAX_MEMORY,
+    dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
 ) -> Report:
     """Run ``model`` in onnxruntime at each binding and compare every main-graph tensor's shape.
 
@@ -446,7 +476,9 @@ def verify(
     symbol. ``result`` may pass an existing inference :class:`~shapeinfer.engine.Result` of
     the same model instead of inferring it here. A binding whose estimated memory
     (:func:`estimate_memory`) is above ``max_memory`` bytes is refused before anything is
-    allocated. Raises :class:`VerifyError` when the check
+    allocated. Every binding is checked against the guards inference recorded (and
+    ``dim_ranges``) first: :class:`GuardViolation` names the first guard one violates, before
+    anything runs. Raises :class:`VerifyError` when the check
     cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime).
     """
     from shapeinfer.engine import infer, model_dir
@@ -470,7 +502,8 @@ def verify(
     if result is None:
         work = onnx.ModelProto()
         work.CopyFrom(src)
-        result = infer(work, base_dir=base_dir)
+        result = infer(work, base_dir=base_dir, dim_ranges=dim_ranges)
+    check_guards(result, bindings)
     for b in bindings:
         need = estimate_memory(result, b)
         if need > max_memory:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from onnx import TensorProto
 
@@ -18,7 +18,10 @@ from shapeinfer.registry import register
 
 
 def reshape_dims(
-    input_dims: Sequence[D.Dim] | None, target: Sequence[D.Dim | None], zero_copies: bool
+    input_dims: Sequence[D.Dim] | None,
+    target: Sequence[D.Dim | None],
+    zero_copies: bool,
+    on_floor: Callable[[D.Dim, D.Dim], None] | None = None,
 ) -> tuple[D.Dim | None, ...]:
     """The output dims of reshaping ``input_dims`` to ``target``.
 
@@ -27,7 +30,8 @@ def reshape_dims(
     so that element counts match. An empty target means a scalar. ``input_dims`` None means
     unknown rank; a ``None`` target entry is an unknown value. Symbolic target entries are
     taken to be positive dims. An output entry is None where it cannot be determined. A ``-1``
-    whose quotient is not provably exact is the floor quotient: exact wherever the model runs.
+    whose quotient is not provably exact is the floor quotient: exact wherever the model runs,
+    and ``on_floor(total, known)`` is called so the caller can record that condition (a guard).
 
     Raises InferenceError (code R001-R005) for: more than one -1 (R001); both 0 and -1 with
     literal zeros (R002); a copying 0 at an index >= input rank (R003); element counts that
@@ -75,6 +79,8 @@ def reshape_dims(
             # Not provably exact symbolically; but wherever the model runs the division is exact,
             # so the floor quotient is the dim (e.g. (7*seq)//2).
             out[infer_at] = D.floordiv(total, known) if q is None else q
+            if q is None and on_floor is not None:
+                on_floor(total, known)
     elif total is not None and all(d is not None for d in out):
         count = D.product(out)
         if count != total:
@@ -113,7 +119,9 @@ def _finish(ctx, data: Fact | None, target: Sequence | None, target_len: D.Dim |
         if type(target_len) is int:
             return [tensor(dtype, ctx.fresh_shape(target_len))]
         return [Fact(dtype, None)]
-    dims = reshape_dims(in_dims, target, zero_copies)
+    dims = reshape_dims(
+        in_dims, target, zero_copies, lambda total, known: ctx.engine.guard("divisibility", total, known, ctx)
+    )
     shape = tuple(ctx.fresh() if d is None else d for d in dims)
     value = data.value if data is not None and data.value is not None else None
     return [tensor(dtype, shape, value)]

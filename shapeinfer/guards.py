@@ -1,0 +1,263 @@
+"""The guard ledger: conditions on input symbols under which the inferred shapes hold.
+
+Knows nothing of ONNX. A :class:`Guard` is one condition with its kind and the nodes that
+imposed it:
+
+- ``equality``: ``lhs == rhs`` (broadcasting, unify, an op contract);
+- ``bound``: ``lhs <= rhs`` (a ``min`` taken as one of its sides, a fixed-size table);
+- ``divisibility``: ``lhs % rhs == 0`` (a Reshape ``-1`` whose quotient is not provably exact,
+  a pool/concat that only lines up then).
+
+An equality of the form ``min(x, c) == x`` is recorded as the bound ``x <= c`` (``max``: ``x >=
+c`` as ``c <= x``), and ``c*(x//c) == x`` as the divisibility ``x % c == 0``: the same condition,
+said plainly. :meth:`Ledger.simplified` merges bounds on one symbol (the tightest stays, with
+the nodes of every guard it implies) and drops guards the ranges already prove.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from shapeinfer import dims as D
+from shapeinfer.intervals import DEFAULT_RANGE, Range, Ranges, holds_eq, holds_le, interval
+
+__all__ = ["Guard", "Ledger", "check", "parse_range"]
+
+
+@dataclass
+class Guard:
+    """One condition: ``kind`` is ``equality`` / ``bound`` / ``divisibility``; ``nodes`` are
+    the names (or ``op #index``) of the nodes that imposed it, in the order met."""
+
+    kind: str
+    lhs: D.Dim
+    rhs: D.Dim
+    nodes: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The condition in the dims syntax: ``seq <= 512``, ``H % 32 == 0``, ``a == b``."""
+        a, b = D.format(self.lhs), D.format(self.rhs)
+        if self.kind == "equality":
+            return f"{a} == {b}"
+        if self.kind == "bound":
+            return f"{a} <= {b}"
+        return f"{_wrap(self.lhs)} % {_wrap(self.rhs)} == 0"
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        return D.symbols(self.lhs) | D.symbols(self.rhs)
+
+    def key(self) -> tuple:
+        return (self.kind, self.lhs, self.rhs)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "text": self.text, "nodes": list(self.nodes)}
+
+
+def _wrap(d: D.Dim) -> str:
+    t = D.format(d)
+    return t if type(d) is int or t.isidentifier() else f"({t})"
+
+
+def check(g: Guard, binding: Mapping[str, int]) -> bool | None:
+    """Whether ``g`` holds at ``binding``; None when the binding leaves one of its symbols free."""
+    try:
+        a, b = D.evaluate(g.lhs, binding), D.evaluate(g.rhs, binding)
+    except (KeyError, ZeroDivisionError):
+        return None
+    if g.kind == "equality":
+        return a == b
+    if g.kind == "bound":
+        return a <= b
+    return b != 0 and a % b == 0
+
+
+def _minmax_atom(d: D.Dim) -> D.Atom | None:
+    if isinstance(d, D.Expr) and len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1:
+        atom = d.terms[0][0][0]
+        if atom.kind in ("min", "max"):
+            return atom
+    return None
+
+
+def _divisibility(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim] | None:
+    """``(x, c)`` when ``a - b`` is ``±(x % c)``: then ``a == b`` says ``x % c == 0``."""
+    diff = D.sub(a, b)
+    if type(diff) is int:
+        return None
+    for m, _ in diff.terms:
+        for atom in m:
+            if atom.kind == "floordiv":
+                x, c = atom.args
+                r = D.mod(x, c)
+                if diff == r or diff == D.neg(r):
+                    return x, c
+    return None
+
+
+def split_equality(a: D.Dim, b: D.Dim) -> list[tuple[str, D.Dim, D.Dim]]:
+    """The guards ``a == b`` amounts to, said plainly (see the module docstring)."""
+    for x, y in ((a, b), (b, a)):
+        atom = _minmax_atom(x)
+        if atom is not None and y in atom.args:
+            rest = [z for z in atom.args if z != y]
+            if atom.kind == "min":
+                return [("bound", y, z) for z in rest]
+            return [("bound", z, y) for z in rest]
+    div = _divisibility(a, b)
+    if div is not None:
+        return [("divisibility", div[0], div[1])]
+    return [("equality", a, b)]
+
+
+class Ledger:
+    """Guards in the order they were imposed, one per condition (nodes merged)."""
+
+    def __init__(self) -> None:
+        self._guards: dict[tuple, Guard] = {}
+
+    def __len__(self) -> int:
+        return len(self._guards)
+
+    def __iter__(self):
+        return iter(self._guards.values())
+
+    def add(self, kind: str, lhs: D.Dim, rhs: D.Dim, node: str | None = None) -> None:
+        """Record one guard (equalities are split as :func:`split_equality` says)."""
+        parts = split_equality(lhs, rhs) if kind == "equality" else [(kind, lhs, rhs)]
+        for k, a, b in parts:
+            if k == "bound":
+                if D.compare(a, b) in (-1, 0):
+                    continue  # always true
+                a, b = _normal_bound(a, b)
+            if k == "divisibility":
+                if type(b) is int and type(a) is not int:  # 3*n % 6 == 0 reads n % 2 == 0
+                    g = abs(b)
+                    for _, coef in a.terms:
+                        g = math.gcd(g, coef)
+                    a, b = D.exact_div(a, g), abs(b) // g
+                if D.exact_div(a, b) is not None or b in (1, -1):
+                    continue
+            g = self._guards.get((k, a, b))
+            if g is None:
+                g = self._guards[(k, a, b)] = Guard(k, a, b)
+            if node and node not in g.nodes:
+                g.nodes.append(node)
+
+    def ranges(self, user: Ranges | None, symbols: Iterable[str]) -> dict[str, Range]:
+        """Each symbol's range: the user's (default ``[1, inf)``) tightened by bound guards
+        between the symbol and an int."""
+        out = {s: tuple((user or {}).get(s, DEFAULT_RANGE)) for s in symbols}
+        for g in self._guards.values():
+            if g.kind != "bound":
+                continue
+            name = _lone_symbol(g.lhs)
+            if name is not None and type(g.rhs) is int:
+                lo, hi = out.get(name, DEFAULT_RANGE)
+                out[name] = (lo, g.rhs if hi is None else min(hi, g.rhs))
+            name = _lone_symbol(g.rhs)
+            if name is not None and type(g.lhs) is int:
+                lo, hi = out.get(name, DEFAULT_RANGE)
+                out[name] = (max(lo, g.lhs), hi)
+        return out
+
+    def simplified(self, user: Ranges | None = None, symbols: Iterable[str] = ()) -> list[Guard]:
+        """The guards left once bounds on one symbol are merged (the tightest stays, with the
+        nodes of those it implies) and guards the ranges prove are dropped."""
+        user = dict(user or {})
+        syms = set(symbols)
+        for g in self._guards.values():
+            syms |= g.symbols
+        ranges = self.ranges(user, syms)
+        out: list[Guard] = []
+        merged: dict[tuple, Guard] = {}
+        for g in self._guards.values():
+            if g.kind == "bound":
+                name, side = _lone_symbol(g.lhs), "hi"
+                if name is None or type(g.rhs) is not int:
+                    name, side = _lone_symbol(g.rhs), "lo"
+                    if type(g.lhs) is not int:
+                        name = None
+                if name is not None:
+                    lo, hi = ranges[name]
+                    ulo, uhi = user.get(name, DEFAULT_RANGE)
+                    tight = hi if side == "hi" else lo
+                    user_tight = uhi if side == "hi" else ulo
+                    if user_tight is not None and (tight == user_tight):
+                        continue  # the user's range already says it
+                    key = (name, side)
+                    m = merged.get(key)
+                    if m is None:
+                        lhs, rhs = (D.sym(name), tight) if side == "hi" else (tight, D.sym(name))
+                        m = merged[key] = Guard("bound", lhs, rhs)
+                        out.append(m)
+                    m.nodes.extend(x for x in g.nodes if x not in m.nodes)
+                    continue
+            out.append(g)
+        final = []
+        for g in out:
+            if g in merged.values():
+                final.append(g)
+                continue
+            narrowed = {k: v for k, v in ranges.items()}
+            if g.kind == "bound" and holds_le(g.lhs, g.rhs, narrowed):
+                continue
+            if g.kind == "equality" and holds_eq(g.lhs, g.rhs, narrowed):
+                continue
+            if g.kind == "divisibility" and type(g.rhs) is int:
+                lo, hi = interval(g.lhs, narrowed)
+                if lo is not None and lo == hi and lo % g.rhs == 0:
+                    continue
+            final.append(g)
+        return final
+
+
+def _normal_bound(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim]:
+    """``a <= b`` as ``e <= c`` (or ``c <= e``) with the int ``c`` alone on its side, the
+    symbolic side's leading coefficient positive and its coefficients' common factor divided
+    out: ``seq - 1 <= 1023`` reads ``seq <= 1024``."""
+    d = D.sub(a, b)
+    if type(d) is int:
+        return a, b
+    c = sum(coef for m, coef in d.terms if not m)
+    e = D.sub(d, c)  # e + c <= 0
+    g = 0
+    for _, coef in e.terms:
+        g = math.gcd(g, coef)
+    if e.terms[0][1] > 0:  # e <= -c  ->  e/g <= floor(-c/g)
+        return D.exact_div(e, g), (-c) // g
+    # -e >= c  ->  (-e)/g >= ceil(c/g)
+    return -((-c) // g), D.exact_div(D.neg(e), g)
+
+
+def _lone_symbol(d: D.Dim) -> str | None:
+    if isinstance(d, D.Expr) and len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1:
+        atom = d.terms[0][0][0]
+        if atom.kind == "sym":
+            return atom.name
+    return None
+
+
+def parse_range(text: str) -> tuple[str, Range]:
+    """``"seq=1:512"`` as ``("seq", (1, 512))``; ``"seq=8:"`` leaves the top open. ValueError
+    for anything else (a bound below 1, ``lo > hi``, not ints)."""
+    name, sep, rest = text.partition("=")
+    name = name.strip()
+    lo_t, colon, hi_t = rest.partition(":")
+    if not sep or not colon or not name.isidentifier():
+        raise ValueError(f"{text!r}: expected SYM=LO:HI (e.g. seq=1:512; HI may be empty)")
+    try:
+        lo = int(lo_t) if lo_t.strip() else 1
+        hi = int(hi_t) if hi_t.strip() else None
+    except ValueError:
+        raise ValueError(f"{text!r}: LO and HI must be ints") from None
+    if lo < 1:
+        raise ValueError(f"{text!r}: symbols stand for sizes of at least 1")
+    if hi is not None and hi < lo:
+        raise ValueError(f"{text!r}: the range is empty ({lo} > {hi})")
+    if hi is not None and hi > 2**63 - 1:
+        raise ValueError(f"{text!r}: larger than int64 allows")
+    return name, (lo, hi)
