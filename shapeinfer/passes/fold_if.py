@@ -146,8 +146,9 @@ class _Folder:
                 body = _attr_graph(n, "body")
                 n_carried = max(0, len(n.input) - 2)
                 scans = list(n.output[n_carried:])
-                if body is not None and not any(s and s in readers for s in scans):
-                    for src, dst in zip(n.input[2:], n.output[:n_carried]):
+                initial = list(n.input[2:])
+                if body is not None and all(initial) and not any(s and s in readers for s in scans):
+                    for src, dst in zip(initial, n.output[:n_carried]):
                         if dst:
                             new_nodes.append(self.identity(src, dst))
                     self.stats["Loop nodes that never run removed"] += 1
