@@ -572,6 +572,8 @@ def _matches(pattern: str, fields: tuple[str, ...]) -> bool:
 def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
     """Every tensor of every inferred graph (graph order: inputs, initializers, node outputs)
     with its producer's op type and node name, kept when it matches one of ``filters``."""
+    from shapeinfer.modeltext import text
+
     rows = []
     for path, g in _graphs(result.model.graph):
         facts = result.graph_facts.get(path)
@@ -590,7 +592,7 @@ def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
             op, node = where.get(name, ("", ""))
             if filters and not any(_matches(p, (name, node, op)) for p in filters):
                 continue
-            rows.append({"graph": path, "name": name, "fact": f, "op": op, "node": node})
+            rows.append({"graph": path, "name": text(name), "fact": f, "op": text(op), "node": text(node)})
     return rows
 
 
@@ -604,15 +606,17 @@ def _echo_for(output: str | None):
 def _report(
     result, model: str, output: str | None, secs: float, as_json: bool, verbose: bool, table: list[dict] | None = None
 ) -> None:
+    from shapeinfer.modeltext import text
+
     echo = _echo_for(output)
     g = result.model.graph
     facts = result.facts
     summary = summarize(result)
     if as_json:
         if table is None:
-            tensors = {k: _io_json(k, f) for k, f in facts.items()}
+            tensors = {text(k): _io_json(k, f) for k, f in facts.items()}
         else:
-            tensors = {r["name"]: _io_json(r["name"], r["fact"]) for r in table if r["graph"] == "main"}
+            tensors = {text(r["name"]): _io_json(r["name"], r["fact"]) for r in table if r["graph"] == "main"}
         doc = {
             "model": show(model),
             "inputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.input],
@@ -640,11 +644,11 @@ def _report(
             if vi.name in init:
                 continue
             f = facts.get(vi.name)
-            echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+            echo(f"  {text(vi.name):<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
         echo("outputs:")
         for vi in g.output:
             f = facts.get(vi.name)
-            echo(f"  {vi.name:<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+            echo(f"  {text(vi.name):<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
     shown = [d for d in result.diagnostics if verbose or d.severity != "info"]
     if shown:
         echo("diagnostics:")
@@ -684,6 +688,9 @@ def _print_table(rows: list[dict], echo=click.echo) -> None:
 
 
 def _io_json(name: str, f) -> dict:
+    from shapeinfer.modeltext import text
+
+    name = text(name)
     if f is None:
         return {"name": name, "dtype": None, "shape": None}
     d = {

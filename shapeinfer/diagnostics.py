@@ -24,6 +24,13 @@ class Diagnostic:
     graph: str | None = None
     tensor: str | None = None
 
+    def __post_init__(self) -> None:
+        # names a model holds that are not valid UTF-8 arrive as bytes: shown escaped
+        for k in ("node", "op_type", "graph", "tensor"):
+            v = getattr(self, k)
+            if type(v) is bytes:
+                object.__setattr__(self, k, v.decode("utf-8", "backslashreplace"))
+
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None}
 

@@ -183,7 +183,10 @@ _SYMS: dict[str, Expr] = {}
 
 
 def sym(name: str) -> Expr:
-    """The expression consisting of the single symbol ``name`` (any string)."""
+    """The expression consisting of the single symbol ``name`` (any string; ``bytes`` that are
+    not valid UTF-8, as protobuf gives such a ``dim_param``, are decoded with escapes)."""
+    if type(name) is bytes:
+        name = name.decode("utf-8", "backslashreplace")
     e = _SYMS.get(name)
     if e is None:
         e = Expr((((Atom("sym", name),), 1),))
@@ -748,7 +751,10 @@ def parse_expression(text: str, max_nodes: int = 100) -> Dim:
 
 
 def parse(text: str) -> Dim:
-    """The dim spelled by ``text``; text that is not a valid expression is one opaque symbol."""
+    """The dim spelled by ``text``; text that is not a valid expression is one opaque symbol
+    (``bytes`` that are not valid UTF-8 are decoded with escapes first)."""
+    if type(text) is bytes:
+        text = text.decode("utf-8", "backslashreplace")
     r = _PARSED.get(text)
     if r is not None:
         return r

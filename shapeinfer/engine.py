@@ -50,6 +50,30 @@ MAX_EXPR_SIZE = 48
 
 FRESH_PREFIX = "unk_"
 
+_INT64_MAX = 2**63 - 1
+_UINT64_MAX = 2**64 - 1
+
+
+def _show_number(d: D.Dim) -> str:
+    """``d`` as short text: a number past a few dozen digits is shown by its size (Python will
+    not even print one of 4,300 digits)."""
+    if type(d) is int:
+        return str(d) if d.bit_length() <= 128 else f"a {d.bit_length()}-bit number"
+    return "an expression with a coefficient past int64"
+
+
+def _coeff_overflow(d: D.Dim) -> bool:
+    """True when expression ``d`` holds an integer (a coefficient, a divisor) outside int64."""
+    if type(d) is int:
+        return not -_INT64_MAX - 1 <= d <= _INT64_MAX
+    for m, c in d.terms:
+        if not -_INT64_MAX - 1 <= c <= _INT64_MAX:
+            return True
+        for atom in m:
+            if any(_coeff_overflow(x) for x in atom.args):
+                return True
+    return False
+
 
 MAIN = "main"
 #: ops whose element-value bounds :meth:`Engine._value_bounds` follows (or checks: Gather)
@@ -256,9 +280,13 @@ class NodeContext:
         return self.engine.fresh()
 
     def fresh_shape(self, rank: int) -> tuple[D.Expr, ...]:
-        """``rank`` new symbols; a rank past MAX_RANK (a length read from the model) is an error."""
-        if rank > MAX_RANK:
-            raise InferenceError("E012", f"a rank of {rank} (over {MAX_RANK}) cannot be built")
+        """``rank`` new symbols; a rank past MAX_RANK (a length read from the model) is E012."""
+        if type(rank) is not int or rank > MAX_RANK:
+            raise InferenceError(
+                "E012",
+                f"a rank of {D.format(rank) if type(rank) is not int else _show_number(rank)} "
+                f"(over {MAX_RANK}) cannot be built",
+            )
         return tuple(self.engine.fresh() for _ in range(rank))
 
     def diag(self, severity: str, code: str, message: str) -> None:
@@ -810,28 +838,77 @@ class Engine:
             return f
         return Fact(f.dtype, shape, value, f.kind, f.elem)
 
-    def _capped(self, outs: list[Fact | None], ctx: NodeContext) -> list[Fact | None]:
-        """``outs`` with expressions past the complexity cap replaced by fresh symbols, and int
-        dims outside int64 (an overflow, E013) too: no writer ever sees them."""
+    def _capped(self, outs: list[Fact | None], ctx: NodeContext | None = None) -> list[Fact | None]:
+        """``outs`` bounded before they are stored: symbolic dims and shape values past the
+        complexity cap become fresh symbols (an expression bomb stops growing at the first node
+        past the cap), and an int dim or value that does not fit int64 (or an expression with
+        such a coefficient) is an overflow: error E013, the dim a fresh symbol, the value
+        unknown. No writer ever sees a number outside int64."""
         res = outs
         for i, f in enumerate(outs):
-            if f is None or f.shape is None:
+            if f is None:
                 continue
-            if any(type(d) is int and not 0 <= d <= INT64_MAX for d in f.shape):
-                bad = next(d for d in f.shape if type(d) is int and not 0 <= d <= INT64_MAX)
-                ctx.diag("error", "E013", f"output {i} dim {bad} is not a size in int64 (overflow): made unknown")
-                shape = tuple(self.fresh() if type(d) is int and not 0 <= d <= INT64_MAX else d for d in f.shape)
-                f = Fact(f.dtype, shape, None, f.kind, f.elem)
+            g = self._bounded(f, ctx, i)
+            if g is not f:
                 if res is outs:
                     res = list(outs)
-                res[i] = f
-            if any(type(d) is not int for d in f.shape):
-                shape = tuple(self.cap(d) for d in f.shape)
-                if shape != f.shape:
-                    if res is outs:
-                        res = list(outs)
-                    res[i] = Fact(f.dtype, shape, f.value, f.kind, f.elem)
+                res[i] = g
         return res
+
+    def _bounded(self, f: Fact, ctx: NodeContext | None, i: int) -> Fact:
+        shape, value, elem = f.shape, f.value, f.elem
+        bad = None
+        if shape is not None and not all(type(d) is int and 0 <= d <= _INT64_MAX for d in shape):
+            out = []
+            for d in shape:
+                if type(d) is int:
+                    if not 0 <= d <= _INT64_MAX:
+                        bad = d if bad is None else bad
+                        d = self.fresh()
+                elif _coeff_overflow(d):
+                    bad = d if bad is None else bad
+                    d = self.fresh()
+                else:
+                    d = self.cap(d)
+                out.append(d)
+            if tuple(out) != shape:
+                shape = tuple(out)
+                value = None
+        if value is not None:
+            vals = None
+            for k, v in enumerate(value):
+                if type(v) is int:
+                    if -_INT64_MAX - 1 <= v <= _UINT64_MAX:
+                        continue
+                    bad = v if bad is None else bad
+                    nv = None
+                elif isinstance(v, D.Expr):
+                    if _coeff_overflow(v):
+                        bad = v if bad is None else bad
+                        nv = None
+                    else:
+                        nv = self.cap(v)
+                        if nv is v:
+                            continue
+                else:
+                    continue
+                if vals is None:
+                    vals = list(value)
+                vals[k] = nv
+            if vals is not None:
+                value = tuple(vals)
+        if elem is not None:
+            elem = self._bounded(elem, ctx, i)
+        if bad is not None:
+            shown = _show_number(bad)
+            msg = f"output {i}: {shown} overflows int64: left unknown"
+            if ctx is not None:
+                ctx.diag("error", "E013", msg)
+            else:
+                self.diagnostics.append(Diagnostic("error", "E013", msg))
+        if shape is f.shape and value is f.value and elem is f.elem:
+            return f
+        return Fact(f.dtype, shape, value, f.kind, elem)
 
     def _memo_key(
         self,

@@ -15,6 +15,7 @@ from onnx import TensorProto, TypeProto
 
 from shapeinfer import dims as D
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, values_from_array
+from shapeinfer.modeltext import text
 
 _IDENT = re.compile(r"\W")
 
@@ -207,5 +208,6 @@ def fact_type(f: Fact) -> TypeProto:
 
 def ident(name: str) -> str:
     """``name`` made into an identifier, for symbols derived from tensor names."""
+    name = text(name)
     s = _IDENT.sub("_", name)
     return s if s and not s[0].isdigit() else f"t_{s}"

@@ -352,7 +352,9 @@ def _annotate_graph(
                 tp = written_type(f, decl, fresh)  # the declaration says something else
                 tf = None if tp is None else _field(_VI_TYPE, tp.SerializeToString())
             if tf is not None:
-                chunks.append(_field(_VALUE_INFO, _field(_VI_NAME, name.encode()) + tf))
+                chunks.append(
+                    _field(_VALUE_INFO, _field(_VI_NAME, name if type(name) is bytes else name.encode()) + tf)
+                )
         graph.MergeFromString(b"".join(chunks))
         graph.value_info.extend(kept)
     if not any(p.startswith(path + "/") for p in result.graph_facts):

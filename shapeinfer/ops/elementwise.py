@@ -164,7 +164,8 @@ def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
         if value is not None and out_dtype == TensorProto.INT64:
             bad = next((v for v in value if type(v) is int and not -(2**63) <= v < 2**63), None)
             if bad is not None:  # onnxruntime wraps; in shape arithmetic that is always a bug
-                ctx.diag("error", "E013", f"{ctx.op_type} of int64 values overflows int64 ({bad})")
+                ctx.diag("error", "E013", f"{ctx.op_type} of int64 values overflows int64: values left unknown")
+                value = None
         if value is not None and (out_dtype in INT_TYPES or out_dtype in FLOAT_TYPES):
             value = tuple(fit_value(v, out_dtype) for v in value)
             if out_dtype in FLOAT_TYPES:

@@ -363,6 +363,9 @@ def split(ctx, ins: list) -> list:
     """Split (attribute form before 13, input form from 13, num_outputs from 18)."""
     data = ins[0]
     n_out = ctx.num_outputs
+    num_outputs = ctx.attr("num_outputs") if ctx.version >= 18 else None
+    if num_outputs is not None and num_outputs != n_out:  # checked before anything is sized by it
+        raise InferenceError("E014", f"Split num_outputs={num_outputs} but the node has {n_out} outputs")
     if data.shape is None:
         return [Fact(data.dtype, None)] * n_out
     r = len(data.shape)
@@ -381,7 +384,7 @@ def split(ctx, ins: list) -> list:
         split = ctx.attr("split")
         if ctx.version < 2 and split is None and len(ins) > 1 and ins[1] is not None:
             split = known_ints(ins[1])
-    sizes = split_sizes(ctx, data.shape[axis], n_out, split, ctx.attr("num_outputs"))
+    sizes = split_sizes(ctx, data.shape[axis], n_out, split, num_outputs)
     if len(sizes) != n_out:
         raise InferenceError("E014", f"Split gives {len(sizes)} parts for {n_out} outputs")
     out = []
