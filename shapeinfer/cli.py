@@ -732,6 +732,7 @@ def _io_json(name: str, f) -> dict:
 @click.option("--isolated", is_flag=True, help="Ignore [tool.shapeinfer] in pyproject.toml.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up on a model after this long (an E001 error).")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def lint_cmd(
     paths: tuple[str, ...],
@@ -749,6 +750,7 @@ def lint_cmd(
     isolated: bool,
     explain: str | None,
     list_rules: bool,
+    timeout: float | None,
     debug: bool,
 ) -> None:
     """Check models (files, or folders searched for *.onnx) against the rule catalog.
@@ -771,6 +773,7 @@ def lint_cmd(
             if not paths:
                 raise CliError("lint needs at least one model file or folder")
             cfg = command.configure(rules, select, extend_select, ignore, target, config, isolated)
+            cfg.timeout = timeout
             return command.run(
                 paths, cfg, fmt=fmt, output_file=output_file, fix=fix, in_place=in_place, jobs=jobs, version=__version__
             )
@@ -909,6 +912,7 @@ def _verify_text(report) -> None:
     help="Lift the default-domain opset to N (onnx's converter).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def optimize_cmd(
     model: str | None,
@@ -919,6 +923,7 @@ def optimize_cmd(
     list_passes: bool,
     target_opset: int | None,
     as_json: bool,
+    timeout: float | None,
     debug: bool,
 ) -> None:
     """Rewrite MODEL to compute the same values with less shape arithmetic and no Reshape-1.
@@ -948,7 +953,7 @@ def optimize_cmd(
 
         try:
             optimized, report = optimize_with_report(
-                model, passes=names, bind=binding or None, target_opset=target_opset
+                model, passes=names, bind=binding or None, target_opset=target_opset, timeout=timeout
             )
         except OptimizeError as e:
             raise CliError(str(e)) from None

@@ -141,6 +141,18 @@ def nonzero_chain():
     return make(nodes, [vi("x", T.FLOAT, [4])], [out(rank=2)])
 
 
+def concat_of(dim: int) -> onnx.ModelProto:
+    """Concat of a tensor with itself along a dim of ``dim``: past 2**62 the sum overflows int64."""
+    node = h.make_node("Concat", ["x", "x"], ["y"], axis=0, name="bad")
+    return make([node], [vi("x", T.FLOAT, [dim, 3])], [out(rank=2)])
+
+
+def constant_of_shape_of_length(n: int) -> onnx.ModelProto:
+    """ConstantOfShape whose shape input has ``n`` elements (values unknown): the output's rank."""
+    node = h.make_node("ConstantOfShape", ["s"], ["y"], name="bad")
+    return make([node], [vi("s", T.INT64, [n])], [out()])
+
+
 def relu_model(x_shape=(2, 3), dtype=T.FLOAT):
     node = h.make_node("Relu", ["x"], ["y"], name="bad")
     return make([node], [vi("x", dtype, list(x_shape))], [out("y", dtype, len(x_shape))])
@@ -390,6 +402,10 @@ CASES: list[Case] = [
     Case("E014", "raw-data-right", lambda: initializer_bytes(16), False),
     Case("E010", "transpose-perm", lambda: invalid_transpose([0, 0]), True),
     Case("E010", "transpose-valid", lambda: invalid_transpose([1, 0]), False),
+    Case("E012", "rank-2000-shape", lambda: constant_of_shape_of_length(2000), True),
+    Case("E012", "rank-3-shape", lambda: constant_of_shape_of_length(3), False),
+    Case("E013", "concat-overflow", lambda: concat_of(2**62 + 5), True),
+    Case("E013", "concat-in-range", lambda: concat_of(2**61), False),
 ]
 
 

@@ -146,3 +146,34 @@ def test_names_that_are_not_utf8_are_shown_escaped(tmp_path, args):
         assert written.graph.output[0].type.tensor_type.elem_type == T.FLOAT
     elif args[:1] != ["lint"]:
         assert "y\\xff" in text and "s\\xfe" in text
+
+
+def _concat_of_shape_values(n: int) -> onnx.ModelProto:
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"]),
+        h.make_node("Concat", ["s"] * n, ["c"], axis=0),
+        h.make_node("Reshape", ["x", "c"], ["y"]),
+    ]
+    return _model(nodes, [vi("x", T.FLOAT, ["a", "b"])])
+
+
+def test_lint_of_a_huge_concat_is_linear_and_the_reshape_rank_capped():
+    from shapeinfer.checks import lint_model
+
+    findings = lint_model(_concat_of_shape_values(20_000), timeout=60)
+    assert [f.code for f in findings] == ["E012"]  # Reshape to a 40,000-long target: not expanded
+
+
+def test_lint_and_optimize_obey_timeout(tmp_path, monkeypatch):
+    """--timeout bounds the checks and the passes, not only inference (one line, exit 2 for
+    optimize; an E001 error finding for lint)."""
+    import shapeinfer.engine as engine
+
+    p = tmp_path / "m.onnx"
+    onnx.save(_concat_of_shape_values(50), str(p))
+    clock = iter(range(0, 10**6, 100))  # every reading of the clock is 100 s after the last
+    monkeypatch.setattr(engine.time, "monotonic", lambda: next(clock))
+    r = CliRunner().invoke(main, ["lint", "--timeout", "30", str(p)])
+    assert r.exit_code == 1 and "E001" in r.output and "--timeout" in r.output, r.output
+    r = CliRunner().invoke(main, ["optimize", "--timeout", "30", str(p)])
+    assert r.exit_code == 2 and "took longer than" in r.output, r.output

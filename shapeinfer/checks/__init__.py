@@ -61,6 +61,7 @@ def lint_model(
     *,
     target: str = "onnx",
     base_dir: str | None = None,
+    timeout: float | None = None,
 ) -> list[Finding]:
     """Every finding for ``model`` (not modified), sorted by graph, node index and code.
 
@@ -68,18 +69,29 @@ def lint_model(
     G007, E codes), then every check function; target rules (P...) run only when ``target``
     matches. Findings carry the rule's default severity (the engine's for engine codes);
     selection and severity overrides are :class:`~shapeinfer.checks.config.LintConfig`'s job.
+    ``timeout`` (seconds) bounds inference and the checks together: past it, the model gets an
+    E001 error finding saying so, with the findings made so far.
     """
-    from shapeinfer.engine import infer
+    import time
 
+    from shapeinfer.engine import InferenceTimeout, infer
+
+    deadline = None if timeout is None else time.monotonic() + timeout
     declared = declared_types(model)  # before anything can touch the model's annotations
     try:
-        result = infer(model, base_dir=base_dir)
+        result = infer(model, base_dir=base_dir, timeout=timeout)
+    except InferenceTimeout as e:
+        return [Finding(path, "E001", "error", f"{e} (--timeout)", name=RULES["E001"].name)]
     except Exception as e:  # the engine promises not to raise; report it if it does
         msg = f"inference crashed: {type(e).__name__}: {e}"
         return [Finding.of(path, "E001", "error", msg, name=RULES["E001"].name)]
     ctx = LintContext(model, result, declared, path, target)
     _engine_findings(ctx)
     for code, fn in CHECKS:
+        if deadline is not None and time.monotonic() > deadline:
+            msg = f"checks stopped after {timeout:g}s (--timeout): later rules did not run"
+            ctx.findings.append(Finding(path, "E001", "error", msg, name=RULES["E001"].name))
+            break
         r = RULES[code]
         if r.target is not None and r.target != target:
             continue

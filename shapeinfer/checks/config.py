@@ -180,6 +180,7 @@ class LintConfig:
     per_path_ignores: list[tuple[str, str, frozenset[str]]] = field(default_factory=list)  # (root, glob, codes)
     profile: str = DEFAULT_PROFILE
     sources: list[str] = field(default_factory=list)
+    timeout: float | None = None  # seconds per model (inference and checks), from --timeout
 
     def is_active(self, code: str) -> bool:
         """Whether rule ``code`` runs at all (selected, and its target is the one in force)."""

@@ -96,7 +96,9 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
         model = load_model(path)
     except Exception as e:  # ModelLoadError, or anything protobuf throws at a broken file
         return _unreadable(path, str(e) or type(e).__name__)
-    findings = config.apply(lint_model(model, path, target=config.target, base_dir=model_dir(path)))
+    findings = config.apply(
+        lint_model(model, path, target=config.target, base_dir=model_dir(path), timeout=config.timeout)
+    )
     if not fix:
         return FileResult(path, findings)
     fixable = [f for f in findings if f.fix]
@@ -129,7 +131,7 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> 
     except Exception as e:
         res.notes.append(f"{path}: --fix failed in the optimize passes ({type(e).__name__}: {e}); nothing written")
         return res
-    after = config.apply(lint_model(fixed, out, target=config.target, base_dir=model_dir(path)))
+    after = config.apply(lint_model(fixed, out, target=config.target, base_dir=model_dir(path), timeout=config.timeout))
     before_counts = Counter(f.code for f in fixable)
     after_counts = Counter(f.code for f in after if f.code in before_counts)
     gone = {c: n - after_counts.get(c, 0) for c, n in before_counts.items() if n - after_counts.get(c, 0) > 0}

@@ -67,6 +67,7 @@ class PassContext:
     fold_cap: int = FOLD_CAP
     interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
     bind: Mapping[str, int] | None = None  # symbol values inference specialises to
+    deadline: float | None = None  # time.monotonic() past which the passes give up (--timeout)
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
 
@@ -84,9 +85,20 @@ class PassContext:
 
         if self._facts is not None and self._facts[0] is model and (self._facts[2] or not whole):
             return self._facts[1]
-        res = infer(model, base_dir=self.base_dir, bind=self.bind or None)
+        res = infer(model, base_dir=self.base_dir, bind=self.bind or None, timeout=self.remaining())
         self._facts = (model, res, True)
         return res
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None: no limit); raises InferenceTimeout past it."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            from shapeinfer.engine import InferenceTimeout
+
+            raise InferenceTimeout("optimize took longer than its --timeout")
+        return left
 
     def carry(self, before: onnx.ModelProto, after: onnx.ModelProto) -> None:
         """``after`` keeps the value of every main-graph tensor of ``before`` it still has: its
@@ -254,6 +266,7 @@ def optimize_with_report(
     bind: Mapping[str, int] | None = None,
     target_opset: int | None = None,
     base_dir: str | None = None,
+    timeout: float | None = None,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Optimize ``model`` (a ModelProto, not modified, or a path) and say what each pass did.
 
@@ -263,6 +276,8 @@ def optimize_with_report(
     ``target_opset`` lifts the default-domain opset with onnx's version converter after the
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
+    ``timeout`` (seconds) bounds the whole run: inference and each pass check it, and
+    :class:`~shapeinfer.engine.InferenceTimeout` is raised past it.
     """
     from shapeinfer.progress import Progress
 
@@ -270,14 +285,17 @@ def optimize_with_report(
     gc.disable()  # the passes build large acyclic object graphs: collection passes only cost
     progress = Progress("optimize")  # a line on a terminal's stderr once it takes over a second
     try:
-        return _optimize(model, passes, bind, target_opset, base_dir, progress)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return _optimize(model, passes, bind, target_opset, base_dir, progress, deadline)
     finally:
         progress.close()
         if gc_was_enabled:
             gc.enable()
 
 
-def _optimize(model, passes, bind, target_opset, base_dir, progress) -> tuple[onnx.ModelProto, OptimizeReport]:
+def _optimize(
+    model, passes, bind, target_opset, base_dir, progress, deadline=None
+) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.passes._graph import default_opset
     from shapeinfer.passes.fold_if import has_control_flow
     from shapeinfer.writer import annotate
@@ -290,7 +308,7 @@ def _optimize(model, passes, bind, target_opset, base_dir, progress) -> tuple[on
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
     m, where = _load(model)
     base_dir = base_dir or where
-    ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input}, bind=bind)
+    ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input}, bind=bind, deadline=deadline)
     nodes_before = len(m.graph.node)
     opset_before = default_opset(m)
     # what the model declares of its values' types: the passes drop value_info, the writer keeps these
@@ -303,6 +321,7 @@ def _optimize(model, passes, bind, target_opset, base_dir, progress) -> tuple[on
     reports: dict[str, PassReport] = {}
 
     def run(name: str, model: onnx.ModelProto) -> tuple[onnx.ModelProto, bool]:
+        ctx.remaining()  # raises past the deadline
         progress.update(f"{name} (round {rounds}, {len(model.graph.node)} nodes)" if rounds else name)
         rep = reports.setdefault(name, PassReport(name))
         t = time.perf_counter()
