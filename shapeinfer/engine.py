@@ -36,7 +36,6 @@ from shapeinfer.guards import Guard, Ledger
 from shapeinfer.intervals import simplify as range_simplify
 from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, tensor_numel, tensor_problem, type_fact
 from shapeinfer.ops.common import (
-    INT64_MAX,
     MAX_RANK,
     check_against_probe,
     clear_foreign_params,
