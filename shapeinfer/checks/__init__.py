@@ -81,7 +81,7 @@ def lint_model(
     try:
         result = infer(model, base_dir=base_dir, timeout=timeout)
     except InferenceTimeout as e:
-        return [Finding(path, "E001", "error", f"{e} (--timeout)", name=RULES["E001"].name)]
+        return [Finding.of(path, "E001", "error", f"{e} (--timeout)", name=RULES["E001"].name)]
     except Exception as e:  # the engine promises not to raise; report it if it does
         msg = f"inference crashed: {type(e).__name__}: {e}"
         return [Finding.of(path, "E001", "error", msg, name=RULES["E001"].name)]
@@ -90,7 +90,7 @@ def lint_model(
     for code, fn in CHECKS:
         if deadline is not None and time.monotonic() > deadline:
             msg = f"checks stopped after {timeout:g}s (--timeout): later rules did not run"
-            ctx.findings.append(Finding(path, "E001", "error", msg, name=RULES["E001"].name))
+            ctx.findings.append(Finding.of(path, "E001", "error", msg, name=RULES["E001"].name))
             break
         r = RULES[code]
         if r.target is not None and r.target != target:
