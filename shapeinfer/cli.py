@@ -981,9 +981,12 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
             "opset_after": report.opset_after,
             "rounds": report.rounds,
             "seconds": round(report.seconds, 4),
+            "notes": report.notes,
         }
         echo(json.dumps(doc, indent=1))
         return
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
     echo(show(model))
     for p in report.passes:
         what = ", ".join(f"{v} {k}" for k, v in p.changes.items() if v) or "no change"

@@ -98,3 +98,15 @@ def test_output_over_the_input_needs_in_place(tmp_path):
     r = invoke(str(src), "-o", str(src), "--in-place")
     assert r.exit_code == 0
     assert len(onnx.load(str(src)).graph.node) < len(onnx.load(str(model_path("vit_dynamo"))).graph.node)
+
+
+def test_bind_fallback_is_a_note_on_stderr(tmp_path):
+    from test_passes_fold_if import runtime_guard_model
+
+    src, out = tmp_path / "in.onnx", tmp_path / "o.onnx"
+    onnx.save(runtime_guard_model(), str(src))
+    r = invoke(str(src), "--bind", "batch=2", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note: --bind: kept the declared dims")]
+    assert len(notes) == 1 and "graph input x" in notes[0]
+    assert onnx.load(str(out)).graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"

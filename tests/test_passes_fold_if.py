@@ -243,3 +243,52 @@ def scan_model() -> onnx.ModelProto:
 def test_scan_body_guard_folds_under_bind(batch):
     out = _check_bound(scan_model(), {"batch": batch})
     assert "If" not in _ops(out.graph)
+
+
+def runtime_guard_model() -> onnx.ModelProto:
+    """An If on a runtime value (not a shape) whose then-branch squeezes x's batch axis."""
+    then = h.make_graph(
+        [h.make_node("Squeeze", ["x", "axes"], ["sq"]), h.make_node("Unsqueeze", ["sq", "axes"], ["t_out"])],
+        "then",
+        [],
+        [h.make_tensor_value_info("t_out", F32, None)],
+    )
+    other = h.make_graph(
+        [h.make_node("Identity", ["x"], ["e_out"])], "else", [], [h.make_tensor_value_info("e_out", F32, None)]
+    )
+    nodes = [
+        h.make_node("ReduceSum", ["flag"], ["fs"], keepdims=0),
+        h.make_node("Greater", ["fs", "fzero"], ["cond"]),
+        h.make_node("If", ["cond"], ["y0"], then_branch=then, else_branch=other),
+        h.make_node("Relu", ["y0"], ["y"]),
+        h.make_node("Shape", ["y"], ["ys"]),
+    ]
+    return _model(
+        nodes,
+        [h.make_tensor_value_info("x", F32, ["batch", 3]), h.make_tensor_value_info("flag", F32, [1])],
+        [h.make_tensor_value_info("y", F32, ["batch", 3]), h.make_tensor_value_info("ys", I64, [2])],
+        [h.make_tensor("axes", I64, [1], [0]), h.make_tensor("fzero", F32, [], [0.0])],
+    )
+
+
+@pytest.mark.parametrize("batch", [2, 1])
+def test_bind_keeps_an_input_symbolic_where_an_undecided_branch_is_invalid_at_the_binding(batch):
+    # batch=2: the then-branch's Squeeze is invalid at 2 and the condition is a runtime value, so
+    # the If stays; x's declared dims must stay or onnxruntime refuses the whole model at load.
+    m = runtime_guard_model()
+    out, rep = optimize_with_report(m, bind={"batch": batch})
+    onnx.checker.check_model(out, full_check=True)
+    x = np.random.default_rng(0).standard_normal((batch, 3)).astype(np.float32)
+    flags = [0.0] if batch == 2 else [0.0, 1.0]  # flag 1 at batch 2 fails in the original too
+    for flag in flags:
+        feeds = {"x": x, "flag": np.array([flag], np.float32)}
+        want = ort_oracle.run(m, feeds)
+        got = ort_oracle.run(out, feeds)  # loads
+        for a, b in zip(want, got):
+            np.testing.assert_array_equal(a, b)
+    dims = out.graph.input[0].type.tensor_type.shape.dim
+    if batch == 2:
+        assert dims[0].dim_param == "batch" and len(rep.notes) == 1 and "graph input x" in rep.notes[0]
+    else:
+        assert dims[0].dim_value == 1 and rep.notes == []
+    assert [d.dim_value for d in out.graph.input[1].type.tensor_type.shape.dim] == [1]  # flag untouched

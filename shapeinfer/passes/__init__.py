@@ -163,6 +163,7 @@ class OptimizeReport:
     opset_after: int | None
     rounds: int
     seconds: float
+    notes: list[str] = field(default_factory=list)  # for the user (e.g. a --bind fallback)
 
 
 PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
@@ -273,6 +274,10 @@ def optimize_with_report(
     ``passes`` selects and orders passes by name (default: all, in pipeline order); ``dce``
     always runs after them. ``bind`` specialises input symbols to ints first (the graph
     inputs' dims are rewritten, so the result is valid only at those values).
+    With ``bind``, a result that fails onnx's strict inference or has an
+    engine error where the input has neither falls
+    back to keeping declared dims (:mod:`shapeinfer.passes.load_check`; ``notes`` says so) or
+    raises OptimizeError.
     ``target_opset`` lifts the default-domain opset with onnx's version converter after the
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
@@ -316,8 +321,17 @@ def _optimize(
         vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
         for vi in list(m.graph.value_info) + list(m.graph.output)
     }
+    strict_types = None  # the input's declared graph input and output types, when it passes strict inference
     if bind:
         check_bind(m, bind)
+        from shapeinfer.passes.load_check import load_error
+
+        progress.update("checking the input")
+        if load_error(m, base_dir) is None:
+            strict_types = tuple(
+                {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
+                for vis in (m.graph.input, m.graph.output)
+            )
     reports: dict[str, PassReport] = {}
 
     def run(name: str, model: onnx.ModelProto) -> tuple[onnx.ModelProto, bool]:
@@ -370,6 +384,12 @@ def _optimize(
     ctx.refresh()
     res = ctx.infer(m, whole=True)
     annotate(res, declared)
+    notes: list[str] = []
+    if strict_types is not None:
+        from shapeinfer.passes.load_check import make_loadable
+
+        progress.update("checking the output")
+        notes = make_loadable(m, *strict_types, base_dir)
     order = [n for n in DEFAULT_PASSES if n in reports]
     report = OptimizeReport(
         passes=[reports[n] for n in order],
@@ -379,6 +399,7 @@ def _optimize(
         opset_after=default_opset(m),
         rounds=rounds,
         seconds=time.perf_counter() - t0,
+        notes=notes,
     )
     return m, report
 

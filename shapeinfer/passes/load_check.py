@@ -1,0 +1,135 @@
+"""The safety net of ``optimize --bind``: what it writes loads wherever its input does.
+
+A branch of an If whose condition stays undecided (it reads a runtime value, not a shape) can be
+invalid at the bound dims, e.g. ``Squeeze(x, 0)`` with ``x``'s first dim bound to 2. The engine
+cannot prove that branch dead, so fold-if keeps it; onnx's strict inference (which onnxruntime
+runs when it loads a model) then rejects the specialised model, though the input loaded.
+
+:func:`make_loadable` checks the optimized model with onnx's strict inference and this engine's
+error diagnostics (:func:`load_error`; in process, no onnxruntime needed) when the input passes
+them, and falls back step by step, keeping as much of
+the specialisation as loads:
+
+1. the graph inputs whose dims ``--bind`` wrote get their input's declared types back (then
+   each is specialised again alone while the model still passes);
+2. besides, every ``value_info`` goes and the graph outputs get their input's declared types
+   back (subgraph outputs keep only their element types);
+3. else :class:`~shapeinfer.passes.OptimizeError`: nothing is written.
+
+The graph itself is never changed here: its values at the binding are the input's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import onnx
+from onnx import AttributeProto, GraphProto, TypeProto
+
+#: Graph inputs specialised again one at a time (each costs a strict inference) up to this many.
+MAX_RETRIES = 8
+
+
+def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | None:
+    """Why onnxruntime may refuse ``model`` at load: None, or one line.
+
+    onnx's strict inference (:func:`strict_error`), then this engine's own errors (an ``error``
+    diagnostic, e.g. a Squeeze of a dim that is not 1): onnx's Python inference does not see
+    outer-scope shapes in If branches, onnxruntime's loader does, and so does the engine.
+    """
+    err = strict_error(model)
+    if err is not None:
+        return err
+    from shapeinfer.engine import infer
+
+    try:
+        res = infer(model, base_dir=base_dir)
+    except Exception as e:  # the engine refusing the model is a reason too
+        return f"{type(e).__name__}: {e}"[:300]
+    for d in res.diagnostics:
+        if d.severity == "error":
+            where = f"{d.op_type} {d.node!r}" if d.node else (d.op_type or "")
+            return f"{d.code} {where}: {d.message}"[:300]
+    return None
+
+
+def strict_error(model: onnx.ModelProto) -> str | None:
+    """onnx's strict type and shape inference on ``model``: None if it passes, else its first line."""
+    try:
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except Exception as e:  # onnx raises several types (InferenceError, ValueError over 2 GB...)
+        text = str(e).strip().splitlines()
+        return (text[0] if text else type(e).__name__)[:300]
+    return None
+
+
+def _clear_subgraph_types(g: GraphProto, top: bool) -> None:
+    del g.value_info[:]
+    if not top:
+        for vi in g.output:
+            if vi.type.HasField("tensor_type"):
+                vi.type.tensor_type.ClearField("shape")
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == AttributeProto.GRAPH:
+                _clear_subgraph_types(a.g, False)
+            elif a.type == AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    _clear_subgraph_types(sg, False)
+
+
+def make_loadable(
+    model: onnx.ModelProto,
+    input_types: Mapping[str, TypeProto],
+    output_types: Mapping[str, TypeProto],
+    base_dir: str | None = None,
+) -> list[str]:
+    """Make ``model`` (optimized under ``--bind``) pass onnx's strict inference, in place.
+
+    ``input_types`` / ``output_types``: the input model's declared types of its graph inputs and
+    outputs (the input model passed strict inference). Returns notes for the user (empty when
+    the model passed as it was). Raises OptimizeError when even the fallbacks fail.
+    """
+    from shapeinfer.passes import OptimizeError
+
+    first = load_error(model, base_dir)
+    if first is None:
+        return []
+    notes: list[str] = []
+    inputs = [vi for vi in model.graph.input if vi.name in input_types and vi.type != input_types[vi.name]]
+    bound = {vi.name: TypeProto.FromString(vi.type.SerializeToString()) for vi in inputs}
+    for vi in inputs:
+        vi.type.CopyFrom(input_types[vi.name])
+    if load_error(model, base_dir) is None:
+        kept = []
+        if len(inputs) > 1 and len(inputs) <= MAX_RETRIES:
+            for vi in inputs:
+                vi.type.CopyFrom(bound[vi.name])
+                if load_error(model, base_dir) is None:
+                    kept.append(vi.name)
+                else:
+                    vi.type.CopyFrom(input_types[vi.name])
+        undone = [vi.name for vi in inputs if vi.name not in kept]
+        notes.append(
+            f"--bind: kept the declared dims of graph input{'s' if len(undone) > 1 else ''} {', '.join(undone)}: "
+            f"the bound dims make a part of the graph that cannot be proved dead invalid ({first}; "
+            "e.g. an If branch on a runtime condition)"
+        )
+        return notes
+    _clear_subgraph_types(model.graph, True)
+    for vi in model.graph.output:
+        if vi.name in output_types:
+            vi.type.CopyFrom(output_types[vi.name])
+    if load_error(model, base_dir) is None:
+        notes.append(
+            "--bind: wrote no value_info and kept the declared dims of the graph inputs and outputs: "
+            f"the bound dims make part of the graph invalid ({first})"
+        )
+        return notes
+    raise OptimizeError(
+        f"--bind: the optimized model fails inference ({first}) where the input "
+        "passes it; nothing written (the binding may make a kept part of the graph invalid)"
+    )
+
+
+__all__ = ["MAX_RETRIES", "load_error", "make_loadable", "strict_error"]
