@@ -407,7 +407,9 @@ def estimate_memory(result, binding: Mapping[str, int]) -> int:
 
 
 def format_bytes(n: int) -> str:
-    """``3221225472`` as ``3.0 GiB``."""
+    """``3221225472`` as ``3.0 GiB``; a count past 2**60 TiB as a power of two."""
+    if n.bit_length() > 100:  # beyond float range, and beyond any memory anyway
+        return f"2**{n.bit_length() - 1} bytes"
     for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift:
             return f"{n / (1 << shift):.1f} {unit}"

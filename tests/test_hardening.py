@@ -177,3 +177,14 @@ def test_lint_and_optimize_obey_timeout(tmp_path, monkeypatch):
     assert r.exit_code == 1 and "E001" in r.output and "--timeout" in r.output, r.output
     r = CliRunner().invoke(main, ["optimize", "--timeout", "30", str(p)])
     assert r.exit_code == 2 and "took longer than" in r.output, r.output
+
+
+def test_verify_memory_estimate_of_huge_declared_dims_is_one_line(tmp_path):
+    """Found by benchmarks/fuzz_cli.py: a graph input of 2**62-sized dims made verify's memory
+    estimate overflow a float (internal error) instead of refusing the binding."""
+    pytest.importorskip("onnxruntime")
+    m = _model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [2**62] * 8 + ["a"])])
+    p = tmp_path / "m.onnx"
+    onnx.save(m, str(p))
+    r = CliRunner().invoke(main, ["verify", str(p), "--bind", "a=2"])
+    assert r.exit_code == 2 and "internal error" not in r.output and "2**" in r.output, r.output
