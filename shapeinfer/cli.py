@@ -357,11 +357,12 @@ def summarize(result) -> dict:
     }
 
 
-def write_model(model, out: str, src: str | None, in_place: bool = False) -> None:
-    """Write atomically next to ``out``; external data files are copied when the folder changes."""
+def write_model(model, out: str, src: str | None, in_place: bool = False, graph_tail: bytes = b"") -> None:
+    """Write atomically next to ``out``; external data files are copied when the folder changes.
+    ``graph_tail``: serialised main-graph fields written after the model's own (see save_model)."""
     from shapeinfer.writer import save_model
 
-    save_model(model, out, src, in_place=in_place)
+    save_model(model, out, src, in_place=in_place, graph_tail=graph_tail)
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
@@ -507,7 +508,7 @@ def infer_cmd(
         from shapeinfer.api import BindError, check_bind_symbols
         from shapeinfer.engine import infer, model_dir
         from shapeinfer.onnxio import load_model
-        from shapeinfer.writer import annotate
+        from shapeinfer.writer import annotate_for_writing
 
         timer = Timer()
         m = load_model(model)
@@ -532,8 +533,9 @@ def infer_cmd(
             raise CliError(f"--dim-range {e.symbol}: {e}") from None
         secs = timer()
         if output:
-            annotate(result)
-            write_model(result.model, output, model, in_place)
+            # the new value_info entries go to the file as the bytes annotate built
+            written, tail = annotate_for_writing(result)
+            write_model(written, output, model, in_place, graph_tail=tail)
         return result, secs
 
     result, secs = _run_guarded(debug, run, model)

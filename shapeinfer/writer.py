@@ -40,6 +40,7 @@ def save_model(
     *,
     inputs: Iterable[str] = (),
     in_place: bool = False,
+    graph_tail: bytes = b"",
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -48,6 +49,8 @@ def save_model(
     be overwritten; ``src`` is always one unless ``in_place``. Raises
     :class:`~shapeinfer.userfiles.UserFileError` for an output path the rule refuses and
     :class:`~shapeinfer.external.ExternalDataError` for external data that cannot be copied.
+    ``graph_tail`` is serialised ``GraphProto`` fields written at the end of the main graph (the
+    value_info bytes of :func:`annotate_for_writing`): the file holds ``model`` with them merged.
     """
     protected = [*inputs, *([src] if src else [])]
     out_dir = ""
@@ -62,7 +65,7 @@ def save_model(
         for _, target in plan:
             if os.path.realpath(target) == model_target:
                 raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
-    chunks = model_chunks(model)
+    chunks = model_chunks(model, graph_tail)
     copy_external_files(plan)
     write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")
 
@@ -71,9 +74,10 @@ def save_model(
 _SPLIT_GRAPH_FIELDS = ("node", "initializer", "value_info")
 
 
-def model_chunks(model: onnx.ModelProto) -> list[bytes]:
+def model_chunks(model: onnx.ModelProto, graph_tail: bytes = b"") -> list[bytes]:
     """``model``'s serialised bytes as a list of pieces (``b"".join`` of them parses to the same
-    model). The graph's nodes, initializers and value_info are serialised one by one: a single
+    model, with the serialised ``GraphProto`` fields ``graph_tail`` merged into its graph). The
+    graph's nodes, initializers and value_info are serialised one by one: a single
     ``SerializeToString`` of a model with large weights costs several times its parts (the one
     big buffer is grown and copied), and the pieces are written without ever being joined."""
     head = onnx.ModelProto()
@@ -81,7 +85,7 @@ def model_chunks(model: onnx.ModelProto) -> list[bytes]:
         if fd.name != "graph":
             _copy_field(head, fd, value)
     chunks = [head.SerializeToString()]
-    if model.HasField("graph"):
+    if model.HasField("graph") or graph_tail:
         rest = onnx.GraphProto()
         body: list[bytes] = []
         for fd, value in model.graph.ListFields():
@@ -98,6 +102,8 @@ def model_chunks(model: onnx.ModelProto) -> list[bytes]:
                 body.append(h)
                 body.append(b)
         body.insert(0, rest.SerializeToString())
+        if graph_tail:
+            body.append(graph_tail)
         chunks.append(_tag(onnx.ModelProto, "graph") + _varint(sum(map(len, body))))
         chunks.extend(body)
     return chunks
@@ -138,8 +144,18 @@ def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) ->
     graph's own (for a model rewritten since it was loaded: the types its original declared).
     Graph inputs and initializers are never touched. Returns the model.
     """
-    _annotate_graph(result.model.graph, result, set(result.fresh_symbols), declared or {}, "main")
+    tail = _annotate_graph(result.model.graph, result, set(result.fresh_symbols), declared or {}, "main")
+    result.model.graph.MergeFromString(tail)
     return result.model
+
+
+def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:
+    """:func:`annotate`, except that the main graph's new ``value_info`` entries are returned as
+    serialised ``GraphProto`` fields instead of merged into the model (for
+    ``save_model(model, ..., graph_tail=...)``, which writes them without parsing them back).
+    The written file is the same model :func:`annotate` then :func:`save_model` would write."""
+    tail = _annotate_graph(result.model.graph, result, set(result.fresh_symbols), {}, "main")
+    return result.model, tail
 
 
 def is_complete(tp: TypeProto) -> bool:
@@ -323,7 +339,10 @@ _VI_TYPE = _tag(onnx.ValueInfoProto, "type")
 
 def _annotate_graph(
     graph: onnx.GraphProto, result: Result, fresh: set[str], declared: Mapping[str, TypeProto], path: str
-) -> None:
+) -> bytes:
+    """Annotate ``graph`` and its inferred subgraphs; the new value_info entries of ``graph``
+    itself are returned as serialised fields (after the kept ones in ``graph.value_info``)."""
+    tail = b""
     facts = result.graph_facts.get(path)
     if facts is not None:
         for vi in graph.output:
@@ -336,6 +355,7 @@ def _annotate_graph(
         own = {vi.name: vi for vi in graph.value_info}
         kept = [vi for name, vi in own.items() if name not in facts and name not in skip]
         del graph.value_info[:]  # the messages in ``own`` stay valid, detached
+        graph.value_info.extend(kept)
         # by id (the facts stay alive in ``facts``): the written type and its value_info field
         type_fields: dict[int, tuple[bytes | None, bytes | None]] = {}
         chunks = []
@@ -355,14 +375,14 @@ def _annotate_graph(
                 chunks.append(
                     _field(_VALUE_INFO, _field(_VI_NAME, name if type(name) is bytes else name.encode()) + tf)
                 )
-        graph.MergeFromString(b"".join(chunks))
-        graph.value_info.extend(kept)
+        tail = b"".join(chunks)
     if not any(p.startswith(path + "/") for p in result.graph_facts):
-        return  # no subgraph below this one was inferred
+        return tail  # no subgraph below this one was inferred
     for k, n in enumerate(graph.node):
         for a in n.attribute:
             if a.type == AttributeProto.GRAPH:
-                _annotate_graph(a.g, result, fresh, {}, graph_path(path, k, a.name))
+                a.g.MergeFromString(_annotate_graph(a.g, result, fresh, {}, graph_path(path, k, a.name)))
             elif a.type == AttributeProto.GRAPHS:
                 for j, g in enumerate(a.graphs):
-                    _annotate_graph(g, result, fresh, {}, graph_path(path, k, f"{a.name}[{j}]"))
+                    g.MergeFromString(_annotate_graph(g, result, fresh, {}, graph_path(path, k, f"{a.name}[{j}]")))
+    return tail

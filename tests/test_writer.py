@@ -98,3 +98,78 @@ def test_model_chunks_parse_back_to_the_same_model(tmp_path):
     write_chunks(fd, chunks)
     os.close(fd)
     assert (tmp_path / "m.onnx").read_bytes() == b"".join(chunks)
+
+
+def _if_model_with_declared_value_info() -> onnx.ModelProto:
+    """An If with inferred subgraphs, and a main-graph value_info entry that inference overrides
+    (``h``) next to one it does not know (``stale``): both paths must keep and order them alike."""
+    one = helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])
+    then_g = helper.make_graph(
+        [helper.make_node("Add", ["h", "one"], ["u"]), helper.make_node("Relu", ["u"], ["t"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", 1, None)],
+        [one],
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["h"], ["e"])], "else", [], [helper.make_tensor_value_info("e", 1, None)]
+    )
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["h"]),
+            helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3]),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        value_info=[
+            helper.make_tensor_value_info("h", TensorProto.FLOAT, ["n", None]),
+            helper.make_tensor_value_info("stale", TensorProto.FLOAT, [2]),
+        ],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _fixture_models():
+    from conftest import MODELS_DIR
+
+    roots = [MODELS_DIR, os.path.join(os.path.dirname(__file__), "models")]
+    for root in roots:
+        for folder, _, files in os.walk(root):
+            for f in sorted(files):
+                if f.endswith(".onnx"):
+                    yield os.path.join(folder, f)
+
+
+def test_written_value_info_bytes_give_the_model_annotate_gives(tmp_path):
+    """The command writes annotate's value_info bytes straight into the file
+    (annotate_for_writing + graph_tail); the file is the model annotate + save_model writes."""
+    from shapeinfer.engine import infer
+    from shapeinfer.writer import annotate, annotate_for_writing
+
+    ext_dir = tmp_path / "ext"
+    ext_dir.mkdir()
+    ext_path, _ = _external_model(ext_dir, size=1 << 16)
+    custom = tmp_path / "if.onnx"
+    onnx.save(_if_model_with_declared_value_info(), str(custom))
+    paths = [*_fixture_models(), str(ext_path), str(custom)]
+    assert len(paths) >= 15
+    written = 0
+    for path in paths:
+        base = os.path.dirname(path)
+        a = annotate(infer(onnx.load(path, load_external_data=False), base_dir=base))
+        save_model(a, str(tmp_path / "a.onnx"), path)
+        b, tail = annotate_for_writing(infer(onnx.load(path, load_external_data=False), base_dir=base))
+        save_model(b, str(tmp_path / "b.onnx"), path, graph_tail=tail)
+        ma = onnx.load(str(tmp_path / "a.onnx"), load_external_data=False)
+        mb = onnx.load(str(tmp_path / "b.onnx"), load_external_data=False)
+        written += len(ma.graph.value_info)
+        assert ma == mb, path
+    assert written > 1000
+    names = [vi.name for vi in mb.graph.value_info]
+    assert names[0] == "stale" and "h" in names  # the kept entry, then the written ones
+    then_g = next(a.g for a in mb.graph.node[1].attribute if a.name == "then_branch")
+    assert [vi.name for vi in then_g.value_info] == ["u"]
