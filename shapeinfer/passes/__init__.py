@@ -355,11 +355,15 @@ def _optimize(
         return out, any(changes.values())
 
     rounds = 0
-    if "fold-if" in names:
+    control_flow = "fold-if" in names and has_control_flow(m)  # no pass creates an If or a Loop
+    if control_flow:
         for _ in range(MAX_ROUNDS):  # nested Ifs a fold reveals
             m, changed = run("fold-if", m)
             if not changed:
                 break
+    elif "fold-if" in names:  # nothing to fold: reported as a run that changed nothing
+        n = len(m.graph.node)
+        reports["fold-if"] = PassReport("fold-if", nodes_before=n, nodes_after=n, runs=1)
     if bind:
         specialise_inputs(m, bind, base_dir)
     if "reshape-v1-to-v5" in names or target_opset is not None:
@@ -369,8 +373,8 @@ def _optimize(
 
         m = lift_opset(m, target_opset, ctx)
     repeated = [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
-    if "fold-if" in repeated and not has_control_flow(m):
-        repeated.remove("fold-if")  # no pass creates an If or a Loop
+    if "fold-if" in repeated and not (control_flow and has_control_flow(m)):
+        repeated.remove("fold-if")
     while rounds < MAX_ROUNDS:
         rounds += 1
         ctx.refresh()  # each round starts from facts of the model as it is

@@ -17,29 +17,35 @@ from __future__ import annotations
 
 import onnx
 
-from shapeinfer.passes._graph import GraphModel, predecessors, subgraphs, unlink_nodes
+from shapeinfer.passes._graph import GraphModel, implicit_inputs, subgraphs, unlink_nodes
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
 
 
 def _live_nodes(g) -> list:
-    """The nodes of ``g`` that its outputs depend on, in their current order."""
-    nodes = list(g.nodes)
-    preds = predecessors(nodes)
-    prod: dict[str, int] = {}
-    for k, n in enumerate(nodes):
-        for t in n.outputs:
-            if t.name:
-                prod[t.name] = k
-    stack = [prod[t.name] for t in g.outputs if t.name in prod]
-    live = set(stack)
+    """The nodes of ``g`` that its outputs depend on, in their current order.
+
+    Walks producer links back from the outputs, so only live nodes are visited (subgraph reads
+    of outer tensors count as inputs of the node holding the subgraph).
+    """
+    mine = {id(n) for n in g.nodes}
+    live: set[int] = set()
+    stack = []
+    for t in g.outputs:
+        if t.inputs and id(t.inputs[0]) in mine and id(t.inputs[0]) not in live:
+            live.add(id(t.inputs[0]))
+            stack.append(t.inputs[0])
     while stack:
-        for p in preds[stack.pop()]:
-            if p not in live:
-                live.add(p)
-                stack.append(p)
-    return [n for k, n in enumerate(nodes) if k in live]
+        n = stack.pop()
+        for t in n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n):
+            if t.inputs:
+                p = t.inputs[0]
+                k = id(p)
+                if k not in live and k in mine:
+                    live.add(k)
+                    stack.append(p)
+    return [n for n in g.nodes if id(n) in live]
 
 
 def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None = None) -> set[str]:
