@@ -188,3 +188,26 @@ def test_verify_memory_estimate_of_huge_declared_dims_is_one_line(tmp_path):
     onnx.save(m, str(p))
     r = CliRunner().invoke(main, ["verify", str(p), "--bind", "a=2"])
     assert r.exit_code == 2 and "internal error" not in r.output and "2**" in r.output, r.output
+
+
+@pytest.mark.parametrize("cmd", [["optimize", "-o", "OUT"], ["lint", "--fix"]])
+def test_optimize_of_names_that_are_not_utf8_keeps_the_graph_connected(tmp_path, cmd):
+    """Found by benchmarks/fuzz_cli.py: the passes rebuilt nodes whose names were not valid
+    UTF-8 (protobuf refused them: an internal UnicodeDecodeError). The names are now escaped
+    alike everywhere before any pass runs, and the written model runs in onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    p = _non_utf8_model(tmp_path)
+    out = tmp_path / "out.onnx"
+    argv = [cmd[0], str(p), *(str(out) if a == "OUT" else a for a in cmd[1:])]
+    r = CliRunner().invoke(main, argv)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    assert "internal error" not in r.output and r.exit_code in (0, 1), r.output
+    written = out if cmd[0] == "optimize" else tmp_path / "m.fixed.onnx"
+    if written.exists():
+        m = onnx.load(str(written))
+        assert m.graph.output[0].name == "y\\xff"
+        x = np.ones((2, 3), np.float32)
+        (y,) = ort.InferenceSession(str(written), providers=["CPUExecutionProvider"]).run(
+            None, {m.graph.input[0].name: x}
+        )
+        assert y.shape == (2, 3)

@@ -311,7 +311,10 @@ def _optimize(
         pass_module(n)
     if len(set(names)) != len(names):
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
+    from shapeinfer.modeltext import decode_model_text
+
     m, where = _load(model)
+    decode_model_text(m)  # names that are not UTF-8: escaped alike everywhere (a copy of the input)
     base_dir = base_dir or where
     ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input}, bind=bind, deadline=deadline)
     nodes_before = len(m.graph.node)
