@@ -50,6 +50,7 @@ MAX_EXPR_SIZE = 48
 FRESH_PREFIX = "unk_"
 
 _INT64_MAX = 2**63 - 1
+_DATA_TYPES = frozenset(onnx.TensorProto.DataType.values())
 _UINT64_MAX = 2**64 - 1
 
 
@@ -855,8 +856,15 @@ class Engine:
         return res
 
     def _bounded(self, f: Fact, ctx: NodeContext | None, i: int) -> Fact:
-        shape, value, elem = f.shape, f.value, f.elem
+        shape, value, elem, dtype = f.shape, f.value, f.elem, f.dtype
         bad = None
+        if dtype and dtype not in _DATA_TYPES:  # an element type taken from an attribute (Cast's ``to``)
+            msg = f"output {i}: element type {_show_number(dtype)} is not an ONNX type: left unknown"
+            if ctx is not None:
+                ctx.diag("error", "E010", msg)
+            else:
+                self.diagnostics.append(Diagnostic("error", "E010", msg))
+            dtype = 0
         if shape is not None and not all(type(d) is int and 0 <= d <= _INT64_MAX for d in shape):
             out = []
             for d in shape:
@@ -905,9 +913,9 @@ class Engine:
                 ctx.diag("error", "E013", msg)
             else:
                 self.diagnostics.append(Diagnostic("error", "E013", msg))
-        if shape is f.shape and value is f.value and elem is f.elem:
+        if shape is f.shape and value is f.value and elem is f.elem and dtype == f.dtype:
             return f
-        return Fact(f.dtype, shape, value, f.kind, elem)
+        return Fact(dtype, shape, value, f.kind, elem)
 
     def _memo_key(
         self,

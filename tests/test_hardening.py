@@ -211,3 +211,13 @@ def test_optimize_of_names_that_are_not_utf8_keeps_the_graph_connected(tmp_path,
             None, {m.graph.input[0].name: x}
         )
         assert y.shape == (2, 3)
+
+
+def test_element_type_from_an_attribute_that_is_no_onnx_type():
+    """Found by benchmarks/fuzz_cli.py: Cast to=2**63-1 made the writer fail ('Value out of
+    range' in elem_type, an int32): the element type is an error and left unknown."""
+    m = _model([h.make_node("Cast", ["x"], ["y"], to=2**63 - 1)], [vi("x", T.FLOAT, [2, 3])])
+    r = shapeinfer.infer(m)
+    assert "E010" in [d.code for d in r.diagnostics if d.severity == "error"]
+    assert r.facts["y"].dtype == 0
+    _writes(r)
