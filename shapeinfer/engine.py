@@ -412,13 +412,19 @@ class Engine:
         nfresh = sum(1 for s in syms if self.is_fresh(s))
         return (nfresh, D.size(d), D.format(d))
 
-    def guard(self, kind: str, lhs: D.Dim, rhs: D.Dim, ctx: NodeContext | None) -> None:
+    def guard(self, kind: str, lhs: D.Dim, rhs: D.Dim, ctx: NodeContext | None, report: bool = False) -> None:
         """Record that the inferred shapes hold only when ``lhs <kind> rhs`` (see
-        :mod:`shapeinfer.guards`); nothing when the ranges already prove it."""
+        :mod:`shapeinfer.guards`). ``report`` also makes it a G012 diagnostic of the node (for
+        the guards no other code reports: G003 says the equalities, G009 the float bounds)."""
         if self.ranges:
             lhs, rhs = range_simplify(lhs, self.ranges), range_simplify(rhs, self.ranges)
         node = "" if ctx is None else (ctx.node.name or f"{ctx.op_type} #{ctx.index}")
         self.guard_events.append((kind, lhs, rhs, node))
+        if report and ctx is not None:
+            led = Ledger()
+            led.add(kind, lhs, rhs)
+            for g in led:
+                ctx.diag("info", "G012", f"the inferred shapes hold only when {g.text}")
 
     def unify(self, a: D.Dim, b: D.Dim, ctx: NodeContext | None = None) -> D.Dim:
         a, b = self.resolve(a), self.resolve(b)
@@ -816,8 +822,8 @@ class Engine:
             if idx is not None and shape is not None and -len(shape) <= axis < len(shape) and type(shape[axis]) is int:
                 n = shape[axis]
                 ctx = NodeContext(self, node, 0, index, graph, Scope())
-                self.guard("bound", self.resolve(idx[1]), n - 1, ctx)
-                self.guard("bound", -n, self.resolve(idx[0]), ctx)
+                self.guard("bound", self.resolve(idx[1]), n - 1, ctx, report=True)
+                self.guard("bound", -n, self.resolve(idx[0]), ctx, report=True)
             if src is not None and node.output:  # elements selected from an index tensor
                 vb[(graph, node.output[0])] = src
             return

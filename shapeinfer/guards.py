@@ -6,7 +6,9 @@ imposed it:
 - ``equality``: ``lhs == rhs`` (broadcasting, unify, an op contract);
 - ``bound``: ``lhs <= rhs`` (a ``min`` taken as one of its sides, a fixed-size table);
 - ``divisibility``: ``lhs % rhs == 0`` (a Reshape ``-1`` whose quotient is not provably exact,
-  a pool/concat that only lines up then).
+  a pool/concat that only lines up then);
+- ``broadcast``: ``lhs == 1 or lhs == rhs`` (an unknown dim broadcast against a known one,
+  which inference takes as the result).
 
 An equality of the form ``min(x, c) == x`` is recorded as the bound ``x <= c`` (``max``: ``x >=
 c`` as ``c <= x``), and ``c*(x//c) == x`` as the divisibility ``x % c == 0``: the same condition,
@@ -44,6 +46,8 @@ class Guard:
             return f"{a} == {b}"
         if self.kind == "bound":
             return f"{a} <= {b}"
+        if self.kind == "broadcast":
+            return f"{a} == 1 or {a} == {b}"
         return f"{_wrap(self.lhs)} % {_wrap(self.rhs)} == 0"
 
     @property
@@ -72,6 +76,8 @@ def check(g: Guard, binding: Mapping[str, int]) -> bool | None:
         return a == b
     if g.kind == "bound":
         return a <= b
+    if g.kind == "broadcast":
+        return a in (1, b)
     return b != 0 and a % b == 0
 
 

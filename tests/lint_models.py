@@ -353,6 +353,8 @@ CASES: list[Case] = [
     Case("G003", "batch-vs-batch", lambda: binary("Add", ["batch", 3], ["batch", 3]), False),
     Case("G009", "symbolic-dim-to-float", lambda: dim_to_float("h"), True),
     Case("G009", "static-dim-to-float", lambda: dim_to_float(5), False),
+    Case("G012", "reshape-minus-one-of-n", lambda: reshape_const(["n"], [-1, 4]), True),
+    Case("G012", "reshape-minus-one-of-4n", lambda: reshape_const([4, "n"], [-1, 4]), False),
     Case("G004", "cycle", cycle, True),
     Case("G004", "out-of-order", out_of_order, True, node=None),
     Case("G004", "in-order", in_order, False),

@@ -258,3 +258,32 @@ def test_bindings_in_range_fuzz(name):
 def test_feeds_are_numpy():  # make_feeds is what the oracle runs: keep it honest about dtypes
     feeds = make_feeds(small_guarded_model().graph, {"N": 4, "P": 2, "Q": 2})
     assert feeds["x"].dtype == np.float32 and feeds["x"].shape == (4,)
+
+
+def test_fresh_dim_broadcast_is_a_guard_and_g012():
+    """NonZero's count is unknown (a fresh symbol); broadcast against [M] inference takes M, which
+    holds only when the count is 1 or M: recorded, reported as G012, not checkable at a binding."""
+    g = helper.make_graph(
+        [
+            helper.make_node("NonZero", ["x"], ["nz"]),
+            helper.make_node("Cast", ["nz"], ["f"], to=TensorProto.FLOAT),
+            helper.make_node("Add", ["f", "y"], ["z"]),
+        ],
+        "fresh",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "M"]),
+        ],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )
+    r = infer(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    (guard,) = r.guards()
+    assert guard.kind == "broadcast" and guard.text.endswith("== 1 or " + guard.text.split(" ")[0] + " == M")
+    assert check(guard, {"M": 3}) is None
+    assert [d.code for d in r.diagnostics if d.code == "G012"] == ["G012"]
+    assert r.dims("z") == (1, D.sym("M"))
+
+
+def test_reshape_divisibility_is_reported_as_g012():
+    r = infer(small_guarded_model())
+    assert [d.message for d in r.diagnostics if d.code == "G012"] == ["the inferred shapes hold only when N % 4 == 0"]

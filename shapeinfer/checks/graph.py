@@ -299,6 +299,23 @@ def type_constraints(ctx: LintContext) -> None:
 
 
 declare(
+    "G012",
+    "input-guard",
+    "info",
+    "the inferred shapes hold only under a condition on the input dims",
+    """
+    Inference found a condition on the graph inputs' dims that the model needs and that no
+    other code reports: a Reshape ``-1`` whose quotient is exact only when a dim divides
+    (``N % 4 == 0``), a Gather of Range-derived indices into a fixed-size table
+    (``seq <= 1024``: GPT-2's position embeddings), an unknown dim broadcast against a known
+    one (``unk_3 == 1 or unk_3 == seq``). Outside it onnxruntime fails (or computes other
+    shapes). ``shapeinfer MODEL`` lists every guard (``holds when: ...``), ``verify`` refuses a
+    binding that violates one, and ``shapeinfer profile`` gives the input ranges they leave.
+    Document the condition for users, or give the input a range (``--dim-range``).
+    """,
+)
+
+declare(
     "G010",
     "recursive-function",
     "error",

@@ -119,9 +119,11 @@ def _finish(ctx, data: Fact | None, target: Sequence | None, target_len: D.Dim |
         if type(target_len) is int:
             return [tensor(dtype, ctx.fresh_shape(target_len))]
         return [Fact(dtype, None)]
-    dims = reshape_dims(
-        in_dims, target, zero_copies, lambda total, known: ctx.engine.guard("divisibility", total, known, ctx)
-    )
+
+    def on_floor(total: D.Dim, known: D.Dim) -> None:
+        ctx.engine.guard("divisibility", total, known, ctx, report=True)
+
+    dims = reshape_dims(in_dims, target, zero_copies, on_floor)
     shape = tuple(ctx.fresh() if d is None else d for d in dims)
     value = data.value if data is not None and data.value is not None else None
     return [tensor(dtype, shape, value)]
