@@ -225,7 +225,9 @@ def _property(model: onnx.ModelProto, caps: dict[str, int], max_size: int, conf:
         for b in bad:
             with pytest.raises(GuardViolation):
                 verify(model, [b], result=r)
-            assert _shapes_break(model, r, b), b
+            # a guard is sufficient, not always necessary: Q == P is violated at P=2, Q=1, where
+            # Add still broadcasts to [P]; so onnxruntime is not asked to fail here (the explicit
+            # tests above show each guard's violation failing where it does)
 
     run()
 
