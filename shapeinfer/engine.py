@@ -16,7 +16,6 @@ Contract of :func:`infer`:
 
 from __future__ import annotations
 
-import heapq
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -43,6 +42,7 @@ from shapeinfer.ops.common import (
     probe_outputs,
 )
 from shapeinfer.ops.contrib import schemas as contrib_schemas
+from shapeinfer.toposort import lexicographic_order
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 48
@@ -559,32 +559,16 @@ class Engine:
     def _topological_order(self, nodes: Sequence[onnx.NodeProto], graph: str) -> list[int]:
         """Node indices with producers first, the lowest ready index first (graph order wherever it
         is valid); nodes on a cycle come last, reported as G004."""
-        ios = [(n.input[:], n.output[:]) for n in nodes]
         producer: dict[str, int] = {}
-        for k, (_, outs) in enumerate(ios):
-            for o in outs:
+        for k, n in enumerate(nodes):
+            for o in n.output:
                 if o:
                     producer.setdefault(o, k)
-        indeg = [0] * len(nodes)
-        users: list[list[int]] = [[] for _ in nodes]
-        for k, (ins, _) in enumerate(ios):
-            for i in dict.fromkeys(ins):  # deduplicated in a deterministic order
-                p = producer.get(i)
-                if p is not None and p != k:
-                    indeg[k] += 1
-                    users[p].append(k)
-        ready = [k for k in range(len(nodes)) if indeg[k] == 0]
-        heapq.heapify(ready)
-        order = []
-        while ready:
-            k = heapq.heappop(ready)
-            order.append(k)
-            for u in users[k]:
-                indeg[u] -= 1
-                if indeg[u] == 0:
-                    heapq.heappush(ready, u)
+        preds = [[producer[i] for i in n.input if i in producer] for n in nodes]
+        order = lexicographic_order(preds)
         if len(order) < len(nodes):
-            left = [k for k in range(len(nodes)) if indeg[k] > 0]
+            placed = set(order)
+            left = [k for k in range(len(nodes)) if k not in placed]
             self.diagnostics.append(
                 Diagnostic(
                     "error",

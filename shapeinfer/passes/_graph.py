@@ -21,7 +21,6 @@ on every removal (quadratic on shared tensors).
 
 from __future__ import annotations
 
-import heapq
 from collections import ChainMap
 from collections.abc import Iterator
 from typing import Any
@@ -29,6 +28,8 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
+
+from shapeinfer.toposort import lexicographic_order
 
 #: Ops whose outputs are random: never merged, folded or moved.
 NONDETERMINISTIC = {
@@ -683,22 +684,7 @@ def toposort(g: Graph) -> bool:
     if _sorted(g):
         return False
     nodes = list(g.nodes)
-    preds = predecessors(nodes)
-    indeg = [len(set(ps)) for ps in preds]
-    users: list[list[int]] = [[] for _ in nodes]
-    for k, ps in enumerate(preds):
-        for p in set(ps):
-            users[p].append(k)
-    ready = [k for k, d in enumerate(indeg) if d == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        k = heapq.heappop(ready)
-        order.append(k)
-        for u in users[k]:
-            indeg[u] -= 1
-            if indeg[u] == 0:
-                heapq.heappush(ready, u)
+    order = lexicographic_order(predecessors(nodes))
     if len(order) < len(nodes):
         placed = set(order)
         order += [k for k in range(len(nodes)) if k not in placed]
