@@ -33,7 +33,16 @@ from shapeinfer.external import ExternalDataError, ExternalDataInvalid, External
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.guards import Guard, Ledger
 from shapeinfer.intervals import simplify as range_simplify
-from shapeinfer.onnxio import dim_from_proto, fact_type, ident, tensor_fact, tensor_numel, tensor_problem, type_fact
+from shapeinfer.onnxio import (
+    dim_from_proto,
+    fact_type,
+    ident,
+    tensor_fact,
+    tensor_numel,
+    tensor_problem,
+    type_fact,
+    write_shape,
+)
 from shapeinfer.ops.common import (
     MAX_RANK,
     check_against_probe,
@@ -1210,13 +1219,7 @@ def apply_input_overrides(model: onnx.ModelProto, input_shapes: Mapping[str, Seq
             raise KeyError(f"no graph input named {name!r} (inputs: {', '.join(by_name)})")
         tt = vi.type.tensor_type
         tt.shape.Clear()
-        tt.shape.SetInParent()
-        for d in shape:
-            dim = tt.shape.dim.add()
-            if type(d) is int:
-                dim.dim_value = d
-            else:
-                dim.dim_param = D.format(d)
+        write_shape(tt, tuple(shape))
 
 
 def infer(

@@ -174,6 +174,18 @@ def type_fact(tp: TypeProto, fresh) -> Fact:
     return Fact()
 
 
+def write_shape(tt: TypeProto.Tensor | TypeProto.SparseTensor, shape: tuple[D.Dim, ...]) -> None:
+    """Append ``shape`` to tensor type ``tt``'s shape (set, even when empty): an int as dim_value,
+    a symbolic dim as its dim_param text."""
+    tt.shape.SetInParent()
+    for d in shape:
+        dim = tt.shape.dim.add()
+        if type(d) is int:
+            dim.dim_value = d
+        else:
+            dim.dim_param = D.format(d)
+
+
 def fact_type(f: Fact) -> TypeProto:
     """The TypeProto that spells ``f`` (dims as dim_value or dim_param text), as far as it is known.
 
@@ -187,14 +199,7 @@ def fact_type(f: Fact) -> TypeProto:
         if f.dtype:
             tt.elem_type = f.dtype
         if f.shape is not None:
-            shp = tt.shape
-            shp.SetInParent()
-            for d in f.shape:
-                dim = shp.dim.add()
-                if type(d) is int:
-                    dim.dim_value = d
-                else:
-                    dim.dim_param = D.format(d)
+            write_shape(tt, f.shape)
     elif f.kind == "sequence":
         tp.sequence_type.elem_type.CopyFrom(fact_type(f.elem) if f.elem else TypeProto())
     elif f.kind == "optional":

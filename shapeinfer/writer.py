@@ -29,7 +29,7 @@ from shapeinfer import dims as D
 from shapeinfer.engine import Result, graph_path
 from shapeinfer.external import ExternalDataError, copy_external_files, plan_copy
 from shapeinfer.facts import Fact
-from shapeinfer.onnxio import fact_type
+from shapeinfer.onnxio import fact_type, write_shape
 from shapeinfer.userfiles import STDIO, output_target, show, write_output
 
 
@@ -248,7 +248,7 @@ def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
             if dt.HasField("shape"):
                 out.shape.CopyFrom(dt.shape)
         elif not dt.HasField("shape"):
-            _write_dims(out, f.shape)
+            write_shape(out, f.shape)
         else:
             if len(dt.shape.dim) != len(f.shape):
                 raise _Conflict
@@ -293,16 +293,6 @@ def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
         out.dim_param = D.format(d)
     if x.denotation:
         out.denotation = x.denotation
-
-
-def _write_dims(tt, shape: tuple[D.Dim, ...]) -> None:
-    tt.shape.SetInParent()
-    for d in shape:
-        dim = tt.shape.dim.add()
-        if type(d) is int:
-            dim.dim_value = d
-        else:
-            dim.dim_param = D.format(d)
 
 
 # A large graph's value_info is serialised in one go (the wire format of repeated
