@@ -34,6 +34,7 @@ from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.guards import Guard, Ledger
 from shapeinfer.intervals import simplify as range_simplify
 from shapeinfer.onnxio import (
+    attribute_value,
     dim_from_proto,
     fact_type,
     ident,
@@ -261,12 +262,7 @@ class NodeContext:
             have = AttributeProto.AttributeType.Name(a.type).lower()
             want = AttributeProto.AttributeType.Name(expected).lower()
             raise InferenceError("E007", f"attribute {name!r} is {have}; {self.op_type} takes {want}")
-        v = onnx.helper.get_attribute_value(a)
-        if isinstance(v, bytes):
-            return v.decode("utf-8", "replace")
-        if isinstance(v, list) and v and isinstance(v[0], bytes):
-            return [x.decode("utf-8", "replace") for x in v]
-        return v
+        return attribute_value(a)
 
     def attr_tensor_fact(self, name: str) -> Fact | None:
         a = self._attr_protos().get(name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from typing import Any
 
 import onnx
 from onnx import TensorProto, TypeProto
@@ -209,6 +210,17 @@ def fact_type(f: Fact) -> TypeProto:
         if f.elem is not None:
             tp.map_type.value_type.CopyFrom(fact_type(f.elem))
     return tp
+
+
+def attribute_value(a: onnx.AttributeProto) -> Any:
+    """``a``'s value as :func:`onnx.helper.get_attribute_value` reads it, with strings (bytes in
+    the proto) decoded as UTF-8, invalid bytes replaced."""
+    v = onnx.helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, list) and v and isinstance(v[0], bytes):
+        return [x.decode("utf-8", "replace") for x in v]
+    return v
 
 
 def ident(name: str) -> str:

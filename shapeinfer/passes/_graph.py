@@ -29,6 +29,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
+from shapeinfer.onnxio import attribute_value
 from shapeinfer.toposort import lexicographic_order
 
 #: Ops whose outputs are random: never merged, folded or moved.
@@ -176,12 +177,7 @@ class Node:
 def _decode(a: AttributeProto) -> Any:
     if a.type == AttributeProto.TENSOR:
         return Constant("", a.t)
-    v = onnx.helper.get_attribute_value(a)
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, list) and v and isinstance(v[0], bytes):
-        return [x.decode("utf-8", "replace") for x in v]
-    return v
+    return attribute_value(a)
 
 
 def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
