@@ -226,12 +226,8 @@ class _Folder:
                 if c.name in self.node_names:
                     c.name = self.fresh(c.name)
                 self.node_names.add(c.name)
-            for a in c.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    _rename_refs(a.g, mapping)
-                elif a.type == AttributeProto.GRAPHS:
-                    for sg in a.graphs:
-                        _rename_refs(sg, mapping)
+            for sg in _subgraphs(c):
+                _rename_refs(sg, mapping)
             result.append(c)
         for b, o in zip(branch.output, outs):
             if not o or mapping.get(b.name) == o:
