@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import onnx
 
 from shapeinfer import dims as D
+from shapeinfer.dims import INT64_MAX
 from shapeinfer.engine import Result, model_dir
 from shapeinfer.engine import infer as _infer
 from shapeinfer.onnxio import load_model
@@ -15,9 +16,6 @@ from shapeinfer.suggest import did_you_mean
 from shapeinfer.writer import annotate
 
 ModelLike = onnx.ModelProto | str | os.PathLike
-
-#: Largest value a dim may take (ONNX dims are int64).
-INT64_MAX = 2**63 - 1
 
 
 class BindError(ValueError):

@@ -20,6 +20,7 @@ import time
 import click
 
 from shapeinfer import __version__
+from shapeinfer.dims import INT64_MAX
 from shapeinfer.userfiles import show
 
 EXIT_USAGE = 2
@@ -141,9 +142,6 @@ def _parse_assignments(values: tuple[str, ...], what: str) -> list[tuple[str, st
                 raise CliError(f"--{what} expects NAME=VALUE, got {part!r}")
             out.append((k.strip(), val.strip()))
     return out
-
-
-INT64_MAX = 2**63 - 1
 
 
 def parse_count(text: str, flag: str) -> int:

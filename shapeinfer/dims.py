@@ -31,7 +31,11 @@ import ast
 from collections.abc import Iterable, Mapping
 from typing import Union
 
+#: The largest value a dim (and any ONNX int64) may take.
+INT64_MAX = 2**63 - 1
+
 __all__ = [
+    "INT64_MAX",
     "Dim",
     "Expr",
     "add",

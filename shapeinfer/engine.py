@@ -59,7 +59,6 @@ MAX_EXPR_SIZE = 48
 
 FRESH_PREFIX = "unk_"
 
-_INT64_MAX = 2**63 - 1
 _DATA_TYPES = frozenset(onnx.TensorProto.DataType.values())
 _UINT64_MAX = 2**64 - 1
 
@@ -75,9 +74,9 @@ def _show_number(d: D.Dim) -> str:
 def _coeff_overflow(d: D.Dim) -> bool:
     """True when expression ``d`` holds an integer (a coefficient, a divisor) outside int64."""
     if type(d) is int:
-        return not -_INT64_MAX - 1 <= d <= _INT64_MAX
+        return not -D.INT64_MAX - 1 <= d <= D.INT64_MAX
     for m, c in d.terms:
-        if not -_INT64_MAX - 1 <= c <= _INT64_MAX:
+        if not -D.INT64_MAX - 1 <= c <= D.INT64_MAX:
             return True
         for atom in m:
             if any(_coeff_overflow(x) for x in atom.args):
@@ -860,11 +859,11 @@ class Engine:
             else:
                 self.diagnostics.append(Diagnostic("error", "E010", msg))
             dtype = 0
-        if shape is not None and not all(type(d) is int and 0 <= d <= _INT64_MAX for d in shape):
+        if shape is not None and not all(type(d) is int and 0 <= d <= D.INT64_MAX for d in shape):
             out = []
             for d in shape:
                 if type(d) is int:
-                    if not 0 <= d <= _INT64_MAX:
+                    if not 0 <= d <= D.INT64_MAX:
                         bad = d if bad is None else bad
                         d = self.fresh()
                 elif _coeff_overflow(d):
@@ -880,7 +879,7 @@ class Engine:
             vals = None
             for k, v in enumerate(value):
                 if type(v) is int:
-                    if -_INT64_MAX - 1 <= v <= _UINT64_MAX:
+                    if -D.INT64_MAX - 1 <= v <= _UINT64_MAX:
                         continue
                     bad = v if bad is None else bad
                     nv = None

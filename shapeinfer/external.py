@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import onnx
 from onnx import TensorProto
 
+from shapeinfer.dims import INT64_MAX
 from shapeinfer.userfiles import file_kind, new_file_mode, show
 
 #: The keys onnx's external_data_helper accepts (checksum and basepath are not used for reading).
@@ -51,8 +52,6 @@ KNOWN_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
 
 #: Largest value read into memory by :func:`read_external_bytes` unless the caller says otherwise.
 SMALL_BYTES = 1 << 16
-
-INT64_MAX = 2**63 - 1
 
 _DIGITS = re.compile(r"[0-9]{1,19}")
 

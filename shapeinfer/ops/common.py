@@ -8,8 +8,6 @@ from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, is_dim_value
 
-INT64_MAX = 2**63 - 1
-
 #: The largest rank a rule builds from a length the model gives (a shape tensor's length, a
 #: count of spatial dims): past it the output rank is left unknown rather than expanded.
 MAX_RANK = 1024

@@ -17,8 +17,9 @@ from onnx import TensorProto
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
+from shapeinfer.dims import INT64_MAX
 from shapeinfer.facts import Fact, tensor
-from shapeinfer.ops.common import INT64_MAX, dim_values, known_ints, rank_from_model
+from shapeinfer.ops.common import dim_values, known_ints, rank_from_model
 from shapeinfer.registry import register
 
 INT64 = TensorProto.INT64

@@ -12,8 +12,9 @@ from onnx import TensorProto
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
+from shapeinfer.dims import INT64_MAX
 from shapeinfer.facts import Fact, tensor
-from shapeinfer.ops.common import INT64_MAX, dim_values
+from shapeinfer.ops.common import dim_values
 from shapeinfer.registry import register
 
 
