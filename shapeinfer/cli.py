@@ -547,18 +547,12 @@ def infer_cmd(
 
 def _graphs(graph, path: str = "main"):
     """``(path, graph)`` for the main graph and every subgraph, keyed like ``Result.graph_facts``."""
-    from onnx import AttributeProto
-
-    from shapeinfer.engine import graph_path
+    from shapeinfer.engine import graph_path, subgraph_attrs
 
     yield path, graph
     for k, n in enumerate(graph.node):
-        for a in n.attribute:
-            if a.type == AttributeProto.GRAPH:
-                yield from _graphs(a.g, graph_path(path, k, a.name))
-            elif a.type == AttributeProto.GRAPHS:
-                for j, g in enumerate(a.graphs):
-                    yield from _graphs(g, graph_path(path, k, f"{a.name}[{j}]"))
+        for attr, g in subgraph_attrs(n):
+            yield from _graphs(g, graph_path(path, k, attr))
 
 
 def _matches(pattern: str, fields: tuple[str, ...]) -> bool:

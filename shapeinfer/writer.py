@@ -23,10 +23,10 @@ import os
 from collections.abc import Iterable, Mapping
 
 import onnx
-from onnx import AttributeProto, TypeProto
+from onnx import TypeProto
 
 from shapeinfer import dims as D
-from shapeinfer.engine import Result, graph_path
+from shapeinfer.engine import Result, graph_path, subgraph_attrs
 from shapeinfer.external import ExternalDataError, copy_external_files, plan_copy
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import fact_type, write_shape
@@ -369,10 +369,6 @@ def _annotate_graph(
     if not any(p.startswith(path + "/") for p in result.graph_facts):
         return tail  # no subgraph below this one was inferred
     for k, n in enumerate(graph.node):
-        for a in n.attribute:
-            if a.type == AttributeProto.GRAPH:
-                a.g.MergeFromString(_annotate_graph(a.g, result, fresh, {}, graph_path(path, k, a.name)))
-            elif a.type == AttributeProto.GRAPHS:
-                for j, g in enumerate(a.graphs):
-                    g.MergeFromString(_annotate_graph(g, result, fresh, {}, graph_path(path, k, f"{a.name}[{j}]")))
+        for attr, g in subgraph_attrs(n):
+            g.MergeFromString(_annotate_graph(g, result, fresh, {}, graph_path(path, k, attr)))
     return tail

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import onnx
-from onnx import AttributeProto
 
 from shapeinfer.checks import graph as _graph  # noqa: F401  (registers G/E rules)
 from shapeinfer.checks import reshape as _reshape  # noqa: F401  (registers R rules)
@@ -31,7 +30,7 @@ def declared_types(model: onnx.ModelProto) -> dict[str, dict[str, onnx.TypeProto
 
     Copies, so that they survive anything that later rewrites the model's annotations.
     """
-    from shapeinfer.engine import MAIN, graph_path
+    from shapeinfer.engine import MAIN, graph_path, subgraph_attrs
 
     out: dict[str, dict[str, onnx.TypeProto]] = {}
 
@@ -44,12 +43,8 @@ def declared_types(model: onnx.ModelProto) -> dict[str, dict[str, onnx.TypeProto
                 d[vi.name] = tp
         out[path] = d
         for k, n in enumerate(g.node):
-            for a in n.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    visit(a.g, graph_path(path, k, a.name))
-                elif a.type == AttributeProto.GRAPHS:
-                    for j, sg in enumerate(a.graphs):
-                        visit(sg, graph_path(path, k, f"{a.name}[{j}]"))
+            for attr, sg in subgraph_attrs(n):
+                visit(sg, graph_path(path, k, attr))
 
     visit(model.graph, MAIN)
     return out
