@@ -688,30 +688,38 @@ def toposort(g: Graph) -> bool:
     return True
 
 
+def constant_node_value(node: Node) -> Constant | np.ndarray | None:
+    """A Constant node's value: the Constant of its ``value`` tensor, an array of its
+    ``value_int(s)`` / ``value_float(s)``, or None (other attributes: strings, sparse)."""
+    a = node.attrs
+    v = a.get("value")
+    if isinstance(v, Constant):
+        return v
+    if "value_ints" in a:
+        return np.array(a["value_ints"], dtype=np.int64)
+    if "value_int" in a:
+        return np.array(a["value_int"], dtype=np.int64)
+    if "value_floats" in a:
+        return np.array(a["value_floats"], dtype=np.float32)
+    if "value_float" in a:
+        return np.array(a["value_float"], dtype=np.float32)
+    return None
+
+
 def const_array(t: Tensor) -> np.ndarray | None:
     """The value of a Constant tensor, or of a tensor produced by a Constant node, else None."""
+    p = None if isinstance(t, Constant) else producer(t)
+    if p is not None:
+        if p.op != "Constant" or p.domain:
+            return None
+        t = constant_node_value(p)
+        if not isinstance(t, Constant):
+            return t
     if isinstance(t, Constant):
         try:
             return np.asarray(t.values)
         except Exception:
             return None
-    p = producer(t)
-    if p is not None and p.op == "Constant" and not p.domain:
-        a = p.attrs
-        v = a.get("value")
-        try:
-            if isinstance(v, Constant):
-                return np.asarray(v.values)
-        except Exception:
-            return None
-        if "value_ints" in a:
-            return np.array(a["value_ints"], dtype=np.int64)
-        if "value_int" in a:
-            return np.array(a["value_int"], dtype=np.int64)
-        if "value_floats" in a:
-            return np.array(a["value_floats"], dtype=np.float32)
-        if "value_float" in a:
-            return np.array(a["value_float"], dtype=np.float32)
     return None
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, rename, replace_uses
+from shapeinfer.passes._graph import NONDETERMINISTIC, constant_node_value, rename, replace_uses
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
@@ -51,22 +51,6 @@ def static_array(fact, cap: int) -> np.ndarray | None:
     return np.array(fact.value, dtype=dt).reshape(fact.shape)
 
 
-def _constant_value(node):
-    """A Constant node's value: a numpy array, or the Constant of its ``value`` tensor."""
-    a = node.attrs
-    if "value" in a and isinstance(a["value"], Constant):
-        return a["value"]
-    if "value_int" in a:
-        return np.array(a["value_int"], dtype=np.int64)
-    if "value_ints" in a:
-        return np.array(a["value_ints"], dtype=np.int64)
-    if "value_float" in a:
-        return np.array(a["value_float"], dtype=np.float32)
-    if "value_floats" in a:
-        return np.array(a["value_floats"], dtype=np.float32)
-    return None
-
-
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Fold static shape tensors and Constant nodes of ``model``'s main graph into initializers."""
     result = ctx.infer(model)
@@ -83,7 +67,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         if any(t.name in outputs for t in n.outputs):
             continue
         if n.op == "Constant":
-            v = _constant_value(n)
+            v = constant_node_value(n)
             if v is None or len(n.outputs) != 1:
                 continue
             fold.add(id(n))
