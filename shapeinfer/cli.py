@@ -1090,7 +1090,14 @@ def entry() -> None:
     the standard streams are flushed: nothing this process starts registers other exit work
     (worker pools and temporary files are closed by the commands themselves). Calling
     :func:`main` directly (``CliRunner``, embedding) keeps the normal exit.
+
+    Before any command imports numpy, ``OPENBLAS_NUM_THREADS`` defaults to 1 (a value the user
+    set is kept): numpy's bundled OpenBLAS otherwise starts one worker thread per core when it
+    is imported, which costs more CPU than the whole inference of a small model, and the
+    command does no BLAS work. Only the console script does this; ``import shapeinfer`` leaves
+    the environment alone.
     """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         main.main(prog_name="shapeinfer")
         code = 0

@@ -272,6 +272,47 @@ def test_version_and_help_import_nothing_heavy():
         assert "HEAVY []" in r.stdout, (args, r.stdout, r.stderr)
 
 
+_ENV_PROBE = """
+import os, sys
+from shapeinfer import cli
+inner = cli.main.main
+def probe(*a, **k):
+    seen = (os.environ.get("OPENBLAS_NUM_THREADS"), "numpy" in sys.modules)
+    try:
+        return inner(*a, **k)
+    finally:
+        tasks = len(os.listdir("/proc/self/task"))
+        print("PROBE", *seen, "numpy" in sys.modules, tasks, flush=True)
+cli.main.main = probe
+sys.argv = ["shapeinfer", *sys.argv[1:]]
+cli.entry()
+"""
+
+
+def test_console_script_sets_openblas_threads_unless_the_user_did(tmp_path):
+    """The console script defaults OPENBLAS_NUM_THREADS to 1 before numpy is imported (numpy's
+    OpenBLAS would otherwise start a thread per core at import); a user's value is kept, and
+    importing or using the library changes nothing."""
+    model = str(model_path("bert_ts"))
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    args = [sys.executable, "-c", _ENV_PROBE, model, "-o", str(tmp_path / "o.onnx")]
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    # set before numpy was imported; numpy was imported by the command; no OpenBLAS workers
+    assert "PROBE 1 False True 1" in r.stdout, r.stdout
+    r = subprocess.run(args, capture_output=True, text=True, env={**env, "OPENBLAS_NUM_THREADS": "2"}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "PROBE 2 False True" in r.stdout, r.stdout
+    # the library: importing the cli module or running inference leaves the environment alone
+    code = (
+        "import os, shapeinfer, shapeinfer.cli\n"
+        f"shapeinfer.infer({model!r})\n"
+        "print('ENV', os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "ENV None" in r.stdout, (r.stdout, r.stderr)
+
+
 def test_fail_on_gates_ci(tmp_path):
     from onnx import TensorProto, helper
 
