@@ -27,7 +27,10 @@ bytecode, as an installed package has it). Per tool the median CPU time (user + 
 the kernel's accounting of the child) and wall time, and the CPU ratio shapeinfer / onnx
 (ratio of medians, and median of the per-pair ratios). On the MODELS and on a synthetic
 llama-like stack of ``--whole-process-layers`` layers (540: about 18k nodes, each layer with
-its own weights).
+its own weights). Two rows per model: the commands as users run them (shapeinfer's console
+script sets OPENBLAS_NUM_THREADS=1 for itself unless it is set, which spares numpy's OpenBLAS
+thread pool, about 0.09 s CPU at import on 2 cores; onnx's one-liner pays it), and with
+OPENBLAS_NUM_THREADS=1 for both (the same environment, neither pays the pool).
 """
 
 from __future__ import annotations
@@ -401,53 +404,71 @@ def shapeinfer_script() -> list[str]:
     return [script] if os.path.exists(script) else [sys.executable, "-m", "shapeinfer.cli"]
 
 
-def whole_process(path: str, reps: int, label: str | None = None) -> dict:
-    """Paired fresh-process runs of ``shapeinfer MODEL -o OUT`` and onnx's ``infer_shapes_path``."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+#: The environments of the whole-process rows: as users run the two commands (shapeinfer's
+#: console script then defaults OPENBLAS_NUM_THREADS to 1 for itself, onnx's python -c does not),
+#: and with OPENBLAS_NUM_THREADS=1 for both, so neither gains from numpy's thread pool.
+WHOLE_PROCESS_ENVS = {"as run": {}, "OPENBLAS=1 both": {"OPENBLAS_NUM_THREADS": "1"}}
+
+
+def whole_process(path: str, reps: int, label: str | None = None) -> list[dict]:
+    """Paired fresh-process runs of ``shapeinfer MODEL -o OUT`` and onnx's ``infer_shapes_path``:
+    one row per environment of :data:`WHOLE_PROCESS_ENVS`, the four commands of a repetition
+    run one after the other so the rows see the same machine load."""
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS")}
     n = len(onnx.load(path, load_external_data=False).graph.node)
     with tempfile.TemporaryDirectory() as td:
         out_onnx, out_si = os.path.join(td, "onnx.onnx"), os.path.join(td, "shapeinfer.onnx")
         code = f"import onnx; onnx.shape_inference.infer_shapes_path({path!r}, {out_onnx!r}, data_prop=True)"
         cmds = {"onnx": [sys.executable, "-c", code], "shapeinfer": [*shapeinfer_script(), path, "-o", out_si]}
-        runs: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+        envs = {name: {**base, **extra} for name, extra in WHOLE_PROCESS_ENVS.items()}
+        runs = {(e, k): [] for e in envs for k in cmds}
         for c in cmds.values():  # warm-up: page cache, shapeinfer's bytecode
-            _process_cpu(c, env)
+            _process_cpu(c, base)
         for _ in range(reps):
-            for k, c in cmds.items():
-                runs[k].append(_process_cpu(c, env))
-    row: dict = {"model": label or os.path.basename(path), "nodes": n, "pairs": reps}
-    for k, rs in runs.items():
-        row[f"{k}_cpu"] = statistics.median(r[0] for r in rs)
-        row[f"{k}_wall"] = statistics.median(r[1] for r in rs)
-    row["cpu_ratio"] = row["shapeinfer_cpu"] / row["onnx_cpu"]
-    row["pair_ratio"] = statistics.median(s[0] / o[0] for s, o in zip(runs["shapeinfer"], runs["onnx"]))
-    row["wall_ratio"] = row["shapeinfer_wall"] / row["onnx_wall"]
-    return row
+            for e, env in envs.items():
+                for k, c in cmds.items():
+                    runs[e, k].append(_process_cpu(c, env))
+    rows = []
+    for e in envs:
+        row: dict = {"model": label or os.path.basename(path), "env": e, "nodes": n, "pairs": reps}
+        for k in cmds:
+            row[f"{k}_cpu"] = statistics.median(r[0] for r in runs[e, k])
+            row[f"{k}_wall"] = statistics.median(r[1] for r in runs[e, k])
+        row["cpu_ratio"] = row["shapeinfer_cpu"] / row["onnx_cpu"]
+        pairs = zip(runs[e, "shapeinfer"], runs[e, "onnx"])
+        row["pair_ratio"] = statistics.median(s[0] / o[0] for s, o in pairs)
+        row["wall_ratio"] = row["shapeinfer_wall"] / row["onnx_wall"]
+        rows.append(row)
+    return rows
 
 
 def print_whole_process(rows: list[dict]) -> None:
     head = (
-        f"{'whole process (median of pairs)':<32} {'nodes':>7} {'pairs':>5} {'onnx cpu':>9} {'si cpu':>8} "
-        f"{'onnx wall':>9} {'si wall':>8} {'cpu si/onnx':>11} {'per-pair':>8} {'wall si/onnx':>12}"
+        f"{'whole process (median of pairs)':<26} {'environment':<15} {'nodes':>6} {'pairs':>5} {'onnx cpu':>8} "
+        f"{'si cpu':>7} {'onnx wall':>9} {'si wall':>7} {'cpu si/onnx':>11} {'per-pair':>8} {'wall si/onnx':>12}"
     )
     print(head)
     print("-" * len(head))
     for r in rows:
         print(
-            f"{r['model']:<32} {r['nodes']:>7} {r['pairs']:>5} {r['onnx_cpu']:>9.3f} {r['shapeinfer_cpu']:>8.3f} "
-            f"{r['onnx_wall']:>9.3f} {r['shapeinfer_wall']:>8.3f} {r['cpu_ratio']:>11.2f} {r['pair_ratio']:>8.2f} "
-            f"{r['wall_ratio']:>12.2f}"
+            f"{r['model']:<26} {r['env']:<15} {r['nodes']:>6} {r['pairs']:>5} {r['onnx_cpu']:>8.3f} "
+            f"{r['shapeinfer_cpu']:>7.3f} {r['onnx_wall']:>9.3f} {r['shapeinfer_wall']:>7.3f} {r['cpu_ratio']:>11.2f} "
+            f"{r['pair_ratio']:>8.2f} {r['wall_ratio']:>12.2f}"
         )
+    print(
+        "environment 'as run': the commands as users type them (shapeinfer's script defaults "
+        "OPENBLAS_NUM_THREADS to 1 for itself); 'OPENBLAS=1 both': the variable set for onnx too"
+    )
 
 
 def whole_process_rows(models: list[str], reps: int, layers: int) -> list[dict]:
     """The whole-process comparison on ``models`` and on a synthetic stack of ``layers`` layers."""
-    rows = [whole_process(p, reps) for p in models]
+    rows = [row for p in models for row in whole_process(p, reps)]
     if layers:
         with tempfile.TemporaryDirectory() as td:
             path = os.path.join(td, f"llama_like_x{layers}.onnx")
             onnx.save(llama_like_model(layers, distinct=True), path)
-            rows.append(whole_process(path, reps, f"synthetic llama x{layers}"))
+            rows.extend(whole_process(path, reps, f"synthetic llama x{layers}"))
     return rows
 
 
