@@ -16,6 +16,8 @@ Contract (main graph):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 
@@ -120,24 +122,48 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 if first is not t:
                     set_input(n, i, first)
                     stats["initializers merged"] += 1
-    seen: dict[tuple, object] = {}
-    removed: set[int] = set()
-    for n in g.nodes:
-        if n.domain or n.op in NONDETERMINISTIC or not n.outputs or n.graphs:
-            continue
+    # Two nodes compute the same when they have the same op, inputs (after the merges above,
+    # equal small initializers are one tensor, so identity decides), output count and
+    # attributes. Nodes are grouped by the first three, which are cheap; attributes are decoded
+    # and compared only within a group of two or more.
+    groups: dict[tuple, Any] = {}  # structure -> its only node so far, or attributes -> first node
+    akeys: dict[int, tuple | None] = {}
+
+    def attr_key(n) -> tuple | None:
+        key = id(n)
+        if key in akeys:
+            return akeys[key]
         if n._attrs is None and n.proto is not None and not n.proto.attribute:
-            akey: tuple = ()  # no attributes (skip decoding)
+            akey: tuple | None = ()  # no attributes (skip decoding)
         else:
             defaults = schema_defaults(n.op, opset)
             attrs = {k: v for k, v in n.attrs.items() if not (k in defaults and _same_value(defaults[k], v))}
             try:
                 akey = tuple(sorted((k, _attr_key(v)) for k, v in attrs.items()))
             except TypeError:
-                continue
-        key = (n.op, akey, tuple(in_key(t) for t in n.inputs), len(n.outputs))
-        rep = seen.get(key)
-        if rep is None:
-            seen[key] = n
+                akey = None  # not comparable: never merged
+        akeys[key] = akey
+        return akey
+
+    removed: set[int] = set()
+    for n in g.nodes:
+        if n.domain or n.op in NONDETERMINISTIC or not n.outputs or n.graphs:
+            continue
+        skey = (n.op, len(n.outputs), *[id(t) if t.name else 0 for t in n.inputs])
+        group = groups.get(skey)
+        if group is None:
+            groups[skey] = n  # alone so far: its attributes are not needed yet
+            continue
+        if type(group) is not dict:
+            first = group
+            group = groups[skey] = {}
+            if attr_key(first) is not None:
+                group[attr_key(first)] = first
+        akey = attr_key(n)
+        if akey is None:
+            continue
+        rep = group.setdefault(akey, n)
+        if rep is n:
             continue
         if any(t.name in outputs for t in n.outputs):
             continue
