@@ -427,11 +427,11 @@ def cone_cost(t, only: set[int]) -> int:
 class Builder:
     """Creates the nodes and initializers of plans, sharing identical ones."""
 
-    def __init__(self, gm: GraphModel, opset: int, tensors: dict) -> None:
+    def __init__(self, gm: GraphModel, opset: int, index: _Index) -> None:
         self.gm = gm
         self.g = gm.graph
         self.opset = opset
-        self.tensors = tensors  # name -> tensor
+        self.index = index  # its tensors: name -> tensor
         self.memo: dict[tuple, object] = {}
         self.inserted: dict[int, list] = {}  # position -> new nodes to place before it
         self.nodes_made = 0
@@ -475,7 +475,7 @@ class Builder:
         return out
 
     def _shape(self, name: str, start: int, end: int, pos: int, base: str):
-        src = self.tensors[name]
+        src = self.index.tensors[name]
         if self.opset >= 15:
             attrs = {}
             if start:
@@ -525,7 +525,50 @@ def _candidates(g, facts, only: set[int]) -> list[tuple[str, tuple, int]]:
     return cands
 
 
-def _plan_slot(node, k: int, facts, sources: Sources, pos: int, options: list[list[Entry]]) -> tuple | None:
+class _Index:
+    """What rebuilding from Shape slices needs, built on first use (a pass whose every rewrite
+    is a constant never walks the graph for it)."""
+
+    def __init__(self, g, facts) -> None:
+        self.g = g
+        self.facts = facts
+        self._only: set[int] | None = None
+        self._sources: Sources | None = None
+        self._ranks: dict[str, int] | None = None
+        self._tensors: dict | None = None
+
+    @property
+    def only(self) -> set[int]:
+        if self._only is None:
+            self._only = shape_only_nodes(self.g)
+        return self._only
+
+    @property
+    def sources(self) -> Sources:
+        if self._sources is None:
+            self._sources = Sources(_candidates(self.g, self.facts, self.only))
+        return self._sources
+
+    @property
+    def ranks(self) -> dict[str, int]:
+        if self._ranks is None:
+            self._ranks = {name: len(dims) for name, dims, _ in self.sources.cands}
+        return self._ranks
+
+    @property
+    def tensors(self) -> dict:
+        """Tensor name -> tensor, for the main graph's inputs and node outputs."""
+        if self._tensors is None:
+            tensors = {t.name: t for t in self.g.inputs}
+            for n in self.g.nodes:
+                for t in n.outputs:
+                    if t.name:
+                        tensors[t.name] = t
+            self._tensors = tensors
+        return self._tensors
+
+
+def _plan_slot(node, k: int, facts, index: _Index, pos: int, options: list[list[Entry]]) -> tuple | None:
     """The cheapest plan among ``options`` (from :func:`slot_options`) for input ``k``."""
     f = facts.get(node.inputs[k].name)
     best = None
@@ -533,7 +576,7 @@ def _plan_slot(node, k: int, facts, sources: Sources, pos: int, options: list[li
         if all(e.consts for e in entries):
             plan = ("const", INT64, (len(entries),), tuple(e.consts[0] for e in entries))
         else:
-            plan = vector_plan(entries, sources, pos)
+            plan = vector_plan(entries, index.sources, pos)
         if plan is None:
             continue
         plan = finish(plan, f.dtype, len(f.shape) == 0)
@@ -569,28 +612,19 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 todo.append((pos, node, k, kind, options))
     if not todo:
         return model, {}
-    only = shape_only_nodes(g)
-    sources = Sources(_candidates(g, facts, only))
-    tensors = {}
-    for t in g.inputs:
-        tensors[t.name] = t
-    for n in g.nodes:
-        for t in n.outputs:
-            if t.name:
-                tensors[t.name] = t
-    ranks = {name: len(dims) for name, dims, _ in sources.cands}
-    builder = Builder(gm, opset, tensors)
+    index = _Index(g, facts)
+    builder = Builder(gm, opset, index)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
     per_op: dict[str, int] = {}
     for pos, node, k, kind, options in todo:
         t = node.inputs[k]
-        plan = _plan_slot(node, k, facts, sources, pos, options)
+        plan = _plan_slot(node, k, facts, index, pos, options)
         if plan is None:
             continue
         if plan[0] != "const":
-            if _normalize(describe(t, opset), ranks) == _normalize(plan, ranks):
+            if _normalize(describe(t, opset), index.ranks) == _normalize(plan, index.ranks):
                 continue
-            if plan_cost(plan) > cone_cost(t, only):
+            if plan_cost(plan) > cone_cost(t, index.only):
                 continue
         base = f"{node.name or node.op}_{kind}"
         new = builder.build(plan, pos, base)
@@ -600,8 +634,9 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         per_op[node.op] = per_op.get(node.op, 0) + 1
     if not any(stats.values()):
         return model, {}
-    builder.place()
-    toposort(g)
+    if builder.inserted:  # inputs that became initializers keep the order sorted
+        builder.place()
+        toposort(g)
     stats["nodes created"] = builder.nodes_made
     for op, c in sorted(per_op.items()):
         stats[f"{op} inputs rewritten"] = c
