@@ -56,3 +56,30 @@ def test_dce_keeps_graph_inputs_and_an_all_live_graph_unchanged():
     out, changes = run_pass("dce", m)
     assert not any(changes.values())
     assert out.SerializeToString() == m.SerializeToString()
+
+
+def test_dce_removes_what_only_a_dead_subgraph_node_read_in_one_run():
+    """A main-graph node read only by a dead node inside an If branch dies with it in the same
+    run: a second dce (which optimize skips on its own output) removes nothing."""
+    then = h.make_graph(
+        [h.make_node("Neg", ["feeds_dead"], ["inner_dead"]), h.make_node("Identity", ["x"], ["t"])],
+        "then",
+        [],
+        [vo("t", T.FLOAT, 1)],
+    )
+    els = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [], [vo("e", T.FLOAT, 1)])
+    nodes = [
+        h.make_node("Relu", ["x"], ["feeds_dead"]),
+        h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=els),
+    ]
+    ins = [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [3])]
+    m = model_of(nodes, ins, [vo("y", T.FLOAT, 1)])
+    out, changes = run_pass("dce", m)
+    assert [n.op_type for n in out.graph.node] == ["If"]
+    assert [n.op_type for n in out.graph.node[0].attribute[0].g.node] == ["Identity"]
+    assert changes == {"nodes removed": 2, "initializers removed": 0}
+    _, changes2 = run_pass("dce", out)
+    assert not any(changes2.values())
+    for c in (True, False):
+        feeds = {"c": np.array(c), "x": np.array([-1.0, 0.5, 2.0], np.float32)}
+        np.testing.assert_array_equal(outputs(m, feeds)[0], outputs(out, feeds)[0])

@@ -20,8 +20,8 @@ The passes, in pipeline order (each module's docstring states its contract):
 :func:`optimize` runs ``fold-if`` first (with ``bind``'s values, before they are written into
 the graph inputs: a branch that is dead at the binding may be invalid there), then
 ``reshape-v1-to-v5`` once, lifts the opset when asked, then repeats the other selected passes
-until a round changes nothing (so a second run changes nothing), and annotates the result
-like ``shapeinfer -o``.
+until a round changes nothing (so a second run changes nothing; a pass marked ``IDEMPOTENT``
+is not rerun on its own unchanged output), and annotates the result like ``shapeinfer -o``.
 """
 
 from __future__ import annotations
@@ -302,6 +302,7 @@ def _optimize(
     model, passes, bind, target_opset, base_dir, progress, deadline=None
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.passes._graph import default_opset
+    from shapeinfer.passes._graph import has_control_flow as graph_has_control_flow
     from shapeinfer.passes.fold_if import has_control_flow
     from shapeinfer.writer import annotate
 
@@ -358,7 +359,8 @@ def _optimize(
         return out, any(changes.values())
 
     rounds = 0
-    control_flow = "fold-if" in names and has_control_flow(m)  # no pass creates an If or a Loop
+    # no pass creates an If or a Loop; the index made for asking is the one the passes edit
+    control_flow = "fold-if" in names and graph_has_control_flow(ctx.graph(m).graph)
     if control_flow:
         for _ in range(MAX_ROUNDS):  # nested Ifs a fold reveals
             m, changed = run("fold-if", m)
@@ -378,12 +380,18 @@ def _optimize(
     repeated = [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
     if "fold-if" in repeated and not (control_flow and has_control_flow(m)):
         repeated.remove("fold-if")
+    changes_made = 0  # runs so far that changed the model
+    after_own: dict[str, int] = {}  # pass -> changes_made right after its latest run
     while rounds < MAX_ROUNDS:
         rounds += 1
         ctx.refresh()  # each round starts from facts of the model as it is
         any_change = False
         for name in repeated:
+            if after_own.get(name) == changes_made and getattr(pass_module(name), "IDEMPOTENT", False):
+                continue  # the model is its own output: a run now would change nothing
             m, changed = run(name, m)
+            changes_made += changed
+            after_own[name] = changes_made
             any_change |= changed
         if not any_change:
             break

@@ -612,6 +612,11 @@ def all_graphs(g: Graph) -> Iterator[Graph]:
             yield from all_graphs(sg)
 
 
+def has_control_flow(g: Graph) -> bool:
+    """True when an If or a Loop is in ``g`` or any graph nested in it."""
+    return any(n.op in ("If", "Loop") for sg in all_graphs(g) for n in sg.nodes)
+
+
 def implicit_inputs(node: Node) -> list[Tensor]:
     """Outer-scope tensors that ``node``'s subgraphs read."""
     if not node.graphs:

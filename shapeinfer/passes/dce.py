@@ -4,8 +4,10 @@ Contract:
 
 - In the main graph and, recursively, in every subgraph: a node stays when a graph output
   (of that graph) depends on one of its outputs, directly or through nodes that stay,
-  counting the outer tensors a subgraph reads as inputs of the node that holds it.
-  Reachability is a walk back from the outputs over producer links (linear).
+  counting the outer tensors a subgraph reads (after its own dead nodes are gone) as inputs
+  of the node that holds it. Reachability is a walk back from the outputs over producer
+  links (linear; repeated for a graph whose subgraphs lost nodes). A second run removes
+  nothing.
 - An initializer stays when a remaining node (in any nested graph) reads it, it is a graph
   output, or it is listed as a graph input of the model optimize was given (an input with a
   default value is interface; before IR 4, initializers the passes created are listed as
@@ -21,6 +23,10 @@ from shapeinfer.passes._graph import GraphModel, implicit_inputs, subgraphs, unl
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
+
+#: Run again on its own output it removes nothing (it reads no facts, and what stays is used):
+#: optimize does not repeat it when nothing changed since its last run.
+IDEMPOTENT = True
 
 
 def _live_nodes(g) -> list:
@@ -52,18 +58,24 @@ def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None 
     """Remove dead nodes of ``g`` and its subgraphs; returns the names ``g``'s nodes read.
 
     ``interface`` names the graph inputs that are interface (default: every graph input).
+    When a subgraph loses nodes, an outer tensor only they read may have died with them: the
+    walk is repeated until it removes nothing, so one run leaves nothing for a second.
     """
-    live = _live_nodes(g)
-    stats["nodes removed"] += len(g.nodes) - len(live)
-    if len(live) != len(g.nodes):
-        keep_ids = {id(n) for n in live}
-        unlink_nodes([n for n in g.nodes if id(n) not in keep_ids])
-        g.nodes = live
-    used: set[str] = {t.name for t in g.outputs}
-    for n in g.nodes:
-        used.update(t.name for t in n.inputs if t.name)
-        for sg in subgraphs(n):
-            used |= _sweep(sg, gm, stats)
+    while True:
+        live = _live_nodes(g)
+        stats["nodes removed"] += len(g.nodes) - len(live)
+        if len(live) != len(g.nodes):
+            keep_ids = {id(n) for n in live}
+            unlink_nodes([n for n in g.nodes if id(n) not in keep_ids])
+            g.nodes = live
+        used: set[str] = {t.name for t in g.outputs}
+        removed_before = stats["nodes removed"]
+        for n in g.nodes:
+            used.update(t.name for t in n.inputs if t.name)
+            for sg in subgraphs(n):
+                used |= _sweep(sg, gm, stats)
+        if stats["nodes removed"] == removed_before:
+            break
     keep = used | (gm.original_input_names(g) if interface is None else interface)
     for name in gm.initializer_names(g):
         if name not in keep:
