@@ -26,7 +26,6 @@ import onnx
 from onnx import AttributeProto
 
 from shapeinfer import dims as D
-from shapeinfer import ops as _ops  # noqa: F401  (registers the native rules)
 from shapeinfer import registry
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing

@@ -1,30 +1,7 @@
-"""Native inference rules, one module per op family; importing this package registers them all."""
+"""Native inference rules, one module per op family (``contrib/`` for onnxruntime's contrib ops).
 
-from shapeinfer.ops import (  # noqa: F401
-    attention,
-    contrib,
-    control_flow,
-    conv,
-    cumulative,
-    elementwise,
-    gather_slice,
-    generators,
-    image,
-    layout,
-    linalg,
-    losses,
-    normalization,
-    pad,
-    quantization,
-    random,
-    reduce,
-    reshape,
-    resize,
-    rnn,
-    selection,
-    sequence,
-    shape,
-    signal,
-    strings,
-    training,
-)
+Each family module registers its rules with :func:`shapeinfer.registry.register` when it is
+imported. Nothing is imported here: :func:`shapeinfer.registry.lookup` imports a family the
+first time a model uses one of its ops, through the generated index :mod:`.rule_index`
+(``python tools/gen_rule_index.py`` after adding or moving a rule).
+"""
