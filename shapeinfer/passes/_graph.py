@@ -193,6 +193,21 @@ def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
             setattr(dst, fd.name, val)
 
 
+_HOLDS_GRAPHS: dict[tuple[str, str], bool] = {}  # (domain, op) -> _may_hold_graphs
+
+
+def _may_hold_graphs(domain: str, op: str) -> bool:
+    """False for a default-domain op whose schema has no graph attribute: onnxruntime refuses
+    such a node carrying one, so import need not read its attributes. True otherwise."""
+    if domain not in ("", "ai.onnx"):
+        return True
+    try:
+        schema = onnx.defs.get_schema(op, "")
+    except Exception:
+        return True  # not a known op: look
+    return any(a.type in _GRAPH_TYPES for a in schema.attributes.values())
+
+
 class GraphModel:
     """A model indexed for editing, with what export needs to write it back losslessly.
 
@@ -248,41 +263,53 @@ class GraphModel:
         return g
 
     def _import_nodes(self, g: Graph, protos, scope: dict[str, Tensor]) -> None:
-        names = self.names
-        nodes = g.nodes
+        # The hot loop of every optimize run (one step per node): names bound locally.
+        names_add = self.names.add
+        nodes_append = g.nodes.append
+        scope_get = scope.get
+        graph_types = _GRAPH_TYPES
+        holds_graphs = _HOLDS_GRAPHS
         for p in protos:
             n = Node(p.op_type, p.name, None, p.domain)
             n.proto = p
+            ins = n.inputs
             for name in p.input:
                 if name:
-                    t = scope.get(name)
+                    t = scope_get(name)
                     if t is None:
                         t = scope[name] = Variable(name)  # read before (or without) a definition
                 else:
                     t = Variable("")
-                n.inputs.append(t)
+                ins.append(t)
                 t.outputs.append(n)
-            for a in p.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    n.graphs[a.name] = self._import_graph(a.g, scope, g)
-                elif a.type == AttributeProto.GRAPHS:
-                    n.graphs[a.name] = [self._import_graph(sg, scope, g) for sg in a.graphs]
+            key = (n.domain, n.op)
+            holds = holds_graphs.get(key)
+            if holds is None:
+                holds = holds_graphs[key] = _may_hold_graphs(n.domain, n.op)
+            if holds:
+                for a in p.attribute:
+                    if a.type in graph_types:
+                        if a.type == AttributeProto.GRAPH:
+                            n.graphs[a.name] = self._import_graph(a.g, scope, g)
+                        else:
+                            n.graphs[a.name] = [self._import_graph(sg, scope, g) for sg in a.graphs]
+            outs = n.outputs
             for name in p.output:
                 if name:
-                    t = scope.get(name)
+                    t = scope_get(name)
                     if t is None or t.inputs or t.graph is not None:
                         t = Variable(name, graph=g)
                         scope[name] = t
                     else:
                         t.graph = g  # read earlier in an unsorted graph: this is its definition
-                    names.add(name)
+                    names_add(name)
                 else:
                     t = Variable("")
-                n.outputs.append(t)
+                outs.append(t)
                 t.inputs.append(n)
-            if p.name:
-                names.add(p.name)
-            nodes.append(n)
+            if n.name:
+                names_add(n.name)
+            nodes_append(n)
 
     # ------------------------------------------------------------------ editing helpers
     def fresh(self, base: str) -> str:
@@ -662,16 +689,15 @@ def predecessors(nodes: list[Node]) -> list[list[int]]:
 
 def _sorted(g: Graph) -> bool:
     """True when every node of ``g`` comes after the producers (in ``g``) of what it reads."""
-    mine = {id(n) for n in g.nodes}
-    done: set[int] = set()
-    for n in g.nodes:
-        ins = n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n)
-        for t in ins:
-            if t.inputs:
-                p = id(t.inputs[0])
-                if p not in done and p in mine:
+    pos = {id(n): k for k, n in enumerate(g.nodes)}
+    get = pos.get
+    for k, n in enumerate(g.nodes):
+        for t in n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n):
+            ps = t.inputs
+            if ps:
+                j = get(id(ps[0]))
+                if j is not None and j >= k:
                     return False
-        done.add(id(n))
     return True
 
 

@@ -598,8 +598,8 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         return model, {}
     todo = []  # (position, node, input index, kind, spellings) of computed shape inputs with known values
     for pos, node in enumerate(g.nodes):
-        slots = shape_slots(node)
-        if not slots or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
+        slots = SHAPE_INPUTS.get(node.op)  # shape_slots, inline: this loop visits every node
+        if not slots or node.domain or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
             continue
         for k, kind in slots.items():
             if k >= len(node.inputs) or not node.inputs[k].name:

@@ -69,11 +69,13 @@ def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None 
             unlink_nodes([n for n in g.nodes if id(n) not in keep_ids])
             g.nodes = live
         used: set[str] = {t.name for t in g.outputs}
+        used.update(t.name for n in g.nodes for t in n.inputs)
+        used.discard("")
         removed_before = stats["nodes removed"]
         for n in g.nodes:
-            used.update(t.name for t in n.inputs if t.name)
-            for sg in subgraphs(n):
-                used |= _sweep(sg, gm, stats)
+            if n.graphs:
+                for sg in subgraphs(n):
+                    used |= _sweep(sg, gm, stats)
         if stats["nodes removed"] == removed_before:
             break
     keep = used | (gm.original_input_names(g) if interface is None else interface)

@@ -114,7 +114,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     # Equal small initializers: readers use the first.
     for n in g.nodes:
         for i, t in enumerate(n.inputs):
-            if isinstance(t, Constant) and t.name:
+            if type(t) is Constant and t.name:
                 k = in_key(t)
                 if k[0] != "c":
                     continue

@@ -61,12 +61,14 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     fold: set[int] = set()
     arrays: dict[str, np.ndarray] = {}
     constants = 0
+    cap = ctx.fold_cap
+    facts_get = facts.get
     for n in g.nodes:
         if n.domain or n.op in NONDETERMINISTIC or n.graphs or not n.outputs:
             continue
-        if any(t.name in outputs for t in n.outputs):
-            continue
         if n.op == "Constant":
+            if any(t.name in outputs for t in n.outputs):
+                continue
             v = constant_node_value(n)
             if v is None or len(n.outputs) != 1:
                 continue
@@ -74,19 +76,20 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             arrays[n.outputs[0].name] = v
             constants += 1
             continue
-        ok = True
+        found = {}
         for t in n.outputs:
-            if not t.name or not len(t.outputs):
+            if not t.name or not t.outputs:
                 continue
-            arr = static_array(facts.get(t.name), ctx.fold_cap)
+            f = facts_get(t.name)
+            # (the common case, no tracked value, rejected before the full test)
+            arr = None if f is None or f.value is None else static_array(f, cap)
             if arr is None:
-                ok = False
                 break
-            arrays[t.name] = arr
-        if ok and any(t.name in arrays for t in n.outputs):
-            fold.add(id(n))
-        elif ok and not any(t.name and len(t.outputs) for t in n.outputs):
-            continue  # unused: dce's business
+            found[t.name] = arr
+        else:
+            if found and not any(t.name in outputs for t in n.outputs):
+                arrays.update(found)
+                fold.add(id(n))
     if not fold:
         return model, {}
     folded_tensors = 0

@@ -38,6 +38,9 @@ KEEPS_VALUES = True
 
 RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
 
+#: The ops :func:`is_noop` can find a no-op (with RESHAPES, what the pass looks at).
+MOVES = RESHAPES | {"Identity", "Expand", "Tile", "Cast", "Transpose", "Slice"}
+
 
 def _same(a, b) -> bool:
     return (
@@ -110,7 +113,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     main_ids = {id(n) for n in g.nodes}
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
     for node in list(g.nodes):
-        if node.domain or not node.outputs or not node.inputs:
+        if node.op not in MOVES or node.domain or not node.outputs or not node.inputs:
             continue
         if is_noop(node, facts):
             if _bypass(node, main_ids, outputs):
