@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+#: The severities a diagnostic or a lint finding has, most severe first.
 SEVERITIES = ("error", "warning", "info")
 
 

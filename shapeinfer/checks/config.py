@@ -25,7 +25,8 @@ from importlib import resources
 from typing import Any
 
 from shapeinfer.checks.context import Finding
-from shapeinfer.checks.registry import RULES, SEVERITIES, TARGETS, expand, split_codes
+from shapeinfer.checks.registry import RULES, TARGETS, expand, split_codes
+from shapeinfer.diagnostics import SEVERITIES
 
 PROFILE_DIR = "rules"
 DEFAULT_PROFILE = "default"

@@ -22,7 +22,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-SEVERITIES = ("error", "warning", "info")
+from shapeinfer.diagnostics import SEVERITIES
+
 TARGETS = ("onnx", "openvino", "onednn")
 FAMILIES = {
     "R": "Reshape",
