@@ -264,6 +264,6 @@ def parse_range(text: str) -> tuple[str, Range]:
         raise ValueError(f"{text!r}: symbols stand for sizes of at least 1")
     if hi is not None and hi < lo:
         raise ValueError(f"{text!r}: the range is empty ({lo} > {hi})")
-    if hi is not None and hi > 2**63 - 1:
+    if hi is not None and hi > D.INT64_MAX:
         raise ValueError(f"{text!r}: larger than int64 allows")
     return name, (lo, hi)
