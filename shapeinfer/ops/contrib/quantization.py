@@ -33,6 +33,7 @@ from shapeinfer.ops.conv import conv_kernel, conv_like, spatial_dims
 from shapeinfer.ops.gather_slice import concat
 from shapeinfer.ops.linalg import matmul_shape
 from shapeinfer.ops.quantization import dequantize_values, quantize_values
+from shapeinfer.ops.rnn import recurrent_dims
 from shapeinfer.registry import register
 
 MS = "com.microsoft"
@@ -305,20 +306,8 @@ def qlinear_global_average_pool(ctx, ins: list) -> list:
 def dynamic_quantize_lstm(ctx, ins: list) -> list:
     """DynamicQuantizeLSTM: Y ``(seq, num_directions, batch, hidden)``, Y_h / Y_c ``(num_directions,
     batch, hidden)``; hidden_size from the attribute, else R's dim 1 (R is ``[nd, hidden, 4*hidden]``)."""
-    x, r = ins[0], arg(ins, 2)
-    direction = ctx.attr("direction", "forward")
-    if direction not in ("forward", "reverse", "bidirectional"):
-        raise InferenceError("E090", f"DynamicQuantizeLSTM direction {direction!r}")
-    nd = 2 if direction == "bidirectional" else 1
-    hidden = ctx.attr("hidden_size")
-    if hidden is None:
-        hidden = r.shape[1] if r is not None and r.shape is not None and len(r.shape) == 3 else ctx.fresh()
-    if x.shape is None:
-        seq, batch = ctx.fresh(), ctx.fresh()
-    elif len(x.shape) != 3:
-        raise InferenceError("E090", f"DynamicQuantizeLSTM input must be 3-D, got rank {len(x.shape)}")
-    else:
-        seq, batch = x.shape[0], x.shape[1]
+    x = ins[0]
+    seq, batch, nd, hidden = recurrent_dims(ctx, x, arg(ins, 2), r_hidden_axis=1)
     state = tensor(x.dtype, (nd, batch, hidden))
     return [tensor(x.dtype, (seq, nd, batch, hidden)), state, state]
 
