@@ -318,7 +318,7 @@ class NodeContext:
         ``attr`` names the node attribute holding the graph (found by comparison when omitted).
         """
         if attr is None:
-            attr = next((a.name for a in self.node.attribute if a.type == AttributeProto.GRAPH and a.g == graph), "?")
+            attr = next((name for name, g in subgraph_attrs(self.node) if g == graph), "?")
         return self.engine.run_graph(
             graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr), call_attrs=self.call_attrs
         )

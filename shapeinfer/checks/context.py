@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
 
 import onnx
-from onnx import AttributeProto
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import Diagnostic
@@ -207,7 +206,7 @@ class LintContext:
             yield from refs
 
     def _walk(self, graph: onnx.GraphProto, name: str, chain: list, consts: list, out: list) -> None:
-        from shapeinfer.engine import graph_path
+        from shapeinfer.engine import graph_path, subgraph_attrs
 
         facts = self.result.graph_facts.get(name, {})
         local = {t.name for t in graph.initializer}
@@ -220,12 +219,8 @@ class LintContext:
         refs = [NodeRef(n, k, name, chain, consts) for k, n in enumerate(graph.node)]
         out.append((graph, name, refs))
         for ref in refs:
-            for a in ref.node.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    self._walk(a.g, graph_path(name, ref.index, a.name), chain, consts, out)
-                elif a.type == AttributeProto.GRAPHS:
-                    for j, g in enumerate(a.graphs):
-                        self._walk(g, graph_path(name, ref.index, f"{a.name}[{j}]"), chain, consts, out)
+            for attr, g in subgraph_attrs(ref.node):
+                self._walk(g, graph_path(name, ref.index, attr), chain, consts, out)
 
     # ------------------------------------------------------------------ reporting
     def report(
