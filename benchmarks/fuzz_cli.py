@@ -16,12 +16,24 @@ every file opened outside the model's folder, the output folder and the system, 
 command through click. The parent kills a child that runs past ``--timeout`` + slack. A case
 fails on a traceback or "internal error" on stderr, a kill, an outside open, or peak RSS over
 ``--max-rss``.
+
+When onnxruntime is importable (and unless ``--no-ort``), every model that ``infer -o`` and
+``optimize -o`` write is checked against its (mutated) input, in batches of ``--ort-batch`` cases
+run by one forked checker (which imports onnxruntime itself, so the CLI children's RSS is theirs
+alone): when onnxruntime loads the input (default session options, as deployed), it must load
+the output (**loads worse** otherwise, also when it crashes or hangs onnxruntime), and when the
+input runs on generated inputs at a binding of its symbolic dims (each symbol its own value in
+2, 3, 4, ...; all 2 if the input fails there), the output must run and give the same outputs,
+by name, within a tolerance (fp16 1e-2, other floats 1e-4, the rest exactly; **different
+outputs** otherwise). An input that onnxruntime refuses, cannot run, or whose outputs differ
+between two of its own runs (random ops) is not compared.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import io
 import json
 import os
@@ -111,6 +123,105 @@ def structure_mutation(model, rng: random.Random):
     return data
 
 
+def loadable_mutation(model, rng: random.Random) -> bytes:
+    """One to three mutations of ``model`` (changed in place) that onnxruntime mostly still
+    loads and runs, so that what ``-o`` and ``optimize`` write from it gets compared: input dims
+    fixed, renamed apart or left open, input shapes dropped, value_info dropped or made wrong,
+    graph outputs re-typed or added, neighbouring opsets and IR versions, Constant nodes and
+    initializers swapped, initializers made overridable inputs."""
+    from onnx import TensorProto, helper
+
+    g = model.graph
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        kind = rng.choice(
+            [
+                "fix_dim",
+                "split_sym",
+                "open_dim",
+                "drop_shape",
+                "drop_value_info",
+                "wrong_value_info",
+                "output_type",
+                "extra_output",
+                "opset",
+                "const_to_init",
+                "init_to_const",
+                "init_as_input",
+            ]
+        )
+        syms = sorted({d.dim_param for vi in g.input for d in vi.type.tensor_type.shape.dim if d.dim_param})
+        if kind == "fix_dim" and syms:
+            sym, value = rng.choice(syms), rng.choice([1, 1, 2, 3, 7])
+            for vi in g.input if rng.random() < 0.8 else [rng.choice(list(g.input))]:
+                for d in vi.type.tensor_type.shape.dim:
+                    if d.dim_param == sym:
+                        d.dim_value = value
+        elif kind == "split_sym" and syms and g.input:
+            sym = rng.choice(syms)
+            for d in rng.choice(list(g.input)).type.tensor_type.shape.dim:
+                if d.dim_param == sym:
+                    d.dim_param = sym + "_other"
+        elif kind == "open_dim" and g.input:
+            dims = list(rng.choice(list(g.input)).type.tensor_type.shape.dim)
+            if dims:
+                rng.choice(dims).Clear()
+        elif kind == "drop_shape" and g.input:
+            rng.choice(list(g.input)).type.tensor_type.ClearField("shape")
+        elif kind == "drop_value_info":
+            keep = [vi for vi in g.value_info if rng.random() < 0.5] if rng.random() < 0.5 else []
+            del g.value_info[:]
+            g.value_info.extend(keep)
+        elif kind == "wrong_value_info" and g.value_info:
+            dims = list(rng.choice(list(g.value_info)).type.tensor_type.shape.dim)
+            if dims:
+                d = rng.choice(dims)
+                if rng.random() < 0.5:
+                    d.dim_value = rng.choice([1, 3, 5, 1000])
+                else:
+                    d.dim_param = rng.choice(["batch", "seq", "fuzz_sym"])
+        elif kind == "output_type" and g.output:
+            tt = rng.choice(list(g.output)).type.tensor_type
+            how = rng.choice(["clear", "open", "param", "value"])
+            if how == "clear":
+                tt.ClearField("shape")
+            elif tt.shape.dim:
+                d = rng.choice(list(tt.shape.dim))
+                if how == "open":
+                    d.Clear()
+                elif how == "param":
+                    d.dim_param = rng.choice(["batch", "seq", "fuzz_sym"])
+                else:
+                    d.dim_value = rng.choice([1, 2, 64, 1000])
+        elif kind == "extra_output" and g.node:
+            name = next((o for o in rng.choice(list(g.node)).output if o), None)
+            if name and name not in {o.name for o in g.output}:
+                g.output.append(helper.make_empty_tensor_value_info(name))
+        elif kind == "opset":
+            for o in model.opset_import:
+                if o.domain in ("", "ai.onnx"):
+                    o.version = max(13, min(21, o.version + rng.choice([-2, -1, 1, 2])))
+                    model.ir_version = max(model.ir_version, 10 if o.version >= 21 else 8)
+        elif kind == "const_to_init":
+            consts = [n for n in g.node if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value"]
+            if consts:
+                n = rng.choice(consts)
+                t = TensorProto()
+                t.CopyFrom(n.attribute[0].t)
+                t.name = n.output[0]
+                g.node.remove(n)
+                g.initializer.append(t)
+        elif kind == "init_to_const" and g.initializer:
+            t = rng.choice(list(g.initializer))
+            if t.name not in {i.name for i in g.input}:
+                g.initializer.remove(t)
+                g.node.insert(0, helper.make_node("Constant", [], [t.name], value=t))
+        elif kind == "init_as_input" and g.initializer:
+            t = rng.choice(list(g.initializer))
+            if t.name not in {i.name for i in g.input}:
+                g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return model.SerializeToString()
+
+
 def generated(rng: random.Random) -> bytes:
     """Models whose cost lies in their values: expression bombs, huge Concats, huge counts."""
     import numpy as np
@@ -174,6 +285,274 @@ def byte_mutation(data: bytes, rng: random.Random) -> bytes:
             if 0x61 <= b[i] <= 0x7A:
                 b[i] = 0xFF
     return bytes(b)
+
+
+def write_options(sub: str, data: bytes, rng: random.Random) -> tuple[list[str], dict[str, int]]:
+    """Options for the commands that write (``out``: ``--bind``, ``--dim-range``; ``optimize``:
+    ``--bind``, ``--target-opset``, ``--passes``) and the symbol values the comparison must
+    use for the written model to be asked the same question (a bound symbol its value, a ranged
+    one a value in its range)."""
+    from onnx import ModelProto
+
+    from shapeinfer.passes import PASSES
+
+    m = ModelProto()
+    try:
+        m.ParseFromString(data)
+    except Exception:
+        return [], {}
+    syms = sorted(
+        {d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim if d.dim_param.isidentifier()}
+    )
+    args: list[str] = []
+    pinned: dict[str, int] = {}
+    if syms and rng.random() < 0.3:
+        sym, v = rng.choice(syms), rng.choice([1, 2, 3])
+        args += ["--bind", f"{sym}={v}"]
+        pinned[sym] = v
+    if sub == "out" and syms and rng.random() < 0.2:
+        sym = rng.choice([x for x in syms if x not in pinned] or syms)
+        lo, hi = rng.choice([(1, 1), (2, 4), (1, None), (3, 3), (1, 512)])
+        args += ["--dim-range", f"{sym}={lo}:{'' if hi is None else hi}"]
+        pinned.setdefault(sym, hi if hi is not None and hi <= 4 else max(lo, 2))
+    if sub == "optimize" and rng.random() < 0.15:
+        args += ["--target-opset", str(rng.choice([18, 19, 20, 21, 22]))]
+    if sub == "optimize" and rng.random() < 0.2:
+        names = [n for n in PASSES if n != "dce"]
+        args += ["--passes", ",".join(rng.sample(names, rng.randint(1, len(names))))]
+    return args, pinned
+
+
+# ----------------------------------------------------------------------------- onnxruntime check
+
+#: Inputs with more elements than this are not generated (the mutated dims can be 2**62).
+MAX_FEED_ELEMENTS = 4_000_000
+
+_NP_TYPES = {
+    "float": "float32",
+    "float16": "float16",
+    "double": "float64",
+    "int64": "int64",
+    "int32": "int32",
+    "int16": "int16",
+    "int8": "int8",
+    "uint64": "uint64",
+    "uint32": "uint32",
+    "uint16": "uint16",
+    "uint8": "uint8",
+    "bool": "bool",
+    "string": "object",
+}
+
+
+class Skip(Exception):
+    """The input itself cannot be compared (refused, not runnable, not deterministic, too big)."""
+
+
+def _session(path: str):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+
+
+def _feeds(sess, uniform: bool, pinned: dict[str, int]) -> dict:
+    """Generated inputs for ``sess``: a symbol in ``pinned`` its value there (what ``--bind`` or
+    ``--dim-range`` told the command), each other symbolic (or unnamed) dim its own value from 2
+    up (all 2 when ``uniform``); integers in [0, 2) (safe as indices), masks ones, floats normal."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    values: dict[str, int] = {}
+    feeds = {}
+    for k, i in enumerate(sess.get_inputs()):
+        t = i.type
+        if not t.startswith("tensor(") or t[7:-1] not in _NP_TYPES:
+            raise Skip(f"input type not generated: {i.name!r} of type {t}")
+        dt = np.dtype(_NP_TYPES[t[7:-1]])
+        shape = []
+        for axis, d in enumerate(i.shape or []):
+            if isinstance(d, int) and d >= 0:
+                shape.append(d)
+                continue
+            name = d if isinstance(d, str) and d else f"{k}:{axis}"
+            if name in pinned:
+                shape.append(pinned[name])
+            else:
+                shape.append(2 if uniform else values.setdefault(name, 2 + len(values) % 4))
+        if int(np.prod(shape, dtype=np.float64)) > MAX_FEED_ELEMENTS:
+            raise Skip(f"input too large: {i.name!r} of shape {shape}")
+        if dt.kind == "O":
+            feeds[i.name] = np.full(shape, "a", dtype=object)
+        elif dt.kind == "b":
+            feeds[i.name] = np.zeros(shape, dt)
+        elif dt.kind in "iu" and "mask" in i.name.lower():
+            feeds[i.name] = np.ones(shape, dt)
+        elif dt.kind in "iu":
+            feeds[i.name] = rng.integers(0, 2, size=shape).astype(dt)
+        else:
+            feeds[i.name] = rng.standard_normal(shape).astype(dt)
+    return feeds
+
+
+def _same(a, b) -> str | None:
+    """None when two results agree (floats within a tolerance for their width), else how not."""
+    import numpy as np
+
+    if isinstance(a, list) or isinstance(b, list):
+        if not (isinstance(a, list) and isinstance(b, list) and len(a) == len(b)):
+            return "sequence length"
+        return next((r for r in map(_same, a, b) if r), None)
+    if isinstance(a, dict) or isinstance(b, dict):
+        ok = isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+        return None if ok and not any(_same(a[k], b[k]) for k in a) else "map"
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype:
+        return f"dtype {a.dtype} vs {b.dtype}"
+    if a.shape != b.shape:
+        return f"shape {list(a.shape)} vs {list(b.shape)}"
+    if a.dtype.kind in "fc":
+        tol = 1e-2 if a.dtype == np.float16 else 1e-4
+        if not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True):
+            with np.errstate(all="ignore"):
+                worst = np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64)))
+            return f"values differ by up to {worst:.3g}"
+        return None
+    return None if np.array_equal(a, b) else "values differ"
+
+
+def _outputs(sess, feeds: dict) -> dict:
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+
+
+def ort_compare(model: str, out: str, pinned: dict[str, int], stage) -> tuple[str, str]:
+    """Compare input ``model`` and written ``out`` in onnxruntime: ``(status, detail)`` with
+    status ``ok``, ``worse`` (the output does not load or run where the input does),
+    ``different`` (other outputs) or ``skip`` (the input cannot be compared). ``stage(name)``
+    is called before each step, so a crash or hang is blamed on the right model."""
+    stage("input")
+    try:
+        sin = _session(model)
+    except Exception as e:
+        raise Skip("input refused: " + _first_line(e)) from None
+    want = feeds = None
+    for uniform in (False, True):
+        feeds = _feeds(sin, uniform, pinned)
+        try:
+            want = _outputs(sin, feeds)
+            break
+        except Exception:
+            continue
+    if want is None:
+        raise Skip("input does not run")
+    stage("output")
+    try:
+        sout = _session(out)
+    except Exception as e:
+        return "worse", "output refused: " + _first_line(e)
+    names = {i.name for i in sout.get_inputs()}
+    if names != set(feeds):
+        return "different", f"inputs {sorted(feeds)} became {sorted(names)}"
+    try:
+        got = _outputs(sout, feeds)
+    except Exception as e:
+        return "worse", "output does not run: " + _first_line(e)
+    if list(got) != list(want):
+        return "different", f"outputs {list(want)} became {list(got)}"
+    bad = {k: r for k in want if (r := _same(want[k], got[k]))}
+    if not bad:
+        return "ok", ""
+    stage("input")
+    again = _outputs(sin, feeds)
+    if any(_same(want[k], again[k]) for k in want):
+        raise Skip("input is not deterministic")
+    k, r = next(iter(bad.items()))
+    return "different", f"output {k!r}: {r}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+
+
+def ort_checker(items: list[tuple[str, str, dict]], log_path: str) -> None:
+    """Forked checker: compare each (model, out, pinned) item, one JSON line per stage and result."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+    with open(log_path, "a", buffering=1) as log:
+        for i, (model, out, pinned) in enumerate(items):
+
+            def stage(name: str, i: int = i) -> None:
+                log.write(json.dumps({"i": i, "stage": name}) + "\n")
+
+            try:
+                status, detail = ort_compare(model, out, pinned, stage)
+            except Skip as e:
+                status, detail = "skip", str(e)
+            except Exception as e:  # an error past the stages that can fail: worth a look
+                status, detail = "skip", f"checker error: {_first_line(e)}"
+            log.write(json.dumps({"i": i, "status": status, "detail": detail}) + "\n")
+
+
+def ort_check_batch(items: list[tuple[str, str, dict]], work: str, limit: float) -> list[tuple[str, str]]:
+    """``(status, detail)`` for each (model, out, pinned) item (see :func:`ort_compare`), checked
+    by forked checkers; one that crashes or makes no progress for ``limit`` seconds is replaced by
+    another for the rest, and the item it was on counts as ``worse`` when the output was at
+    fault, ``skip`` otherwise."""
+    results: list[tuple[str, str] | None] = [None] * len(items)
+    start = 0
+    while start < len(items):
+        log_path = os.path.join(work, "ort.jsonl")
+        open(log_path, "w").close()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)  # onnxruntime's own messages about bad models
+                os.dup2(null, 1)
+                os.dup2(null, 2)
+                ort_checker(items[start:], log_path)
+            except BaseException:
+                code = 3
+            os._exit(code)
+        last, size = time.monotonic(), 0
+        status = 0
+        while True:
+            wpid, status = os.waitpid(pid, os.WNOHANG)
+            if wpid:
+                break
+            now_size = os.path.getsize(log_path)
+            if now_size != size:
+                last, size = time.monotonic(), now_size
+            elif time.monotonic() - last > limit:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                status = -1
+                break
+            time.sleep(0.02)
+        stage = {}
+        with open(log_path) as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if "status" in rec:
+                    results[start + rec["i"]] = (rec["status"], rec["detail"])
+                else:
+                    stage[rec["i"]] = rec["stage"]
+        nxt = next((j for j in range(start, len(items)) if results[j] is None), len(items))
+        if nxt < len(items):  # the checker died or hung on item nxt
+            how = "hangs" if status == -1 else f"crashes (status {status})"
+            if stage.get(nxt - start) == "output":
+                results[nxt] = ("worse", f"onnxruntime {how} on the output")
+            else:
+                results[nxt] = ("skip", f"onnxruntime {how} on the input")
+        start = nxt + 1
+    return [r or ("skip", "not checked") for r in results]
 
 
 # ----------------------------------------------------------------------------- running
@@ -254,7 +633,10 @@ def main() -> int:
     ap.add_argument("--slack", type=float, default=10.0)
     ap.add_argument("--max-rss", type=float, default=1500.0, help="MB per child")
     ap.add_argument("--json", help="write every failing case here")
+    ap.add_argument("--no-ort", action="store_true", help="do not check written models in onnxruntime")
+    ap.add_argument("--ort-batch", type=int, default=25, help="written models per onnxruntime checker")
     a = ap.parse_args()
+    ort = not a.no_ort and importlib.util.find_spec("onnxruntime") is not None
 
     import onnx
 
@@ -276,9 +658,45 @@ def main() -> int:
         f.write(b"\0" * 4096)
     system = [sys.prefix, sys.base_prefix, "/usr", "/etc", "/proc", "/sys", "/dev", ROOT]
     system += [p for p in sys.path if p and os.path.isdir(p) and not p.startswith("/tmp")]
-    stats = {s: {"cases": 0, "tracebacks": 0, "hangs": 0, "outside": 0, "max_rss_mb": 0.0} for s in SUBCOMMANDS}
+    stats = {
+        s: {"cases": 0, "tracebacks": 0, "hangs": 0, "outside": 0, "max_rss_mb": 0.0, "compared": 0, "skipped": 0}
+        | ({"loads worse": 0, "different outputs": 0} if s in ("out", "optimize") else {})
+        for s in SUBCOMMANDS
+    }
+    skips: dict[str, int] = {}
     failures = []
+    pending: list[dict] = []  # written models waiting for the onnxruntime check
     t0 = time.time()
+
+    def fail(k: int, sub: str, src: str, args, cwd: str, bad: list[str], model: str, out: str | None = None) -> None:
+        keep = os.path.join(work, "failures")
+        os.makedirs(keep, exist_ok=True)
+        shutil.copy(model, os.path.join(keep, f"case{k}.onnx"))
+        if out and os.path.exists(out):
+            shutil.copy(out, os.path.join(keep, f"case{k}.{sub}.onnx"))
+        failures.append({"case": k, "args": args, "cwd": cwd, "bad": bad, "source": os.path.basename(src)})
+        print(f"FAIL case {k} {sub} ({os.path.basename(src)}): {'; '.join(bad)}", flush=True)
+
+    def check_pending() -> None:
+        """Check the written models waiting in ``pending`` in onnxruntime, then drop their folders."""
+        items = [(p["model"], p["out"], p["pinned"]) for p in pending]
+        results = ort_check_batch(items, work, a.timeout + a.slack)
+        for p, (status, detail) in zip(pending, results):
+            s = stats[p["sub"]]
+            if status == "skip":
+                s["skipped"] += 1
+                reason = detail.split(":")[0]
+                skips[reason] = skips.get(reason, 0) + 1
+            else:
+                s["compared"] += 1
+            if status in ("worse", "different"):
+                s["loads worse" if status == "worse" else "different outputs"] += 1
+                label = "loads worse than its input" if status == "worse" else "different outputs"
+                fail(p["k"], p["sub"], p["src"], p["args"], p["cwd"], [f"{label}: {detail}"], p["model"], p["out"])
+            for d in p["folders"]:
+                shutil.rmtree(d, ignore_errors=True)
+        pending.clear()
+
     try:
         for k in range(a.cases):
             folder = os.path.join(work, f"m{k}")
@@ -287,10 +705,14 @@ def main() -> int:
             os.makedirs(other)
             roll = rng.random()
             src = rng.choice(sources)
-            if roll < 0.15:
+            if roll < 0.1:
                 data = generated(rng)
-            elif roll < 0.5:
+            elif roll < 0.3:
                 data = byte_mutation(blobs[src], rng)
+            elif roll < 0.65:
+                m = onnx.ModelProto()
+                m.ParseFromString(blobs[src])
+                data = loadable_mutation(m, rng)
             else:
                 m = onnx.ModelProto()
                 m.ParseFromString(blobs[src])
@@ -314,6 +736,10 @@ def main() -> int:
                 "lint": ["lint", model],
                 "verify": ["verify", model, "--bind", "a=2,b=3"],
             }[sub]
+            pinned: dict[str, int] = {}
+            if sub in ("out", "optimize"):
+                extra, pinned = write_options(sub, data, rng)
+                args += extra
             cwd = rng.choice([folder, decoy])
             res = run_case(args, cwd, [folder, other, *system], a.timeout, a.slack, os.path.join(work, "res.json"))
             s = stats[sub]
@@ -339,15 +765,20 @@ def main() -> int:
             if res["maxrss_mb"] > a.max_rss:
                 bad.append(f"peak RSS {res['maxrss_mb']:.0f} MB")
             if bad:
-                keep = os.path.join(work, "failures")
-                os.makedirs(keep, exist_ok=True)
-                shutil.copy(model, os.path.join(keep, f"case{k}.onnx"))
-                failures.append({"case": k, "args": args, "cwd": cwd, "bad": bad, "source": os.path.basename(src)})
-                print(f"FAIL case {k} {sub} ({os.path.basename(src)}): {'; '.join(bad)}", flush=True)
-            shutil.rmtree(folder, ignore_errors=True)
-            shutil.rmtree(other, ignore_errors=True)
+                fail(k, sub, src, args, cwd, bad, model)
+            if ort and sub in ("out", "optimize") and os.path.exists(out) and not res["killed"]:
+                entry = {"k": k, "sub": sub, "src": src, "args": args, "cwd": cwd, "model": model, "out": out}
+                entry["pinned"] = pinned
+                pending.append(entry | {"folders": [folder, other]})
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+                shutil.rmtree(other, ignore_errors=True)
+            if len(pending) >= a.ort_batch:
+                check_pending()
             if (k + 1) % 100 == 0:
                 print(f"{k + 1}/{a.cases} cases, {len(failures)} failing, {time.time() - t0:.0f}s", flush=True)
+        if pending:
+            check_pending()
     finally:
         if a.json:
             with open(a.json, "w") as f:
@@ -355,10 +786,23 @@ def main() -> int:
     total = sum(s["cases"] for s in stats.values())
     print(f"{total} cases in {time.time() - t0:.0f}s (--timeout {a.timeout:g}, kill at +{a.slack:g}s)")
     for name, s in stats.items():
+        ort_cells = ""
+        if ort and "loads worse" in s:
+            ort_cells = (
+                f"  | onnxruntime: compared {s['compared']}, skipped {s['skipped']}, "
+                f"loads worse {s['loads worse']}, different outputs {s['different outputs']}"
+            )
         print(
             f"  {name:<9} {s['cases']:>5} cases  tracebacks {s['tracebacks']}  hangs {s['hangs']}  "
-            f"outside opens {s['outside']}  max RSS {s['max_rss_mb']:.0f} MB"
+            f"outside opens {s['outside']}  max RSS {s['max_rss_mb']:.0f} MB{ort_cells}"
         )
+    if ort:
+        print(
+            "  written models not compared (the input could not be): "
+            + (", ".join(f"{why} {n}" for why, n in sorted(skips.items(), key=lambda x: -x[1])) or "none")
+        )
+    else:
+        print("  onnxruntime not checked (" + ("--no-ort" if a.no_ort else "not importable") + ")")
     print(f"failing cases: {len(failures)} (models kept in {work}/failures)")
     return 1 if failures else 0
 
