@@ -2,9 +2,17 @@
 
 Makes a model whose initializers live in one dense data file of ``--gb`` GB (random bytes) in
 ``--dir``, then times, in alternating order (paired runs), ``cp DATA OTHER/`` and the whole
-``shapeinfer M -o OTHER/out.onnx`` process, each after ``sync`` and a pause (on a shared VM disk
-the second copy of a pair otherwise pays for the first one's write-back). Prints each pair and the
-median wall times and their ratio. Deletes everything it made unless ``--keep``.
+``shapeinfer M -o OTHER/out.onnx`` process. Before each timed run: ``sync``, then wait until
+the kernel's pending writes (``Dirty`` + ``Writeback`` in ``/proc/meminfo``) stay under
+``--quiet-mb`` for two consecutive readings half a second apart (at most ``--quiet-timeout``
+seconds), then a pause of ``--settle`` seconds. Both copies land in the page cache and are
+written back afterwards; on a shared VM disk the run that comes second in a pair otherwise pays
+for the first one's write-back, and other processes' writes (other users of the machine) would
+land on whichever run happens to overlap them. ``sync`` flushes this machine's dirty pages; the
+wait makes sure nobody else's are pending when the clock starts; the pause leaves the virtual
+disk's own cache time to drain, which the guest cannot observe. The first run of a pair is the
+steadier figure; both positions are reported. Prints each pair and the median wall times and
+their ratio. Deletes everything it made unless ``--keep``.
 
     python benchmarks/copy_external.py --dir /work/bigtmp --gb 2.5 --pairs 5
 """
@@ -57,10 +65,37 @@ def make_model(folder: str, nbytes: int, parts: int = 5) -> str:
     return path
 
 
-def timed(cmd: list[str], settle: float) -> float:
-    """Wall time of ``cmd``, started after ``sync`` and a pause (the previous run's writes
-    settle, so neither tool pays for the other's write-back)."""
+def pending_write_mb() -> float:
+    """Dirty + Writeback memory in MB (pages waiting to be written to disk), from /proc/meminfo."""
+    kb = 0
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(("Dirty:", "Writeback:")):
+                    kb += int(line.split()[1])
+    except OSError:
+        return 0.0
+    return kb / 1024
+
+
+def wait_quiet(limit_mb: float, timeout: float) -> float:
+    """Wait until pending writes stay under ``limit_mb`` for two readings 0.5 s apart, or
+    ``timeout`` seconds; returns the last reading."""
+    deadline = time.monotonic() + timeout
+    calm = 0
+    while True:
+        mb = pending_write_mb()
+        calm = calm + 1 if mb < limit_mb else 0
+        if calm >= 2 or time.monotonic() > deadline:
+            return mb
+        time.sleep(0.5)
+
+
+def timed(cmd: list[str], settle: float, quiet_mb: float = 64.0, quiet_timeout: float = 60.0) -> float:
+    """Wall time of ``cmd``, started after ``sync``, a wait for pending writes to drain and a
+    pause (the previous run's writes settle, so neither tool pays for the other's write-back)."""
     subprocess.run(["sync"], check=True)
+    wait_quiet(quiet_mb, quiet_timeout)
     time.sleep(settle)
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -74,6 +109,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=6, help="an even number: each tool goes first half the time")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--settle", type=float, default=15.0, help="seconds to wait after sync before each run")
+    ap.add_argument("--quiet-mb", type=float, default=64.0, help="pending writes (MB) to wait below before each run")
+    ap.add_argument("--quiet-timeout", type=float, default=60.0, help="longest wait for pending writes (s)")
     a = ap.parse_args()
     root = os.path.join(a.dir, "copy_external")
     src, dst_cp, dst_si = (os.path.join(root, d) for d in ("src", "cp", "si"))
@@ -93,7 +130,7 @@ def main() -> None:
             ]
             if k % 2:
                 runs.reverse()
-            got = {name: timed(cmd, a.settle) for name, cmd in runs}
+            got = {name: timed(cmd, a.settle, a.quiet_mb, a.quiet_timeout) for name, cmd in runs}
             cps.append(got["cp"])
             sis.append(got["shapeinfer"])
             print(f"pair {k + 1}: cp {got['cp']:.2f}s  shapeinfer -o {got['shapeinfer']:.2f}s", flush=True)
