@@ -77,41 +77,57 @@ TENSOR_ATTRIBUTE_OPS = frozenset({"Constant", "ConstantOfShape", "If", "Loop", "
 def iter_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
     """Every TensorProto a model stores: initializers and tensor attributes, subgraphs included
     (tensor attributes of the default domain only where the op's schema has them)."""
-    ops = TENSOR_ATTRIBUTE_OPS
-
-    def graph(g: onnx.GraphProto):
-        yield from g.initializer
-        for st in g.sparse_initializer:
-            yield st.values
-            yield st.indices
-        for n in g.node:
-            if n.op_type in ops or n.domain not in ("", "ai.onnx"):
-                yield from node_tensors(n)
-
-    def node_tensors(n: onnx.NodeProto):
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.TENSOR:
-                yield a.t
-            elif a.type == onnx.AttributeProto.SPARSE_TENSOR:
-                yield a.sparse_tensor.values
-                yield a.sparse_tensor.indices
-            elif a.type == onnx.AttributeProto.GRAPH:
-                yield from graph(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    yield from graph(sg)
-            elif a.type == onnx.AttributeProto.TENSORS:
-                yield from a.tensors
-
-    yield from graph(model.graph)
-    for f in model.functions:
-        for n in f.node:
-            yield from node_tensors(n)
+    return iter(_collect(model, external_only=False))
 
 
 def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
-    """The tensors of ``model`` whose data lives in external files."""
-    return [t for t in iter_tensors(model) if t.data_location == TensorProto.EXTERNAL]
+    """The tensors of ``model`` whose data lives in external files (as :func:`iter_tensors`
+    finds them), in the order it visits them."""
+    return _collect(model, external_only=True)
+
+
+def _collect(model: onnx.ModelProto, external_only: bool) -> list[TensorProto]:
+    """The walk behind :func:`iter_tensors` and :func:`external_tensors`, as plain loops over
+    lists: on a model of many nodes it is dominated by visiting each node once."""
+    out: list[TensorProto] = []
+    ops = TENSOR_ATTRIBUTE_OPS
+    external = TensorProto.EXTERNAL
+    default = ("", "ai.onnx")
+
+    def add(ts) -> None:
+        if external_only:
+            out.extend([t for t in ts if t.data_location == external])
+        else:
+            out.extend(ts)
+
+    def graph(g: onnx.GraphProto) -> None:
+        add(g.initializer)
+        for st in g.sparse_initializer:
+            add((st.values, st.indices))
+        for n in g.node:
+            if n.op_type in ops or n.domain not in default:
+                node(n)
+
+    def node(n: onnx.NodeProto) -> None:
+        for a in n.attribute:
+            kind = a.type
+            if kind == onnx.AttributeProto.TENSOR:
+                add((a.t,))
+            elif kind == onnx.AttributeProto.SPARSE_TENSOR:
+                add((a.sparse_tensor.values, a.sparse_tensor.indices))
+            elif kind == onnx.AttributeProto.GRAPH:
+                graph(a.g)
+            elif kind == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    graph(sg)
+            elif kind == onnx.AttributeProto.TENSORS:
+                add(a.tensors)
+
+    graph(model.graph)
+    for f in model.functions:
+        for n in f.node:
+            node(n)
+    return out
 
 
 def external_info(t: TensorProto) -> dict[str, str]:
@@ -127,14 +143,15 @@ def external_locations(model: onnx.ModelProto) -> list[str]:
     return list(locs)
 
 
-def check_locations(model: onnx.ModelProto, base_dir: str) -> None:
+def check_locations(model: onnx.ModelProto, base_dir: str, tensors: list[TensorProto] | None = None) -> None:
     """Raise ExternalDataError for the first external-data location that is unsafe (none is opened).
 
     Every ``location`` value counts, a repeated key's too; entries that are merely invalid or
     missing are left to :func:`resolve` (a diagnostic for the tensor, not a refusal).
+    ``tensors``: the model's :func:`external_tensors`, when the caller has them already.
     """
     seen: set[str] = set()
-    for t in external_tensors(model):
+    for t in external_tensors(model) if tensors is None else tensors:
         for e in t.external_data:
             if e.key == "location" and e.value not in seen:
                 seen.add(e.value)
@@ -357,14 +374,18 @@ def load_all(model: onnx.ModelProto, base_dir: str | None, cap: int) -> int:
 # copying weights to another folder
 
 
-def plan_copy(model: onnx.ModelProto, src_dir: str | None, out_dir: str) -> list[tuple[str, str]]:
+def plan_copy(
+    model: onnx.ModelProto, src_dir: str | None, out_dir: str, tensors: list[TensorProto] | None = None
+) -> list[tuple[str, str]]:
     """``(source, target)`` paths of the data files a model written to ``out_dir`` needs.
 
     Every external entry is checked first: any problem raises ExternalDataError with one
     line (``-o`` into another folder refuses to copy what it cannot vouch for). Empty when
-    the model has no external data or ``out_dir`` is its own folder.
+    the model has no external data or ``out_dir`` is its own folder. ``tensors``: the model's
+    :func:`external_tensors`, when the caller has them and knows they are still current.
     """
-    tensors = external_tensors(model)
+    if tensors is None:
+        tensors = external_tensors(model)
     if not tensors:
         return []
     if src_dir is None:
