@@ -355,12 +355,13 @@ def summarize(result) -> dict:
     }
 
 
-def write_model(model, out: str, src: str | None, in_place: bool = False, graph_tail: bytes = b"") -> None:
+def write_model(model, out: str, src: str | None, in_place: bool = False, graph_tail: bytes = b"", loaded=None) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
-    ``graph_tail``: serialised main-graph fields written after the model's own (see save_model)."""
+    ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
+    LoadedModel ``model`` came from, when none of its tensors changed (see save_model)."""
     from shapeinfer.writer import save_model
 
-    save_model(model, out, src, in_place=in_place, graph_tail=graph_tail)
+    save_model(model, out, src, in_place=in_place, graph_tail=graph_tail, loaded=loaded)
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
@@ -505,11 +506,12 @@ def infer_cmd(
     def run():
         from shapeinfer.api import BindError, check_bind_symbols
         from shapeinfer.engine import infer, model_dir
-        from shapeinfer.onnxio import load_model
+        from shapeinfer.onnxio import load_model_file
         from shapeinfer.writer import annotate_for_writing
 
         timer = Timer()
-        m = load_model(model)
+        loaded = load_model_file(model)
+        m = loaded.model
         try:
             result = infer(
                 m,
@@ -533,7 +535,7 @@ def infer_cmd(
         if output:
             # the new value_info entries go to the file as the bytes annotate built
             written, tail = annotate_for_writing(result)
-            write_model(written, output, model, in_place, graph_tail=tail)
+            write_model(written, output, model, in_place, graph_tail=tail, loaded=loaded)
         return result, secs
 
     result, secs = _run_guarded(debug, run, model)

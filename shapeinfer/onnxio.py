@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import onnx
@@ -34,7 +35,28 @@ def load_model(path: str) -> onnx.ModelProto:
     external-data location that is absolute or leaves the model's folder (nothing outside the
     folder is ever opened).
     """
-    from shapeinfer.external import ExternalDataError, check_locations
+    return load_model_file(path).model
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model as :func:`load_model_file` read it, with what writing it back can reuse.
+
+    ``external``: the tensors stored as external data, as the location check found them
+    (:func:`shapeinfer.external.external_tensors`; None for standard input). ``data``: the bytes
+    ``model`` was parsed from. Both stay true as long as no tensor of the model changes;
+    inference and :func:`shapeinfer.writer.annotate` change none (they write types and
+    ``value_info`` only), so ``save_model(..., loaded=...)`` need not walk or re-serialise them.
+    """
+
+    model: onnx.ModelProto
+    external: list[TensorProto] | None
+    data: bytes
+
+
+def load_model_file(path: str) -> LoadedModel:
+    """:func:`load_model`, keeping the file's bytes and its external tensors (:class:`LoadedModel`)."""
+    from shapeinfer.external import ExternalDataError, check_locations, external_tensors
     from shapeinfer.userfiles import STDIO, UserFileError, read_input, show
 
     try:
@@ -43,12 +65,13 @@ def load_model(path: str) -> onnx.ModelProto:
         raise ModelLoadError(str(e)) from None
     model = parse_model(data, show(path))
     if path == STDIO:
-        return model
+        return LoadedModel(model, None, data)
+    tensors = external_tensors(model)
     try:
-        check_locations(model, os.path.dirname(os.path.abspath(path)))
+        check_locations(model, os.path.dirname(os.path.abspath(path)), tensors)
     except ExternalDataError as e:
         raise ExternalDataError(f"{show(path)}: {e}") from None
-    return model
+    return LoadedModel(model, tensors, data)
 
 
 def parse_model(data: bytes, name: str = "<bytes>") -> onnx.ModelProto:

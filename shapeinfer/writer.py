@@ -29,7 +29,7 @@ from shapeinfer import dims as D
 from shapeinfer.engine import Result, graph_path, subgraph_attrs
 from shapeinfer.external import ExternalDataError, copy_external_files, plan_copy
 from shapeinfer.facts import Fact
-from shapeinfer.onnxio import fact_type, write_shape
+from shapeinfer.onnxio import LoadedModel, fact_type, write_shape
 from shapeinfer.userfiles import STDIO, output_target, show, write_output
 
 
@@ -41,6 +41,7 @@ def save_model(
     inputs: Iterable[str] = (),
     in_place: bool = False,
     graph_tail: bytes = b"",
+    loaded: LoadedModel | None = None,
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -51,6 +52,10 @@ def save_model(
     :class:`~shapeinfer.external.ExternalDataError` for external data that cannot be copied.
     ``graph_tail`` is serialised ``GraphProto`` fields written at the end of the main graph (the
     value_info bytes of :func:`annotate_for_writing`): the file holds ``model`` with them merged.
+    ``loaded``: what ``model`` was read as (:func:`~shapeinfer.onnxio.load_model_file`; ``model``
+    is its model, or a copy), only when no tensor of it has changed since: its external tensors
+    are not looked up again, and the main graph's initializers are written as the bytes that
+    were read (:func:`initializer_spans`) instead of being serialised again.
     """
     protected = [*inputs, *([src] if src else [])]
     out_dir = ""
@@ -60,12 +65,13 @@ def save_model(
         plan = []
     else:
         src_dir = None if src == STDIO else os.path.dirname(os.path.abspath(src))
-        plan = plan_copy(model, src_dir, out_dir)
+        plan = plan_copy(model, src_dir, out_dir, None if loaded is None else loaded.external)
         model_target = os.path.realpath(out)
         for _, target in plan:
             if os.path.realpath(target) == model_target:
                 raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
-    chunks = model_chunks(model, graph_tail)
+    spans = None if loaded is None else initializer_spans(loaded.data, len(model.graph.initializer))
+    chunks = model_chunks(model, graph_tail, spans)
     copy_external_files(plan)
     write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")
 
@@ -74,12 +80,17 @@ def save_model(
 _SPLIT_GRAPH_FIELDS = ("node", "initializer", "value_info")
 
 
-def model_chunks(model: onnx.ModelProto, graph_tail: bytes = b"") -> list[bytes]:
+def model_chunks(
+    model: onnx.ModelProto, graph_tail: bytes = b"", initializers: list[memoryview] | None = None
+) -> list[bytes | memoryview]:
     """``model``'s serialised bytes as a list of pieces (``b"".join`` of them parses to the same
     model, with the serialised ``GraphProto`` fields ``graph_tail`` merged into its graph). The
     graph's nodes, initializers and value_info are serialised one by one: a single
     ``SerializeToString`` of a model with large weights costs several times its parts (the one
-    big buffer is grown and copied), and the pieces are written without ever being joined."""
+    big buffer is grown and copied), and the pieces are written without ever being joined.
+    ``initializers``: the main graph's initializer fields already serialised (as
+    :func:`initializer_spans` finds them in the bytes the model was read from), written instead
+    of serialising ``model.graph.initializer``."""
     head = onnx.ModelProto()
     for fd, value in model.ListFields():
         if fd.name != "graph":
@@ -91,6 +102,9 @@ def model_chunks(model: onnx.ModelProto, graph_tail: bytes = b"") -> list[bytes]
         for fd, value in model.graph.ListFields():
             if fd.name not in _SPLIT_GRAPH_FIELDS:
                 _copy_field(rest, fd, value)
+                continue
+            if fd.name == "initializer" and initializers is not None:
+                body.extend(initializers)
                 continue
             tag = _varint(fd.number << 3 | 2)
             headers: dict[int, bytes] = {}  # tag + length, by length
@@ -107,6 +121,87 @@ def model_chunks(model: onnx.ModelProto, graph_tail: bytes = b"") -> list[bytes]
         chunks.append(_tag(onnx.ModelProto, "graph") + _varint(sum(map(len, body))))
         chunks.extend(body)
     return chunks
+
+
+def _read_varint(data: bytes, i: int) -> tuple[int, int]:
+    """The varint at ``data[i]`` and the index after it (IndexError past the end)."""
+    value = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _skip_field(data: bytes, i: int, wire: int) -> int:
+    """The index after the payload of a field of wire type ``wire`` whose payload starts at ``i``."""
+    if wire == 2:
+        n = data[i]
+        if n < 0x80:
+            return i + 1 + n
+        n, i = _read_varint(data, i)
+        return i + n
+    if wire == 0:
+        return _read_varint(data, i)[1]
+    if wire == 1:
+        return i + 8
+    if wire == 5:
+        return i + 4
+    raise ValueError(f"wire type {wire}")  # groups: not in ONNX messages
+
+
+def initializer_spans(data: bytes, count: int) -> list[memoryview] | None:
+    """The main graph's initializer fields (tag, length and payload) in ``data``, the serialised
+    ``ModelProto`` a model was parsed from, as views of ``data`` in file order (adjacent fields
+    joined). Writing them reproduces ``model.graph.initializer`` exactly as it was read: the
+    parsed list holds those fields' messages in that order.
+
+    None (serialise as usual) unless ``data`` has exactly one ``graph`` field holding exactly
+    ``count`` initializer fields, or when the bytes cannot be walked (a field would end past its
+    message): two graph fields would be merged by a parser, and their initializers with them.
+    """
+    end = len(data)
+    try:
+        graph = None
+        i = 0
+        while i < end:  # the model's own fields: a handful
+            tag, i = _read_varint(data, i)
+            start = i
+            i = _skip_field(data, i, tag & 7)
+            if tag >> 3 == _GRAPH_FIELD:
+                if graph is not None or tag & 7 != 2:
+                    return None
+                n, p = _read_varint(data, start)
+                graph = (p, p + n)
+        if i != end or graph is None:
+            return None
+        spans: list[list[int]] = []
+        found = 0
+        i, g_end = graph
+        while i < g_end:  # one step per node, initializer, value_info...
+            at = i
+            tag = data[i]
+            if tag < 0x80:
+                i += 1
+            else:
+                tag, i = _read_varint(data, i)
+            i = _skip_field(data, i, tag & 7)
+            if tag == _INITIALIZER_TAG:
+                found += 1
+                if spans and spans[-1][1] == at:
+                    spans[-1][1] = i
+                else:
+                    spans.append([at, i])
+        if i != g_end or found != count:
+            return None
+    except (IndexError, ValueError):
+        return None
+    view = memoryview(data)
+    return [view[a:b] for a, b in spans]
 
 
 def _copy_field(dst, fd, value) -> None:
@@ -323,6 +418,8 @@ def _field(tag: bytes, payload: bytes) -> bytes:
 
 
 _VALUE_INFO = _tag(onnx.GraphProto, "value_info")
+_GRAPH_FIELD = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
+_INITIALIZER_TAG = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"].number << 3 | 2
 _VI_NAME = _tag(onnx.ValueInfoProto, "name")
 _VI_TYPE = _tag(onnx.ValueInfoProto, "type")
 

@@ -1,0 +1,183 @@
+"""Writing a model read from a file reuses the file's initializer bytes (``save_model(loaded=...)``):
+the file written is byte for byte the one serialising the initializers again gives, on old IR
+versions, sparse initializers, subgraphs, external data and fields out of the usual order; and
+it falls back to serialising whenever the bytes cannot be vouched for."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from conftest import model_path
+from onnx import TensorProto, helper, numpy_helper
+
+from shapeinfer.engine import infer, model_dir
+from shapeinfer.onnxio import LoadedModel, load_model_file
+from shapeinfer.writer import _varint, annotate_for_writing, initializer_spans, save_model
+
+F = TensorProto.FLOAT
+
+
+def _arr(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _ir3_model() -> onnx.ModelProto:
+    w = numpy_helper.from_array(_arr(4, 3), "w")
+    b = helper.make_tensor("b", F, [3], [0.5, -1.0, 2.0])  # float_data, not raw_data
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n", 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [w, b],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 8)])
+    m.ir_version = 3
+    return m
+
+
+def _sparse_model() -> onnx.ModelProto:
+    values = numpy_helper.from_array(np.array([1.5, -2.0], np.float32), "s")
+    indices = numpy_helper.from_array(np.array([1, 6], np.int64), "s_idx")
+    sparse = helper.make_sparse_tensor(values, indices, [2, 4])
+    g = helper.make_graph(
+        [helper.make_node("Add", ["x", "s"], ["h"]), helper.make_node("Mul", ["h", "c"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(_arr(2, 4, seed=1), "c")],
+        sparse_initializer=[sparse],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _subgraph_model() -> onnx.ModelProto:
+    def branch(name: str, seed: int) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("Add", ["x", f"{name}_w"], [f"{name}_y"])],
+            name,
+            [],
+            [helper.make_tensor_value_info(f"{name}_y", F, None)],
+            [numpy_helper.from_array(_arr(4, seed=seed), f"{name}_w")],
+        )
+
+    g = helper.make_graph(
+        [
+            helper.make_node("ReduceSum", ["x"], ["r"], keepdims=0),
+            helper.make_node("Greater", ["r", "zero"], ["c"]),
+            helper.make_node("If", ["c"], ["z"], then_branch=branch("then", 2), else_branch=branch("else", 3)),
+            helper.make_node("Mul", ["z", "k"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(np.array(0.0, np.float32), "zero"), numpy_helper.from_array(_arr(4, seed=4), "k")],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _write_both(path, out_dir) -> tuple[bytes, bytes, LoadedModel]:
+    """The CLI's path (infer, annotate, write) with the read bytes reused and without."""
+    loaded = load_model_file(str(path))
+    result = infer(loaded.model, base_dir=model_dir(str(path)))
+    written, tail = annotate_for_writing(result)
+    (out_dir / "a").mkdir()
+    (out_dir / "b").mkdir()
+    save_model(written, str(out_dir / "a" / "o.onnx"), str(path), graph_tail=tail, loaded=loaded)
+    save_model(written, str(out_dir / "b" / "o.onnx"), str(path), graph_tail=tail)
+    return (out_dir / "a" / "o.onnx").read_bytes(), (out_dir / "b" / "o.onnx").read_bytes(), loaded
+
+
+@pytest.mark.parametrize("make", [_ir3_model, _sparse_model, _subgraph_model], ids=["ir3", "sparse", "subgraph"])
+def test_reused_initializer_bytes_write_the_same_file(tmp_path, make):
+    src = tmp_path / "m.onnx"
+    onnx.save(make(), str(src))
+    reused, serialised, loaded = _write_both(src, tmp_path)
+    assert initializer_spans(loaded.data, len(loaded.model.graph.initializer)) is not None  # the splice ran
+    assert reused == serialised
+    feeds = {"x": _arr(*[d.dim_value or 2 for d in loaded.model.graph.input[0].type.tensor_type.shape.dim])}
+    sess = ort.InferenceSession(reused, providers=["CPUExecutionProvider"])
+    want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)
+    np.testing.assert_array_equal(sess.run(None, feeds)[0], want[0])
+
+
+def test_reused_bytes_with_external_data_copied_elsewhere(tmp_path):
+    src_dir = tmp_path / "src"
+    src_dir.mkdir()
+    m = _ir3_model()
+    m.ir_version = 8
+    m.opset_import[0].version = 17
+    m.graph.initializer.append(numpy_helper.from_array(_arr(64, seed=5), "big"))  # external
+    m.graph.node.append(helper.make_node("ReduceSum", ["big"], ["t"], keepdims=0))
+    m.graph.output.append(helper.make_tensor_value_info("t", F, None))
+    onnx.save(m, str(src_dir / "m.onnx"), save_as_external_data=True, location="w.bin", size_threshold=64)
+    reused, serialised, loaded = _write_both(src_dir / "m.onnx", tmp_path)
+    assert loaded.external and initializer_spans(loaded.data, len(loaded.model.graph.initializer)) is not None
+    assert reused == serialised
+    assert (tmp_path / "a" / "w.bin").read_bytes() == (src_dir / "w.bin").read_bytes()
+    feeds = {"x": _arr(2, 4)}
+    got = ort.InferenceSession(str(tmp_path / "a" / "o.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+    want = ort.InferenceSession(str(src_dir / "m.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def test_initializers_between_nodes_are_written_in_their_order(tmp_path):
+    """A file whose graph fields are not in field-number order (initializers first, between
+    nodes): the spans are found in file order, and the file written parses to the same model
+    as serialising gives, byte for byte."""
+    m = _ir3_model()
+    g = m.graph
+    pieces = [
+        _field(5, g.initializer[1].SerializeToString()),
+        _field(1, g.node[0].SerializeToString()),
+        _field(5, g.initializer[0].SerializeToString()),
+        _field(1, g.node[1].SerializeToString()),
+    ]
+    rest = onnx.GraphProto()
+    rest.CopyFrom(g)
+    del rest.node[:], rest.initializer[:]
+    graph_bytes = b"".join(pieces) + rest.SerializeToString()
+    head = onnx.ModelProto()
+    head.CopyFrom(m)
+    head.ClearField("graph")
+    src = tmp_path / "m.onnx"
+    src.write_bytes(head.SerializeToString() + _field(7, graph_bytes))
+    reused, serialised, loaded = _write_both(src, tmp_path)
+    assert [t.name for t in loaded.model.graph.initializer] == ["b", "w"]
+    spans = initializer_spans(loaded.data, 2)
+    assert spans is not None and len(spans) == 2  # not adjacent: two views
+    assert reused == serialised
+    assert onnx.load_from_string(reused).graph.initializer == loaded.model.graph.initializer
+
+
+def test_bytes_that_cannot_be_vouched_for_are_serialised(tmp_path):
+    m = _ir3_model()
+    data = m.SerializeToString()
+    assert initializer_spans(data, 2) is not None
+    assert initializer_spans(data, 3) is None  # a count that does not match
+    assert initializer_spans(data[:-3], 2) is None  # truncated: a field ends past its message
+    # two graph fields: a parser merges them (initializers of both); never spliced
+    extra = onnx.GraphProto()
+    extra.initializer.append(numpy_helper.from_array(_arr(2, seed=9), "extra"))
+    doubled = data + _field(7, extra.SerializeToString())
+    parsed = onnx.load_from_string(doubled)
+    assert len(parsed.graph.initializer) == 3
+    assert initializer_spans(doubled, 3) is None
+    src = tmp_path / "m.onnx"
+    src.write_bytes(doubled)
+    reused, serialised, _ = _write_both(src, tmp_path)
+    assert reused == serialised
+    assert [t.name for t in onnx.load_from_string(reused).graph.initializer] == ["w", "b", "extra"]
+
+
+def test_a_real_model_round_trips(tmp_path):
+    reused, serialised, loaded = _write_both(model_path("bert_ts"), tmp_path)
+    assert initializer_spans(loaded.data, len(loaded.model.graph.initializer)) is not None
+    assert reused == serialised
