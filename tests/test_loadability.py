@@ -337,6 +337,29 @@ def fp16_graph() -> tuple[onnx.ModelProto, dict]:
     return m, {"x": np.random.default_rng(6).random((3, 4), dtype=np.float32)}
 
 
+def expand_to_a_declared_zero_dim() -> tuple[onnx.ModelProto, dict]:
+    """An Expand whose target holds a 0 that inference knows (x is declared ``[0, n]``) but the
+    input computes at runtime: folded to an initializer, onnxruntime's ExpandElimination took the
+    constant 0 for a 1 and removed the Expand (``[1, 3]`` where the input gives ``[0, 3]``; in
+    bert_dynamo with input_ids declared ``[0, seq]``, a Concat it fed then failed to load).
+    Found by benchmarks/fuzz_cli.py."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"], start=0, end=1),
+        h.make_node("Concat", ["s", "one"], ["target"], axis=0),
+        h.make_node("Relu", ["y"], ["r"]),
+        h.make_node("Expand", ["r", "target"], ["e"]),
+        h.make_node("Relu", ["e"], ["z"]),
+    ]
+    m = _model(
+        nodes,
+        [h.make_tensor_value_info("x", F, [0, "n"]), h.make_tensor_value_info("y", F, [1, "m"])],
+        [h.make_tensor_value_info("z", F, None)],
+        {"": 17},
+        initializer=[h.make_tensor("one", T.INT64, [1], [1])],
+    )
+    return m, {"x": np.zeros((0, 2), np.float32), "y": np.ones((1, 3), np.float32)}
+
+
 SMALL: dict[str, Callable[[], tuple[onnx.ModelProto, dict | None]]] = {
     f.__name__: f
     for f in [
@@ -350,6 +373,7 @@ SMALL: dict[str, Callable[[], tuple[onnx.ModelProto, dict | None]]] = {
         declared_where_inference_knows_less,
         subgraph_with_contrib_op,
         fp16_graph,
+        expand_to_a_declared_zero_dim,
     ]
 }
 

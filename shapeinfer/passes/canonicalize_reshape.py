@@ -14,7 +14,9 @@ dim, whatever chain of ops computed it):
      index, ints as they are, and at most one ``-1`` for the dim left over (derived from the
      element count; never used when a dim is a literal 0).
    - Expand: ``1`` where the input already has the dim at the right-aligned position, ints
-     elsewhere; leading entries the input provides may be dropped.
+     elsewhere; leading entries the input provides may be dropped. Not when an output dim is
+     a literal 0: onnxruntime's ExpandElimination takes a constant 0 for a 1 and removes the
+     Expand (see fold-shapes); such a shape input stays as the model computes it.
    - Slice starts/ends with known positive steps and axes: a bound provably at or past the dim
      becomes the type's max, a bound ``dim - k`` (k > 0, provably >= 0) becomes ``-k``.
 
@@ -292,7 +294,7 @@ def slot_options(node, k: int, kind: str, facts) -> list[list[Entry]]:
             return []
         if kind == "reshape":
             return _reshape_options(out.shape, in_dims, not node.attrs.get("allowzero", 0))
-        if in_dims is None:
+        if in_dims is None or any(type(d) is int and d == 0 for d in out.shape):
             return []
         return _expand_options(out.shape, in_dims)
     values = f.value

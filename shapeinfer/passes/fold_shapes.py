@@ -11,6 +11,10 @@ Contract (main graph only):
 - A Constant node (not ``sparse_value``, output not a graph output) becomes an initializer of
   the same name: its value is already stored in the model, as a node it only costs a kernel.
 - Initializers only an already-folded node read are left for ``dce``.
+- Nothing an Expand's shape input is computed from folds when that shape holds a 0: as a
+  constant, onnxruntime's ExpandElimination takes a target dim of 0 for one of 1 and removes
+  the Expand (the output then has 1 where the input model gives 0, or fails to load). Computed
+  at runtime, as in the input, it stays an Expand.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, constant_node_value, rename, replace_uses
+from shapeinfer.passes._graph import NONDETERMINISTIC, constant_node_value, producer, rename, replace_uses
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
@@ -51,6 +55,24 @@ def static_array(fact, cap: int) -> np.ndarray | None:
     return np.array(fact.value, dtype=dt).reshape(fact.shape)
 
 
+def zero_expand_sources(g, facts) -> set[int]:
+    """Ids of the nodes an Expand's shape input is computed from (itself included) when inference
+    knows a 0 in that shape (see the module docstring: they must not become constants)."""
+    stack = []
+    for n in g.nodes:
+        if n.op == "Expand" and not n.domain and len(n.inputs) > 1:
+            f = facts.get(n.inputs[1].name)
+            if f is not None and f.value is not None and any(type(v) is int and v == 0 for v in f.value):
+                stack.append(n.inputs[1])
+    seen: set[int] = set()
+    while stack:
+        p = producer(stack.pop())
+        if p is not None and id(p) not in seen:
+            seen.add(id(p))
+            stack.extend(p.inputs)
+    return seen
+
+
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Fold static shape tensors and Constant nodes of ``model``'s main graph into initializers."""
     result = ctx.infer(model)
@@ -63,8 +85,9 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     constants = 0
     cap = ctx.fold_cap
     facts_get = facts.get
+    keep = zero_expand_sources(g, facts)
     for n in g.nodes:
-        if n.domain or n.op in NONDETERMINISTIC or n.graphs or not n.outputs:
+        if n.domain or n.op in NONDETERMINISTIC or n.graphs or not n.outputs or id(n) in keep:
             continue
         if n.op == "Constant":
             if any(t.name in outputs for t in n.outputs):
