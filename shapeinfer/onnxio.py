@@ -7,6 +7,7 @@ its data is read only when it is small enough to matter for shapes.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -109,17 +110,26 @@ _FIELD_OF = {
 }
 
 
+#: Every element type ONNX defines (``TensorProto.DataType``), built once: a set lookup per
+#: tensor instead of the enum wrapper's list of values.
+_DATA_TYPES = frozenset(TensorProto.DataType.values())
+
+
 def tensor_problem(t: TensorProto) -> str | None:
     """What makes constant tensor ``t`` unreadable, or None: an undefined or unknown element type,
     or (for small in-model tensors of the common types) data that does not match its dims."""
-    if t.data_type == TensorProto.UNDEFINED:
+    dtype = t.data_type
+    if dtype == TensorProto.UNDEFINED:
         return "its element type is undefined"
-    if t.data_type not in TensorProto.DataType.values():
-        return f"its element type {t.data_type} is not an ONNX type"
-    if _is_external(t) or any(d < 0 for d in t.dims):
-        return None if not any(d < 0 for d in t.dims) else f"negative dims {list(t.dims)}"
-    n = tensor_numel(t)
-    spec = _FIELD_OF.get(t.data_type)
+    if dtype not in _DATA_TYPES:
+        return f"its element type {dtype} is not an ONNX type"
+    dims = t.dims
+    if dims and min(dims) < 0:
+        return f"negative dims {list(dims)}"
+    if _is_external(t):
+        return None
+    n = math.prod(dims)
+    spec = _FIELD_OF.get(dtype)
     if spec is None or n > MAX_VALUE_ELEMENTS:
         return None  # large tensors are never read here: their bytes are not copied to be counted
     field, size = spec
@@ -134,17 +144,15 @@ def tensor_problem(t: TensorProto) -> str | None:
 
 
 def tensor_numel(t: TensorProto) -> int:
-    n = 1
-    for d in t.dims:
-        n *= d
-    return n
+    """The number of elements ``t``'s dims give (1 for a scalar)."""
+    return math.prod(t.dims)
 
 
 def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = True) -> Fact:
     """The fact of a constant tensor: its dims and type, plus values when small and numeric."""
-    shape = tuple(int(d) for d in t.dims)
+    shape = tuple(t.dims)
     value = None
-    small = tensor_numel(t) <= MAX_VALUE_ELEMENTS
+    small = math.prod(shape) <= MAX_VALUE_ELEMENTS
     if _is_external(t):
         from shapeinfer.external import ExternalDataMissing, read_external_tensor, resolve
 
