@@ -411,10 +411,14 @@ def _tag(message, field: str) -> bytes:
     return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
 
 
+#: The one-byte length prefixes (lengths below 128).
+_SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
+
+
 def _field(tag: bytes, payload: bytes) -> bytes:
     """A length-delimited protobuf field."""
     n = len(payload)
-    return tag + (bytes((n,)) if n < 0x80 else _varint(n)) + payload
+    return tag + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + payload
 
 
 _VALUE_INFO = _tag(onnx.GraphProto, "value_info")
@@ -458,10 +462,12 @@ def _annotate_graph(
             if decl is not None and (tb is None or decl.SerializeToString() != tb):
                 tp = written_type(f, decl, fresh)  # the declaration says something else
                 tf = None if tp is None else _field(_VI_TYPE, tp.SerializeToString())
-            if tf is not None:
-                chunks.append(
-                    _field(_VALUE_INFO, _field(_VI_NAME, name if type(name) is bytes else name.encode()) + tf)
-                )
+            if tf is not None:  # _field(_VALUE_INFO, _field(_VI_NAME, name) + tf), in pieces
+                nb = name if type(name) is bytes else name.encode()
+                n = len(nb)
+                name_head = _VI_NAME + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n))
+                n += len(name_head) + len(tf)
+                chunks += (_VALUE_INFO, _SHORT_LENGTHS[n] if n < 0x80 else _varint(n), name_head, nb, tf)
         tail = b"".join(chunks)
     if not any(p.startswith(path + "/") for p in result.graph_facts):
         return tail  # no subgraph below this one was inferred
