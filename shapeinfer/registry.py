@@ -19,7 +19,6 @@ in) and a test checks that it still matches them.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -80,6 +79,8 @@ def lookup(domain: str, op_type: str, version: int) -> Rule | None:
 
 def family_modules() -> list[str]:
     """Every module of the op-family package (found by walking it, not from the index)."""
+    import pkgutil
+
     package = importlib.import_module(OPS_PACKAGE)
     return sorted(
         info.name
