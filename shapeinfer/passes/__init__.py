@@ -59,6 +59,44 @@ class OptimizeError(ValueError):
     """Bad arguments or a model the passes cannot handle; the message is one line for users."""
 
 
+class PendingModel:
+    """A pass's result not yet written out as a ModelProto (:meth:`PassContext.export` with
+    ``defer``): the edited index, with what the passes read of a model besides it (the opset
+    imports, the graph inputs, the main-graph node count). :meth:`PassContext.materialize`
+    writes it out when a ModelProto is needed (a fresh inference, a pass on the protobuf, the
+    end), so passes that each change a little do not each write the whole model."""
+
+    __slots__ = ("gm", "graph", "real")
+
+    def __init__(self, gm) -> None:
+        self.gm = gm
+        self.graph = _PendingGraph(gm)
+        self.real: onnx.ModelProto | None = None  # the written-out model, once materialized
+
+    @property
+    def opset_import(self):
+        return self.gm.model.opset_import
+
+    @property
+    def ir_version(self) -> int:
+        return self.gm.model.ir_version
+
+
+class _PendingGraph:
+    __slots__ = ("gm",)
+
+    def __init__(self, gm) -> None:
+        self.gm = gm
+
+    @property
+    def input(self):  # passes never change graph inputs (from IR 4, initializers are not inputs)
+        return self.gm.model.graph.input
+
+    @property
+    def node(self) -> list:  # for its length
+        return self.gm.graph.nodes
+
+
 @dataclass
 class PassContext:
     """What a pass may use besides the model: where external data lives, the folding cap."""
@@ -68,6 +106,7 @@ class PassContext:
     interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
     bind: Mapping[str, int] | None = None  # symbol values inference specialises to
     deadline: float | None = None  # time.monotonic() past which the passes give up (--timeout)
+    defer: bool = False  # export gives a PendingModel (optimize's rounds; only from IR 4)
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
 
@@ -83,8 +122,10 @@ class PassContext:
         """
         from shapeinfer.engine import infer
 
+        model = _written(model)
         if self._facts is not None and self._facts[0] is model and (self._facts[2] or not whole):
             return self._facts[1]
+        model = self.materialize(model)
         res = infer(model, base_dir=self.base_dir, bind=self.bind or None, timeout=self.remaining())
         self._facts = (model, res, True)
         return res
@@ -103,6 +144,7 @@ class PassContext:
     def carry(self, before: onnx.ModelProto, after: onnx.ModelProto) -> None:
         """``after`` keeps the value of every main-graph tensor of ``before`` it still has: its
         facts so far stand for it (see :meth:`infer`)."""
+        before, after = _written(before), _written(after)
         if self._facts is not None and self._facts[0] is before and before is not after:
             self._facts = (after, self._facts[1], False)
 
@@ -119,17 +161,36 @@ class PassContext:
         """
         from shapeinfer.passes._graph import GraphModel
 
+        if type(model) is PendingModel:
+            return model.gm
         if self._graph is not None and self._graph[0] is model:
             return self._graph[1]
         gm = GraphModel(model, self.base_dir)
         self._graph = (model, gm)
         return gm
 
-    def export(self, gm) -> onnx.ModelProto:
-        """``gm`` exported; the next pass given the result may reuse ``gm`` (see :meth:`graph`)."""
-        out = gm.export()
+    def export(self, gm) -> onnx.ModelProto | PendingModel:
+        """``gm`` exported; the next pass given the result may reuse ``gm`` (see :meth:`graph`).
+
+        With ``defer`` (and IR 4 or later, where export adds no graph inputs) the result is a
+        :class:`PendingModel`, written out by :meth:`materialize` when needed.
+        """
+        ir = gm.model.ir_version
+        out = PendingModel(gm) if self.defer and not (ir and ir < 4) else gm.export()
         self._graph = (out, gm)
         return out
+
+    def materialize(self, model) -> onnx.ModelProto:
+        """``model`` as a ModelProto: a :class:`PendingModel` is written out (once); facts and
+        the index kept for it stay with the written model."""
+        if type(model) is not PendingModel:
+            return model
+        if model.real is None:
+            model.real = model.gm.export()
+            if self._facts is not None and self._facts[0] is model:
+                self._facts = (model.real, *self._facts[1:])
+            self._graph = (model.real, model.gm)
+        return model.real
 
 
 @dataclass
@@ -167,6 +228,13 @@ class OptimizeReport:
 
 
 PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
+
+
+def _written(model):
+    """A materialized PendingModel's ModelProto; anything else as it is."""
+    if type(model) is PendingModel and model.real is not None:
+        return model.real
+    return model
 
 
 def pass_module(name: str):
@@ -345,6 +413,8 @@ def _optimize(
         t = time.perf_counter()
         before = len(model.graph.node)
         mod = pass_module(name)
+        if not getattr(mod, "ON_INDEX", False):  # it reads the protobuf itself
+            model = ctx.materialize(model)
         out, changes = mod.run(model, ctx)
         if getattr(mod, "KEEPS_VALUES", False):
             ctx.carry(model, out)
@@ -380,6 +450,7 @@ def _optimize(
     repeated = [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
     if "fold-if" in repeated and not (control_flow and has_control_flow(m)):
         repeated.remove("fold-if")
+    ctx.defer = True  # passes hand each other the index; the model is written when needed
     changes_made = 0  # runs so far that changed the model
     after_own: dict[str, int] = {}  # pass -> changes_made right after its latest run
     while rounds < MAX_ROUNDS:
@@ -395,6 +466,8 @@ def _optimize(
             any_change |= changed
         if not any_change:
             break
+    ctx.defer = False
+    m = ctx.materialize(m)
     progress.update("annotating")
     ctx.refresh()
     res = ctx.infer(m, whole=True)

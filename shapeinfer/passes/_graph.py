@@ -392,14 +392,17 @@ class GraphModel:
         """
         out = ModelProto()
         _copy_fields(out, self.model, ("graph", "functions"))
-        out.graph.CopyFrom(self._export_graph(self.graph))
+        self._export_graph(self.graph, out.graph)
         for f in self.graph.functions:
             out.functions.append(self._export_function(f))
         return out
 
-    def _export_graph(self, g: Graph) -> GraphProto:
+    def _export_graph(self, g: Graph, out: GraphProto | None = None) -> GraphProto:
+        """``g`` as a GraphProto: written into ``out`` (an empty one) when given, else a new one."""
         gp = g.proto
-        out = GraphProto()
+        if out is None:
+            out = GraphProto()
+        out.SetInParent()  # present even when empty, as a copied GraphProto would be
         if gp is not None:
             _copy_fields(out, gp, ("node", "initializer", "value_info"))
         else:
@@ -492,7 +495,7 @@ class GraphModel:
             a.graphs.extend(self._export_graph(sg) for sg in v)
         else:
             a.type = AttributeProto.GRAPH
-            a.g.CopyFrom(self._export_graph(v))
+            self._export_graph(v, a.g)
         return a
 
 

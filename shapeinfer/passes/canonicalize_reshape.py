@@ -44,6 +44,9 @@ from shapeinfer.passes._graph import GraphModel, const_array, default_opset, pro
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
 
+#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
+ON_INDEX = True
+
 INT64 = onnx.TensorProto.INT64
 
 #: Shape-valued inputs per op: index -> kind ("reshape", "expand", "start", "end", "exact").
@@ -309,6 +312,23 @@ def slot_options(node, k: int, kind: str, facts) -> list[list[Entry]]:
             steps = (1,) * len(values)
         return [_slice_bound_entries(values, in_dims, axes, steps, f.dtype)]
     return [_exact_entries(values)]
+
+
+def slot_key(node, k: int, kind: str, facts) -> tuple:
+    """Everything :func:`slot_options` reads for input ``k`` of ``node``: equal keys, equal
+    spellings (so repeated layers are costed once)."""
+    get = facts.get
+    ins = node.inputs
+    key: tuple = (kind, get(ins[k].name), get(ins[0].name))
+    if kind in ("reshape", "expand"):
+        key += (get(node.outputs[0].name) if node.outputs else None,)
+        if kind == "reshape":
+            key += (node.attrs.get("allowzero", 0),)
+    elif kind in ("start", "end"):
+        for j in (3, 4):
+            named = len(ins) > j and bool(ins[j].name)
+            key += (named, get(ins[j].name) if named else None)
+    return key
 
 
 # ---------------------------------------------------------------------- the existing graph
@@ -598,7 +618,8 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     opset = default_opset(model)
     if opset is None:
         return model, {}
-    todo = []  # (position, node, input index, kind, spellings) of computed shape inputs with known values
+    todo = []  # (position, node, input index, kind, spellings, slot key) of computed shape inputs with known values
+    spellings: dict[tuple, list] = {}  # slot key -> slot_options
     for pos, node in enumerate(g.nodes):
         slots = SHAPE_INPUTS.get(node.op)  # shape_slots, inline: this loop visits every node
         if not slots or node.domain or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
@@ -609,20 +630,28 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             t = node.inputs[k]
             if producer(t) is None or const_array(t) is not None:
                 continue
-            options = slot_options(node, k, kind, facts)
+            key = slot_key(node, k, kind, facts)
+            options = spellings.get(key)
+            if options is None:
+                options = spellings[key] = slot_options(node, k, kind, facts)
             if options:
-                todo.append((pos, node, k, kind, options))
+                todo.append((pos, node, k, kind, options, key))
     if not todo:
         return model, {}
     index = _Index(g, facts)
     builder = Builder(gm, opset, index)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
     per_op: dict[str, int] = {}
-    for pos, node, k, kind, options in todo:
+    constant_plans: dict[tuple, tuple] = {}  # slot key -> its plan when that is a constant
+    for pos, node, k, kind, options, key in todo:
         t = node.inputs[k]
-        plan = _plan_slot(node, k, facts, index, pos, options)
+        plan = constant_plans.get(key)
         if plan is None:
-            continue
+            plan = _plan_slot(node, k, facts, index, pos, options)
+            if plan is None:
+                continue
+            if plan[0] == "const":  # (a constant wins whenever one is possible, wherever the node is)
+                constant_plans[key] = plan
         if plan[0] != "const":
             if _normalize(describe(t, opset), index.ranks) == _normalize(plan, index.ranks):
                 continue

@@ -24,6 +24,9 @@ from shapeinfer.passes._graph import GraphModel, implicit_inputs, subgraphs, unl
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
 
+#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
+ON_INDEX = True
+
 #: Run again on its own output it removes nothing (it reads no facts, and what stays is used):
 #: optimize does not repeat it when nothing changed since its last run.
 IDEMPOTENT = True

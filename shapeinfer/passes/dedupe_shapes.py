@@ -26,6 +26,9 @@ from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, default_opset, 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
 
+#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
+ON_INDEX = True
+
 #: Initializers up to this many elements are compared by value.
 VALUE_CAP = 1024
 

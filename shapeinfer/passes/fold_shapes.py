@@ -27,6 +27,9 @@ from shapeinfer.passes._graph import NONDETERMINISTIC, constant_node_value, prod
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
 
+#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
+ON_INDEX = True
+
 _INT_TYPES = {
     onnx.TensorProto.INT8,
     onnx.TensorProto.INT16,

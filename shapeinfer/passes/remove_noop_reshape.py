@@ -36,6 +36,9 @@ from shapeinfer.passes.canonicalize_reshape import _reshape_options
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
 
+#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
+ON_INDEX = True
+
 RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
 
 #: The ops :func:`is_noop` can find a no-op (with RESHAPES, what the pass looks at).
