@@ -510,7 +510,7 @@ def infer_cmd(
         from shapeinfer.writer import annotate_for_writing
 
         timer = Timer()
-        loaded = load_model_file(model)
+        loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
         m = loaded.model
         try:
             result = infer(

@@ -19,6 +19,7 @@ from onnx import TensorProto, TypeProto
 from shapeinfer import dims as D
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, values_from_array
 from shapeinfer.modeltext import text
+from shapeinfer.wire import GraphLayout, graph_layout, without_large_raw_data
 
 _IDENT = re.compile(r"\W")
 
@@ -45,18 +46,30 @@ class LoadedModel:
 
     ``external``: the tensors stored as external data, as the location check found them
     (:func:`shapeinfer.external.external_tensors`; None for standard input). ``data``: the bytes
-    ``model`` was parsed from. Both stay true as long as no tensor of the model changes;
-    inference and :func:`shapeinfer.writer.annotate` change none (they write types and
-    ``value_info`` only), so ``save_model(..., loaded=...)`` need not walk or re-serialise them.
+    of the file. ``layout``: where its graph's initializers lie in ``data``
+    (:func:`shapeinfer.wire.graph_layout`; None when not looked for or not found). ``lean``: the
+    main graph's initializers of more than :data:`~shapeinfer.facts.MAX_VALUE_ELEMENTS`
+    elements were parsed without their ``raw_data`` (inference never reads it); such a model is
+    only ever written with the bytes of ``data``. All of it stays true as long as no tensor of
+    the model changes: inference and :func:`shapeinfer.writer.annotate` change none (they write
+    types and ``value_info`` only), so ``save_model(..., loaded=...)`` need not walk or
+    re-serialise them.
     """
 
     model: onnx.ModelProto
     external: list[TensorProto] | None
     data: bytes
+    layout: GraphLayout | None = None
+    lean: bool = False
 
 
-def load_model_file(path: str) -> LoadedModel:
-    """:func:`load_model`, keeping the file's bytes and its external tensors (:class:`LoadedModel`)."""
+def load_model_file(path: str, *, lean: bool = False) -> LoadedModel:
+    """:func:`load_model`, keeping the file's bytes and its external tensors (:class:`LoadedModel`).
+
+    ``lean``: parse the main graph's large initializers without their data (see
+    :class:`LoadedModel`): for inference and writing the model back with
+    ``save_model(..., loaded=...)`` only, never for reading weights or rewriting the model.
+    """
     from shapeinfer.external import ExternalDataError, check_locations, external_tensors
     from shapeinfer.userfiles import STDIO, UserFileError, read_input, show
 
@@ -64,15 +77,24 @@ def load_model_file(path: str) -> LoadedModel:
         data = read_input(path, what="model")
     except UserFileError as e:
         raise ModelLoadError(str(e)) from None
-    model = parse_model(data, show(path))
+    layout = None
+    parsed = data
+    if lean:
+        layout = graph_layout(data)
+        smaller = without_large_raw_data(data, layout, MAX_VALUE_ELEMENTS)
+        if smaller is not None:
+            parsed = smaller
+    model = parse_model(parsed, show(path))
+    lean = parsed is not data
+    del parsed
     if path == STDIO:
-        return LoadedModel(model, None, data)
+        return LoadedModel(model, None, data, layout, lean)
     tensors = external_tensors(model)
     try:
         check_locations(model, os.path.dirname(os.path.abspath(path)), tensors)
     except ExternalDataError as e:
         raise ExternalDataError(f"{show(path)}: {e}") from None
-    return LoadedModel(model, tensors, data)
+    return LoadedModel(model, tensors, data, layout, lean)
 
 
 def parse_model(data: bytes, name: str = "<bytes>") -> onnx.ModelProto:

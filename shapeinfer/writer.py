@@ -31,6 +31,7 @@ from shapeinfer.external import ExternalDataError, copy_external_files, plan_cop
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import LoadedModel, fact_type, write_shape
 from shapeinfer.userfiles import STDIO, output_target, show, write_output
+from shapeinfer.wire import graph_layout, initializer_views, varint
 
 
 def save_model(
@@ -55,7 +56,8 @@ def save_model(
     ``loaded``: what ``model`` was read as (:func:`~shapeinfer.onnxio.load_model_file`; ``model``
     is its model, or a copy), only when no tensor of it has changed since: its external tensors
     are not looked up again, and the main graph's initializers are written as the bytes that
-    were read (:func:`initializer_spans`) instead of being serialised again.
+    were read (:func:`shapeinfer.wire.initializer_views`) instead of being serialised again
+    (always so for a model read with ``lean=True``, whose large weights were not parsed).
     """
     protected = [*inputs, *([src] if src else [])]
     out_dir = ""
@@ -70,7 +72,12 @@ def save_model(
         for _, target in plan:
             if os.path.realpath(target) == model_target:
                 raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
-    spans = None if loaded is None else initializer_spans(loaded.data, len(model.graph.initializer))
+    spans = None
+    if loaded is not None:
+        layout = loaded.layout if loaded.layout is not None else graph_layout(loaded.data)
+        spans = initializer_views(loaded.data, layout, len(model.graph.initializer))
+        if spans is None and loaded.lean:  # cannot happen: lean models are made from a layout
+            raise RuntimeError("a model read without its weights' data cannot be written without the file's bytes")
     chunks = model_chunks(model, graph_tail, spans)
     copy_external_files(plan)
     write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")
@@ -89,8 +96,8 @@ def model_chunks(
     ``SerializeToString`` of a model with large weights costs several times its parts (the one
     big buffer is grown and copied), and the pieces are written without ever being joined.
     ``initializers``: the main graph's initializer fields already serialised (as
-    :func:`initializer_spans` finds them in the bytes the model was read from), written instead
-    of serialising ``model.graph.initializer``."""
+    :func:`shapeinfer.wire.initializer_views` finds them in the bytes the model was read from),
+    written instead of serialising ``model.graph.initializer``."""
     head = onnx.ModelProto()
     for fd, value in model.ListFields():
         if fd.name != "graph":
@@ -106,102 +113,21 @@ def model_chunks(
             if fd.name == "initializer" and initializers is not None:
                 body.extend(initializers)
                 continue
-            tag = _varint(fd.number << 3 | 2)
+            tag = varint(fd.number << 3 | 2)
             headers: dict[int, bytes] = {}  # tag + length, by length
             for b in [x.SerializeToString() for x in value]:
                 n = len(b)
                 h = headers.get(n)
                 if h is None:
-                    h = headers[n] = tag + _varint(n)
+                    h = headers[n] = tag + varint(n)
                 body.append(h)
                 body.append(b)
         body.insert(0, rest.SerializeToString())
         if graph_tail:
             body.append(graph_tail)
-        chunks.append(_tag(onnx.ModelProto, "graph") + _varint(sum(map(len, body))))
+        chunks.append(_tag(onnx.ModelProto, "graph") + varint(sum(map(len, body))))
         chunks.extend(body)
     return chunks
-
-
-def _read_varint(data: bytes, i: int) -> tuple[int, int]:
-    """The varint at ``data[i]`` and the index after it (IndexError past the end)."""
-    value = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, i
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def _skip_field(data: bytes, i: int, wire: int) -> int:
-    """The index after the payload of a field of wire type ``wire`` whose payload starts at ``i``."""
-    if wire == 2:
-        n = data[i]
-        if n < 0x80:
-            return i + 1 + n
-        n, i = _read_varint(data, i)
-        return i + n
-    if wire == 0:
-        return _read_varint(data, i)[1]
-    if wire == 1:
-        return i + 8
-    if wire == 5:
-        return i + 4
-    raise ValueError(f"wire type {wire}")  # groups: not in ONNX messages
-
-
-def initializer_spans(data: bytes, count: int) -> list[memoryview] | None:
-    """The main graph's initializer fields (tag, length and payload) in ``data``, the serialised
-    ``ModelProto`` a model was parsed from, as views of ``data`` in file order (adjacent fields
-    joined). Writing them reproduces ``model.graph.initializer`` exactly as it was read: the
-    parsed list holds those fields' messages in that order.
-
-    None (serialise as usual) unless ``data`` has exactly one ``graph`` field holding exactly
-    ``count`` initializer fields, or when the bytes cannot be walked (a field would end past its
-    message): two graph fields would be merged by a parser, and their initializers with them.
-    """
-    end = len(data)
-    try:
-        graph = None
-        i = 0
-        while i < end:  # the model's own fields: a handful
-            tag, i = _read_varint(data, i)
-            start = i
-            i = _skip_field(data, i, tag & 7)
-            if tag >> 3 == _GRAPH_FIELD:
-                if graph is not None or tag & 7 != 2:
-                    return None
-                n, p = _read_varint(data, start)
-                graph = (p, p + n)
-        if i != end or graph is None:
-            return None
-        spans: list[list[int]] = []
-        found = 0
-        i, g_end = graph
-        while i < g_end:  # one step per node, initializer, value_info...
-            at = i
-            tag = data[i]
-            if tag < 0x80:
-                i += 1
-            else:
-                tag, i = _read_varint(data, i)
-            i = _skip_field(data, i, tag & 7)
-            if tag == _INITIALIZER_TAG:
-                found += 1
-                if spans and spans[-1][1] == at:
-                    spans[-1][1] = i
-                else:
-                    spans.append([at, i])
-        if i != g_end or found != count:
-            return None
-    except (IndexError, ValueError):
-        return None
-    view = memoryview(data)
-    return [view[a:b] for a, b in spans]
 
 
 def _copy_field(dst, fd, value) -> None:
@@ -394,21 +320,9 @@ def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
 # ValueInfoProto): a message per tensor through the Python API is the slowest part of writing.
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def _tag(message, field: str) -> bytes:
     """The wire tag of a length-delimited field of ``message``."""
-    return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
+    return varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
 
 
 #: The one-byte length prefixes (lengths below 128).
@@ -418,12 +332,10 @@ _SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
 def _field(tag: bytes, payload: bytes) -> bytes:
     """A length-delimited protobuf field."""
     n = len(payload)
-    return tag + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + payload
+    return tag + (_SHORT_LENGTHS[n] if n < 0x80 else varint(n)) + payload
 
 
 _VALUE_INFO = _tag(onnx.GraphProto, "value_info")
-_GRAPH_FIELD = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
-_INITIALIZER_TAG = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"].number << 3 | 2
 _VI_NAME = _tag(onnx.ValueInfoProto, "name")
 _VI_TYPE = _tag(onnx.ValueInfoProto, "type")
 
@@ -465,9 +377,9 @@ def _annotate_graph(
             if tf is not None:  # _field(_VALUE_INFO, _field(_VI_NAME, name) + tf), in pieces
                 nb = name if type(name) is bytes else name.encode()
                 n = len(nb)
-                name_head = _VI_NAME + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n))
+                name_head = _VI_NAME + (_SHORT_LENGTHS[n] if n < 0x80 else varint(n))
                 n += len(name_head) + len(tf)
-                chunks += (_VALUE_INFO, _SHORT_LENGTHS[n] if n < 0x80 else _varint(n), name_head, nb, tf)
+                chunks += (_VALUE_INFO, _SHORT_LENGTHS[n] if n < 0x80 else varint(n), name_head, nb, tf)
         tail = b"".join(chunks)
     if not any(p.startswith(path + "/") for p in result.graph_facts):
         return tail  # no subgraph below this one was inferred

@@ -13,8 +13,10 @@ from conftest import model_path
 from onnx import TensorProto, helper, numpy_helper
 
 from shapeinfer.engine import infer, model_dir
+from shapeinfer.facts import MAX_VALUE_ELEMENTS
 from shapeinfer.onnxio import LoadedModel, load_model_file
-from shapeinfer.writer import _varint, annotate_for_writing, initializer_spans, save_model
+from shapeinfer.wire import graph_layout, initializer_views, varint, without_large_raw_data
+from shapeinfer.writer import annotate_for_writing, save_model
 
 F = TensorProto.FLOAT
 
@@ -78,16 +80,29 @@ def _subgraph_model() -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def initializer_spans(data: bytes, count: int):
+    return initializer_views(data, graph_layout(data), count)
+
+
 def _write_both(path, out_dir) -> tuple[bytes, bytes, LoadedModel]:
-    """The CLI's path (infer, annotate, write) with the read bytes reused and without."""
-    loaded = load_model_file(str(path))
-    result = infer(loaded.model, base_dir=model_dir(str(path)))
-    written, tail = annotate_for_writing(result)
-    (out_dir / "a").mkdir()
-    (out_dir / "b").mkdir()
-    save_model(written, str(out_dir / "a" / "o.onnx"), str(path), graph_tail=tail, loaded=loaded)
-    save_model(written, str(out_dir / "b" / "o.onnx"), str(path), graph_tail=tail)
-    return (out_dir / "a" / "o.onnx").read_bytes(), (out_dir / "b" / "o.onnx").read_bytes(), loaded
+    """The CLI's path (a lean load, infer, annotate, write with the read bytes reused) and the
+    plain one (the whole model parsed, inferred, annotated and serialised). Both runs must
+    infer the same facts and diagnostics."""
+    path = str(path)
+    loaded = load_model_file(path, lean=True)
+    full = onnx.load(path, load_external_data=False)
+    outs = []
+    results = []
+    for name, model, reuse in (("a", loaded.model, loaded), ("b", full, None)):
+        result = infer(model, base_dir=model_dir(path))
+        written, tail = annotate_for_writing(result)
+        (out_dir / name).mkdir()
+        save_model(written, str(out_dir / name / "o.onnx"), path, graph_tail=tail, loaded=reuse)
+        outs.append((out_dir / name / "o.onnx").read_bytes())
+        results.append(result)
+    assert results[0].facts == results[1].facts
+    assert results[0].diagnostics == results[1].diagnostics
+    return outs[0], outs[1], loaded
 
 
 @pytest.mark.parametrize("make", [_ir3_model, _sparse_model, _subgraph_model], ids=["ir3", "sparse", "subgraph"])
@@ -125,7 +140,7 @@ def test_reused_bytes_with_external_data_copied_elsewhere(tmp_path):
 
 
 def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def test_initializers_between_nodes_are_written_in_their_order(tmp_path):
@@ -181,3 +196,80 @@ def test_a_real_model_round_trips(tmp_path):
     reused, serialised, loaded = _write_both(model_path("bert_ts"), tmp_path)
     assert initializer_spans(loaded.data, len(loaded.model.graph.initializer)) is not None
     assert reused == serialised
+
+
+def _tensor_field_bytes(t: TensorProto, raw_first: bool) -> bytes:
+    """``t`` serialised with its fields in a chosen order (raw_data before or after the rest) and
+    dims unpacked, as some writers do."""
+    rest = TensorProto()
+    rest.CopyFrom(t)
+    rest.ClearField("raw_data")
+    rest.ClearField("dims")
+    dims = b"".join(varint(1 << 3 | 0) + varint(d) for d in t.dims)
+    raw = varint(9 << 3 | 2) + varint(len(t.raw_data)) + t.raw_data
+    return raw + dims + rest.SerializeToString() if raw_first else rest.SerializeToString() + dims + raw
+
+
+def test_lean_load_leaves_out_only_large_weights(tmp_path):
+    """Initializers of more than MAX_VALUE_ELEMENTS elements are parsed without raw_data, in any
+    field order; small ones, float_data ones and everything else parse as in the file."""
+    big = numpy_helper.from_array(_arr(8, 16, seed=6), "big")  # 128 elements
+    edge = numpy_helper.from_array(_arr(MAX_VALUE_ELEMENTS, seed=7), "edge")  # small: kept
+    floats = helper.make_tensor("floats", F, [100], list(range(100)))  # float_data: nothing to leave out
+    m = _ir3_model()
+    m.ir_version = 8
+    m.opset_import[0].version = 17
+    m.graph.initializer.extend([big, edge, floats])
+    data = m.SerializeToString()
+    # "big" re-encoded with raw_data first and unpacked dims
+    canonical = varint(5 << 3 | 2) + varint(big.ByteSize()) + big.SerializeToString()
+    reordered = _tensor_field_bytes(big, raw_first=True)
+    assert canonical in data
+    data = data.replace(canonical, varint(5 << 3 | 2) + varint(len(reordered)) + reordered)
+    layout = graph_layout(data)
+    lean = without_large_raw_data(data, layout, MAX_VALUE_ELEMENTS)
+    parsed = onnx.load_from_string(lean)
+    want = onnx.load_from_string(data)
+    by_name = {t.name: t for t in parsed.graph.initializer}
+    assert by_name["big"].raw_data == b"" and list(by_name["big"].dims) == [8, 16]
+    for t in want.graph.initializer:
+        if t.name != "big":
+            assert by_name[t.name] == t
+    want.graph.initializer[[t.name for t in want.graph.initializer].index("big")].ClearField("raw_data")
+    assert parsed == want
+    # nothing large: no lean copy; bytes that cannot be walked: none either
+    small_only = _ir3_model().SerializeToString()
+    assert without_large_raw_data(small_only, graph_layout(small_only), MAX_VALUE_ELEMENTS) is None
+    assert graph_layout(data[:-5]) is None
+    src = tmp_path / "m.onnx"
+    src.write_bytes(data)
+    loaded = load_model_file(str(src), lean=True)
+    assert loaded.lean and loaded.model == parsed
+    reused, serialised, _ = _write_both(src, tmp_path)
+    # "big" is written as the file had it (raw_data first), serialising reorders it: the same model
+    assert reused != serialised
+    assert onnx.load_from_string(reused) == onnx.load_from_string(serialised)
+    assert onnx.load_from_string(reused).graph.initializer == onnx.load_from_string(data).graph.initializer
+
+
+def test_malformed_large_tensors_get_the_same_diagnostics(tmp_path):
+    """A large tensor whose raw_data does not match its dims, and a small one: lean or not, the
+    same facts and diagnostics (the lean load never drops what inference would look at)."""
+    m = _ir3_model()
+    m.ir_version = 8
+    m.opset_import[0].version = 17
+    bad_big, bad_small = TensorProto(), TensorProto()
+    for t, name, n in ((bad_big, "bad_big", 100), (bad_small, "bad_small", 4)):
+        t.name, t.data_type, t.raw_data = name, F, b"\0" * 12  # 3 floats, whatever the dims say
+        t.dims.append(n)
+    m.graph.initializer.extend([bad_big, bad_small])
+    m.graph.node.append(helper.make_node("Add", ["bad_big", "bad_big"], ["t"]))
+    m.graph.node.append(helper.make_node("Add", ["bad_small", "bad_small"], ["u"]))
+    m.graph.output.extend([helper.make_tensor_value_info(n, F, None) for n in ("t", "u")])
+    src = tmp_path / "m.onnx"
+    onnx.save(m, str(src))
+    reused, serialised, loaded = _write_both(src, tmp_path)  # asserts equal facts and diagnostics
+    assert loaded.lean
+    assert reused == serialised
+    result = infer(loaded.model)
+    assert [d.code for d in result.diagnostics if d.tensor == "bad_small"] == ["E014"]

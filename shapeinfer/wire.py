@@ -1,0 +1,221 @@
+"""The protobuf wire format of a serialised ``ModelProto``, walked without parsing it.
+
+Two uses, both for the main graph's initializers, which hold nearly all of a model's bytes:
+
+- :func:`graph_layout` finds each initializer field in the bytes a model was read from, so a
+  writer can copy those bytes instead of serialising the parsed tensors again
+  (:func:`initializer_views`);
+- :func:`without_large_raw_data` gives the same bytes with the ``raw_data`` of every initializer
+  of more than a given number of elements left out, so parsing them does not copy weights that
+  inference never reads.
+
+Only the model's own fields and its graph's fields are stepped over (one step per node, per
+initializer...), plus the few fields of each initializer. Anything unexpected (a group, a field
+running past its message, two ``graph`` fields, which a parser would merge) makes these
+functions return None, and the caller parses or serialises as usual.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_GRAPH_FIELD = 7  # ModelProto.graph
+_INITIALIZER_TAG = 5 << 3 | 2  # GraphProto.initializer, length-delimited
+_PACKED_DIMS_TAG = 1 << 3 | 2  # TensorProto.dims (repeated int64), packed
+_DIM_TAG = 1 << 3 | 0  # TensorProto.dims, one value per field
+_INT64_SIGN = 1 << 63  # a varint at or above it is a negative int64
+_RAW_DATA_TAG = 9 << 3 | 2  # TensorProto.raw_data
+
+
+def varint(n: int) -> bytes:
+    """``n`` (non-negative) as a protobuf varint."""
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def read_varint(data, i: int) -> tuple[int, int]:
+    """The varint at ``data[i]`` and the index after it (IndexError past the end)."""
+    value = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def skip_field(data, i: int, wire: int) -> int:
+    """The index after the payload of a field of wire type ``wire`` whose payload starts at ``i``."""
+    if wire == 2:
+        n = data[i]
+        if n < 0x80:
+            return i + 1 + n
+        n, i = read_varint(data, i)
+        return i + n
+    if wire == 0:
+        return read_varint(data, i)[1]
+    if wire == 1:
+        return i + 8
+    if wire == 5:
+        return i + 4
+    raise ValueError(f"wire type {wire}")  # groups: not in ONNX messages
+
+
+@dataclass(frozen=True)
+class GraphLayout:
+    """Where the main graph and its initializer fields lie in a serialised model."""
+
+    graph: tuple[int, int]  # the graph field's payload
+    graph_field_start: int  # its tag
+    initializers: list[tuple[int, int]]  # each initializer field (tag to end of payload), in order
+
+
+def graph_layout(data) -> GraphLayout | None:
+    """The layout of ``data``'s main graph, or None when the bytes cannot be walked, have no
+    graph or more than one ``graph`` field."""
+    end = len(data)
+    try:
+        graph = None
+        i = 0
+        while i < end:  # the model's own fields: a handful
+            at = i
+            tag, i = read_varint(data, i)
+            start = i
+            i = skip_field(data, i, tag & 7)
+            if tag >> 3 == _GRAPH_FIELD:
+                if graph is not None or tag & 7 != 2:
+                    return None
+                n, p = read_varint(data, start)
+                graph = (p, p + n, at)
+        if i != end or graph is None:
+            return None
+        spans: list[tuple[int, int]] = []
+        i, g_end, g_at = graph
+        while i < g_end:  # one step per node, initializer, value_info...
+            at = i
+            tag = data[i]
+            if tag < 0x80:
+                i += 1
+            else:
+                tag, i = read_varint(data, i)
+            i = skip_field(data, i, tag & 7)
+            if tag == _INITIALIZER_TAG:
+                spans.append((at, i))
+        if i != g_end:
+            return None
+    except (IndexError, ValueError):
+        return None
+    return GraphLayout((graph[0], g_end), g_at, spans)
+
+
+def initializer_views(data, layout: GraphLayout | None, count: int) -> list[memoryview] | None:
+    """The initializer fields of ``layout`` as views of ``data`` in file order (adjacent fields
+    joined), or None unless there are exactly ``count`` of them. Writing them reproduces the
+    parsed ``graph.initializer`` exactly: it holds those fields' messages in that order."""
+    if layout is None or len(layout.initializers) != count:
+        return None
+    merged: list[list[int]] = []
+    for a, b in layout.initializers:
+        if merged and merged[-1][1] == a:
+            merged[-1][1] = b
+        else:
+            merged.append([a, b])
+    view = memoryview(data)
+    return [view[a:b] for a, b in merged]
+
+
+def _large_raw_data(data, start: int, end: int, max_elements: int) -> tuple[int, int] | None:
+    """The ``raw_data`` field (tag to end) of the TensorProto payload ``data[start:end]`` when
+    its dims hold more than ``max_elements`` elements and it has exactly one such field.
+
+    Written for speed (one call per initializer): one-byte varints are read inline."""
+    numel = 1
+    negative = False
+    raw = None
+    i = start
+    while i < end:
+        at = i
+        tag = data[i]
+        i += 1
+        if tag >= 0x80:
+            tag, i = read_varint(data, at)
+        wire = tag & 7
+        if wire == 2:
+            n = data[i]
+            i += 1
+            if n >= 0x80:
+                n, i = read_varint(data, i - 1)
+            stop = i + n
+            if tag == _RAW_DATA_TAG:
+                if raw is not None:
+                    return None  # repeated: the last one counts; leave such a tensor alone
+                raw = (at, stop)
+            if tag != _PACKED_DIMS_TAG:
+                i = stop
+                continue
+            while i < stop:
+                d = data[i]
+                i += 1
+                if d >= 0x80:
+                    d, i = read_varint(data, i - 1)
+                negative |= d >= _INT64_SIGN
+                numel *= d
+            if i != stop:
+                return None
+        elif wire == 0:
+            d = data[i]
+            i += 1
+            if d >= 0x80:
+                d, i = read_varint(data, i - 1)
+            if tag == _DIM_TAG:
+                negative |= d >= _INT64_SIGN
+                numel *= d
+        else:
+            i = skip_field(data, i, wire)
+    if i != end or raw is None or negative:
+        return None
+    return raw if numel > max_elements else None
+
+
+def without_large_raw_data(data, layout: GraphLayout | None, max_elements: int) -> bytes | None:
+    """``data`` with the ``raw_data`` field left out of every main-graph initializer of more than
+    ``max_elements`` elements (by its dims), or None when there is none to leave out or the
+    bytes cannot be walked. Every other byte is kept, so parsing the result gives the same
+    model except for those tensors' data."""
+    if layout is None:
+        return None
+    view = memoryview(data)  # slices of it are joined below without copying them first
+    pieces: list = []
+    pos = layout.graph[0]  # graph payload copied from here
+    try:
+        for a, b in layout.initializers:
+            payload = a + 1 if data[a] == _INITIALIZER_TAG else read_varint(data, a)[1]
+            payload = payload + 1 if data[payload] < 0x80 else read_varint(data, payload)[1]
+            raw = _large_raw_data(data, payload, b, max_elements)
+            if raw is None:
+                continue
+            pieces.append(view[pos:a])
+            size = (b - payload) - (raw[1] - raw[0])
+            pieces.append(bytes((_INITIALIZER_TAG,)) + varint(size))
+            pieces.append(view[payload : raw[0]])
+            pieces.append(view[raw[1] : b])
+            pos = b
+    except (IndexError, ValueError):
+        return None
+    if not pieces:
+        return None
+    g_end = layout.graph[1]
+    pieces.append(view[pos:g_end])
+    size = sum(map(len, pieces))
+    head = bytes(view[: layout.graph_field_start]) + bytes((_GRAPH_FIELD << 3 | 2,)) + varint(size)
+    return b"".join([head, *pieces, view[g_end:]])
