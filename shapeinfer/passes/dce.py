@@ -38,22 +38,26 @@ def _live_nodes(g) -> list:
     Walks producer links back from the outputs, so only live nodes are visited (subgraph reads
     of outer tensors count as inputs of the node holding the subgraph).
     """
-    mine = {id(n) for n in g.nodes}
+    # Only a subgraph can read tensors of another graph (the outer ones): there the walk stops
+    # at the graph's edge. (Producers outside ``g`` would only cost time: ``g``'s list filters.)
+    mine = {id(n) for n in g.nodes} if g.parent is not None else None
     live: set[int] = set()
     stack = []
     for t in g.outputs:
-        if t.inputs and id(t.inputs[0]) in mine and id(t.inputs[0]) not in live:
+        if t.inputs and (mine is None or id(t.inputs[0]) in mine) and id(t.inputs[0]) not in live:
             live.add(id(t.inputs[0]))
             stack.append(t.inputs[0])
+    add, push, pop = live.add, stack.append, stack.pop
     while stack:
-        n = stack.pop()
+        n = pop()
         for t in n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n):
-            if t.inputs:
-                p = t.inputs[0]
+            ps = t.inputs
+            if ps:
+                p = ps[0]
                 k = id(p)
-                if k not in live and k in mine:
-                    live.add(k)
-                    stack.append(p)
+                if k not in live and (mine is None or k in mine):
+                    add(k)
+                    push(p)
     return [n for n in g.nodes if id(n) in live]
 
 

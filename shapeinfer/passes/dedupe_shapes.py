@@ -114,14 +114,15 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 return k
         return ("t", t.name)
 
-    # Equal small initializers: readers use the first.
+    # Equal small initializers: readers use the first (in node order).
+    first_of: dict[int, object] = {}  # id of an initializer read -> the one its readers read
     for n in g.nodes:
         for i, t in enumerate(n.inputs):
             if type(t) is Constant and t.name:
-                k = in_key(t)
-                if k[0] != "c":
-                    continue
-                first = canon_const.setdefault(k, t)
+                first = first_of.get(id(t))
+                if first is None:
+                    k = in_key(t)
+                    first = first_of[id(t)] = canon_const.setdefault(k, t) if k[0] == "c" else t
                 if first is not t:
                     set_input(n, i, first)
                     stats["initializers merged"] += 1
@@ -148,11 +149,26 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         akeys[key] = akey
         return akey
 
+    def structure(n) -> tuple:
+        return (n.op, len(n.outputs), *[id(t) if t.name else 0 for t in n.inputs])
+
+    # A cheaper first level: op and first input. Most nodes are alone there, and their full
+    # structure key is computed only when a second node joins them.
+    firsts: dict[tuple, Any] = {}
     removed: set[int] = set()
     for n in g.nodes:
         if n.domain or n.op in NONDETERMINISTIC or not n.outputs or n.graphs:
             continue
-        skey = (n.op, len(n.outputs), *[id(t) if t.name else 0 for t in n.inputs])
+        ins = n.inputs
+        fkey = (n.op, (id(ins[0]) if ins[0].name else 0) if ins else None)
+        alone = firsts.get(fkey)
+        if alone is None:
+            firsts[fkey] = n
+            continue
+        if alone is not True:  # a second node: the first goes to the full level now
+            firsts[fkey] = True
+            groups[structure(alone)] = alone
+        skey = structure(n)
         group = groups.get(skey)
         if group is None:
             groups[skey] = n  # alone so far: its attributes are not needed yet

@@ -87,12 +87,12 @@ def is_noop(node, facts) -> bool:
     return False
 
 
-def _bypass(node, main_ids: set[int], outputs: set[str]) -> bool:
+def _bypass(node, main_ids, outputs: set[str]) -> bool:
     """Make ``node``'s readers read its input; False when a graph output forbids it."""
     x, y = node.inputs[0], node.outputs[0]
     if y.name in outputs:
         p = producer(x)
-        if p is None or x.name in outputs or id(p) not in main_ids:
+        if p is None or x.name in outputs or id(p) not in main_ids():
             return False
         # Rename: the producer writes the graph output directly.
         unlink_nodes([node])
@@ -113,7 +113,13 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     outputs = {t.name for t in g.outputs}
     opset = default_opset(model) or 0
     removed: set[int] = set()
-    main_ids = {id(n) for n in g.nodes}
+    main: list[set[int]] = []
+
+    def main_ids() -> set[int]:  # ids of the main graph's nodes, for the rare graph-output case
+        if not main:
+            main.append({id(n) for n in g.nodes})
+        return main[0]
+
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
     for node in list(g.nodes):
         if node.op not in MOVES or node.domain or not node.outputs or not node.inputs:
