@@ -355,13 +355,16 @@ def summarize(result) -> dict:
     }
 
 
-def write_model(model, out: str, src: str | None, in_place: bool = False, graph_tail: bytes = b"", loaded=None) -> None:
+def write_model(
+    model, out: str, src: str | None, in_place: bool = False, graph_tail: bytes = b"", loaded=None, nodes_as_read=False
+) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
     ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
-    LoadedModel ``model`` came from, when none of its tensors changed (see save_model)."""
+    LoadedModel ``model`` came from, when none of its tensors changed; ``nodes_as_read``: nor
+    its main graph's nodes (see save_model)."""
     from shapeinfer.writer import save_model
 
-    save_model(model, out, src, in_place=in_place, graph_tail=graph_tail, loaded=loaded)
+    save_model(model, out, src, in_place=in_place, graph_tail=graph_tail, loaded=loaded, nodes_as_read=nodes_as_read)
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
@@ -507,7 +510,7 @@ def infer_cmd(
         from shapeinfer.api import BindError, check_bind_symbols
         from shapeinfer.engine import infer, model_dir
         from shapeinfer.onnxio import load_model_file
-        from shapeinfer.writer import annotate_for_writing
+        from shapeinfer.writer import annotate_for_writing, subgraphs_annotated
 
         timer = Timer()
         loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
@@ -535,7 +538,8 @@ def infer_cmd(
         if output:
             # the new value_info entries go to the file as the bytes annotate built
             written, tail = annotate_for_writing(result)
-            write_model(written, output, model, in_place, graph_tail=tail, loaded=loaded)
+            nodes_as_read = not subgraphs_annotated(result)
+            write_model(written, output, model, in_place, graph_tail=tail, loaded=loaded, nodes_as_read=nodes_as_read)
         return result, secs
 
     result, secs = _run_guarded(debug, run, model)

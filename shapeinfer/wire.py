@@ -1,10 +1,11 @@
 """The protobuf wire format of a serialised ``ModelProto``, walked without parsing it.
 
-Two uses, both for the main graph's initializers, which hold nearly all of a model's bytes:
+Two uses, for the main graph's initializers, which hold nearly all of a model's bytes, and
+its nodes, which are most of its messages:
 
-- :func:`graph_layout` finds each initializer field in the bytes a model was read from, so a
-  writer can copy those bytes instead of serialising the parsed tensors again
-  (:func:`initializer_views`);
+- :func:`graph_layout` finds each initializer and node field in the bytes a model was read
+  from, so a writer can copy those bytes instead of serialising the parsed messages again
+  (:func:`initializer_views`, :func:`node_views`);
 - :func:`without_large_raw_data` gives the same bytes with the ``raw_data`` of every initializer
   of more than a given number of elements left out, so parsing them does not copy weights that
   inference never reads.
@@ -20,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 _GRAPH_FIELD = 7  # ModelProto.graph
-_INITIALIZER_TAG = 5 << 3 | 2  # GraphProto.initializer, length-delimited
+_NODE_TAG = 1 << 3 | 2  # GraphProto.node, length-delimited
+_INITIALIZER_TAG = 5 << 3 | 2  # GraphProto.initializer
 _PACKED_DIMS_TAG = 1 << 3 | 2  # TensorProto.dims (repeated int64), packed
 _DIM_TAG = 1 << 3 | 0  # TensorProto.dims, one value per field
 _INT64_SIGN = 1 << 63  # a varint at or above it is a negative int64
@@ -78,6 +80,8 @@ class GraphLayout:
     graph: tuple[int, int]  # the graph field's payload
     graph_field_start: int  # its tag
     initializers: list[tuple[int, int]]  # each initializer field (tag to end of payload), in order
+    node_count: int  # node fields
+    node_runs: list[tuple[int, int]]  # the node fields, adjacent ones joined, in order
 
 
 def graph_layout(data) -> GraphLayout | None:
@@ -100,6 +104,8 @@ def graph_layout(data) -> GraphLayout | None:
         if i != end or graph is None:
             return None
         spans: list[tuple[int, int]] = []
+        runs: list[list[int]] = []
+        nodes = 0
         i, g_end, g_at = graph
         while i < g_end:  # one step per node, initializer, value_info...
             at = i
@@ -109,13 +115,19 @@ def graph_layout(data) -> GraphLayout | None:
             else:
                 tag, i = read_varint(data, i)
             i = skip_field(data, i, tag & 7)
-            if tag == _INITIALIZER_TAG:
+            if tag == _NODE_TAG:
+                nodes += 1
+                if runs and runs[-1][1] == at:
+                    runs[-1][1] = i
+                else:
+                    runs.append([at, i])
+            elif tag == _INITIALIZER_TAG:
                 spans.append((at, i))
         if i != g_end:
             return None
     except (IndexError, ValueError):
         return None
-    return GraphLayout((graph[0], g_end), g_at, spans)
+    return GraphLayout((graph[0], g_end), g_at, spans, nodes, [(a, b) for a, b in runs])
 
 
 def initializer_views(data, layout: GraphLayout | None, count: int) -> list[memoryview] | None:
@@ -132,6 +144,15 @@ def initializer_views(data, layout: GraphLayout | None, count: int) -> list[memo
             merged.append([a, b])
     view = memoryview(data)
     return [view[a:b] for a, b in merged]
+
+
+def node_views(data, layout: GraphLayout | None, count: int) -> list[memoryview] | None:
+    """The node fields of ``layout`` as views of ``data`` (adjacent ones joined), or None unless
+    there are exactly ``count`` of them: as :func:`initializer_views`, for ``graph.node``."""
+    if layout is None or layout.node_count != count:
+        return None
+    view = memoryview(data)
+    return [view[a:b] for a, b in layout.node_runs]
 
 
 def _large_raw_data(data, start: int, end: int, max_elements: int) -> tuple[int, int] | None:

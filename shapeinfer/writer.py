@@ -31,7 +31,7 @@ from shapeinfer.external import ExternalDataError, copy_external_files, plan_cop
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import LoadedModel, fact_type, write_shape
 from shapeinfer.userfiles import STDIO, output_target, show, write_output
-from shapeinfer.wire import graph_layout, initializer_views, varint
+from shapeinfer.wire import graph_layout, initializer_views, node_views, varint
 
 
 def save_model(
@@ -43,6 +43,7 @@ def save_model(
     in_place: bool = False,
     graph_tail: bytes = b"",
     loaded: LoadedModel | None = None,
+    nodes_as_read: bool = False,
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -58,6 +59,8 @@ def save_model(
     are not looked up again, and the main graph's initializers are written as the bytes that
     were read (:func:`shapeinfer.wire.initializer_views`) instead of being serialised again
     (always so for a model read with ``lean=True``, whose large weights were not parsed).
+    ``nodes_as_read``: the main graph's nodes have not changed either (no subgraph was
+    annotated: :func:`subgraphs_annotated`), so they too are written as the bytes read.
     """
     protected = [*inputs, *([src] if src else [])]
     out_dir = ""
@@ -72,13 +75,15 @@ def save_model(
         for _, target in plan:
             if os.path.realpath(target) == model_target:
                 raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
-    spans = None
+    spans = nodes = None
     if loaded is not None:
         layout = loaded.layout if loaded.layout is not None else graph_layout(loaded.data)
         spans = initializer_views(loaded.data, layout, len(model.graph.initializer))
         if spans is None and loaded.lean:  # cannot happen: lean models are made from a layout
             raise RuntimeError("a model read without its weights' data cannot be written without the file's bytes")
-    chunks = model_chunks(model, graph_tail, spans)
+        if nodes_as_read:
+            nodes = node_views(loaded.data, layout, len(model.graph.node))
+    chunks = model_chunks(model, graph_tail, spans, nodes)
     copy_external_files(plan)
     write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")
 
@@ -88,7 +93,10 @@ _SPLIT_GRAPH_FIELDS = ("node", "initializer", "value_info")
 
 
 def model_chunks(
-    model: onnx.ModelProto, graph_tail: bytes = b"", initializers: list[memoryview] | None = None
+    model: onnx.ModelProto,
+    graph_tail: bytes = b"",
+    initializers: list[memoryview] | None = None,
+    nodes: list[memoryview] | None = None,
 ) -> list[bytes | memoryview]:
     """``model``'s serialised bytes as a list of pieces (``b"".join`` of them parses to the same
     model, with the serialised ``GraphProto`` fields ``graph_tail`` merged into its graph). The
@@ -97,7 +105,8 @@ def model_chunks(
     big buffer is grown and copied), and the pieces are written without ever being joined.
     ``initializers``: the main graph's initializer fields already serialised (as
     :func:`shapeinfer.wire.initializer_views` finds them in the bytes the model was read from),
-    written instead of serialising ``model.graph.initializer``."""
+    written instead of serialising ``model.graph.initializer``; ``nodes``: the same for
+    ``model.graph.node``."""
     head = onnx.ModelProto()
     for fd, value in model.ListFields():
         if fd.name != "graph":
@@ -110,8 +119,9 @@ def model_chunks(
             if fd.name not in _SPLIT_GRAPH_FIELDS:
                 _copy_field(rest, fd, value)
                 continue
-            if fd.name == "initializer" and initializers is not None:
-                body.extend(initializers)
+            read = initializers if fd.name == "initializer" else nodes if fd.name == "node" else None
+            if read is not None:
+                body.extend(read)
                 continue
             tag = varint(fd.number << 3 | 2)
             headers: dict[int, bytes] = {}  # tag + length, by length
@@ -177,6 +187,12 @@ def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:
     The written file is the same model :func:`annotate` then :func:`save_model` would write."""
     tail = _annotate_graph(result.model.graph, result, set(result.fresh_symbols), {}, "main")
     return result.model, tail
+
+
+def subgraphs_annotated(result: Result) -> bool:
+    """True when :func:`annotate` changes nodes of the main graph: it writes into the subgraphs
+    inference reached, which live in node attributes; nothing else it does touches a node."""
+    return any(path != "main" for path in result.graph_facts)
 
 
 def is_complete(tp: TypeProto) -> bool:

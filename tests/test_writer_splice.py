@@ -15,8 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 from shapeinfer.engine import infer, model_dir
 from shapeinfer.facts import MAX_VALUE_ELEMENTS
 from shapeinfer.onnxio import LoadedModel, load_model_file
-from shapeinfer.wire import graph_layout, initializer_views, varint, without_large_raw_data
-from shapeinfer.writer import annotate_for_writing, save_model
+from shapeinfer.wire import graph_layout, initializer_views, node_views, varint, without_large_raw_data
+from shapeinfer.writer import annotate_for_writing, save_model, subgraphs_annotated
 
 F = TensorProto.FLOAT
 
@@ -97,7 +97,8 @@ def _write_both(path, out_dir) -> tuple[bytes, bytes, LoadedModel]:
         result = infer(model, base_dir=model_dir(path))
         written, tail = annotate_for_writing(result)
         (out_dir / name).mkdir()
-        save_model(written, str(out_dir / name / "o.onnx"), path, graph_tail=tail, loaded=reuse)
+        as_read = reuse is not None and not subgraphs_annotated(result)
+        save_model(written, str(out_dir / name / "o.onnx"), path, graph_tail=tail, loaded=reuse, nodes_as_read=as_read)
         outs.append((out_dir / name / "o.onnx").read_bytes())
         results.append(result)
     assert results[0].facts == results[1].facts
@@ -111,6 +112,9 @@ def test_reused_initializer_bytes_write_the_same_file(tmp_path, make):
     onnx.save(make(), str(src))
     reused, serialised, loaded = _write_both(src, tmp_path)
     assert initializer_spans(loaded.data, len(loaded.model.graph.initializer)) is not None  # the splice ran
+    assert node_views(loaded.data, graph_layout(loaded.data), len(loaded.model.graph.node)) is not None
+    # the subgraph model's If node gets its branches annotated: its nodes are serialised again
+    assert subgraphs_annotated(infer(loaded.model)) == (make is _subgraph_model)
     assert reused == serialised
     feeds = {"x": _arr(*[d.dim_value or 2 for d in loaded.model.graph.input[0].type.tensor_type.shape.dim])}
     sess = ort.InferenceSession(reused, providers=["CPUExecutionProvider"])
