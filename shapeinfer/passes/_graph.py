@@ -273,7 +273,7 @@ class GraphModel:
             n = Node(p.op_type, p.name, None, p.domain)
             n.proto = p
             ins = n.inputs
-            for name in p.input:
+            for name in p.input[:]:  # (a slice is read in C at once; iterating is not)
                 if name:
                     t = scope_get(name)
                     if t is None:
@@ -294,7 +294,7 @@ class GraphModel:
                         else:
                             n.graphs[a.name] = [self._import_graph(sg, scope, g) for sg in a.graphs]
             outs = n.outputs
-            for name in p.output:
+            for name in p.output[:]:
                 if name:
                     t = scope_get(name)
                     if t is None or t.inputs or t.graph is not None:

@@ -1,0 +1,56 @@
+"""optimize's rounds: passes hand each other the index (exports deferred), dce is not rerun on its
+own output, and neither changes what is written or the fixpoint."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from conftest import model_path
+
+from shapeinfer.passes import PassContext, optimize_with_report
+from shapeinfer.passes._graph import GraphModel
+
+
+def _counting_exports(monkeypatch) -> list[int]:
+    calls = [0]
+    real = GraphModel.export
+
+    def export(self):
+        calls[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(GraphModel, "export", export)
+    return calls
+
+
+@pytest.mark.parametrize("name", ["gpt2_ts", "llama_dynamo"])
+def test_deferred_exports_write_the_same_model_with_fewer_exports(name, monkeypatch):
+    m = onnx.load(str(model_path(name)))
+    calls = _counting_exports(monkeypatch)
+    deferred, report = optimize_with_report(m)
+    deferred_exports = calls[0]
+    changing_runs = sum(p.runs for p in report.passes if p.changed)
+
+    def eager(self, gm):  # the export every pass did before PendingModel
+        out = gm.export()
+        self._graph = (out, gm)
+        return out
+
+    monkeypatch.setattr(PassContext, "export", eager)
+    calls[0] = 0
+    eager_out, eager_report = optimize_with_report(m)
+    assert eager_out.SerializeToString() == deferred.SerializeToString()
+    assert eager_report.rounds == report.rounds
+    assert changing_runs > report.rounds  # several passes changed the model in a round
+    assert deferred_exports <= report.rounds < calls[0]  # at most one export a round
+
+
+@pytest.mark.parametrize("name", ["bert_ts", "llama_ts"])
+def test_dce_is_not_rerun_on_its_own_output_and_the_result_is_a_fixpoint(name):
+    out, report = optimize_with_report(str(model_path(name)))
+    dce = next(p for p in report.passes if p.name == "dce")
+    assert report.rounds >= 2 and dce.changed
+    assert dce.runs == report.rounds - 1  # the last round changed nothing before it
+    again, report2 = optimize_with_report(out)
+    assert not any(p.changed for p in report2.passes)
+    assert again.SerializeToString() == out.SerializeToString()
