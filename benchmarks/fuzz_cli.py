@@ -4,11 +4,13 @@
 
 Each case mutates one of the example models (examples/models, tests/models/deploy) at the byte
 level (flips, truncations, splices) or through its structure (dims, dim_params, element types,
-attributes, opsets, huge counts, names and strings that are not valid UTF-8), or builds an
-expression bomb, a huge Concat of shape values or a Split with a huge num_outputs, and runs one
-of ``infer``, ``infer --json``, ``infer -o``, ``optimize -o``, ``lint`` and ``verify`` on it with
-``--timeout`` where the subcommand has one, from the model's folder or from a decoy working
-directory holding its own ``data.bin``.
+attributes, opsets, huge counts, names and strings that are not valid UTF-8), or in ways
+onnxruntime mostly still loads (:func:`loadable_mutation`), or builds an expression bomb, a huge
+Concat of shape values or a Split with a huge num_outputs, and runs one of ``infer``, ``infer
+--json``, ``infer -o``, ``optimize -o``, ``lint`` and ``verify`` on it with ``--timeout`` where
+the subcommand has one (the writing commands with random ``--bind``, ``--dim-range``,
+``--target-opset`` or ``--passes``, :func:`write_options`), from the model's folder or from a
+decoy working directory holding its own ``data.bin``.
 
 A parent process imports shapeinfer once and forks one child per case (cheap, and each child
 has its own peak RSS, read with ``os.wait4``); the child installs an audit hook that records
@@ -151,7 +153,7 @@ def loadable_mutation(model, rng: random.Random) -> bytes:
         )
         syms = sorted({d.dim_param for vi in g.input for d in vi.type.tensor_type.shape.dim if d.dim_param})
         if kind == "fix_dim" and syms:
-            sym, value = rng.choice(syms), rng.choice([1, 1, 2, 3, 7])
+            sym, value = rng.choice(syms), rng.choice([0, 1, 1, 2, 3, 7])
             for vi in g.input if rng.random() < 0.8 else [rng.choice(list(g.input))]:
                 for d in vi.type.tensor_type.shape.dim:
                     if d.dim_param == sym:
