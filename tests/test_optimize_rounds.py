@@ -54,3 +54,33 @@ def test_dce_is_not_rerun_on_its_own_output_and_the_result_is_a_fixpoint(name):
     again, report2 = optimize_with_report(out)
     assert not any(p.changed for p in report2.passes)
     assert again.SerializeToString() == out.SerializeToString()
+
+
+def test_dedupe_reruns_after_dce_removes_a_first_node_that_blocked_a_merge():
+    """A dead first Dropout whose mask output has no name blocks merging the two live, equal
+    Dropouts into it; once dce removes it, they merge. dedupe found nothing but did not vouch
+    for dce's removals (a blocked merge), so it runs again, and a second optimize changes nothing."""
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [
+        h.make_node("Dropout", ["x"], ["a_y", ""], name="dead_first"),
+        h.make_node("Dropout", ["x"], ["b_y", "b_mask"], name="b"),
+        h.make_node("Dropout", ["x"], ["c_y", "c_mask"], name="c"),
+        h.make_node("Add", ["b_y", "c_y"], ["out"]),
+    ]
+    g = h.make_graph(
+        nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 3])], [h.make_tensor_value_info("out", T.FLOAT, None)]
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    out, report = optimize_with_report(m)
+    assert [n.op_type for n in out.graph.node] == ["Dropout", "Add"]
+    assert report.rounds == 3
+    _, report2 = optimize_with_report(out)
+    assert not any(p.changed for p in report2.passes)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (want,) = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    (got,) = ort.InferenceSession(out.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_array_equal(want, got)

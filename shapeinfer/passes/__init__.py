@@ -20,8 +20,10 @@ The passes, in pipeline order (each module's docstring states its contract):
 :func:`optimize` runs ``fold-if`` first (with ``bind``'s values, before they are written into
 the graph inputs: a branch that is dead at the binding may be invalid there), then
 ``reshape-v1-to-v5`` once, lifts the opset when asked, then repeats the other selected passes
-until a round changes nothing (so a second run changes nothing; a pass marked ``IDEMPOTENT``
-is not rerun on its own unchanged output), and annotates the result like ``shapeinfer -o``.
+until a round changes nothing (so a second run changes nothing), and annotates the result like
+``shapeinfer -o``. A pass is not rerun where that provably changes nothing: one marked
+``IDEMPOTENT`` on its own unchanged output; one that found nothing and set ``ctx.settled``,
+when only the passes its ``SETTLED_UNDER`` names changed the model since.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class PassContext:
     bind: Mapping[str, int] | None = None  # symbol values inference specialises to
     deadline: float | None = None  # time.monotonic() past which the passes give up (--timeout)
     defer: bool = False  # export gives a PendingModel (optimize's rounds; only from IR 4)
+    settled: bool = False  # set by a pass that changed nothing and vouches for its SETTLED_UNDER
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
 
@@ -451,18 +454,28 @@ def _optimize(
     if "fold-if" in repeated and not (control_flow and has_control_flow(m)):
         repeated.remove("fold-if")
     ctx.defer = True  # passes hand each other the index; the model is written when needed
-    changes_made = 0  # runs so far that changed the model
-    after_own: dict[str, int] = {}  # pass -> changes_made right after its latest run
+    changed_by: list[str] = []  # the pass of each run so far that changed the model
+    after_own: dict[str, int] = {}  # pass -> len(changed_by) right after its latest run
+    settled: dict[str, int] = {}  # pass whose latest run changed nothing and set ctx.settled -> same
     while rounds < MAX_ROUNDS:
         rounds += 1
         ctx.refresh()  # each round starts from facts of the model as it is
         any_change = False
         for name in repeated:
-            if after_own.get(name) == changes_made and getattr(pass_module(name), "IDEMPOTENT", False):
+            mod = pass_module(name)
+            if after_own.get(name) == len(changed_by) and getattr(mod, "IDEMPOTENT", False):
                 continue  # the model is its own output: a run now would change nothing
+            if name in settled and set(changed_by[settled[name] :]) <= set(getattr(mod, "SETTLED_UNDER", ())):
+                continue  # only passes that cannot give it work changed the model since it found none
+            ctx.settled = False
             m, changed = run(name, m)
-            changes_made += changed
-            after_own[name] = changes_made
+            if changed:
+                changed_by.append(name)
+            after_own[name] = len(changed_by)
+            if not changed and ctx.settled:
+                settled[name] = len(changed_by)
+            else:
+                settled.pop(name, None)
             any_change |= changed
         if not any_change:
             break

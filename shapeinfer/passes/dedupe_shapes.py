@@ -29,6 +29,12 @@ KEEPS_VALUES = True
 #: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
 ON_INDEX = True
 
+#: After a run that changed nothing (and set ``ctx.settled``), dce's removals leave nothing to
+#: merge: the nodes that stay keep their ops, attributes and inputs, so any equal pair among
+#: them was one before. (A merge blocked only because the first node's output has no name is
+#: the exception: with that node gone, a later pair may merge; such a run does not settle.)
+SETTLED_UNDER = ("dce",)
+
 #: Initializers up to this many elements are compared by value.
 VALUE_CAP = 1024
 
@@ -156,6 +162,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     # structure key is computed only when a second node joins them.
     firsts: dict[tuple, Any] = {}
     removed: set[int] = set()
+    blocked_by_unnamed = False
     for n in g.nodes:
         if n.domain or n.op in NONDETERMINISTIC or not n.outputs or n.graphs:
             continue
@@ -188,6 +195,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             continue
         pairs = list(zip(list(n.outputs), list(rep.outputs)))
         if any(mine.name and not theirs.name for mine, theirs in pairs):
+            blocked_by_unnamed = True
             continue
         for mine, theirs in pairs:
             if mine.name:
@@ -195,6 +203,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         removed.add(id(n))
         stats["nodes merged"] += 1
     if not any(stats.values()):
+        ctx.settled = not blocked_by_unnamed
         return model, {}
     gm.remove_nodes(g, removed)
     return ctx.export(gm), stats
