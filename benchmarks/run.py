@@ -15,7 +15,8 @@ that inference never loads them (peak RSS) and that -o keeps them external.
 
 Optimize rows (``--optimize-models``, ``--optimize-layers``; ``--only-optimize`` skips the rest):
 the whole `shapeinfer optimize MODEL -o OUT` process against the whole `shapeinfer MODEL -o OUT`
-process on the same model (wall and CPU seconds, median of the repetitions), their ratio, and
+process on the same model (wall and CPU seconds, median of the repetitions, run in alternating
+pairs, at most 3 at every size), their ratio, and
 optimize's CPU microseconds per node, on the given models and on synthetic models of
 repeated layers from ~7k to ~250k nodes (per-node cost should stay flat).
 
@@ -324,8 +325,10 @@ def optimize_row(path: str, reps: int, label: str | None = None) -> dict:
     cli = [sys.executable, "-m", "shapeinfer.cli"]
     with tempfile.TemporaryDirectory() as td:
         out = os.path.join(td, "out.onnx")
-        o = [_child_cpu([*cli, path, "-o", out]) for _ in range(reps)]
-        opt = [_child_cpu([*cli, "optimize", path, "-o", out]) for _ in range(reps)]
+        o, opt = [], []
+        for _ in range(reps):  # alternating pairs: a load change on the machine hits both alike
+            o.append(_child_cpu([*cli, path, "-o", out]))
+            opt.append(_child_cpu([*cli, "optimize", path, "-o", out]))
         after = len(onnx.load(out, load_external_data=False).graph.node)
     row = {"model": label or os.path.basename(path), "nodes": n, "nodes_after": after}
     row["o_wall"], row["o_cpu"] = statistics.median(w for w, _ in o), statistics.median(c for _, c in o)
@@ -342,7 +345,7 @@ def optimize_rows(models: list[str], layers: list[int], reps: int) -> list[dict]
         for n_layers in layers:
             path = os.path.join(td, f"synthetic{n_layers}.onnx")
             onnx.save(llama_like_model(n_layers), path)
-            rows.append(optimize_row(path, reps if n_layers < 2000 else 1, f"synthetic x{n_layers}"))
+            rows.append(optimize_row(path, reps, f"synthetic x{n_layers}"))
             os.remove(path)
     return rows
 
