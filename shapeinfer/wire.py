@@ -160,7 +160,7 @@ def _large_raw_data(data, start: int, end: int, max_elements: int) -> tuple[int,
     its dims hold more than ``max_elements`` elements and it has exactly one such field.
 
     Written for speed (one call per initializer): one-byte varints are read inline."""
-    numel = 1
+    numel = 1  # the product of the dims, or some number above max_elements once it is above
     negative = False
     raw = None
     i = start
@@ -190,7 +190,7 @@ def _large_raw_data(data, start: int, end: int, max_elements: int) -> tuple[int,
                 if d >= 0x80:
                     d, i = read_varint(data, i - 1)
                 negative |= d >= _INT64_SIGN
-                numel *= d
+                numel = numel * d if numel <= max_elements or d == 0 else numel  # no huge products
             if i != stop:
                 return None
         elif wire == 0:
@@ -200,7 +200,7 @@ def _large_raw_data(data, start: int, end: int, max_elements: int) -> tuple[int,
                 d, i = read_varint(data, i - 1)
             if tag == _DIM_TAG:
                 negative |= d >= _INT64_SIGN
-                numel *= d
+                numel = numel * d if numel <= max_elements or d == 0 else numel  # no huge products
         else:
             i = skip_field(data, i, wire)
     if i != end or raw is None or negative:

@@ -277,3 +277,19 @@ def test_malformed_large_tensors_get_the_same_diagnostics(tmp_path):
     assert reused == serialised
     result = infer(loaded.model)
     assert [d.code for d in result.diagnostics if d.tensor == "bad_small"] == ["E014"]
+
+
+def test_dims_products_stay_small_and_zero_sized_tensors_keep_their_data():
+    """The element count is only compared with the limit: a tensor of thousands of huge dims is
+    decided without multiplying them all out, and a 0 dim anywhere makes the tensor small."""
+    t = TensorProto()
+    t.name, t.data_type, t.raw_data = "w", F, b"\0" * 100
+    t.dims.extend([1 << 40] * 20000)
+    y = helper.make_tensor_value_info("y", F, None)
+    g = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "g", [], [y], [t])
+    data = helper.make_model(g).SerializeToString()
+    lean = without_large_raw_data(data, graph_layout(data), MAX_VALUE_ELEMENTS)
+    assert lean is not None and onnx.load_from_string(lean).graph.initializer[0].raw_data == b""
+    g.initializer[0].dims.append(0)
+    data = helper.make_model(g).SerializeToString()
+    assert without_large_raw_data(data, graph_layout(data), MAX_VALUE_ELEMENTS) is None
