@@ -644,7 +644,12 @@ def all_graphs(g: Graph) -> Iterator[Graph]:
 
 def has_control_flow(g: Graph) -> bool:
     """True when an If or a Loop is in ``g`` or any graph nested in it."""
-    return any(n.op in ("If", "Loop") for sg in all_graphs(g) for n in sg.nodes)
+    for n in g.nodes:
+        if n.op in ("If", "Loop"):
+            return True
+        if n.graphs and any(has_control_flow(sg) for sg in subgraphs(n)):
+            return True
+    return False
 
 
 def implicit_inputs(node: Node) -> list[Tensor]:
