@@ -50,7 +50,6 @@ from shapeinfer.ops.common import (
     probe_binding,
     probe_outputs,
 )
-from shapeinfer.ops.contrib import schemas as contrib_schemas
 from shapeinfer.toposort import lexicographic_order
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
@@ -388,6 +387,8 @@ class Engine:
                 schema = onnx.defs.get_schema(op_type, version, domain)
                 types = {k: int(a.type) for k, a in schema.attributes.items()}
             except onnx.defs.SchemaError:
+                from shapeinfer.ops.contrib import schemas as contrib_schemas  # only for contrib ops
+
                 contrib = contrib_schemas.lookup(domain, op_type, version)
                 types = contrib.attr_types if contrib is not None else {}
             self._attr_types[key] = types
@@ -1152,6 +1153,8 @@ class Engine:
         domain = ctx.domain or ""
         schema = self._schema(ctx)
         if schema is None:
+            from shapeinfer.ops.contrib import schemas as contrib_schemas  # only for ops onnx lacks
+
             name = f"{domain + '.' if domain else ''}{ctx.node.op_type}"
             if contrib_schemas.lookup(domain, ctx.node.op_type, ctx.version) is not None:
                 # onnxruntime documents the op, but without a rule here its shapes are unknown

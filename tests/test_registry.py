@@ -79,7 +79,8 @@ def test_inference_imports_only_the_families_the_model_uses():
     out = json.loads(r.stdout)
     assert "shapeinfer.ops.elementwise" not in out["before"]
     assert {"shapeinfer.ops.elementwise", "shapeinfer.ops.shape"} <= set(out["after"])
-    for unused in ("rnn", "signal", "sequence", "contrib.attention", "contrib.quantization", "resize"):
+    unused_families = ("rnn", "signal", "sequence", "contrib.attention", "contrib.quantization", "resize")
+    for unused in (*unused_families, "contrib.schemas"):
         assert f"shapeinfer.ops.{unused}" not in out["after"]
     assert out["s"] == ["n", "3"]  # the rules ran: Shape's value is known
 
