@@ -642,21 +642,28 @@ class Engine:
         """One pass over ``nodes`` (graph order when ``order`` is None). Returns False, at once,
         when graph order meets an input that a later node produces."""
         facts = scope.facts
+        get_fact = facts.get
         parent = scope.parent
         later: set[str] | None = None
         placeholders: set[str] = set()  # undefined inputs given an unknown fact (cycles)
         declared = scope.declared
         deadline = self.deadline
+        infer_node = self.infer_node
+        functions = self.functions
+        memo = self._memo
+        versions: dict[str, tuple[str, int]] = {}  # node domain -> (domain, opset version)
         for count, k in enumerate(range(len(nodes)) if order is None else order):
             if deadline is not None and count % 64 == 0 and time.monotonic() > deadline:
                 raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
             node = nodes[k]
+            in_names = node.input[:]
             ins: list[Fact | None] = []
-            for name in node.input[:]:
+            subst = self.subst  # only inference (below) binds symbols: the same for every input
+            for name in in_names:
                 if not name:
                     ins.append(None)
                     continue
-                f = facts.get(name)
+                f = get_fact(name)
                 if f is None and parent is not None:
                     f = parent.get(name)
                 if f is None:
@@ -679,13 +686,49 @@ class Engine:
                     )
                     f = facts[name] = Fact()
                     placeholders.add(name)
-                elif self.subst:
+                elif subst:
                     f = self.resolve_fact(f)
                 ins.append(f)
             out_names = node.output[:]
-            outs = self.infer_node(node, ins, k, graph, scope, call_attrs, out_names)
-            if node.op_type in _BOUND_OPS and node.domain in ("", "ai.onnx"):
-                self._value_bounds(node, ins, outs, k, graph)
+            op_type = node.op_type
+            raw_domain = node.domain
+            dv = versions.get(raw_domain)
+            if dv is None:
+                dv = versions[raw_domain] = self._domain_version(raw_domain)
+            domain, version = dv
+            fn = functions.get((raw_domain, op_type, node.overload)) if functions else None
+            if fn is not None:
+                ctx = NodeContext(self, node, version, k, graph, scope, call_attrs)
+                outs = self.infer_function(ctx, fn, ins)
+            else:
+                # Memoise on (op, version, attributes, outputs used, input facts): repeated
+                # layers infer once (see infer_node for what is stored).
+                used = len(out_names) if all(out_names) else tuple(bool(o) for o in out_names)
+                attrs = node.attribute
+                if attrs:
+                    key = None
+                    akey = []
+                    size = 0
+                    for a in attrs:
+                        if a.ref_attr_name or a.type in _GRAPH_ATTRS:
+                            break
+                        b = a.SerializeToString()
+                        size += len(b)
+                        akey.append(b)
+                    else:
+                        if size <= 4096:  # large constants: hashing them costs more than inferring
+                            key = (domain, op_type, version, tuple(akey), used, tuple(ins))
+                else:
+                    key = (domain, op_type, version, (), used, tuple(ins))
+                hit = None if key is None else memo.get(key)
+                if hit is None:
+                    outs = infer_node(node, ins, k, graph, scope, call_attrs, op_type, domain, version, key)
+                else:
+                    outs, diags = hit
+                    for d in diags:
+                        self.diagnostics.append(replace(d, node=node.name or None, index=k, graph=graph))
+            if op_type in _BOUND_OPS and raw_domain in ("", "ai.onnx"):
+                self._value_bounds(node, ins, outs, k, graph, in_names, out_names)
             n_outs = len(outs)
             for i, o in enumerate(out_names):
                 if o:
@@ -736,6 +779,15 @@ class Engine:
             return f
         return Fact(dtype, shape, f.value if shape == f.shape else None, "tensor", None)
 
+    def _domain_version(self, raw_domain: str) -> tuple[str, int]:
+        """A node's domain as the opsets key it (``ai.onnx`` is ``""``) and the opset version it
+        is read at (the latest onnx opset, or 1, for a domain the model does not import)."""
+        domain = "" if raw_domain == "ai.onnx" else raw_domain
+        version = self.opsets.get(domain)
+        if version is None:
+            version = onnx.defs.onnx_opset_version() if domain == "" else 1
+        return domain, version
+
     def infer_node(
         self,
         node: onnx.NodeProto,
@@ -743,28 +795,18 @@ class Engine:
         index: int,
         graph: str,
         scope: Scope,
-        call_attrs: Mapping[str, AttributeProto] | None = None,
-        out_names: tuple[str, ...] | None = None,
+        call_attrs: Mapping[str, AttributeProto] | None,
+        op_type: str,
+        domain: str,
+        version: int,
+        key: tuple | None,
     ) -> list[Fact | None]:
-        raw_domain, op_type = node.domain, node.op_type
-        domain = "" if raw_domain == "ai.onnx" else raw_domain
-        fn = self.functions.get((raw_domain, op_type, node.overload)) if self.functions else None
-        version = self.opsets.get(domain)
-        if version is None:
-            version = onnx.defs.onnx_opset_version() if domain == "" else 1
-        if fn is not None:
-            return self.infer_function(NodeContext(self, node, version, index, graph, scope, call_attrs), fn, ins)
-        # Memoise on (op, version, attributes, input facts): repeated layers infer once. A node
-        # whose inference drew fresh symbols or recorded equalities is never memoised.
-        outputs = node.output[:] if out_names is None else out_names
-        key = self._memo_key(node, op_type, domain, version, ins, outputs)
+        """The facts of the outputs of ``node`` (of ``op_type`` in ``domain`` at opset
+        ``version``, not a function call) that the memo has not seen: its rule's, else onnx's.
+        With a memo ``key`` (op, version, attributes, outputs used, input facts), the outputs
+        and diagnostics are stored under it unless inference drew fresh symbols, bound symbols,
+        or recorded equalities or guards (such a node is never memoised)."""
         if key is not None:
-            hit = self._memo.get(key)
-            if hit is not None:
-                outs, diags = hit
-                for d in diags:
-                    self.diagnostics.append(replace(d, node=node.name or None, index=index, graph=graph))
-                return outs
             marks = (
                 len(self.diagnostics),
                 len(self.fresh_symbols),
@@ -786,10 +828,19 @@ class Engine:
             self._memo[key] = (outs, self.diagnostics[marks[0] :])
         return outs
 
-    def _value_bounds(self, node: onnx.NodeProto, ins: list, outs: list, index: int, graph: str) -> None:
+    def _value_bounds(
+        self,
+        node: onnx.NodeProto,
+        ins: list,
+        outs: list,
+        index: int,
+        graph: str,
+        in_names: list[str],
+        out_names: list[str],
+    ) -> None:
         """Track element-value bounds along index paths, and record the guard a Gather from a
         fixed-size axis needs: its indices must lie in ``[-N, N-1]`` (onnxruntime checks this
-        and fails otherwise)."""
+        and fails otherwise). ``in_names``/``out_names`` are the node's input/output names."""
         op = node.op_type
         vb = self.value_bounds
         if op == "Range":
@@ -808,11 +859,11 @@ class Engine:
                 and len(out.shape) == 1
             ):
                 s0, d0 = start.value[0], delta.value[0]
-                vb[(graph, node.output[0])] = (s0, D.add(s0, D.mul(d0, D.sub(out.shape[0], 1))))
+                vb[(graph, out_names[0])] = (s0, D.add(s0, D.mul(d0, D.sub(out.shape[0], 1))))
             return
-        src = vb.get((graph, node.input[0])) if node.input else None
-        if op == "Gather" and len(node.input) > 1:
-            data, idx = ins[0], vb.get((graph, node.input[1]))
+        src = vb.get((graph, in_names[0])) if in_names else None
+        if op == "Gather" and len(in_names) > 1:
+            data, idx = ins[0], vb.get((graph, in_names[1]))
             axis = 0
             for a in node.attribute:
                 if a.name == "axis":
@@ -823,13 +874,13 @@ class Engine:
                 ctx = NodeContext(self, node, 0, index, graph, Scope())
                 self.guard("bound", self.resolve(idx[1]), n - 1, ctx, report=True)
                 self.guard("bound", -n, self.resolve(idx[0]), ctx, report=True)
-            if src is not None and node.output:  # elements selected from an index tensor
-                vb[(graph, node.output[0])] = src
+            if src is not None and out_names:  # elements selected from an index tensor
+                vb[(graph, out_names[0])] = src
             return
-        if src is not None and node.output and node.output[0]:
+        if src is not None and out_names and out_names[0]:
             if op == "Cast" and outs and outs[0] is not None and outs[0].dtype not in _INT_TYPES:
                 return
-            vb[(graph, node.output[0])] = src
+            vb[(graph, out_names[0])] = src
 
     def _ranged(self, f: Fact | None) -> Fact | None:
         """``f`` with the min/max its dims and values hold decided by the symbols' ranges."""
@@ -921,31 +972,6 @@ class Engine:
         if shape is f.shape and value is f.value and elem is f.elem and dtype == f.dtype:
             return f
         return Fact(dtype, shape, value, f.kind, elem)
-
-    def _memo_key(
-        self,
-        node: onnx.NodeProto,
-        op_type: str,
-        domain: str,
-        version: int,
-        ins: list[Fact | None],
-        outputs: Sequence[str],
-    ) -> tuple | None:
-        used = len(outputs) if all(outputs) else tuple(bool(o) for o in outputs)
-        attrs = node.attribute
-        if not attrs:
-            return (domain, op_type, version, (), used, tuple(ins))
-        key = []
-        size = 0
-        for a in attrs:
-            if a.ref_attr_name or a.type in _GRAPH_ATTRS:
-                return None
-            b = a.SerializeToString()
-            size += len(b)
-            key.append(b)
-        if size > 4096:  # large constants: hashing them costs more than inferring
-            return None
-        return (domain, op_type, version, tuple(key), used, tuple(ins))
 
     def _apply(self, rule, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
         """The rule's outputs; onnx's inference when there is none or it declines. Whatever a node
