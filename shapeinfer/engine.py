@@ -652,9 +652,12 @@ class Engine:
         functions = self.functions
         memo = self._memo
         versions: dict[str, tuple[str, int]] = {}  # node domain -> (domain, opset version)
-        for count, k in enumerate(range(len(nodes)) if order is None else order):
-            if deadline is not None and count % 64 == 0 and time.monotonic() > deadline:
-                raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
+        count = 0
+        for k in range(len(nodes)) if order is None else order:
+            if deadline is not None:
+                if count % 64 == 0 and time.monotonic() > deadline:
+                    raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
+                count += 1
             node = nodes[k]
             in_names = node.input[:]
             ins: list[Fact | None] = []
@@ -703,7 +706,7 @@ class Engine:
             else:
                 # Memoise on (op, version, attributes, outputs used, input facts): repeated
                 # layers infer once (see infer_node for what is stored).
-                used = len(out_names) if all(out_names) else tuple(bool(o) for o in out_names)
+                used = len(out_names) if "" not in out_names else tuple(bool(o) for o in out_names)
                 attrs = node.attribute
                 if attrs:
                     key = None
@@ -843,6 +846,8 @@ class Engine:
         and fails otherwise). ``in_names``/``out_names`` are the node's input/output names."""
         op = node.op_type
         vb = self.value_bounds
+        if not vb and op != "Range":  # no bounds known yet: none to follow or check
+            return
         if op == "Range":
             start, delta = (ins[0] if len(ins) > 0 else None), (ins[2] if len(ins) > 2 else None)
             out = outs[0] if outs else None
