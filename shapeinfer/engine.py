@@ -366,6 +366,7 @@ class Engine:
         self._subst_gen = 0
         self._type_cache: dict[Fact, onnx.TypeProto] = {}
         self._memo: dict[tuple, tuple] = {}
+        self._open_memo: tuple[int, dict[D.Dim, bool]] = (0, {})  # see _open
         self.graph_nodes: dict[str, Sequence[onnx.NodeProto]] = {}  # graph path -> its nodes
         self._attr_types: dict[tuple, dict[str, int]] = {}
         #: Also run onnx's per-node inference on nodes a native rule handles, as a validator.
@@ -766,6 +767,8 @@ class Engine:
             f = _UNKNOWN
         dtype = f.dtype or tt.elem_type
         shape = f.shape
+        if dtype == f.dtype and shape is not None and not any(self._open(d) for d in shape):
+            return f  # nothing the declaration could complete: its dims are not even read
         if tt.HasField("shape"):
             decl = [dim_from_proto(d) for d in tt.shape.dim]
             if shape is None:
@@ -773,7 +776,7 @@ class Engine:
             elif len(decl) == len(shape):
                 out = []
                 for d, x in zip(shape, decl):
-                    if x is not None and type(d) is not int and all(self.is_fresh(s) for s in D.symbols(d)):
+                    if x is not None and self._open(d):
                         # a lone fresh symbol is bound to the declared dim wherever it occurs
                         d = self.unify(d, x) if D.symbols(d) and d == D.sym(next(iter(D.symbols(d)))) else x
                     out.append(d)
@@ -790,6 +793,20 @@ class Engine:
         if version is None:
             version = onnx.defs.onnx_opset_version() if domain == "" else 1
         return domain, version
+
+    def _open(self, d: D.Dim) -> bool:
+        """Whether :meth:`with_declared` may replace dim ``d`` by a declared one: ``d`` is not an
+        int and every symbol in it (if any) is fresh. Remembered per dim while the input
+        symbols (which are never fresh) stay the same."""
+        if type(d) is int:
+            return False
+        memo = self._open_memo
+        if memo[0] != len(self.input_symbols):
+            memo = self._open_memo = (len(self.input_symbols), {})
+        known = memo[1].get(d)
+        if known is None:
+            known = memo[1][d] = all(self.is_fresh(s) for s in D.symbols(d))
+        return known
 
     def infer_node(
         self,

@@ -204,3 +204,35 @@ def test_annotate_keeps_declared_output_where_inference_knows_less():
     assert y.elem_type == TensorProto.FLOAT
     assert [d.dim_value or d.dim_param for d in y.shape.dim] == [3, "k"]
     assert [d.dim_value or d.dim_param for d in z.shape.dim] == ["n", 4]  # inference wins where it knows
+
+
+def test_inference_of_its_own_annotated_output_gives_the_same_facts(model_name):
+    """Declared value_info (here: what -o wrote) completes only what inference leaves open, so
+    inferring the annotated model again gives every tensor the same fact."""
+    model = load_stripped(model_name)
+    first = shapeinfer.infer(model)
+    annotated = onnx.ModelProto.FromString(model.SerializeToString())
+    annotate(shapeinfer.infer(annotated))
+    assert len(annotated.graph.value_info) > 0
+    again = shapeinfer.infer(annotated)
+    assert again.facts == first.facts
+
+
+def test_declared_dims_complete_each_fresh_dim():
+    """Outputs whose count dim is fresh (NonZero) take the declared dim, every time: the same
+    fresh symbol never leaks past a declaration, and a dim inference knows is never replaced."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])
+    nodes, decl = [], []
+    for i in range(3):
+        nodes.append(helper.make_node("NonZero", ["x"], [f"nz{i}"]))
+        decl.append(helper.make_tensor_value_info(f"nz{i}", TensorProto.INT64, [2, f"count{i}"]))
+    nodes.append(helper.make_node("Relu", ["x"], ["y"]))
+    decl.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, ["wrong", 4]))
+    outs = [helper.make_tensor_value_info(f"nz{i}", TensorProto.INT64, None) for i in range(3)]
+    outs.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
+    g = helper.make_graph(nodes, "g", [x], outs, value_info=decl)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    r = shapeinfer.infer(m)
+    for i in range(3):
+        assert r.facts[f"nz{i}"].shape == (2, D.sym(f"count{i}"))
+    assert r.facts["y"].shape == (D.sym("n"), 4)
