@@ -652,6 +652,7 @@ class Engine:
         infer_node = self.infer_node
         functions = self.functions
         memo = self._memo
+        value_bounds = self.value_bounds  # filled by _value_bounds from a Range on
         versions: dict[str, tuple[str, int]] = {}  # node domain -> (domain, opset version)
         count = 0
         for k in range(len(nodes)) if order is None else order:
@@ -731,7 +732,7 @@ class Engine:
                     outs, diags = hit
                     for d in diags:
                         self.diagnostics.append(replace(d, node=node.name or None, index=k, graph=graph))
-            if op_type in _BOUND_OPS and raw_domain in ("", "ai.onnx"):
+            if op_type in _BOUND_OPS and (value_bounds or op_type == "Range") and raw_domain in ("", "ai.onnx"):
                 self._value_bounds(node, ins, outs, k, graph, in_names, out_names)
             n_outs = len(outs)
             for i, o in enumerate(out_names):
@@ -863,8 +864,6 @@ class Engine:
         and fails otherwise). ``in_names``/``out_names`` are the node's input/output names."""
         op = node.op_type
         vb = self.value_bounds
-        if not vb and op != "Range":  # no bounds known yet: none to follow or check
-            return
         if op == "Range":
             start, delta = (ins[0] if len(ins) > 0 else None), (ins[2] if len(ins) > 2 else None)
             out = outs[0] if outs else None
