@@ -65,11 +65,37 @@ def max_diff(want: list | str, got: list | str) -> str:
         return "input fails"
     worst = 0.0
     for x, y in zip(want, got):
+        d = _diff(x, y)
+        if isinstance(d, str):
+            return d
+        worst = max(worst, d)
+    return f"max diff {worst:.1e}"
+
+
+def _diff(x, y) -> float | str:
+    """Largest absolute difference between two outputs: tensors, or what onnxruntime returns for
+    sequences and maps (lists, dicts, e.g. a ZipMap's list of label -> probability dicts)."""
+    if isinstance(x, dict) or isinstance(y, dict):
+        if not (isinstance(x, dict) and isinstance(y, dict)) or x.keys() != y.keys():
+            return "MAP KEYS differ"
+        parts = [_diff(np.asarray(x[k]), np.asarray(y[k])) for k in x]
+    elif isinstance(x, list) or isinstance(y, list):
+        if not (isinstance(x, list) and isinstance(y, list)) or len(x) != len(y):
+            return "SEQUENCE LENGTH differs"
+        parts = [_diff(a, b) for a, b in zip(x, y)]
+    else:
+        x, y = np.asarray(x), np.asarray(y)
         if x.shape != y.shape:
             return f"SHAPE {x.shape} vs {y.shape}"
-        if x.size:
-            worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))))
-    return f"max diff {worst:.1e}"
+        if not x.size:
+            return 0.0
+        if x.dtype.kind in "OUS" or y.dtype.kind in "OUS":
+            return 0.0 if np.array_equal(x, y) else "STRINGS differ"
+        return float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64))))
+    for d in parts:
+        if isinstance(d, str):
+            return d
+    return max(parts, default=0.0)
 
 
 def checker_accepts(path: str) -> bool:
