@@ -22,7 +22,8 @@ on every removal (quadratic on shared tensors).
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -150,7 +151,7 @@ class Node:
         self.outputs: list[Tensor] = []
         self.proto: NodeProto | None = None
         self.snap: dict | None = None  # the attrs as decoded, to tell what a pass changed
-        self.graphs: dict[str, Any] = {}  # subgraph attributes, imported eagerly
+        self.graphs: Mapping[str, Any] = _NO_GRAPHS  # subgraph attributes, imported eagerly
         self.dirty = False  # inputs or outputs relinked, or a tensor it touches renamed (see the helpers)
 
     @property
@@ -194,6 +195,11 @@ def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
 
 
 _HOLDS_GRAPHS: dict[tuple[str, str], bool] = {}  # (domain, op) -> _may_hold_graphs
+_HOLDS_GRAPHS_DEFAULT: dict[str, bool] = {}  # op -> _may_hold_graphs, for the default domain ""
+
+#: A node's ``graphs`` when it holds none (shared and read-only: import gives a node with
+#: subgraphs its own dict, and nothing else writes into it).
+_NO_GRAPHS: Mapping[str, Any] = MappingProxyType({})
 
 
 def _may_hold_graphs(domain: str, op: str) -> bool:
@@ -263,52 +269,77 @@ class GraphModel:
         return g
 
     def _import_nodes(self, g: Graph, protos, scope: dict[str, Tensor]) -> None:
-        # The hot loop of every optimize run (one step per node): names bound locally.
+        # The hot loop of every optimize run (one step per node): names bound locally, nodes
+        # and their output tensors built without calling __init__ (the same fields, set here).
         names_add = self.names.add
         nodes_append = g.nodes.append
         scope_get = scope.get
         graph_types = _GRAPH_TYPES
         holds_graphs = _HOLDS_GRAPHS
+        holds_default = _HOLDS_GRAPHS_DEFAULT
+        new_node = Node.__new__
+        new_var = Variable.__new__
+        no_graphs = _NO_GRAPHS
         for p in protos:
-            n = Node(p.op_type, p.name, None, p.domain)
+            n = new_node(Node)
+            op = n.op = p.op_type
+            name = n.name = p.name
+            domain = n.domain = p.domain
+            n._attrs = None
             n.proto = p
-            ins = n.inputs
-            for name in p.input[:]:  # (a slice is read in C at once; iterating is not)
-                if name:
-                    t = scope_get(name)
-                    if t is None:
-                        t = scope[name] = Variable(name)  # read before (or without) a definition
-                else:
-                    t = Variable("")
-                ins.append(t)
+            n.snap = None
+            n.graphs = no_graphs
+            n.dirty = False
+            in_names = p.input[:]  # (a slice is read in C at once; iterating is not)
+            ins = n.inputs = [scope_get(x) for x in in_names]
+            if None in ins or "" in in_names:
+                for k, x in enumerate(in_names):
+                    if not x:
+                        ins[k] = Variable("")
+                    elif ins[k] is None:
+                        t = scope_get(x)  # (an input may repeat a name read before its definition)
+                        ins[k] = t if t is not None else scope.setdefault(x, Variable(x))
+            for t in ins:
                 t.outputs.append(n)
-            key = (n.domain, n.op)
-            holds = holds_graphs.get(key)
-            if holds is None:
-                holds = holds_graphs[key] = _may_hold_graphs(n.domain, n.op)
+            if domain:
+                holds = holds_graphs.get((domain, op))
+                if holds is None:
+                    holds = holds_graphs[(domain, op)] = _may_hold_graphs(domain, op)
+            else:
+                holds = holds_default.get(op)
+                if holds is None:
+                    holds = holds_default[op] = _may_hold_graphs(domain, op)
             if holds:
                 for a in p.attribute:
                     if a.type in graph_types:
+                        if n.graphs is no_graphs:
+                            n.graphs = {}
                         if a.type == AttributeProto.GRAPH:
                             n.graphs[a.name] = self._import_graph(a.g, scope, g)
                         else:
                             n.graphs[a.name] = [self._import_graph(sg, scope, g) for sg in a.graphs]
-            outs = n.outputs
-            for name in p.output[:]:
-                if name:
-                    t = scope_get(name)
+            outs = n.outputs = []
+            for x in p.output[:]:
+                if x:
+                    t = scope_get(x)
                     if t is None or t.inputs or t.graph is not None:
-                        t = Variable(name, graph=g)
-                        scope[name] = t
+                        t = new_var(Variable)
+                        t.name = x
+                        t.dtype = None
+                        t.graph = g
+                        t.inputs = [n]
+                        t.outputs = []
+                        scope[x] = t
                     else:
                         t.graph = g  # read earlier in an unsorted graph: this is its definition
-                    names_add(name)
+                        t.inputs.append(n)
+                    names_add(x)
                 else:
                     t = Variable("")
+                    t.inputs.append(n)
                 outs.append(t)
-                t.inputs.append(n)
-            if n.name:
-                names_add(n.name)
+            if name:
+                names_add(name)
             nodes_append(n)
 
     # ------------------------------------------------------------------ editing helpers
@@ -697,6 +728,20 @@ def predecessors(nodes: list[Node]) -> list[list[int]]:
 
 def _sorted(g: Graph) -> bool:
     """True when every node of ``g`` comes after the producers (in ``g``) of what it reads."""
+    # One pass, with the nodes met so far in a set (nodes hash by identity): a producer not
+    # met yet is either later in ``g`` or outside it, which only the positions tell apart.
+    seen: set[Node] = set()
+    add = seen.add
+    for n in g.nodes:
+        for t in n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n):
+            ps = t.inputs
+            if ps and ps[0] not in seen:
+                return _sorted_by_position(g)
+        add(n)
+    return True
+
+
+def _sorted_by_position(g: Graph) -> bool:
     pos = {id(n): k for k, n in enumerate(g.nodes)}
     get = pos.get
     for k, n in enumerate(g.nodes):
