@@ -613,19 +613,19 @@ def rename(t: Tensor, name: str) -> None:
 
 def unlink_nodes(nodes) -> None:
     """Detach ``nodes`` from every tensor they read or write, in one sweep per tensor."""
-    gone = {id(n) for n in nodes}
-    touched: dict[int, Tensor] = {}
-    for n in nodes:
-        for t in n.inputs:
-            touched[id(t)] = t
-        for t in n.outputs:
-            touched[id(t)] = t
-    for t in touched.values():
-        if any(id(c) in gone for c in t.outputs):
-            t.outputs[:] = [c for c in t.outputs if id(c) not in gone]
-        if any(id(p) in gone for p in t.inputs):
-            t.inputs[:] = [p for p in t.inputs if id(p) not in gone]
-    for n in nodes:
+    # Nodes and tensors hash by identity, so sets of them do the bookkeeping in C.
+    gone = set(nodes)
+    touched: set[Tensor] = set()
+    for n in gone:
+        touched.update(n.inputs)
+        touched.update(n.outputs)
+    isdisjoint = gone.isdisjoint
+    for t in touched:
+        if not isdisjoint(t.outputs):
+            t.outputs[:] = [c for c in t.outputs if c not in gone]
+        if not isdisjoint(t.inputs):
+            t.inputs[:] = [p for p in t.inputs if p not in gone]
+    for n in gone:
         n.inputs.clear()
         n.outputs.clear()
 
