@@ -37,11 +37,10 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import onnx
+from deploy_roundtrip import BINDINGS, feeds  # the bindings and inputs the round trip checks at
 
 ROOT = Path(__file__).resolve().parent.parent
-BINDINGS = ({"batch": 2, "seq": 7}, {"batch": 3, "seq": 11})
 
 # The transformers optimizer's model type, heads and hidden size (0: detect) by export name
 # prefix; the exports in examples/models are 4-layer models of hidden size 64 with 4 heads.
@@ -56,27 +55,6 @@ def family(stem: str) -> tuple[str, int, int]:
     return ("bert", 0, 0)
 
 
-def feeds(model: onnx.ModelProto, binding: dict[str, int], seed: int = 0) -> dict[str, np.ndarray]:
-    """Inputs for one run: token ids in [0, 50), masks of ones, floats from a normal."""
-    rng = np.random.default_rng(seed)
-    inits = {t.name for t in model.graph.initializer}
-    out = {}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if np.issubdtype(dtype, np.integer):
-            if "mask" in vi.name.lower():
-                out[vi.name] = np.ones(shape, dtype=dtype)
-            else:
-                out[vi.name] = rng.integers(0, 50, size=shape).astype(dtype)
-        else:
-            out[vi.name] = rng.standard_normal(shape).astype(dtype)
-    return out
-
-
 def runs_in_ort(path: Path) -> None:
     """Raise unless onnxruntime loads ``path`` and runs it at both bindings."""
     import onnxruntime as ort
@@ -84,7 +62,7 @@ def runs_in_ort(path: Path) -> None:
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     model = onnx.load(str(path), load_external_data=False)
     for b in BINDINGS:
-        sess.run(None, feeds(model, b))
+        sess.run(None, feeds(model, b, seed=0))
 
 
 # ---- the pipelines: each takes a source path and writes a destination path ----------------
