@@ -1035,7 +1035,12 @@ def optimize_cmd(
 
         try:
             optimized, report = optimize_with_report(
-                model, passes=names, bind=binding or None, target_opset=target_opset, timeout=timeout
+                model,
+                passes=names,
+                bind=binding or None,
+                target_opset=target_opset,
+                timeout=timeout,
+                keep_alive=_UNTIL_EXIT,
             )
         except OptimizeError as e:
             raise CliError(str(e)) from None
@@ -1087,6 +1092,11 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         echo(f"wrote {output}" if output else "no -o given: nothing written")
 
 
+#: Set by :func:`entry`, whose process ends without tearing down: large objects a command is
+#: done with are put here instead of being freed one by one (see ``optimize_with_report``).
+_UNTIL_EXIT: list | None = None
+
+
 def entry() -> None:
     """The ``shapeinfer`` console script (and ``python -m shapeinfer.cli``): :func:`main`, then
     the process ends as soon as its output is flushed, without tearing the interpreter down.
@@ -1103,7 +1113,9 @@ def entry() -> None:
     command does no BLAS work. Only the console script does this; ``import shapeinfer`` leaves
     the environment alone.
     """
+    global _UNTIL_EXIT
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _UNTIL_EXIT = []
     try:
         main.main(prog_name="shapeinfer")
         code = 0

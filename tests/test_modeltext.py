@@ -36,9 +36,12 @@ def _model() -> onnx.ModelProto:
 def test_check_finds_bad_bytes_in_any_text_field_and_decode_fixes_them(marker):
     data = _model().SerializeToString()
     assert data.count(marker) == 1
-    bad = onnx.ModelProto.FromString(data.replace(marker, marker[:-1] + b"\xff"))
+    raw = data.replace(marker, marker[:-1] + b"\xff")
+    bad = onnx.ModelProto.FromString(raw)
     assert not all_text_is_utf8(bad)
-    decode_model_text(bad)
+    assert not all_text_is_utf8(bad, raw)  # the bytes it was read from, checked instead
+    assert all_text_is_utf8(bad, data)  # (only the bytes are looked at when given)
+    decode_model_text(bad, raw)
     assert all_text_is_utf8(bad)  # the walk escaped it
     assert marker[:-1] + b"\\xff" in bad.SerializeToString()
 

@@ -84,3 +84,52 @@ def test_dedupe_reruns_after_dce_removes_a_first_node_that_blocked_a_merge():
     (want,) = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     (got,) = ort.InferenceSession(out.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     np.testing.assert_array_equal(want, got)
+
+
+def _tracking(monkeypatch) -> list:
+    """Weak references to every index built and every inference result made from now on."""
+    import weakref
+
+    import shapeinfer.engine as engine
+
+    refs: list = []
+    real_init, real_infer = GraphModel.__init__, engine.infer
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        refs.append(weakref.ref(self))
+
+    def infer(*a, **k):
+        res = real_infer(*a, **k)
+        refs.append(weakref.ref(res))
+        return res
+
+    monkeypatch.setattr(GraphModel, "__init__", init)
+    monkeypatch.setattr(engine, "infer", infer)
+    return refs
+
+
+def test_keep_alive_holds_every_index_and_inference_and_changes_nothing(monkeypatch):
+    """The console script passes keep_alive (its process exits without freeing): the indexes and
+    facts of the run stay referenced from it, and the model written is the same."""
+    import gc
+
+    m = onnx.load(str(model_path("llama_dynamo")))
+    refs = _tracking(monkeypatch)
+    plain, _ = optimize_with_report(m)
+    gc.collect()
+    assert len(refs) >= 3 and all(r() is None for r in refs)  # freed when nothing keeps them
+    del refs[:]
+    keep: list = []
+    try:
+        kept, report = optimize_with_report(m, keep_alive=keep)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    gc.collect()
+    assert report.rounds >= 2 and len(refs) >= 3
+    assert all(r() is not None for r in refs)  # round 1's facts too, though round 2 replaced them
+    assert kept.SerializeToString() == plain.SerializeToString()
+    del keep[:]
+    gc.collect()
+    assert all(r() is None for r in refs)

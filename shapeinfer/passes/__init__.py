@@ -110,6 +110,7 @@ class PassContext:
     deadline: float | None = None  # time.monotonic() past which the passes give up (--timeout)
     defer: bool = False  # export gives a PendingModel (optimize's rounds; only from IR 4)
     settled: bool = False  # set by a pass that changed nothing and vouches for its SETTLED_UNDER
+    keep_alive: list | None = None  # facts and indexes replaced go here instead of being freed
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
 
@@ -130,6 +131,7 @@ class PassContext:
             return self._facts[1]
         model = self.materialize(model)
         res = infer(model, base_dir=self.base_dir, bind=self.bind or None, timeout=self.remaining())
+        self._retire(self._facts)
         self._facts = (model, res, True)
         return res
 
@@ -154,7 +156,12 @@ class PassContext:
     def refresh(self) -> None:
         """Drop carried facts: the next :meth:`infer` infers afresh."""
         if self._facts is not None and not self._facts[2]:
+            self._retire(self._facts)
             self._facts = None
+
+    def _retire(self, old) -> None:
+        if old is not None and self.keep_alive is not None:
+            self.keep_alive.append(old)
 
     def graph(self, model: onnx.ModelProto):
         """``model`` indexed for editing (:class:`~shapeinfer.passes._graph.GraphModel`).
@@ -169,6 +176,7 @@ class PassContext:
         if self._graph is not None and self._graph[0] is model:
             return self._graph[1]
         gm = GraphModel(model, self.base_dir)
+        self._retire(self._graph)
         self._graph = (model, gm)
         return gm
 
@@ -262,15 +270,20 @@ def describe_passes() -> list[tuple[str, str]]:
 
 
 def _load(model) -> tuple[onnx.ModelProto, str | None]:
+    """``model`` as a ModelProto of its own (a copy of a given one) whose text fields are all
+    valid UTF-8 (:func:`~shapeinfer.modeltext.decode_model_text`: names that are not are
+    escaped alike everywhere), and the folder of its file."""
     from shapeinfer.engine import model_dir
-    from shapeinfer.onnxio import load_model
+    from shapeinfer.modeltext import decode_model_text
+    from shapeinfer.onnxio import load_model_file
 
     if isinstance(model, onnx.ModelProto):
         m = onnx.ModelProto()
         m.CopyFrom(model)
-        return m, None
+        return decode_model_text(m), None
     path = os.fspath(model)
-    return load_model(path), model_dir(path)
+    loaded = load_model_file(path)
+    return decode_model_text(loaded.model, loaded.data), model_dir(path)
 
 
 def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> None:
@@ -339,6 +352,7 @@ def optimize_with_report(
     target_opset: int | None = None,
     base_dir: str | None = None,
     timeout: float | None = None,
+    keep_alive: list | None = None,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Optimize ``model`` (a ModelProto, not modified, or a path) and say what each pass did.
 
@@ -354,6 +368,14 @@ def optimize_with_report(
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
     ``timeout`` (seconds) bounds the whole run: inference and each pass check it, and
     :class:`~shapeinfer.engine.InferenceTimeout` is raised past it.
+
+    ``keep_alive``: for a process that ends right after (the console script, which exits
+    without tearing down): the run's large intermediate objects (the edited index, inference
+    facts, intermediate models) are appended to it instead of being freed on return, and the
+    objects alive are frozen out of the garbage collector (:func:`gc.freeze`). Freeing the
+    Python objects of a 250k-node model one by one costs about a tenth of the whole run, and
+    collecting them when the collector is re-enabled costs as much again, for memory the
+    operating system reclaims at exit anyway.
     """
     from shapeinfer.progress import Progress
 
@@ -362,15 +384,17 @@ def optimize_with_report(
     progress = Progress("optimize")  # a line on a terminal's stderr once it takes over a second
     try:
         deadline = None if timeout is None else time.monotonic() + timeout
-        return _optimize(model, passes, bind, target_opset, base_dir, progress, deadline)
+        return _optimize(model, passes, bind, target_opset, base_dir, progress, deadline, keep_alive)
     finally:
         progress.close()
+        if keep_alive is not None:
+            gc.freeze()
         if gc_was_enabled:
             gc.enable()
 
 
 def _optimize(
-    model, passes, bind, target_opset, base_dir, progress, deadline=None
+    model, passes, bind, target_opset, base_dir, progress, deadline=None, keep_alive=None
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.passes._graph import default_opset
     from shapeinfer.passes._graph import has_control_flow as graph_has_control_flow
@@ -383,12 +407,19 @@ def _optimize(
         pass_module(n)
     if len(set(names)) != len(names):
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
-    from shapeinfer.modeltext import decode_model_text
-
     m, where = _load(model)
-    decode_model_text(m)  # names that are not UTF-8: escaped alike everywhere (a copy of the input)
+    if keep_alive is not None:
+        keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
     base_dir = base_dir or where
-    ctx = PassContext(base_dir=base_dir, interface={vi.name for vi in m.graph.input}, bind=bind, deadline=deadline)
+    ctx = PassContext(
+        base_dir=base_dir,
+        interface={vi.name for vi in m.graph.input},
+        bind=bind,
+        deadline=deadline,
+        keep_alive=keep_alive,
+    )
+    if keep_alive is not None:
+        keep_alive.append(ctx)  # its index and facts, whatever the outcome
     nodes_before = len(m.graph.node)
     opset_before = default_opset(m)
     # what the model declares of its values' types: the passes drop value_info, the writer keeps these
