@@ -553,7 +553,8 @@ def infer_cmd(
 
 def _graphs(graph, path: str = "main"):
     """``(path, graph)`` for the main graph and every subgraph, keyed like ``Result.graph_facts``."""
-    from shapeinfer.engine import graph_path, subgraph_attrs
+    from shapeinfer.engine import graph_path
+    from shapeinfer.onnxio import subgraph_attrs
 
     yield path, graph
     for k, n in enumerate(graph.node):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +37,7 @@ from shapeinfer.onnxio import (
     dim_from_proto,
     fact_type,
     ident,
+    subgraph_attrs,
     tensor_fact,
     tensor_numel,
     tensor_problem,
@@ -95,17 +96,6 @@ _GRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 def graph_path(parent: str, node_index: int, attr: str) -> str:
     """The key of a subgraph in ``Result.graph_facts``: parent path, node index, attribute name."""
     return f"{parent}/{node_index}.{attr}"
-
-
-def subgraph_attrs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
-    """``(attr, graph)`` for each subgraph of ``node``, ``attr`` as :func:`graph_path` takes it:
-    the attribute name, with ``[j]`` after it for the j-th graph of a GRAPHS attribute."""
-    for a in node.attribute:
-        if a.type == AttributeProto.GRAPH:
-            yield a.name, a.g
-        elif a.type == AttributeProto.GRAPHS:
-            for j, g in enumerate(a.graphs):
-                yield f"{a.name}[{j}]", g
 
 
 _OnnxInferenceError = onnx.shape_inference.InferenceError

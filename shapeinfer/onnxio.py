@@ -10,6 +10,7 @@ import contextlib
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,26 @@ from shapeinfer.modeltext import text
 from shapeinfer.wire import GraphLayout, graph_layout, without_large_raw_data
 
 _IDENT = re.compile(r"\W")
+
+
+def subgraph_attrs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """``(attr, graph)`` for each subgraph of ``node``, in attribute order: ``attr`` is the
+    attribute name, with ``[j]`` after it for the j-th graph of a GRAPHS attribute (the form
+    :func:`shapeinfer.engine.graph_path` takes)."""
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.name, a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            for j, g in enumerate(a.graphs):
+                yield f"{a.name}[{j}]", g
+
+
+def graphs_within(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """``graph`` and every subgraph nested in its nodes, depth first, parents before children."""
+    yield graph
+    for n in graph.node:
+        for _, g in subgraph_attrs(n):
+            yield from graphs_within(g)
 
 
 class ModelLoadError(Exception):

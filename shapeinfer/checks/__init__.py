@@ -30,7 +30,8 @@ def declared_types(model: onnx.ModelProto) -> dict[str, dict[str, onnx.TypeProto
 
     Copies, so that they survive anything that later rewrites the model's annotations.
     """
-    from shapeinfer.engine import MAIN, graph_path, subgraph_attrs
+    from shapeinfer.engine import MAIN, graph_path
+    from shapeinfer.onnxio import subgraph_attrs
 
     out: dict[str, dict[str, onnx.TypeProto]] = {}
 

@@ -206,7 +206,8 @@ class LintContext:
             yield from refs
 
     def _walk(self, graph: onnx.GraphProto, name: str, chain: list, consts: list, out: list) -> None:
-        from shapeinfer.engine import graph_path, subgraph_attrs
+        from shapeinfer.engine import graph_path
+        from shapeinfer.onnxio import subgraph_attrs
 
         facts = self.result.graph_facts.get(name, {})
         local = {t.name for t in graph.initializer}

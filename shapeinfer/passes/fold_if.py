@@ -29,6 +29,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, NodeProto
 
 from shapeinfer.engine import MAIN, graph_path
+from shapeinfer.onnxio import graphs_within, subgraph_attrs
 
 #: The default domain's names.
 _DEFAULT = ("", "ai.onnx")
@@ -50,14 +51,6 @@ def _known_int(f) -> int | None:
     return v if type(v) is int else None
 
 
-def _subgraphs(node: NodeProto) -> Iterator[GraphProto]:
-    for a in node.attribute:
-        if a.type == AttributeProto.GRAPH:
-            yield a.g
-        elif a.type == AttributeProto.GRAPHS:
-            yield from a.graphs
-
-
 def _definitions(g: GraphProto, counts: Counter) -> None:
     """Count every name ``g`` and its subgraphs define (inputs, initializers, node outputs)."""
     counts.update(vi.name for vi in g.input)
@@ -65,7 +58,7 @@ def _definitions(g: GraphProto, counts: Counter) -> None:
     counts.update(t.values.name for t in g.sparse_initializer)
     for n in g.node:
         counts.update(o for o in n.output if o)
-        for sg in _subgraphs(n):
+        for _, sg in subgraph_attrs(n):
             _definitions(sg, counts)
 
 
@@ -87,7 +80,7 @@ def _rename_refs(g: GraphProto, mapping: dict[str, str]) -> None:
         for k, i in enumerate(n.input):
             if i in live:
                 n.input[k] = live[i]
-        for sg in _subgraphs(n):
+        for _, sg in subgraph_attrs(n):
             _rename_refs(sg, live)
     for vi in g.output:
         if vi.name in live:  # an output that is an outer name
@@ -154,12 +147,8 @@ class _Folder:
                     self.stats["Loop nodes that never run removed"] += 1
                     changed = True
                     continue
-            for a in n.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    changed |= self.fold_graph(a.g, sub + a.name, False)
-                elif a.type == AttributeProto.GRAPHS:
-                    for j, sg in enumerate(a.graphs):
-                        changed |= self.fold_graph(sg, sub + f"{a.name}[{j}]", False)
+            for attr, sg in subgraph_attrs(n):
+                changed |= self.fold_graph(sg, sub + attr, False)
             new_nodes.append(n)
         if changed:
             del g.node[:]
@@ -226,7 +215,7 @@ class _Folder:
                 if c.name in self.node_names:
                     c.name = self.fresh(c.name)
                 self.node_names.add(c.name)
-            for sg in _subgraphs(c):
+            for _, sg in subgraph_attrs(c):
                 _rename_refs(sg, mapping)
             result.append(c)
         for b, o in zip(branch.output, outs):
@@ -248,7 +237,7 @@ def _attr_graph(n: NodeProto, name: str) -> GraphProto | None:
 def _all_nodes(g: GraphProto) -> Iterator[NodeProto]:
     for n in g.node:
         yield n
-        for sg in _subgraphs(n):
+        for _, sg in subgraph_attrs(n):
             yield from _all_nodes(sg)
 
 
@@ -258,7 +247,7 @@ def _readers(g: GraphProto) -> set[str]:
     for n in _all_nodes(g):
         names.update(i for i in n.input if i)
     for n in g.node:
-        for sg in _subgraphs(n):
+        for _, sg in subgraph_attrs(n):
             names.update(vi.name for vi in sg.output)
     return names
 
@@ -278,13 +267,6 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     folder = _Folder(out, result)
     if not folder.fold_graph(out.graph, MAIN, True):
         return model, {}
-    for g in _graphs(out.graph):
+    for g in graphs_within(out.graph):
         del g.value_info[:]
     return out, folder.stats
-
-
-def _graphs(g: GraphProto) -> Iterator[GraphProto]:
-    yield g
-    for n in g.node:
-        for sg in _subgraphs(n):
-            yield from _graphs(sg)

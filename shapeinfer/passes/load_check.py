@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import onnx
-from onnx import AttributeProto, GraphProto, TypeProto
+from onnx import GraphProto, TypeProto
+
+from shapeinfer.onnxio import subgraph_attrs
 
 #: Graph inputs specialised again one at a time (each costs a strict inference) up to this many.
 MAX_RETRIES = 8
@@ -70,12 +72,8 @@ def _clear_subgraph_types(g: GraphProto, top: bool) -> None:
             if vi.type.HasField("tensor_type"):
                 vi.type.tensor_type.ClearField("shape")
     for n in g.node:
-        for a in n.attribute:
-            if a.type == AttributeProto.GRAPH:
-                _clear_subgraph_types(a.g, False)
-            elif a.type == AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    _clear_subgraph_types(sg, False)
+        for _, sg in subgraph_attrs(n):
+            _clear_subgraph_types(sg, False)
 
 
 def make_loadable(

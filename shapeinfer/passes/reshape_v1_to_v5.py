@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
+from shapeinfer.onnxio import graphs_within
 from shapeinfer.passes._graph import Constant, GraphModel, append_input, default_opset, subgraphs
 
 
@@ -64,20 +65,9 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
     except Exception as e:
         msg = (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
         raise OptimizeError(f"onnx's version converter cannot lift opset {src} to {target}: {msg}") from None
-    for g in _graphs(out.graph):
+    for g in graphs_within(out.graph):
         del g.value_info[:]
     return out, inlined
-
-
-def _graphs(g: onnx.GraphProto):
-    yield g
-    for n in g.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    yield from _graphs(sg)
 
 
 def _set_default_opset(opsets, version: int) -> None:
