@@ -356,15 +356,31 @@ def summarize(result) -> dict:
 
 
 def write_model(
-    model, out: str, src: str | None, in_place: bool = False, graph_tail: bytes = b"", loaded=None, nodes_as_read=False
+    model,
+    out: str,
+    src: str | None,
+    in_place: bool = False,
+    graph_tail: bytes = b"",
+    loaded=None,
+    nodes_as_read=False,
+    node_fields: bytes | None = None,
 ) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
     ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
     LoadedModel ``model`` came from, when none of its tensors changed; ``nodes_as_read``: nor
-    its main graph's nodes (see save_model)."""
+    its main graph's nodes; ``node_fields``: those nodes already serialised (see save_model)."""
     from shapeinfer.writer import save_model
 
-    save_model(model, out, src, in_place=in_place, graph_tail=graph_tail, loaded=loaded, nodes_as_read=nodes_as_read)
+    save_model(
+        model,
+        out,
+        src,
+        in_place=in_place,
+        graph_tail=graph_tail,
+        loaded=loaded,
+        nodes_as_read=nodes_as_read,
+        node_fields=node_fields,
+    )
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
@@ -1046,7 +1062,7 @@ def optimize_cmd(
         except OptimizeError as e:
             raise CliError(str(e)) from None
         if output:
-            write_model(optimized, output, model, in_place)
+            write_model(optimized, output, model, in_place, node_fields=report.node_fields)
         return report
 
     report = _run_guarded(debug, run)

@@ -240,3 +240,69 @@ def without_large_raw_data(data, layout: GraphLayout | None, max_elements: int) 
     size = sum(map(len, pieces))
     head = bytes(view[: layout.graph_field_start]) + bytes((_GRAPH_FIELD << 3 | 2,)) + varint(size)
     return b"".join([head, *pieces, view[g_end:]])
+
+
+@dataclass(frozen=True)
+class NodeFields:
+    """The main graph's node fields of a serialised model, cut out of it: ``data`` holds them all,
+    one after another, and node ``k``'s field (tag to end of payload) is
+    ``data[starts[k]:starts[k + 1]]`` (``starts`` has one more entry, ``len(data)``)."""
+
+    data: bytes
+    starts: list[int]
+
+
+def node_fields(data) -> NodeFields | None:
+    """The main graph's node fields of ``data`` (:class:`NodeFields`), or None when the bytes
+    cannot be walked, have no graph or more than one ``graph`` field, or the node fields are not
+    one adjacent run (a serialiser writes them so; anything else is left to the parser)."""
+    end = len(data)
+    try:
+        graph = None
+        i = 0
+        while i < end:  # the model's own fields: a handful
+            tag, i = read_varint(data, i)
+            start = i
+            i = skip_field(data, i, tag & 7)
+            if tag >> 3 == _GRAPH_FIELD:
+                if graph is not None or tag & 7 != 2:
+                    return None
+                n, p = read_varint(data, start)
+                graph = (p, p + n)
+        if i != end or graph is None:
+            return None
+        i, g_end = graph
+        starts: list[int] = []
+        add = starts.append
+        first = last = -1
+        while i < g_end:  # one step per field; node fields read inline (one-byte tag, short lengths)
+            at = i
+            tag = data[i]
+            if tag == _NODE_TAG:
+                if last != -1 and last != at:
+                    return None  # a second run of nodes
+                if first == -1:
+                    first = at
+                add(at)
+                n = data[i + 1]
+                if n < 0x80:
+                    i += 2 + n
+                else:
+                    n, i = read_varint(data, i + 1)
+                    i += n
+                last = i
+                continue
+            if tag < 0x80:
+                i += 1
+            else:
+                tag, i = read_varint(data, i)
+            i = skip_field(data, i, tag & 7)
+        if i != g_end:
+            return None
+    except (IndexError, ValueError):
+        return None
+    if first == -1:
+        return NodeFields(b"", [0])
+    starts = [s - first for s in starts]
+    starts.append(last - first)
+    return NodeFields(bytes(memoryview(data)[first:last]), starts)

@@ -44,6 +44,7 @@ def save_model(
     graph_tail: bytes = b"",
     loaded: LoadedModel | None = None,
     nodes_as_read: bool = False,
+    node_fields: bytes | None = None,
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -61,6 +62,9 @@ def save_model(
     (always so for a model read with ``lean=True``, whose large weights were not parsed).
     ``nodes_as_read``: the main graph's nodes have not changed either (no subgraph was
     annotated: :func:`subgraphs_annotated`), so they too are written as the bytes read.
+    ``node_fields``: the main graph's nodes of ``model`` already serialised (``GraphProto.node``
+    fields, in order, e.g. :attr:`shapeinfer.passes.OptimizeReport.node_fields`), written as
+    they are instead of serialising ``model.graph.node`` again.
     """
     protected = [*inputs, *([src] if src else [])]
     out_dir = ""
@@ -83,6 +87,8 @@ def save_model(
             raise RuntimeError("a model read without its weights' data cannot be written without the file's bytes")
         if nodes_as_read:
             nodes = node_views(loaded.data, layout, len(model.graph.node))
+    if node_fields is not None and nodes is None:
+        nodes = [node_fields]
     chunks = model_chunks(model, graph_tail, spans, nodes)
     copy_external_files(plan)
     write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")

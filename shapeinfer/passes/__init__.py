@@ -113,6 +113,9 @@ class PassContext:
     keep_alive: list | None = None  # facts and indexes replaced go here instead of being freed
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
+    #: (a ModelProto, the bytes of its main graph's node fields as it was parsed from them):
+    #: its index writes unchanged nodes from them (:class:`~shapeinfer.wire.NodeFields`)
+    source: tuple | None = field(default=None, repr=False)
 
     def infer(self, model: onnx.ModelProto, whole: bool = False):
         """Inference facts of ``model`` (:class:`shapeinfer.engine.Result`).
@@ -175,7 +178,8 @@ class PassContext:
             return model.gm
         if self._graph is not None and self._graph[0] is model:
             return self._graph[1]
-        gm = GraphModel(model, self.base_dir)
+        source = self.source[1] if self.source is not None and self.source[0] is model else None
+        gm = GraphModel(model, self.base_dir, source)
         self._retire(self._graph)
         self._graph = (model, gm)
         return gm
@@ -190,6 +194,16 @@ class PassContext:
         out = PendingModel(gm) if self.defer and not (ir and ir < 4) else gm.export()
         self._graph = (out, gm)
         return out
+
+    def written_nodes(self, model: onnx.ModelProto) -> bytes | None:
+        """The serialised main-graph node fields ``model`` was made from, or None: the source's
+        (:attr:`source`) for the model read, the export's for one the index wrote out from them.
+        True only while nothing changed ``model``'s nodes since (the caller knows)."""
+        if self.source is not None and self.source[0] is model:
+            return self.source[1].data
+        gm = self._graph[1] if self._graph is not None else None
+        w = getattr(gm, "written_nodes", None)
+        return w[1] if w is not None and w[0] is model else None
 
     def materialize(self, model) -> onnx.ModelProto:
         """``model`` as a ModelProto: a :class:`PendingModel` is written out (once); facts and
@@ -236,6 +250,9 @@ class OptimizeReport:
     rounds: int
     seconds: float
     notes: list[str] = field(default_factory=list)  # for the user (e.g. a --bind fallback)
+    #: the returned model's main-graph nodes as serialised GraphProto.node fields, when known
+    #: (for :func:`shapeinfer.writer.save_model`'s ``node_fields``; stale once the model is edited)
+    node_fields: bytes | None = field(default=None, repr=False)
 
 
 PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
@@ -269,21 +286,24 @@ def describe_passes() -> list[tuple[str, str]]:
     return out
 
 
-def _load(model) -> tuple[onnx.ModelProto, str | None]:
+def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None]:
     """``model`` as a ModelProto of its own (a copy of a given one) whose text fields are all
     valid UTF-8 (:func:`~shapeinfer.modeltext.decode_model_text`: names that are not are
-    escaped alike everywhere), and the folder of its file."""
+    escaped alike everywhere), the folder of its file, and the bytes it was parsed from when
+    it is still as parsed from them (else None)."""
     from shapeinfer.engine import model_dir
-    from shapeinfer.modeltext import decode_model_text
+    from shapeinfer.modeltext import all_text_is_utf8, decode_model_text
     from shapeinfer.onnxio import load_model_file
 
     if isinstance(model, onnx.ModelProto):
         m = onnx.ModelProto()
         m.CopyFrom(model)
-        return decode_model_text(m), None
+        return decode_model_text(m), None, None
     path = os.fspath(model)
     loaded = load_model_file(path)
-    return decode_model_text(loaded.model, loaded.data), model_dir(path)
+    if all_text_is_utf8(loaded.model, loaded.data):
+        return loaded.model, model_dir(path), loaded.data
+    return decode_model_text(loaded.model, loaded.data), model_dir(path), None
 
 
 def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> None:
@@ -407,9 +427,16 @@ def _optimize(
         pass_module(n)
     if len(set(names)) != len(names):
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
-    m, where = _load(model)
+    m, where, data = _load(model)
     if keep_alive is not None:
         keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
+    source = None  # the bytes of m's nodes, while they are as parsed (PassContext.source)
+    if data is not None:
+        from shapeinfer.wire import node_fields
+
+        nf = node_fields(data)
+        source = None if nf is None else (m, nf)
+    del data
     base_dir = base_dir or where
     ctx = PassContext(
         base_dir=base_dir,
@@ -417,6 +444,7 @@ def _optimize(
         bind=bind,
         deadline=deadline,
         keep_alive=keep_alive,
+        source=source,
     )
     if keep_alive is not None:
         keep_alive.append(ctx)  # its index and facts, whatever the outcome
@@ -522,6 +550,10 @@ def _optimize(
 
         progress.update("checking the output")
         notes = make_loadable(m, *strict_types, base_dir)
+    from shapeinfer.writer import subgraphs_annotated
+
+    # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
+    node_fields = None if notes or subgraphs_annotated(res) else ctx.written_nodes(m)
     order = [n for n in DEFAULT_PASSES if n in reports]
     report = OptimizeReport(
         passes=[reports[n] for n in order],
@@ -532,6 +564,7 @@ def _optimize(
         rounds=rounds,
         seconds=time.perf_counter() - t0,
         notes=notes,
+        node_fields=node_fields,
     )
     return m, report
 

@@ -32,6 +32,8 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from shapeinfer.onnxio import attribute_value
 from shapeinfer.toposort import lexicographic_order
+from shapeinfer.wire import NodeFields
+from shapeinfer.wire import varint as _varint
 
 #: Ops whose outputs are random: never merged, folded or moved.
 NONDETERMINISTIC = {
@@ -140,7 +142,7 @@ class Graph:
 class Node:
     """An op: ``attrs`` is decoded from ``proto`` on first access (subgraphs are :class:`Graph`)."""
 
-    __slots__ = ("_attrs", "dirty", "domain", "graphs", "inputs", "name", "op", "outputs", "proto", "snap")
+    __slots__ = ("_attrs", "dirty", "domain", "graphs", "inputs", "name", "op", "orig", "outputs", "proto", "snap")
 
     def __init__(self, op: str, name: str = "", attrs: dict | None = None, domain: str = "") -> None:
         self.op = op
@@ -150,6 +152,7 @@ class Node:
         self.inputs: list[Tensor] = []
         self.outputs: list[Tensor] = []
         self.proto: NodeProto | None = None
+        self.orig: tuple[str, str, str] | None = None  # (op, name, domain) of ``proto``, read once
         self.snap: dict | None = None  # the attrs as decoded, to tell what a pass changed
         self.graphs: Mapping[str, Any] = _NO_GRAPHS  # subgraph attributes, imported eagerly
         self.dirty = False  # inputs or outputs relinked, or a tensor it touches renamed (see the helpers)
@@ -223,7 +226,7 @@ class GraphModel:
     :meth:`drop_initializer`, and call :meth:`export` for the new ModelProto.
     """
 
-    def __init__(self, model: ModelProto, base_dir: str | None = None) -> None:
+    def __init__(self, model: ModelProto, base_dir: str | None = None, source: NodeFields | None = None) -> None:
         self.model = model
         self.base_dir = base_dir
         self.names: set[str] = set()
@@ -231,6 +234,16 @@ class GraphModel:
         self._dropped: dict[int, set[str]] = {}
         self._keep_alive: list = []
         self.graph = self._import_graph(model.graph, {}, None)
+        # ``source``: the bytes ``model.graph.node`` was parsed from; export copies the fields of
+        # unchanged main-graph nodes from it instead of copying their NodeProtos
+        self._source = source if source is not None and len(source.starts) == len(self.graph.nodes) + 1 else None
+        self._source_pos: dict[Node, int] = {}
+        if self._source is not None:
+            self._source_pos = dict(zip(self.graph.nodes, range(len(self.graph.nodes))))
+        #: (the ModelProto :meth:`export` last wrote, its main graph's node fields), when the
+        #: export wrote them from ``source``
+        self.written_nodes: tuple[ModelProto, bytes] | None = None
+        self._written_node_fields = b""
         for fp in model.functions:
             f = Graph(fp.name, fp, None)
             scope: dict[str, Tensor] = {}
@@ -285,6 +298,7 @@ class GraphModel:
             op = n.op = p.op_type
             name = n.name = p.name
             domain = n.domain = p.domain
+            n.orig = (op, name, domain)
             n._attrs = None
             n.proto = p
             n.snap = None
@@ -426,6 +440,9 @@ class GraphModel:
         self._export_graph(self.graph, out.graph)
         for f in self.graph.functions:
             out.functions.append(self._export_function(f))
+        if self._source is not None:
+            self.written_nodes = (out, self._written_node_fields)
+            self._written_node_fields = b""
         return out
 
     def _export_graph(self, g: Graph, out: GraphProto | None = None) -> GraphProto:
@@ -440,7 +457,12 @@ class GraphModel:
             out.name = g.name or "graph"
             out.input.extend(onnx.helper.make_empty_tensor_value_info(t.name) for t in g.inputs)
             out.output.extend(onnx.helper.make_empty_tensor_value_info(t.name) for t in g.outputs)
-        out.node.extend(self._export_node(n) for n in g.nodes)
+        if g is self.graph and self._source is not None:
+            # parsed from serialised fields: cheaper than copying the original NodeProtos
+            self._written_node_fields = self._node_fields(g.nodes)
+            out.MergeFromString(self._written_node_fields)
+        else:
+            out.node.extend(self._export_node(n) for n in g.nodes)
         dropped = self._dropped.get(id(g), set())
         if gp is not None:
             if dropped:
@@ -475,19 +497,66 @@ class GraphModel:
         out.node.extend(self._export_node(n) for n in f.nodes)
         return out
 
+    def _node_fields(self, nodes: list[Node]) -> bytes:
+        """``nodes`` (main graph) as serialised ``GraphProto.node`` fields: an unchanged node's
+        field as ``source`` holds it (adjacent ones in one piece), any other serialised anew."""
+        src = self._source
+        view = memoryview(src.data)
+        starts = src.starts
+        pos = self._source_pos.get
+        no_graphs = _NO_GRAPHS
+        pieces: list = []
+        a = b = -1  # the run of source bytes not yet added
+        for n in nodes:
+            k = pos(n)
+            if k is not None and (
+                # _unchanged(n), its common case inline
+                (n._attrs is None and not n.dirty and n.graphs is no_graphs and n.orig == (n.op, n.name, n.domain))
+                or _unchanged(n)
+            ):
+                s = starts[k]
+                if s != b:
+                    if b != -1:
+                        pieces.append(view[a:b])
+                    a = s
+                b = starts[k + 1]
+                continue
+            if b != -1:
+                pieces.append(view[a:b])
+                a = b = -1
+            pb = self._export_node(n).SerializeToString()
+            pieces.append(_NODE_FIELD_TAG + _varint(len(pb)))
+            pieces.append(pb)
+        if b != -1:
+            pieces.append(view[a:b])
+        return b"".join(pieces)
+
     def _export_node(self, n: Node) -> NodeProto:
         po = n.proto
-        if (
-            po is not None
-            and not n.dirty
-            and not n.graphs
-            and (n._attrs is None or _same_attrs(n._attrs, n.snap))
-            and n.op == po.op_type
-            and n.domain == po.domain
-            and n.name == po.name
-        ):
+        if _unchanged(n):
             return po
         p = NodeProto()
+        if (
+            po is not None
+            and not n.graphs
+            and (n._attrs is None or (len(n._attrs) == len(po.attribute) and _same_attrs(n._attrs, n.snap)))
+        ):
+            # the original attributes, all of them in their order (decoded ones: each original
+            # one unique and unchanged): a copy with the links, op and names rewritten
+            p.CopyFrom(po)
+            p.DiscardUnknownFields()  # (as a copy of its known fields)
+            p.input[:] = [t.name for t in n.inputs]
+            p.output[:] = [t.name for t in n.outputs]
+            p.op_type = n.op
+            if n.domain:
+                p.domain = n.domain
+            else:
+                p.ClearField("domain")
+            if n.name:
+                p.name = n.name
+            else:
+                p.ClearField("name")
+            return p
         if po is not None:
             _copy_fields(p, po, ("input", "output", "attribute", "op_type", "domain", "name"))
         p.op_type = n.op
@@ -528,6 +597,21 @@ class GraphModel:
             a.type = AttributeProto.GRAPH
             self._export_graph(v, a.g)
         return a
+
+
+def _unchanged(n: Node) -> bool:
+    """True when ``n`` is exactly its original NodeProto (``n.proto``): nothing relinked or
+    renamed, no subgraph (those are exported anew), the same op, name and attributes."""
+    return (
+        n.orig is not None
+        and not n.dirty
+        and not n.graphs
+        and (n._attrs is None or _same_attrs(n._attrs, n.snap))
+        and n.orig == (n.op, n.name, n.domain)
+    )
+
+
+_NODE_FIELD_TAG = bytes((1 << 3 | 2,))  # GraphProto.node
 
 
 def _same_attrs(attrs: dict, snap: dict | None) -> bool:

@@ -1,0 +1,152 @@
+"""The index writes unchanged main-graph nodes as the bytes they were read from.
+
+``GraphModel(model, source=node_fields(data))`` exports each node no pass changed as its field in
+``data`` and serialises only the others; ``optimize`` hands those node fields to the writer
+(``OptimizeReport.node_fields``). Every file and model must be byte for byte the one the
+plain path (copying the NodeProtos, serialising every node again) gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from conftest import model_path
+from onnx import TensorProto, helper, numpy_helper
+
+from shapeinfer.passes import optimize_with_report
+from shapeinfer.passes._graph import GraphModel, rename, set_input, unlink_nodes
+from shapeinfer.wire import node_fields, varint
+from shapeinfer.writer import save_model
+
+F = TensorProto.FLOAT
+
+
+def _node_bytes(model: onnx.ModelProto) -> bytes:
+    """The main graph's node fields, serialised anew."""
+    g = onnx.GraphProto()
+    g.node.extend(model.graph.node)
+    return g.SerializeToString()
+
+
+def test_node_fields_cut_each_node_out_of_the_file():
+    data = model_path("gpt2_ts").read_bytes()
+    m = onnx.ModelProto.FromString(data)
+    nf = node_fields(data)
+    assert nf is not None and len(nf.starts) == len(m.graph.node) + 1
+    assert nf.data == _node_bytes(m)
+    for k in (0, 1, len(m.graph.node) // 2, len(m.graph.node) - 1):
+        one = onnx.GraphProto.FromString(nf.data[nf.starts[k] : nf.starts[k + 1]])
+        assert list(one.node) == [m.graph.node[k]]
+
+
+def test_node_fields_refuse_nodes_split_by_other_fields():
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("Neg", ["h"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2])],
+        [helper.make_tensor_value_info("y", F, [2])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    assert node_fields(m.SerializeToString()) is not None
+    # the graph's fields written node, name, node: a parser takes it, the walk leaves it alone
+    node = [b"\x0a" + varint(len(b)) + b for b in (n.SerializeToString() for n in g.node)]
+    rest = g.SerializeToString()[sum(map(len, node)) :]
+    graph = node[0] + b"\x12\x01g" + node[1] + rest
+    head = onnx.ModelProto()
+    head.CopyFrom(m)
+    head.ClearField("graph")
+    data = head.SerializeToString() + b"\x3a" + varint(len(graph)) + graph
+    assert list(onnx.ModelProto.FromString(data).graph.node) == list(g.node)
+    assert node_fields(data) is None
+    assert node_fields(b"\x3a\x05abc") is None  # runs past the end
+
+
+def _edit(gm: GraphModel) -> None:
+    """Relink, rename, remove, add, retype and reorder a few nodes (the same on every index)."""
+    nodes = gm.graph.nodes
+    shapes = [n for n in nodes if n.op == "Shape"]
+    adds = [n for n in nodes if n.op == "Add"]
+    set_input(adds[0], 1, adds[0].inputs[0])  # dirty: rewritten
+    rename(adds[1].outputs[0], gm.fresh("renamed"))  # its producer and readers rewritten
+    adds[2].attrs = dict(adds[2].attrs)  # decoded, same values: kept as read
+    casts = [n for n in nodes if n.op == "Cast"]
+    casts[0].attrs = {**casts[0].attrs, "to": int(TensorProto.INT32)}  # changed attribute
+    c = gm.constant(gm.graph, "k", np.array([1], np.int64))
+    new = gm.node("Identity", "extra", [c], [gm.variable("extra_out")])
+    gone = [shapes[0], shapes[-1]]
+    unlink_nodes(gone)
+    keep = [n for n in nodes if n is not shapes[0] and n is not shapes[-1]]
+    gm.graph.nodes = [keep[1], keep[0], *keep[2:-3], new, *keep[-3:]]  # order changed too
+
+
+def test_export_from_source_is_byte_identical_to_copying_the_nodes():
+    data = model_path("gpt2_ts").read_bytes()
+    exports = []
+    for src in (node_fields(data), None):
+        gm = GraphModel(onnx.ModelProto.FromString(data), source=src)
+        first = gm.export()  # unchanged: the file's own node fields
+        _edit(gm)
+        second = gm.export()
+        exports.append((first, second, gm.written_nodes))
+    (a1, a2, written), (b1, b2, none) = exports
+    assert none is None and written is not None and written[0] is a2
+    assert a1.SerializeToString() == b1.SerializeToString()
+    assert a2.SerializeToString() == b2.SerializeToString()
+    assert written[1] == _node_bytes(a2)
+    assert len(a2.graph.node) == len(onnx.ModelProto.FromString(data).graph.node) - 1
+
+
+def test_relinked_node_is_its_original_with_the_new_links():
+    data = model_path("gpt2_ts").read_bytes()
+    gm = GraphModel(onnx.ModelProto.FromString(data), source=node_fields(data))
+    n = next(n for n in gm.graph.nodes if n.op == "Concat")
+    set_input(n, 0, n.inputs[-1])
+    out = gm.export()
+    k = gm.graph.nodes.index(n)
+    want = onnx.NodeProto()
+    want.CopyFrom(n.proto)
+    want.input[0] = want.input[-1]
+    assert out.graph.node[k] == want
+
+
+def _if_model() -> onnx.ModelProto:
+    def branch(name: str, op: str) -> onnx.GraphProto:
+        out = helper.make_tensor_value_info(f"{name}_y", F, None)
+        return helper.make_graph([helper.make_node(op, ["h"], [f"{name}_y"])], name, [], [out])
+
+    g = helper.make_graph(
+        [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Reshape", ["x", "s"], ["h"]),  # a no-op reshape: removed
+            helper.make_node("ReduceSum", ["h"], ["r"], keepdims=0),
+            helper.make_node("Greater", ["r", "zero"], ["c"]),
+            helper.make_node("If", ["c"], ["y"], then_branch=branch("then", "Relu"), else_branch=branch("else", "Neg")),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n", 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(np.array(0.0, np.float32), "zero")],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_optimize_writes_the_same_file_with_the_node_fields(tmp_path):
+    if_path = tmp_path / "if.onnx"
+    onnx.save(_if_model(), str(if_path))
+    sess_inputs = {"bert_ts": None, "if": {"x": np.arange(12, dtype=np.float32).reshape(3, 4) - 5}}
+    for name, path in (("bert_ts", model_path("bert_ts")), ("if", if_path)):
+        model, report = optimize_with_report(str(path))
+        # the If's branches are annotated: its node changes after export, so no node fields
+        assert (report.node_fields is None) == (name == "if")
+        assert report.nodes_after < report.nodes_before
+        fast, plain = tmp_path / f"{name}_fast.onnx", tmp_path / f"{name}_plain.onnx"
+        save_model(model, str(fast), str(path), node_fields=report.node_fields)
+        save_model(model, str(plain), str(path))
+        assert fast.read_bytes() == plain.read_bytes()
+        if report.node_fields is not None:
+            assert report.node_fields == _node_bytes(model)
+        sess = ort.InferenceSession(fast.read_bytes(), providers=["CPUExecutionProvider"])
+        if sess_inputs[name] is not None:
+            (y,) = sess.run(None, sess_inputs[name])
+            x = sess_inputs[name]["x"]
+            np.testing.assert_allclose(y, np.maximum(x, 0) if x.sum() > 0 else -x)
