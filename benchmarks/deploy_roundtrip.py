@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -26,27 +27,16 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import ort_oracle  # the tests' inputs and comparison of results
+
 BINDINGS = ({"batch": 2, "seq": 7}, {"batch": 3, "seq": 11})
 
 
 def feeds(model: onnx.ModelProto, binding: dict[str, int], seed: int) -> dict[str, np.ndarray]:
-    """Token ids in [0, 50), masks of ones, floats from a normal; symbols from ``binding``."""
-    rng = np.random.default_rng(seed)
-    inits = {t.name for t in model.graph.initializer}
-    out = {}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else binding.get(d.dim_param, 1) for d in tt.shape.dim]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if np.issubdtype(dtype, np.integer):
-            out[vi.name] = (
-                np.ones(shape, dtype) if "mask" in vi.name.lower() else rng.integers(0, 50, shape).astype(dtype)
-            )
-        else:
-            out[vi.name] = rng.standard_normal(shape).astype(dtype)
-    return out
+    """The round trip's inputs (:func:`ort_oracle.feeds`; a symbol ``binding`` lacks is 1).
+    make_deploy_variants.py draws its calibration data here too."""
+    return ort_oracle.feeds(model, binding, seed, unbound=1)
 
 
 def run(path: Path, model: onnx.ModelProto) -> list[list[np.ndarray]]:
@@ -78,18 +68,12 @@ def same(a: list[list[np.ndarray]], b: list[list[np.ndarray]], fp16: bool = Fals
         if len(runs_a) != len(runs_b):
             return f"{len(runs_a)} outputs vs {len(runs_b)}"
         for i, (x, y) in enumerate(zip(runs_a, runs_b)):
-            x, y = np.asarray(x), np.asarray(y)
-            if x.shape != y.shape or x.dtype != y.dtype:
-                return f"output {i}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}"
-            if x.dtype.kind == "f":
-                ok = np.allclose(x, y, rtol=1e-4, atol=1e-5, equal_nan=True)
-            else:
-                ok = np.array_equal(x, y)
-            if not ok:
-                diff = float(np.max(np.abs(x.astype(np.float64) - y))) if x.dtype.kind == "f" else None
-                if fp16 and diff is not None and np.allclose(x, y, rtol=1e-2, atol=1e-2):
-                    return f"same within fp16 rounding (max |diff| {diff:.3g})"
-                return f"output {i}: values differ" + (f" (max |diff| {diff:.3g})" if diff is not None else "")
+            diff = ort_oracle.outputs_differ(x, y, rtol=1e-4, atol=1e-5)
+            if diff is None:
+                continue
+            if fp16 and ort_oracle.outputs_differ(x, y, rtol=1e-2, atol=1e-2) is None:
+                return f"same within fp16 rounding (output {i}: {diff})"
+            return f"output {i}: {diff}"
     return None
 
 

@@ -48,6 +48,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
 
 SUBCOMMANDS = ["infer", "json", "out", "optimize", "lint", "verify"]
 
@@ -368,7 +371,8 @@ def _first_line(e: BaseException) -> str:
 def _feeds(sess, uniform: bool, pinned: dict[str, int]) -> dict:
     """Generated inputs for ``sess``: a symbol in ``pinned`` its value there (what ``--bind`` or
     ``--dim-range`` told the command), each other symbolic (or unnamed) dim its own value from 2
-    up (all 2 when ``uniform``); integers in [0, 2) (safe as indices), masks ones, floats normal."""
+    up (all 2 when ``uniform``); values as :func:`ort_oracle.random_input` makes them, integers in
+    [0, 2) (safe as indices)."""
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -391,43 +395,8 @@ def _feeds(sess, uniform: bool, pinned: dict[str, int]) -> dict:
                 shape.append(2 if uniform else values.setdefault(name, 2 + len(values) % 4))
         if int(np.prod(shape, dtype=np.float64)) > MAX_FEED_ELEMENTS:
             raise Skip(f"input too large: {i.name!r} of shape {shape}")
-        if dt.kind == "O":
-            feeds[i.name] = np.full(shape, "a", dtype=object)
-        elif dt.kind == "b":
-            feeds[i.name] = np.zeros(shape, dt)
-        elif dt.kind in "iu" and "mask" in i.name.lower():
-            feeds[i.name] = np.ones(shape, dt)
-        elif dt.kind in "iu":
-            feeds[i.name] = rng.integers(0, 2, size=shape).astype(dt)
-        else:
-            feeds[i.name] = rng.standard_normal(shape).astype(dt)
+        feeds[i.name] = ort_oracle.random_input(rng, i.name, dt, shape, ints=(0, 2))
     return feeds
-
-
-def _same(a, b) -> str | None:
-    """None when two results agree (floats within a tolerance for their width), else how not."""
-    import numpy as np
-
-    if isinstance(a, list) or isinstance(b, list):
-        if not (isinstance(a, list) and isinstance(b, list) and len(a) == len(b)):
-            return "sequence length"
-        return next((r for r in map(_same, a, b) if r), None)
-    if isinstance(a, dict) or isinstance(b, dict):
-        ok = isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
-        return None if ok and not any(_same(a[k], b[k]) for k in a) else "map"
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != b.dtype:
-        return f"dtype {a.dtype} vs {b.dtype}"
-    if a.shape != b.shape:
-        return f"shape {list(a.shape)} vs {list(b.shape)}"
-    if a.dtype.kind in "fc":
-        tol = 1e-2 if a.dtype == np.float16 else 1e-4
-        if not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True):
-            with np.errstate(all="ignore"):
-                worst = np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64)))
-            return f"values differ by up to {worst:.3g}"
-        return None
-    return None if np.array_equal(a, b) else "values differ"
 
 
 def _outputs(sess, feeds: dict) -> dict:
@@ -468,12 +437,12 @@ def ort_compare(model: str, out: str, pinned: dict[str, int], stage) -> tuple[st
         return "worse", "output does not run: " + _first_line(e)
     if list(got) != list(want):
         return "different", f"outputs {list(want)} became {list(got)}"
-    bad = {k: r for k in want if (r := _same(want[k], got[k]))}
+    bad = {k: r for k in want if (r := ort_oracle.outputs_differ(want[k], got[k]))}
     if not bad:
         return "ok", ""
     stage("input")
     again = _outputs(sin, feeds)
-    if any(_same(want[k], again[k]) for k in want):
+    if any(ort_oracle.outputs_differ(want[k], again[k]) for k in want):
         raise Skip("input is not deterministic")
     k, r = next(iter(bad.items()))
     return "different", f"output {k!r}: {r}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")

@@ -3,11 +3,12 @@
     python benchmarks/loadability.py MODEL.onnx ... [--tmp DIR]
 
 For each model: runs both commands, loads input and outputs in onnxruntime (default session
-options, CPU), feeds the same inputs (open dims 2, ``seq`` 5; token ids in [0, 50), masks of
-ones, floats from a normal) and prints a markdown table row: whether the input loads, the
-largest absolute difference of each output's results from the input's, and whether
-``onnx.checker.check_model(full_check=True)`` accepts input / ``-o`` / ``optimize`` output.
-Needs onnxruntime.
+options, CPU), feeds the same inputs (``ort_oracle.feeds``, as tests/test_loadability.py does:
+open dims 2, ``seq`` 5; token ids in [0, 50), masks of ones, floats from a normal, strings a
+sentence) and prints a markdown table row: whether the input loads, whether each output's
+results are identical to the input's (else the first difference, e.g. the largest absolute
+difference of a float output), and whether ``onnx.checker.check_model(full_check=True)``
+accepts input / ``-o`` / ``optimize`` output. Needs onnxruntime.
 """
 
 from __future__ import annotations
@@ -15,31 +16,19 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
 import onnx
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import ort_oracle  # the tests' inputs and comparison of results
+
 
 def feeds(path: str) -> dict[str, np.ndarray]:
-    """Inputs for a model whose graph inputs are tensors."""
-    m = onnx.load(path, load_external_data=False)
-    inits = {t.name for t in m.graph.initializer}
-    rng = np.random.default_rng(0)
-    out = {}
-    for i in m.graph.input:
-        if i.name in inits:
-            continue
-        tt = i.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else 5 if d.dim_param == "seq" else 2 for d in tt.shape.dim]
-        dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if "mask" in i.name:
-            out[i.name] = np.ones(shape, dt)
-        elif dt.kind in "iu":
-            out[i.name] = rng.integers(0, 50, shape).astype(dt)
-        else:
-            out[i.name] = rng.standard_normal(shape).astype(dt)
-    return out
+    """The inputs tests/test_loadability.py feeds the model at ``path`` (tensor inputs only)."""
+    return ort_oracle.feeds(onnx.load(path, load_external_data=False), {"seq": 5}, unbound=2)
 
 
 def run(path: str, inputs: dict) -> list | str:
@@ -58,44 +47,17 @@ def run(path: str, inputs: dict) -> list | str:
         return "RUN FAIL: " + str(e).strip().splitlines()[0][:150]
 
 
-def max_diff(want: list | str, got: list | str) -> str:
+def compare(want: list | str, got: list | str) -> str:
+    """``identical``, or the first output that is not and how (exact comparison)."""
     if isinstance(got, str):
         return got
     if isinstance(want, str):
         return "input fails"
-    worst = 0.0
-    for x, y in zip(want, got):
-        d = _diff(x, y)
-        if isinstance(d, str):
-            return d
-        worst = max(worst, d)
-    return f"max diff {worst:.1e}"
-
-
-def _diff(x, y) -> float | str:
-    """Largest absolute difference between two outputs: tensors, or what onnxruntime returns for
-    sequences and maps (lists, dicts, e.g. a ZipMap's list of label -> probability dicts)."""
-    if isinstance(x, dict) or isinstance(y, dict):
-        if not (isinstance(x, dict) and isinstance(y, dict)) or x.keys() != y.keys():
-            return "MAP KEYS differ"
-        parts = [_diff(np.asarray(x[k]), np.asarray(y[k])) for k in x]
-    elif isinstance(x, list) or isinstance(y, list):
-        if not (isinstance(x, list) and isinstance(y, list)) or len(x) != len(y):
-            return "SEQUENCE LENGTH differs"
-        parts = [_diff(a, b) for a, b in zip(x, y)]
-    else:
-        x, y = np.asarray(x), np.asarray(y)
-        if x.shape != y.shape:
-            return f"SHAPE {x.shape} vs {y.shape}"
-        if not x.size:
-            return 0.0
-        if x.dtype.kind in "OUS" or y.dtype.kind in "OUS":
-            return 0.0 if np.array_equal(x, y) else "STRINGS differ"
-        return float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64))))
-    for d in parts:
-        if isinstance(d, str):
-            return d
-    return max(parts, default=0.0)
+    for i, (x, y) in enumerate(zip(want, got)):
+        diff = ort_oracle.outputs_differ(x, y, rtol=0, atol=0)
+        if diff:
+            return f"output {i}: {diff}"
+    return "identical"
 
 
 def checker_accepts(path: str) -> bool:
@@ -127,7 +89,7 @@ def main() -> None:
             if not os.path.exists(out):
                 cells.append(f"no output (exit {r.returncode})")
                 continue
-            cells.append(max_diff(want, run(out, inputs)))
+            cells.append(compare(want, run(out, inputs)))
         checks = "/".join("yes" if checker_accepts(p) else "no" for p in [path, *written.values()] if os.path.exists(p))
         loads = "yes" if not isinstance(want, str) else want
         print(f"| {name} | {loads} | {cells[0]} | {cells[1]} | {checks} |", flush=True)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -1288,18 +1288,30 @@ class Case:
 
 
 @dataclass
-class Stats:
-    """Counters over a fuzz run (module-level :data:`STATS`, reset with :meth:`reset`)."""
+class Checks:
+    """What was checked, and what inference left unresolved: per case (:class:`CaseReport`) and
+    summed over a run (:class:`Stats`)."""
 
-    examples: int = 0
-    discards: int = 0
-    nodes: int = 0
     tensors_checked: int = 0
     dims_checked: int = 0
     dims_unresolved: int = 0
     ranks_unresolved: int = 0
     values_checked: int = 0
     optimize_checked: int = 0
+
+    def add(self, other: Checks) -> None:
+        """Add ``other``'s counts to these."""
+        for f in fields(Checks):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass
+class Stats(Checks):
+    """Counters over a fuzz run (module-level :data:`STATS`, reset with :meth:`reset`)."""
+
+    examples: int = 0
+    discards: int = 0
+    nodes: int = 0
     failures: list = field(default_factory=list)  # (Failure, Case)
     known: list = field(default_factory=list)  # (KnownIssue, Failure, Case)
     by_op: dict = field(default_factory=dict)
@@ -1373,15 +1385,9 @@ class Failure:
 
 
 @dataclass
-class CaseReport:
+class CaseReport(Checks):
     """What :func:`check_case` found for one case (``known``: failures of a :class:`KnownIssue`)."""
 
-    tensors_checked: int = 0
-    dims_checked: int = 0
-    dims_unresolved: int = 0
-    ranks_unresolved: int = 0
-    values_checked: int = 0
-    optimize_checked: int = 0
     failures: list[Failure] = field(default_factory=list)
     known: list[tuple[KnownIssue, Failure]] = field(default_factory=list)
 
@@ -1406,7 +1412,9 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = ()
 
 
 def feeds_for(model: onnx.ModelProto, binding: Mapping[str, int], seed: int = 0) -> dict[str, np.ndarray]:
-    """Random inputs for every graph input at ``binding`` (unnamed dims: ``<input>_d<axis>``)."""
+    """Random inputs for every graph input at ``binding``: dims the generator's way (expressions
+    such as ``2*a`` evaluated, unnamed dims ``<input>_d<axis>``), values as
+    :func:`ort_oracle.random_input` makes them, integers in [-3, 10) (negative indices too)."""
     rng = np.random.default_rng(seed)
     out = {}
     inits = {t.name for t in model.graph.initializer}
@@ -1421,12 +1429,8 @@ def feeds_for(model: onnx.ModelProto, binding: Mapping[str, int], seed: int = 0)
                 dims.append(eval_dim_param(d.dim_param, binding))
             else:
                 dims.append(binding[f"{vi.name}_d{axis}"])
-        if vi.type.tensor_type.elem_type == TensorProto.BOOL:
-            out[vi.name] = rng.integers(0, 2, size=dims).astype(bool)
-        elif vi.type.tensor_type.elem_type == TensorProto.INT64:
-            out[vi.name] = rng.integers(-3, 10, size=dims).astype(np.int64)
-        else:
-            out[vi.name] = rng.standard_normal(dims).astype(np.float32)
+        dtype = helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
+        out[vi.name] = ort_oracle.random_input(rng, vi.name, dtype, dims, ints=(-3, 10))
     return out
 
 
@@ -1530,17 +1534,14 @@ def _fmt(shape) -> str:
 
 
 def _same_outputs(want: Mapping[str, np.ndarray], got: Mapping[str, np.ndarray]) -> str | None:
+    """None when ``got`` has each of ``want``'s outputs, equal (floats within rtol 1e-5, atol 1e-6:
+    both runs are onnxruntime's with its optimisations off, on small graphs)."""
     for name, a in want.items():
         if name not in got:
             return f"output {name} missing"
-        b = got[name]
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return f"output {name}: {a.dtype}{list(a.shape)} became {b.dtype}{list(b.shape)}"
-        if a.dtype.kind == "f":
-            if not np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
-                return f"output {name}: values differ (max abs diff {np.nanmax(np.abs(a - b))})"
-        elif not np.array_equal(a, b):
-            return f"output {name}: values differ"
+        why = ort_oracle.outputs_differ(a, got[name], rtol=1e-5, atol=1e-6)
+        if why:
+            return f"output {name}: {why}"
     return None
 
 
@@ -1644,12 +1645,7 @@ def record(case: Case, rep: CaseReport) -> None:
     """Add one checked case to :data:`STATS`."""
     STATS.examples += 1
     STATS.nodes += len(case.model.graph.node)
-    STATS.tensors_checked += rep.tensors_checked
-    STATS.dims_checked += rep.dims_checked
-    STATS.dims_unresolved += rep.dims_unresolved
-    STATS.ranks_unresolved += rep.ranks_unresolved
-    STATS.values_checked += rep.values_checked
-    STATS.optimize_checked += rep.optimize_checked
+    STATS.add(rep)
     for n in case.model.graph.node:
         STATS.by_op[n.op_type] = STATS.by_op.get(n.op_type, 0) + 1
     for f in rep.failures:

@@ -26,22 +26,6 @@ FIXTURES = [
 BINDINGS = [{"batch": 2, "seq": 7}, {"batch": 3, "seq": 11}]
 
 
-def _feeds(model: onnx.ModelProto, binding: dict) -> dict:
-    feeds = {}
-    for vi in model.graph.input:
-        tt = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if dtype.kind in "iu":
-            feeds[vi.name] = (
-                np.ones(shape, dtype) if "mask" in vi.name else np.arange(np.prod(shape)).reshape(shape) % 50
-            )
-            feeds[vi.name] = feeds[vi.name].astype(dtype)
-        else:
-            feeds[vi.name] = np.random.default_rng(0).standard_normal(shape).astype(dtype)
-    return feeds
-
-
 @pytest.mark.parametrize("name", FIXTURES)
 def test_fixture_dims_resolved_and_right(name: str) -> None:
     model = onnx.load(str(DEPLOY / name))
@@ -50,7 +34,7 @@ def test_fixture_dims_resolved_and_right(name: str) -> None:
     fresh = set(result.fresh_symbols)
     checked = 0
     for binding in BINDINGS:
-        actual = ort_oracle.run_all(model, _feeds(model, binding))
+        actual = ort_oracle.run_all(model, ort_oracle.feeds(model, binding))
         for tensor, value in actual.items():
             f = result.facts[tensor]
             assert f.shape is not None and len(f.shape) == np.ndim(value), (tensor, f.shape, np.shape(value))

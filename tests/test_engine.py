@@ -18,17 +18,7 @@ BINDINGS = [{"batch": 2, "seq": 7}, {"batch": 3, "seq": 11}]
 
 def _ort_shapes(model: onnx.ModelProto, binding: dict[str, int]) -> dict[str, tuple]:
     """Every node output's actual shape from onnxruntime at ``binding``."""
-    rng = np.random.default_rng(0)
-    feeds = {}
-    for vi in model.graph.input:
-        tt = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
-        dt = helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if np.issubdtype(dt, np.integer):
-            feeds[vi.name] = np.ones(shape, dt) if "mask" in vi.name else rng.integers(0, 50, shape).astype(dt)
-        else:
-            feeds[vi.name] = rng.standard_normal(shape).astype(dt)
-    return {n: np.asarray(v).shape for n, v in ort_oracle.run_all(model, feeds).items()}
+    return {n: np.asarray(v).shape for n, v in ort_oracle.run_all(model, ort_oracle.feeds(model, binding)).items()}
 
 
 def test_shipped_model_matches_onnxruntime(model_name):

@@ -24,6 +24,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import shapeinfer
+from shapeinfer.engine import subgraph_attrs
 from shapeinfer.passes import optimize
 from shapeinfer.writer import is_complete
 
@@ -36,44 +37,9 @@ SKLEARN_DIR = ROOT / "tests" / "models" / "sklearn"  # benchmarks/make_sklearn_m
 
 
 def _feeds(model: onnx.ModelProto) -> dict:
-    """Inputs for a tensor-input model: open dims 2 (``seq`` 5), ids in [0, 100), masks all ones,
-    one sentence in every string."""
-    rng = np.random.default_rng(0)
-    inits = {t.name for t in model.graph.initializer}
-    out = {}
-    for i in model.graph.input:
-        if i.name in inits:
-            continue
-        tt = i.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else 5 if d.dim_param == "seq" else 2 for d in tt.shape.dim]
-        if tt.elem_type == T.STRING:
-            out[i.name] = np.full(shape, "the cat sat on a mat", dtype=object)
-            continue
-        dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if "mask" in i.name:
-            out[i.name] = np.ones(shape, dt)
-        elif dt.kind in "iu":
-            out[i.name] = rng.integers(0, 100, shape).astype(dt)
-        else:
-            out[i.name] = rng.standard_normal(shape).astype(dt)
-    return out
-
-
-def _same(a, b) -> bool:
-    """Equal results: arrays (floats within a dtype-wide tolerance), sequences, maps."""
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float | int | str):
-        return a == b or (isinstance(a, float) and np.isclose(a, b, rtol=1e-4, atol=1e-5))
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind == "f":
-        tol = 1e-2 if a.dtype == np.float16 else 1e-4
-        return bool(np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True))
-    return bool(np.array_equal(a, b))
+    """Inputs for a tensor-input model: open dims 2 (``seq`` 5), the rest as :func:`ort_oracle.feeds`
+    makes them (benchmarks/loadability.py feeds the same)."""
+    return ort_oracle.feeds(model, {"seq": 5}, unbound=2)
 
 
 def _checker_accepts(model: onnx.ModelProto) -> str | None:
@@ -113,17 +79,15 @@ def assert_loadable(model: onnx.ModelProto, feeds: dict | None) -> None:
     for how, out in written.items():
         got = _ort_run(out, feeds)
         assert not isinstance(got, str), f"onnxruntime loads the input but not the {how} output: {got}"
-        assert _same(want, got), f"{how} output computes something else"
+        diff = ort_oracle.outputs_differ(want, got)
+        assert diff is None, f"{how} output computes something else: {diff}"
 
 
 def _graphs(g: onnx.GraphProto):
     yield g
     for n in g.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(a.g)
-            for sub in a.graphs:
-                yield from _graphs(sub)
+        for _, sub in subgraph_attrs(n):
+            yield from _graphs(sub)
 
 
 # ---------------------------------------------------------------------------- small graphs

@@ -27,14 +27,7 @@ def _check(m: onnx.ModelProto, bindings: list[dict], resolved: list[str]):
     """Every tensor's inferred dims and values agree with onnxruntime; ``resolved`` are exact."""
     r = shapeinfer.infer(m)
     for binding in bindings:
-        rng = np.random.default_rng(0)
-        feeds = {}
-        for vi in m.graph.input:
-            dims = [
-                d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in vi.type.tensor_type.shape.dim
-            ]
-            feeds[vi.name] = rng.standard_normal(dims).astype(np.float32)
-        actual = ort_oracle.run_all(m, feeds)
+        actual = ort_oracle.run_all(m, ort_oracle.feeds(m, binding))
         for name, a in actual.items():
             reason, unresolved, expected = compare(r.facts.get(name), a, binding)
             assert reason is None, (name, reason, expected, np.asarray(a).shape)

@@ -71,26 +71,11 @@ def _ops(g: onnx.GraphProto) -> list[str]:
     return out
 
 
-def _feeds(model: onnx.ModelProto, binding: dict) -> dict:
-    rng = np.random.default_rng(0)
-    feeds = {}
-    for vi in model.graph.input:
-        dims = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in vi.type.tensor_type.shape.dim]
-        feeds[vi.name] = rng.standard_normal(dims).astype(np.float32)
-    return feeds
-
-
 def _check_bound(model: onnx.ModelProto, binding: dict) -> onnx.ModelProto:
     """optimize --bind: valid, loads in onnxruntime, same outputs as the original there."""
     out, _ = optimize_with_report(model, bind=binding)
     onnx.checker.check_model(out, full_check=True)
-    feeds = _feeds(model, binding)
-    want = ort_oracle.run(model, feeds)
-    got = ort_oracle.run(out, feeds)  # loading is the first thing checked
-    assert len(want) == len(got)
-    for a, b in zip(want, got):
-        assert a.shape == b.shape
-        np.testing.assert_array_equal(a, b)
+    ort_oracle.assert_same_outputs(model, out, ort_oracle.feeds(model, binding))
     return out
 
 
@@ -109,9 +94,7 @@ def test_if_guarded_squeeze_unbound_keeps_the_if():
     out, _ = optimize_with_report(m)
     assert "If" in _ops(out.graph)
     for batch in (1, 3):
-        feeds = _feeds(m, {"batch": batch})
-        for a, b in zip(ort_oracle.run(m, feeds), ort_oracle.run(out, feeds)):
-            np.testing.assert_array_equal(a, b)
+        ort_oracle.assert_same_outputs(m, out, ort_oracle.feeds(m, {"batch": batch}))
 
 
 def nested_model() -> onnx.ModelProto:
@@ -156,9 +139,7 @@ def test_nested_if_folds_without_bind_when_the_condition_is_static():
     ops = _ops(out.graph)
     assert ops.count("If") == 1
     for batch in (1, 2):
-        feeds = _feeds(out, {"batch": batch})
-        for a, b in zip(ort_oracle.run(nested_model(), feeds), ort_oracle.run(out, feeds)):
-            np.testing.assert_array_equal(a, b)
+        ort_oracle.assert_same_outputs(nested_model(), out, ort_oracle.feeds(out, {"batch": batch}))
 
 
 def loop_model(trip_zero: bool) -> onnx.ModelProto:
@@ -281,11 +262,7 @@ def test_bind_keeps_an_input_symbolic_where_an_undecided_branch_is_invalid_at_th
     x = np.random.default_rng(0).standard_normal((batch, 3)).astype(np.float32)
     flags = [0.0] if batch == 2 else [0.0, 1.0]  # flag 1 at batch 2 fails in the original too
     for flag in flags:
-        feeds = {"x": x, "flag": np.array([flag], np.float32)}
-        want = ort_oracle.run(m, feeds)
-        got = ort_oracle.run(out, feeds)  # loads
-        for a, b in zip(want, got):
-            np.testing.assert_array_equal(a, b)
+        ort_oracle.assert_same_outputs(m, out, {"x": x, "flag": np.array([flag], np.float32)})
     dims = out.graph.input[0].type.tensor_type.shape.dim
     if batch == 2:
         assert dims[0].dim_param == "batch" and len(rep.notes) == 1 and "graph input x" in rep.notes[0]
