@@ -24,7 +24,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import shapeinfer
-from shapeinfer.engine import subgraph_attrs
+from shapeinfer.onnxio import graphs_within
 from shapeinfer.passes import optimize
 from shapeinfer.writer import is_complete
 
@@ -65,7 +65,7 @@ def assert_loadable(model: onnx.ModelProto, feeds: dict | None) -> None:
     """The property, for one model: see the module docstring."""
     written = {"-o": shapeinfer.infer_shapes(model), "optimize": optimize(model)}
     for how, out in written.items():
-        for g in _graphs(out.graph):
+        for g in graphs_within(out.graph):
             bad = [
                 vi.name for vi in list(g.value_info) + list(g.output) if vi.type.ByteSize() and not is_complete(vi.type)
             ]
@@ -81,13 +81,6 @@ def assert_loadable(model: onnx.ModelProto, feeds: dict | None) -> None:
         assert not isinstance(got, str), f"onnxruntime loads the input but not the {how} output: {got}"
         diff = ort_oracle.outputs_differ(want, got)
         assert diff is None, f"{how} output computes something else: {diff}"
-
-
-def _graphs(g: onnx.GraphProto):
-    yield g
-    for n in g.node:
-        for _, sub in subgraph_attrs(n):
-            yield from _graphs(sub)
 
 
 # ---------------------------------------------------------------------------- small graphs
