@@ -425,6 +425,10 @@ class GraphModel:
         names += [c.name for c in self._new_consts.get(id(owner), []) if c.name not in dropped]
         return names
 
+    def new_constants(self, owner: Graph) -> list[Constant]:
+        """The initializers :meth:`constant` created for graph ``owner``, in order (dropped ones too)."""
+        return list(self._new_consts.get(id(owner), ()))
+
     def original_input_names(self, owner: Graph) -> set[str]:
         gp = owner.proto if isinstance(owner.proto, GraphProto) else None
         return set() if gp is None else {vi.name for vi in gp.input}

@@ -17,9 +17,11 @@ Contract:
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import onnx
 
-from shapeinfer.passes._graph import GraphModel, implicit_inputs, subgraphs, unlink_nodes
+from shapeinfer.passes._graph import GraphModel, implicit_inputs, subgraphs
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
@@ -32,33 +34,68 @@ ON_INDEX = True
 IDEMPOTENT = True
 
 
-def _live_nodes(g) -> list:
-    """The nodes of ``g`` that its outputs depend on, in their current order.
+def _walk(g) -> tuple[set, set, bool]:
+    """The nodes of ``g`` its outputs depend on, the tensors they read and whether one of them
+    holds a subgraph.
 
     Walks producer links back from the outputs, so only live nodes are visited (subgraph reads
-    of outer tensors count as inputs of the node holding the subgraph).
+    of outer tensors count as inputs of the node holding the subgraph; only the node's own
+    inputs are in the tensors read). Nodes and tensors hash by identity: the sets work in C.
     """
     # Only a subgraph can read tensors of another graph (the outer ones): there the walk stops
     # at the graph's edge. (Producers outside ``g`` would only cost time: ``g``'s list filters.)
-    mine = {id(n) for n in g.nodes} if g.parent is not None else None
-    live: set[int] = set()
+    mine = set(g.nodes) if g.parent is not None else None
+    live: set = set()
+    read: set = set()
     stack = []
     for t in g.outputs:
-        if t.inputs and (mine is None or id(t.inputs[0]) in mine) and id(t.inputs[0]) not in live:
-            live.add(id(t.inputs[0]))
+        if t.inputs and (mine is None or t.inputs[0] in mine) and t.inputs[0] not in live:
+            live.add(t.inputs[0])
             stack.append(t.inputs[0])
-    add, push, pop = live.add, stack.append, stack.pop
+    add, push, pop, read_update = live.add, stack.append, stack.pop, read.update
+    holders = False
     while stack:
         n = pop()
-        for t in n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n):
+        ins = n.inputs
+        read_update(ins)
+        if n.graphs:
+            holders = True
+            ins = list(ins) + implicit_inputs(n)
+        for t in ins:
             ps = t.inputs
             if ps:
                 p = ps[0]
-                k = id(p)
-                if k not in live and (mine is None or k in mine):
-                    add(k)
+                if p not in live and (mine is None or p in mine):
+                    add(p)
                     push(p)
-    return [n for n in g.nodes if id(n) in live]
+    return live, read, holders
+
+
+_INPUTS = attrgetter("inputs")
+_NAME = attrgetter("name")
+_OUTPUTS = attrgetter("outputs")
+
+
+def _unlink_dead(dead: list) -> None:
+    """Detach the dead nodes of a graph from the tensors that stay, like ``unlink_nodes``.
+
+    A tensor a dead node writes has no reader that stays (the walk would have kept its
+    producer): it goes with its producer and its links are not edited. Only the tensors
+    dead nodes read and no dead node writes (graph inputs, initializers, live nodes' outputs)
+    lose the dead readers; the dead nodes' own links are cleared (so nothing dead is left in
+    a reference cycle).
+    """
+    gone = set(dead)
+    touched: set = set()
+    touched.update(*map(_INPUTS, dead))
+    touched.difference_update(*map(_OUTPUTS, dead))
+    isdisjoint = gone.isdisjoint
+    for t in touched:
+        if not isdisjoint(t.outputs):
+            t.outputs[:] = [c for c in t.outputs if c not in gone]
+    for n in dead:
+        n.inputs.clear()
+        n.outputs.clear()
 
 
 def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None = None) -> set[str]:
@@ -69,20 +106,20 @@ def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None 
     walk is repeated until it removes nothing, so one run leaves nothing for a second.
     """
     while True:
-        live = _live_nodes(g)
-        stats["nodes removed"] += len(g.nodes) - len(live)
+        live, read, holders = _walk(g)
         if len(live) != len(g.nodes):
-            keep_ids = {id(n) for n in live}
-            unlink_nodes([n for n in g.nodes if id(n) not in keep_ids])
-            g.nodes = live
+            stats["nodes removed"] += len(g.nodes) - len(live)
+            _unlink_dead([n for n in g.nodes if n not in live])
+            g.nodes = [n for n in g.nodes if n in live]
         used: set[str] = {t.name for t in g.outputs}
-        used.update(t.name for n in g.nodes for t in n.inputs)
+        used.update(map(_NAME, read))
         used.discard("")
         removed_before = stats["nodes removed"]
-        for n in g.nodes:
-            if n.graphs:
-                for sg in subgraphs(n):
-                    used |= _sweep(sg, gm, stats)
+        if holders:
+            for n in g.nodes:
+                if n.graphs:
+                    for sg in subgraphs(n):
+                        used |= _sweep(sg, gm, stats)
         if stats["nodes removed"] == removed_before:
             break
     keep = used | (gm.original_input_names(g) if interface is None else interface)

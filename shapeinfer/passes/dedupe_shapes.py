@@ -16,6 +16,8 @@ Contract (main graph):
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -95,6 +97,44 @@ def schema_defaults(op: str, opset: int) -> dict[str, object]:
     return d
 
 
+def _equal_initializers(gm, g, overridable: set[str]) -> bool:
+    """True when two initializers of ``g`` (whether read or not, dropped ones included) that
+    are not ``overridable`` have equal small values: only then can readers be merged."""
+    gp = g.proto if isinstance(g.proto, onnx.GraphProto) else None
+    consts = [Constant(t.name, t, graph=g, base_dir=gm.base_dir) for t in gp.initializer] if gp is not None else []
+    consts += gm.new_constants(g)
+    seen: set = set()
+    for c in consts:
+        if c.name and c.name not in overridable:
+            k = _const_key(c)
+            if k is not None:
+                if k in seen:
+                    return True
+                seen.add(k)
+    return False
+
+
+_OP = attrgetter("op")
+_INPUTS = attrgetter("inputs")
+_NAME = attrgetter("name")
+
+
+def _may_merge(nodes: list) -> bool:
+    """False when no two of ``nodes`` have the same op and inputs (so none merges); True when
+    some may.
+
+    Such a pair reads one first input (which then has two readers), or none, or unnamed ones:
+    only nodes like that are keyed, by op and input tensors, in bulk (nodes and tensors hash by
+    identity). Unnamed inputs are distinct tensors that the merge takes for equal: with one
+    among them, the answer is True.
+    """
+    cands = [n for n in nodes if not n.inputs or len(n.inputs[0].outputs) > 1 or not n.inputs[0].name]
+    keys = list(zip(map(_OP, cands), map(tuple, map(_INPUTS, cands))))
+    if len(set(keys)) != len(keys):
+        return True
+    return "" in map(_NAME, chain.from_iterable(map(_INPUTS, cands)))
+
+
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Merge repeated computations and equal small initializers in ``model``'s main graph."""
     gm = ctx.graph(model)
@@ -120,9 +160,10 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 return k
         return ("t", t.name)
 
-    # Equal small initializers: readers use the first (in node order).
+    # Equal small initializers: readers use the first (in node order). Nothing changes unless
+    # two initializers have the same value key: that is checked on all of the graph's first.
     first_of: dict[int, object] = {}  # id of an initializer read -> the one its readers read
-    for n in g.nodes:
+    for n in g.nodes if _equal_initializers(gm, g, overridable) else ():
         for i, t in enumerate(n.inputs):
             if type(t) is Constant and t.name:
                 first = first_of.get(id(t))
@@ -158,14 +199,18 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     def structure(n) -> tuple:
         return (n.op, len(n.outputs), *[id(t) if t.name else 0 for t in n.inputs])
 
+    # Nodes that may merge: deterministic default-domain nodes without subgraphs.
+    nodes = [n for n in g.nodes if not n.domain and n.outputs and not n.graphs and n.op not in NONDETERMINISTIC]
+    if not stats["initializers merged"] and not _may_merge(nodes):
+        # No two of them have the same op and inputs: no attributes are compared, nothing merges.
+        ctx.settled = True
+        return model, {}
     # A cheaper first level: op and first input. Most nodes are alone there, and their full
     # structure key is computed only when a second node joins them.
     firsts: dict[tuple, Any] = {}
     removed: set[int] = set()
     blocked_by_unnamed = False
-    for n in g.nodes:
-        if n.domain or n.op in NONDETERMINISTIC or not n.outputs or n.graphs:
-            continue
+    for n in nodes:
         ins = n.inputs
         fkey = (n.op, (id(ins[0]) if ins[0].name else 0) if ins else None)
         alone = firsts.get(fkey)

@@ -58,9 +58,16 @@ def static_array(fact, cap: int) -> np.ndarray | None:
     return np.array(fact.value, dtype=dt).reshape(fact.shape)
 
 
+def _distinct(facts) -> list:
+    """The distinct fact objects of ``facts`` (inference shares one between many tensors)."""
+    return list({id(f): f for f in facts.values()}.values())
+
+
 def zero_expand_sources(g, facts) -> set[int]:
     """Ids of the nodes an Expand's shape input is computed from (itself included) when inference
     knows a 0 in that shape (see the module docstring: they must not become constants)."""
+    if not any(f.value is not None and 0 in f.value for f in _distinct(facts)):
+        return set()  # no tensor holds a 0 (ints compare equal to floats and bools alike: a superset)
     stack = []
     for n in g.nodes:
         if n.op == "Expand" and not n.domain and len(n.inputs) > 1:
@@ -88,8 +95,16 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     constants = 0
     cap = ctx.fold_cap
     facts_get = facts.get
-    keep = zero_expand_sources(g, facts)
-    for n in g.nodes:
+    # Only nodes writing a tensor with tracked integer values (or Constant nodes, or nodes with
+    # several outputs) are looked at; inference shares facts between tensors, so the full test
+    # runs once per distinct fact.
+    maybe = {name for name, f in facts.items() if f.value is not None and f.dtype in _INT_TYPES}
+    nodes = [
+        n for n in g.nodes if n.op == "Constant" or len(n.outputs) > 1 or (n.outputs and n.outputs[0].name in maybe)
+    ]
+    arrays_of: dict[int, np.ndarray | None] = {}
+    keep = zero_expand_sources(g, facts) if nodes else set()
+    for n in nodes:
         if n.domain or n.op in NONDETERMINISTIC or n.graphs or not n.outputs or id(n) in keep:
             continue
         if n.op == "Constant":
@@ -107,8 +122,11 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             if not t.name or not t.outputs:
                 continue
             f = facts_get(t.name)
-            # (the common case, no tracked value, rejected before the full test)
-            arr = None if f is None or f.value is None else static_array(f, cap)
+            if f is None or f.value is None:
+                break
+            arr = arrays_of.get(id(f), False)
+            if arr is False:
+                arr = arrays_of[id(f)] = static_array(f, cap)
             if arr is None:
                 break
             found[t.name] = arr

@@ -71,10 +71,10 @@ def is_noop(node, facts) -> bool:
     if op == "Cast":
         return _same(x, y) and node.attrs.get("to") == x.dtype
     if op == "Transpose":
-        perm = node.attrs.get("perm")
-        if x is None or x.shape is None:
+        if not _same(x, y):  # (before the permutation: most transposes change the dims)
             return False
-        return _same(x, y) and ((perm is None and len(x.shape) <= 1) or perm == list(range(len(x.shape))))
+        perm = node.attrs.get("perm")
+        return (perm is None and len(x.shape) <= 1) or perm == list(range(len(x.shape)))
     if op == "Slice":
         if not _same(x, y):
             return False
@@ -121,9 +121,8 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         return main[0]
 
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
-    for node in list(g.nodes):
-        if node.op not in MOVES or node.domain or not node.outputs or not node.inputs:
-            continue
+    # (only the ops it can remove are looked at, picked out in one sweep)
+    for node in [n for n in g.nodes if n.op in MOVES and not n.domain and n.outputs and n.inputs]:
         if is_noop(node, facts):
             if _bypass(node, main_ids, outputs):
                 removed.add(id(node))
