@@ -364,11 +364,13 @@ def write_model(
     loaded=None,
     nodes_as_read=False,
     node_fields: bytes | None = None,
+    value_info_fields: bytes | None = None,
 ) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
     ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
     LoadedModel ``model`` came from, when none of its tensors changed; ``nodes_as_read``: nor
-    its main graph's nodes; ``node_fields``: those nodes already serialised (see save_model)."""
+    its main graph's nodes; ``node_fields`` / ``value_info_fields``: its main graph's nodes /
+    value_info already serialised (see save_model)."""
     from shapeinfer.writer import save_model
 
     save_model(
@@ -380,6 +382,7 @@ def write_model(
         loaded=loaded,
         nodes_as_read=nodes_as_read,
         node_fields=node_fields,
+        value_info_fields=value_info_fields,
     )
 
 
@@ -1062,7 +1065,14 @@ def optimize_cmd(
         except OptimizeError as e:
             raise CliError(str(e)) from None
         if output:
-            write_model(optimized, output, model, in_place, node_fields=report.node_fields)
+            write_model(
+                optimized,
+                output,
+                model,
+                in_place,
+                node_fields=report.node_fields,
+                value_info_fields=report.value_info_fields,
+            )
         return report
 
     report = _run_guarded(debug, run)

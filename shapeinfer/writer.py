@@ -45,6 +45,7 @@ def save_model(
     loaded: LoadedModel | None = None,
     nodes_as_read: bool = False,
     node_fields: bytes | None = None,
+    value_info_fields: bytes | None = None,
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -64,7 +65,8 @@ def save_model(
     annotated: :func:`subgraphs_annotated`), so they too are written as the bytes read.
     ``node_fields``: the main graph's nodes of ``model`` already serialised (``GraphProto.node``
     fields, in order, e.g. :attr:`shapeinfer.passes.OptimizeReport.node_fields`), written as
-    they are instead of serialising ``model.graph.node`` again.
+    they are instead of serialising ``model.graph.node`` again; ``value_info_fields`` the same
+    for ``model.graph.value_info`` (:func:`annotate_serialised`).
     """
     protected = [*inputs, *([src] if src else [])]
     out_dir = ""
@@ -89,7 +91,8 @@ def save_model(
             nodes = node_views(loaded.data, layout, len(model.graph.node))
     if node_fields is not None and nodes is None:
         nodes = [node_fields]
-    chunks = model_chunks(model, graph_tail, spans, nodes)
+    value_info = None if value_info_fields is None else [value_info_fields]
+    chunks = model_chunks(model, graph_tail, spans, nodes, value_info)
     copy_external_files(plan)
     write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")
 
@@ -103,6 +106,7 @@ def model_chunks(
     graph_tail: bytes = b"",
     initializers: list[memoryview] | None = None,
     nodes: list[memoryview] | None = None,
+    value_info: list[bytes] | None = None,
 ) -> list[bytes | memoryview]:
     """``model``'s serialised bytes as a list of pieces (``b"".join`` of them parses to the same
     model, with the serialised ``GraphProto`` fields ``graph_tail`` merged into its graph). The
@@ -111,8 +115,8 @@ def model_chunks(
     big buffer is grown and copied), and the pieces are written without ever being joined.
     ``initializers``: the main graph's initializer fields already serialised (as
     :func:`shapeinfer.wire.initializer_views` finds them in the bytes the model was read from),
-    written instead of serialising ``model.graph.initializer``; ``nodes``: the same for
-    ``model.graph.node``."""
+    written instead of serialising ``model.graph.initializer``; ``nodes`` and ``value_info``:
+    the same for ``model.graph.node`` and ``model.graph.value_info``."""
     head = onnx.ModelProto()
     for fd, value in model.ListFields():
         if fd.name != "graph":
@@ -125,7 +129,7 @@ def model_chunks(
             if fd.name not in _SPLIT_GRAPH_FIELDS:
                 _copy_field(rest, fd, value)
                 continue
-            read = initializers if fd.name == "initializer" else nodes if fd.name == "node" else None
+            read = {"initializer": initializers, "node": nodes, "value_info": value_info}[fd.name]
             if read is not None:
                 body.extend(read)
                 continue
@@ -184,6 +188,17 @@ def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) ->
     tail = _annotate_graph(result.model.graph, result, set(result.fresh_symbols), declared or {}, "main")
     result.model.graph.MergeFromString(tail)
     return result.model
+
+
+def annotate_serialised(result: Result, declared: Mapping[str, TypeProto] | None = None) -> bytes:
+    """:func:`annotate`, returning the main graph's ``value_info`` as it then is, serialised
+    (``GraphProto.value_info`` fields, for ``save_model(..., value_info_fields=...)``): the
+    entries kept serialised, then the new ones as they were written (not serialised again)."""
+    graph = result.model.graph
+    tail = _annotate_graph(graph, result, set(result.fresh_symbols), declared or {}, "main")
+    kept = [_field(_VALUE_INFO, vi.SerializeToString()) for vi in graph.value_info]
+    graph.MergeFromString(tail)
+    return b"".join([*kept, tail])
 
 
 def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:

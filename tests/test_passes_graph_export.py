@@ -1,4 +1,5 @@
-"""The index writes unchanged main-graph nodes as the bytes they were read from.
+"""The index writes unchanged main-graph nodes as the bytes they were read from; annotate gives
+the value_info it writes as bytes too.
 
 ``GraphModel(model, source=node_fields(data))`` exports each node no pass changed as its field in
 ``data`` and serialises only the others; ``optimize`` hands those node fields to the writer
@@ -13,10 +14,11 @@ import onnxruntime as ort
 from conftest import model_path
 from onnx import TensorProto, helper, numpy_helper
 
+from shapeinfer.engine import infer
 from shapeinfer.passes import optimize_with_report
 from shapeinfer.passes._graph import GraphModel, rename, set_input, unlink_nodes
 from shapeinfer.wire import node_fields, varint
-from shapeinfer.writer import save_model
+from shapeinfer.writer import annotate, annotate_serialised, save_model
 
 F = TensorProto.FLOAT
 
@@ -25,6 +27,12 @@ def _node_bytes(model: onnx.ModelProto) -> bytes:
     """The main graph's node fields, serialised anew."""
     g = onnx.GraphProto()
     g.node.extend(model.graph.node)
+    return g.SerializeToString()
+
+
+def _value_info_bytes(model: onnx.ModelProto) -> bytes:
+    g = onnx.GraphProto()
+    g.value_info.extend(model.graph.value_info)
     return g.SerializeToString()
 
 
@@ -140,7 +148,10 @@ def test_optimize_writes_the_same_file_with_the_node_fields(tmp_path):
         assert (report.node_fields is None) == (name == "if")
         assert report.nodes_after < report.nodes_before
         fast, plain = tmp_path / f"{name}_fast.onnx", tmp_path / f"{name}_plain.onnx"
-        save_model(model, str(fast), str(path), node_fields=report.node_fields)
+        assert report.value_info_fields == _value_info_bytes(model)
+        save_model(
+            model, str(fast), str(path), node_fields=report.node_fields, value_info_fields=report.value_info_fields
+        )
         save_model(model, str(plain), str(path))
         assert fast.read_bytes() == plain.read_bytes()
         if report.node_fields is not None:
@@ -150,3 +161,28 @@ def test_optimize_writes_the_same_file_with_the_node_fields(tmp_path):
             (y,) = sess.run(None, sess_inputs[name])
             x = sess_inputs[name]["x"]
             np.testing.assert_allclose(y, np.maximum(x, 0) if x.sum() > 0 else -x)
+
+
+def test_annotate_serialised_gives_the_value_info_annotate_writes():
+    g = helper.make_graph(
+        [
+            helper.make_node("Foo", ["x"], ["h"], domain="custom"),  # unknown op: its declaration stays
+            helper.make_node("Relu", ["x"], ["r"]),
+            helper.make_node("Add", ["h", "r"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n", 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        value_info=[
+            helper.make_tensor_value_info("h", F, ["n", 4]),
+            helper.make_tensor_value_info("unused", F, [1]),  # no such value: kept as it is
+        ],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom", 1)])
+    plain = onnx.ModelProto()
+    plain.CopyFrom(m)
+    fields = annotate_serialised(infer(m))
+    annotate(infer(plain))
+    assert m == plain
+    assert {vi.name for vi in m.graph.value_info} >= {"h", "r", "unused"}
+    assert fields == _value_info_bytes(m)

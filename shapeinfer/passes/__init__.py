@@ -253,6 +253,8 @@ class OptimizeReport:
     #: the returned model's main-graph nodes as serialised GraphProto.node fields, when known
     #: (for :func:`shapeinfer.writer.save_model`'s ``node_fields``; stale once the model is edited)
     node_fields: bytes | None = field(default=None, repr=False)
+    #: the same for its main graph's value_info (``save_model``'s ``value_info_fields``)
+    value_info_fields: bytes | None = field(default=None, repr=False)
 
 
 PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
@@ -419,7 +421,7 @@ def _optimize(
     from shapeinfer.passes._graph import default_opset
     from shapeinfer.passes._graph import has_control_flow as graph_has_control_flow
     from shapeinfer.passes.fold_if import has_control_flow
-    from shapeinfer.writer import annotate
+    from shapeinfer.writer import annotate_serialised
 
     t0 = time.perf_counter()
     names = list(DEFAULT_PASSES if passes is None else passes)
@@ -543,7 +545,7 @@ def _optimize(
     progress.update("annotating")
     ctx.refresh()
     res = ctx.infer(m, whole=True)
-    annotate(res, declared)
+    value_info_fields = annotate_serialised(res, declared)
     notes: list[str] = []
     if strict_types is not None:
         from shapeinfer.passes.load_check import make_loadable
@@ -554,6 +556,8 @@ def _optimize(
 
     # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
     node_fields = None if notes or subgraphs_annotated(res) else ctx.written_nodes(m)
+    if notes:
+        value_info_fields = None  # make_loadable may have cleared them
     order = [n for n in DEFAULT_PASSES if n in reports]
     report = OptimizeReport(
         passes=[reports[n] for n in order],
@@ -565,6 +569,7 @@ def _optimize(
         seconds=time.perf_counter() - t0,
         notes=notes,
         node_fields=node_fields,
+        value_info_fields=value_info_fields,
     )
     return m, report
 
