@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from onnx import helper as h
+from onnx import numpy_helper
 
 from shapeinfer.passes import PassContext, pass_module
 
@@ -18,3 +20,17 @@ def run_pass(name: str, m: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     out, changes = pass_module(name).run(m, PassContext())
     onnx.checker.check_model(out, full_check=True)
     return out, changes
+
+
+def model_of(nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelProto:
+    """A model of one graph at default-domain ``opset`` (IR 8); it must pass the full checker."""
+    m = h.make_model(
+        h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", opset)], ir_version=8
+    )
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def i64(name: str, values) -> onnx.TensorProto:
+    """An int64 initializer ``name`` holding ``values`` (a scalar for a plain int)."""
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)

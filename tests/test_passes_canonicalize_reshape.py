@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from pass_helpers import vo
+from pass_helpers import i64, model_of, vo
 
 from shapeinfer.passes import PassContext, pass_module
 
@@ -23,17 +23,6 @@ def canon(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     out, changes = pass_module("canonicalize-reshape").run(model, PassContext())
     out, _ = pass_module("dce").run(out, PassContext())
     return out, changes
-
-
-def i64(name: str, values) -> onnx.TensorProto:
-    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
-
-
-def model_of(nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelProto:
-    g = h.make_graph(nodes, "g", inputs, outputs, list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
-    onnx.checker.check_model(m, full_check=True)
-    return m
 
 
 def assert_same_outputs(a: onnx.ModelProto, b: onnx.ModelProto) -> None:
@@ -96,9 +85,8 @@ def test_reshape_target_computed_by_arithmetic_gets_one_minus_one():
     assert_same_outputs(m, out)
 
 
-def test_reshape_needing_two_runtime_dims_is_rebuilt_from_a_shape_slice():
-    # [batch*seq, 64] back to [batch, seq, 4, 16]: batch and seq are not dims of the input;
-    # one can be -1, the other must be read at runtime, from a tensor that has it.
+def unflatten_model() -> onnx.ModelProto:
+    """x ``[bs, 64]`` reshaped to ``[batch, seq, 4, 16]``, batch and seq gathered from ids' Shape."""
     nodes, (ub, us) = shape_chain("ids", [0, 1], "c")
     nodes += [
         h.make_node("Concat", [ub, us, "c4", "c16"], ["target"], axis=0),
@@ -106,7 +94,13 @@ def test_reshape_needing_two_runtime_dims_is_rebuilt_from_a_shape_slice():
     ]
     ids = h.make_tensor_value_info("ids", T.INT64, ["batch", "seq"])
     x = h.make_tensor_value_info("x", T.FLOAT, ["bs", 64])
-    m = model_of(nodes, [ids, x], [vo("y", T.FLOAT, 4)], [*SCALARS, i64("c4", [4]), i64("c16", [16])])
+    return model_of(nodes, [ids, x], [vo("y", T.FLOAT, 4)], [*SCALARS, i64("c4", [4]), i64("c16", [16])])
+
+
+def test_reshape_needing_two_runtime_dims_is_rebuilt_from_a_shape_slice():
+    # [batch*seq, 64] back to [batch, seq, 4, 16]: batch and seq are not dims of the input;
+    # one can be -1, the other must be read at runtime, from a tensor that has it.
+    m = unflatten_model()
     out, changes = canon(m)
     assert changes["rebuilt from Shape slices"] == 1
     ops = [n.op_type for n in out.graph.node]
@@ -180,15 +174,7 @@ def test_constant_targets_and_unknown_values_are_left_alone():
 
 
 def test_already_canonical_rebuilt_target_is_a_fixpoint():
-    nodes, (ub, us) = shape_chain("ids", [0, 1], "c")
-    nodes += [
-        h.make_node("Concat", [ub, us, "c4", "c16"], ["target"], axis=0),
-        h.make_node("Reshape", ["x", "target"], ["y"]),
-    ]
-    ids = h.make_tensor_value_info("ids", T.INT64, ["batch", "seq"])
-    x = h.make_tensor_value_info("x", T.FLOAT, ["bs", 64])
-    m = model_of(nodes, [ids, x], [vo("y", T.FLOAT, 4)], [*SCALARS, i64("c4", [4]), i64("c16", [16])])
-    once, _ = canon(m)
+    once, _ = canon(unflatten_model())
     twice, changes = pass_module("canonicalize-reshape").run(once, PassContext())
     assert not any(changes.values())
     assert twice.SerializeToString() == once.SerializeToString()

@@ -9,17 +9,9 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from pass_helpers import run_pass, vo
+from pass_helpers import model_of, run_pass, vo
 
 ort = pytest.importorskip("onnxruntime")
-
-
-def model_of(nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelProto:
-    m = h.make_model(
-        h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", opset)], ir_version=8
-    )
-    onnx.checker.check_model(m, full_check=True)
-    return m
 
 
 def scalar(name: str, v: int) -> onnx.TensorProto:

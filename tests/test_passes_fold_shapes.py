@@ -7,7 +7,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from pass_helpers import vo
+from pass_helpers import model_of, vo
 
 from shapeinfer.passes import PassContext, pass_module
 
@@ -18,14 +18,6 @@ def fold(model: onnx.ModelProto, cap: int | None = None) -> tuple[onnx.ModelProt
     out, _ = pass_module("dce").run(out, ctx)
     onnx.checker.check_model(out, full_check=True)
     return out, changes
-
-
-def model_of(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
-    m = h.make_model(
-        h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", 17)], ir_version=8
-    )
-    onnx.checker.check_model(m, full_check=True)
-    return m
 
 
 def init_value(model: onnx.ModelProto, name: str) -> np.ndarray | None:

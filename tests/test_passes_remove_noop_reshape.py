@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
+from pass_helpers import i64, model_of
 
 from shapeinfer.passes import PassContext, pass_module
 
@@ -20,18 +21,6 @@ def noop(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     out, _ = pass_module("dce").run(out, PassContext())
     onnx.checker.check_model(out, full_check=True)
     return out, changes
-
-
-def model_of(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
-    m = h.make_model(
-        h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", 17)], ir_version=8
-    )
-    onnx.checker.check_model(m, full_check=True)
-    return m
-
-
-def i64(name: str, values) -> onnx.TensorProto:
-    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
 
 
 def same(a: onnx.ModelProto, b: onnx.ModelProto, shapes: list[dict]) -> None:
