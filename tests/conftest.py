@@ -1,7 +1,10 @@
-"""Shared fixtures: the real models shipped in examples/models/."""
+"""Shared fixtures: the real models shipped in examples/models/, and the command line run as a
+subprocess."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import onnx
@@ -28,6 +31,14 @@ def load_stripped(name: str) -> onnx.ModelProto:
     for o in m.graph.output:
         o.type.tensor_type.ClearField("shape")
     return m
+
+
+def run_cli(*args: str, cwd: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python -m shapeinfer.cli ARGS`` in a subprocess (as a user runs it), its stdout and
+    stderr captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "shapeinfer.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
 
 
 @pytest.fixture(params=MODEL_NAMES)

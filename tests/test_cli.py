@@ -9,13 +9,9 @@ import sys
 
 import onnx
 import pytest
-from conftest import load_stripped, model_path
+from conftest import load_stripped, model_path, run_cli
 
-
-def run(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "shapeinfer.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
+run = run_cli
 
 
 def test_help_and_version():

@@ -4,12 +4,11 @@ only when a value inside them is needed; weights are never read."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import onnx
 import pytest
+from conftest import run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
@@ -48,7 +47,7 @@ def _model(folder, location: str, write: bool = True):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "shapeinfer.cli", *args], capture_output=True, text=True, timeout=120)
+    return run_cli(*args, timeout=120)
 
 
 def test_small_external_values_are_read(tmp_path):

@@ -8,13 +8,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
-from conftest import MODEL_NAMES, MODELS_DIR, ROOT, model_path
+from conftest import MODEL_NAMES, MODELS_DIR, ROOT, model_path, run_cli
 from lint_models import make, out, reshape_const, reshape_runtime_canonical, reshape_v1, vi
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -29,9 +28,7 @@ GITHUB_LINE = re.compile(r"^::(error|warning|notice) file=(?P<file>[^,:]+),title
 
 
 def run(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "shapeinfer.cli", "lint", *args], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
+    return run_cli("lint", *args, cwd=cwd)
 
 
 def invoke(*args: str):

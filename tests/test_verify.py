@@ -7,14 +7,13 @@ registry entry) it must report the tensors that rule got wrong, and exit 1.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
-from conftest import MODEL_NAMES, model_path
+from conftest import MODEL_NAMES, model_path, run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 from shapeinfer import registry
@@ -94,12 +93,7 @@ def test_cli_on_shipped_model_two_bindings():
 
 def test_cli_as_a_subprocess_reports_and_exits_zero():
     pytest.importorskip("onnxruntime")
-    r = subprocess.run(
-        [sys.executable, "-m", "shapeinfer.cli", "verify", str(model_path("vit_dynamo")), "--bind", "batch=2"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    r = run_cli("verify", str(model_path("vit_dynamo")), "--bind", "batch=2")
     assert r.returncode == 0, r.stderr
     assert "0 mismatches" in r.stdout and r.stderr == ""
 
@@ -183,12 +177,7 @@ def test_unresolved_is_not_a_mismatch_unless_strict(tmp_path):
 
 def test_missing_symbol_is_a_clear_error(tmp_path):
     pytest.importorskip("onnxruntime")
-    r = subprocess.run(
-        [sys.executable, "-m", "shapeinfer.cli", "verify", str(model_path("bert_ts")), "--bind", "batch=2"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    r = run_cli("verify", str(model_path("bert_ts")), "--bind", "batch=2")
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
         "shapeinfer: error: --bind does not give seq (binding batch=2): each --bind must give every input symbol"
@@ -226,12 +215,7 @@ def test_onnxruntime_failure_is_one_line(tmp_path):
     )
     path = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), tmp_path / "r.onnx")
     assert cli("verify", path, "--bind", "a=2,b=3").exit_code == 0
-    r = subprocess.run(
-        [sys.executable, "-m", "shapeinfer.cli", "verify", path, "--bind", "a=2,b=4"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    r = run_cli("verify", path, "--bind", "a=2,b=4")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("shapeinfer: error: onnxruntime failed at a=2,b=4:")
