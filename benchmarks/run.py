@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -282,23 +283,42 @@ def fmt(v, spec=".3f") -> str:
     return "-" if v is None else format(v, spec)
 
 
-def print_rows(rows: list[dict]) -> None:
-    head = (
-        f"{'model':<26} {'nodes':>7} {'onnx s':>8} {'ort s':>8} {'infer s':>8} {'process s':>9} "
-        f"{'infer/onnx':>10} {'infer/ort':>9} {'nodes/s':>9} {'rss MB (onnx/ort/infer/process)':>32}"
-    )
+def print_table(columns: list[tuple[str, str, str | Callable[[dict], str], str]], rows: list[dict]) -> None:
+    """A text table: a header line, a rule as long, one line a row. Each column is
+    ``(title, align and width as in a format spec, key of the row or a function of it, the
+    value's format spec)``; a missing or None value prints as ``-``. A row's ``*_error`` entries
+    follow it, one line each."""
+    head = " ".join(f"{title:{width}}" for title, width, _, _ in columns)
     print(head)
     print("-" * len(head))
     for r in rows:
-        rss = "/".join(fmt(r.get(k), ".0f") for k in ("onnx_rss_mb", "ort_rss_mb", "infer_rss_mb", "process_rss_mb"))
-        print(
-            f"{r['model']:<26} {r['nodes']:>7} {fmt(r.get('onnx')):>8} {fmt(r.get('ort')):>8} {fmt(r.get('infer')):>8} "
-            f"{fmt(r.get('process')):>9} {fmt(r.get('infer/onnx'), '.2f'):>10} {fmt(r.get('infer/ort'), '.3f'):>9} "
-            f"{fmt(r.get('nodes_per_s'), ',.0f'):>9} {rss:>32}"
-        )
+        cells = (fmt(key(r) if callable(key) else r.get(key), spec) for _, _, key, spec in columns)
+        print(" ".join(f"{c:{width}}" for c, (_, width, _, _) in zip(cells, columns)))
         for k, v in r.items():
             if k.endswith("_error"):
                 print(f"    {k[:-6]} failed: {v}")
+
+
+def _rss(r: dict) -> str:
+    return "/".join(fmt(r.get(k), ".0f") for k in ("onnx_rss_mb", "ort_rss_mb", "infer_rss_mb", "process_rss_mb"))
+
+
+ROWS = [
+    ("model", "<26", "model", ""),
+    ("nodes", ">7", "nodes", ""),
+    ("onnx s", ">8", "onnx", ".3f"),
+    ("ort s", ">8", "ort", ".3f"),
+    ("infer s", ">8", "infer", ".3f"),
+    ("process s", ">9", "process", ".3f"),
+    ("infer/onnx", ">10", "infer/onnx", ".2f"),
+    ("infer/ort", ">9", "infer/ort", ".3f"),
+    ("nodes/s", ">9", "nodes_per_s", ",.0f"),
+    ("rss MB (onnx/ort/infer/process)", ">32", _rss, ""),
+]
+
+
+def print_rows(rows: list[dict]) -> None:
+    print_table(ROWS, rows)
 
 
 # ----------------------------------------------------------------------------- optimize rows
@@ -350,19 +370,22 @@ def optimize_rows(models: list[str], layers: list[int], reps: int) -> list[dict]
     return rows
 
 
+OPTIMIZE_ROWS = [
+    ("model", "<22", "model", ""),
+    ("nodes", ">7", "nodes", ""),
+    ("after", ">7", "nodes_after", ""),
+    ("-o wall", ">8", "o_wall", ".2f"),
+    ("opt wall", ">9", "opt_wall", ".2f"),
+    ("-o cpu", ">8", "o_cpu", ".2f"),
+    ("opt cpu", ">8", "opt_cpu", ".2f"),
+    ("ratio wall", ">10", "ratio_wall", ".2f"),
+    ("ratio cpu", ">9", "ratio_cpu", ".2f"),
+    ("opt us/node", ">11", "opt_us_per_node", ".1f"),
+]
+
+
 def print_optimize_rows(rows: list[dict]) -> None:
-    head = (
-        f"{'model':<22} {'nodes':>7} {'after':>7} {'-o wall':>8} {'opt wall':>9} {'-o cpu':>8} {'opt cpu':>8} "
-        f"{'ratio wall':>10} {'ratio cpu':>9} {'opt us/node':>11}"
-    )
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        print(
-            f"{r['model']:<22} {r['nodes']:>7} {r['nodes_after']:>7} {r['o_wall']:>8.2f} {r['opt_wall']:>9.2f} "
-            f"{r['o_cpu']:>8.2f} {r['opt_cpu']:>8.2f} {r['ratio_wall']:>10.2f} {r['ratio_cpu']:>9.2f} "
-            f"{r['opt_us_per_node']:>11.1f}"
-        )
+    print_table(OPTIMIZE_ROWS, rows)
     synth = [r for r in rows if r["model"].startswith("synthetic")]
     if len(synth) > 1:
         print(
@@ -445,19 +468,23 @@ def whole_process(path: str, reps: int, label: str | None = None) -> list[dict]:
     return rows
 
 
+WHOLE_PROCESS_ROWS = [
+    ("whole process (median of pairs)", "<26", "model", ""),
+    ("environment", "<15", "env", ""),
+    ("nodes", ">6", "nodes", ""),
+    ("pairs", ">5", "pairs", ""),
+    ("onnx cpu", ">8", "onnx_cpu", ".3f"),
+    ("si cpu", ">7", "shapeinfer_cpu", ".3f"),
+    ("onnx wall", ">9", "onnx_wall", ".3f"),
+    ("si wall", ">7", "shapeinfer_wall", ".3f"),
+    ("cpu si/onnx", ">11", "cpu_ratio", ".2f"),
+    ("per-pair", ">8", "pair_ratio", ".2f"),
+    ("wall si/onnx", ">12", "wall_ratio", ".2f"),
+]
+
+
 def print_whole_process(rows: list[dict]) -> None:
-    head = (
-        f"{'whole process (median of pairs)':<26} {'environment':<15} {'nodes':>6} {'pairs':>5} {'onnx cpu':>8} "
-        f"{'si cpu':>7} {'onnx wall':>9} {'si wall':>7} {'cpu si/onnx':>11} {'per-pair':>8} {'wall si/onnx':>12}"
-    )
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        print(
-            f"{r['model']:<26} {r['env']:<15} {r['nodes']:>6} {r['pairs']:>5} {r['onnx_cpu']:>8.3f} "
-            f"{r['shapeinfer_cpu']:>7.3f} {r['onnx_wall']:>9.3f} {r['shapeinfer_wall']:>7.3f} {r['cpu_ratio']:>11.2f} "
-            f"{r['pair_ratio']:>8.2f} {r['wall_ratio']:>12.2f}"
-        )
+    print_table(WHOLE_PROCESS_ROWS, rows)
     print(
         "environment 'as run': the commands as users type them (shapeinfer's script defaults "
         "OPENBLAS_NUM_THREADS to 1 for itself); 'OPENBLAS=1 both': the variable set for onnx too"
