@@ -7,9 +7,11 @@ StaticReshape/DynamicReshape.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 from onnx import TensorProto
 
-from shapeinfer.checks.context import LintContext, dtype_name
+from shapeinfer.checks.context import LintContext, NodeRef, dtype_name
 from shapeinfer.checks.registry import rule
 from shapeinfer.checks.reshape import _reshapes, _version, constant_target_for, runtime_target
 from shapeinfer.ops.common import dim_values
@@ -22,6 +24,22 @@ NON_NUMERIC = (TensorProto.BOOL, TensorProto.STRING)
 ONEDNN_DATA = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
 
 
+def _data_types(ctx: LintContext) -> Iterator[tuple[NodeRef, int]]:
+    """``(reshape, element type of its data)`` for each Reshape whose data type is known."""
+    for ref in _reshapes(ctx):
+        data = ref.input_fact(0)
+        if data is not None and data.kind == "tensor" and data.dtype:
+            yield ref, data.dtype
+
+
+def _target_values(ctx: LintContext, ref: NodeRef) -> Sequence | None:
+    """The target a Reshape gives: Reshape-1's ``shape`` attribute, else the known values of its
+    second input (ints, or symbolic dims); None when they are not known."""
+    if _version(ctx, ref) < 5:
+        return list(ref.attr("shape") or [])
+    return dim_values(ref.input_fact(1)) if len(ref.node.input) > 1 else None
+
+
 @rule("P001", "openvino-reshape-non-numeric", "error", "Reshape data of a non-numeric type", target="openvino")
 def openvino_non_numeric(ctx: LintContext) -> None:
     """
@@ -29,12 +47,11 @@ def openvino_non_numeric(ctx: LintContext) -> None:
     data is outside that spec: the conversion may fail or need a Cast around the node. Cast to a
     numeric type (uint8 for masks) before the Reshape and back after it.
     """
-    for ref in _reshapes(ctx):
-        data = ref.input_fact(0)
-        if data is not None and data.kind == "tensor" and data.dtype in NON_NUMERIC:
+    for ref, dtype in _data_types(ctx):
+        if dtype in NON_NUMERIC:
             ctx.report(
                 "P001",
-                f"OpenVINO Reshape-1 takes numeric data; this Reshape's data is {dtype_name(data.dtype)}",
+                f"OpenVINO Reshape-1 takes numeric data; this Reshape's data is {dtype_name(dtype)}",
                 ref,
                 tensor=ref.node.input[0],
             )
@@ -50,12 +67,8 @@ def openvino_special_zero(ctx: LintContext) -> None:
     is only known at run time, so that the mapping can be checked where it matters.
     """
     for ref in _reshapes(ctx):
-        v = _version(ctx, ref)
-        allowzero = bool(ref.attr("allowzero", 0)) if v >= 14 else False
-        if v < 5:
-            values = list(ref.attr("shape") or [])
-        else:
-            values = dim_values(ref.input_fact(1)) if len(ref.node.input) > 1 else None
+        allowzero = bool(ref.attr("allowzero", 0)) if _version(ctx, ref) >= 14 else False
+        values = _target_values(ctx, ref)
         mapping = "allowzero=1 maps to special_zero=false" if allowzero else "allowzero=0 maps to special_zero=true"
         meaning = "a 0 is a literal zero-size dim" if allowzero else "a 0 copies the input dim at its index"
         if values is None:
@@ -74,12 +87,11 @@ def onednn_data_type(ctx: LintContext) -> None:
     of the graph given to oneDNN, or fold them (``shapeinfer optimize``) when they are shape
     arithmetic.
     """
-    for ref in _reshapes(ctx):
-        data = ref.input_fact(0)
-        if data is not None and data.kind == "tensor" and data.dtype and data.dtype not in ONEDNN_DATA:
+    for ref, dtype in _data_types(ctx):
+        if dtype not in ONEDNN_DATA:
             ctx.report(
                 "P101",
-                f"oneDNN Graph Reshape takes f32/f16/bf16 data; this Reshape's data is {dtype_name(data.dtype)}",
+                f"oneDNN Graph Reshape takes f32/f16/bf16 data; this Reshape's data is {dtype_name(dtype)}",
                 ref,
                 tensor=ref.node.input[0],
             )
@@ -94,11 +106,7 @@ def onednn_int32_target(ctx: LintContext) -> None:
     or a sentinel from shape arithmetic.
     """
     for ref in _reshapes(ctx):
-        if _version(ctx, ref) < 5:
-            values = list(ref.attr("shape") or [])
-        else:
-            values = dim_values(ref.input_fact(1)) if len(ref.node.input) > 1 else None
-        bad = [t for t in values or () if type(t) is int and not INT32_MIN <= t <= INT32_MAX]
+        bad = [t for t in _target_values(ctx, ref) or () if type(t) is int and not INT32_MIN <= t <= INT32_MAX]
         if bad:
             ctx.report("P102", f"target value {bad[0]} does not fit the int32 shape oneDNN Graph takes", ref)
 
