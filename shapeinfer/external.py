@@ -38,7 +38,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import onnx
@@ -485,34 +485,53 @@ def _data_ranges(fd: int, size: int) -> Iterator[tuple[int, int]]:
         pos = end
 
 
+def _copy_file_range(src: int, dst: int, pos: int, count: int) -> int:
+    return os.copy_file_range(src, dst, count, pos, pos)
+
+
+def _sendfile(src: int, dst: int, pos: int, count: int) -> int:
+    os.lseek(dst, pos, os.SEEK_SET)
+    return os.sendfile(dst, src, pos, count)
+
+
+#: The kernel copies :func:`_copy_range` tries, best first, where the OS has them:
+#: ``copy(src, dst, position, count)`` (returns the bytes copied, 0 at the end of ``src``) and
+#: the errnos after which the next one is tried.
+_KERNEL_COPIES: list[tuple[Callable[[int, int, int, int], int], tuple[int, ...]]] = []
+if hasattr(os, "copy_file_range"):
+    _KERNEL_COPIES.append((_copy_file_range, (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL, errno.EPERM)))
+if hasattr(os, "sendfile"):
+    _KERNEL_COPIES.append((_sendfile, (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP)))
+
+
+def _kernel_copy(
+    copy: Callable[[int, int, int, int], int], fallback: tuple[int, ...], src: int, dst: int, pos: int, end: int
+) -> int:
+    """Copy ``src`` to ``dst`` from ``pos`` (the same offset in both) with ``copy`` in chunks of
+    at most 1 GiB, until ``end``, the end of ``src`` or an OSError whose errno is in ``fallback``
+    (any other is raised); the position reached."""
+    try:
+        while pos < end:
+            n = copy(src, dst, pos, min(end - pos, 1 << 30))
+            if n == 0:
+                break
+            pos += n
+    except OSError as e:
+        if e.errno not in fallback:
+            raise
+    return pos
+
+
 def _copy_range(src: int, dst: int, offset: int, count: int) -> None:
+    """Copy ``count`` bytes at ``offset`` of ``src`` to the same offset of ``dst``: with the
+    kernel copies of :data:`_KERNEL_COPIES` in turn, the rest with pread/pwrite in 8 MiB blocks;
+    ExternalDataInvalid when ``src`` ends first."""
     end = offset + count
     pos = offset
-    if hasattr(os, "copy_file_range"):
-        try:
-            while pos < end:
-                n = os.copy_file_range(src, dst, min(end - pos, 1 << 30), pos, pos)
-                if n == 0:
-                    break
-                pos += n
-            if pos >= end:
-                return
-        except OSError as e:
-            if e.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL, errno.EPERM):
-                raise
-    if hasattr(os, "sendfile"):
-        try:
-            os.lseek(dst, pos, os.SEEK_SET)
-            while pos < end:
-                n = os.sendfile(dst, src, pos, min(end - pos, 1 << 30))
-                if n == 0:
-                    break
-                pos += n
-            if pos >= end:
-                return
-        except OSError as e:
-            if e.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-                raise
+    for copy, fallback in _KERNEL_COPIES:
+        pos = _kernel_copy(copy, fallback, src, dst, pos, end)
+        if pos >= end:
+            return
     while pos < end:
         buf = os.pread(src, min(end - pos, 8 << 20), pos)
         if not buf:

@@ -3,6 +3,7 @@ only when a value inside them is needed; weights are never read."""
 
 from __future__ import annotations
 
+import errno
 import os
 
 import numpy as np
@@ -128,3 +129,45 @@ def test_the_scan_skips_only_ops_whose_schemas_hold_no_tensors():
     )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom.domain", 1)])
     assert sorted(external_locations(m)) == ["custom.bin", "fill.bin", "in_if.bin"]
+
+
+def _failing_after_one_chunk(copy, err: int):
+    """``copy`` for its first call, then OSError(err): a kernel copy giving up part way."""
+    calls = []
+
+    def first_then_fail(src: int, dst: int, pos: int, count: int) -> int:
+        calls.append(pos)
+        if len(calls) > 1:
+            raise OSError(err, os.strerror(err))
+        return copy(src, dst, pos, min(count, 4096))
+
+    return first_then_fail
+
+
+@pytest.mark.parametrize("kernel", ["none", "copy_file_range", "sendfile", "copy_file_range fails part way"])
+def test_sparse_copy_gives_the_same_bytes_by_every_copy_path(tmp_path, monkeypatch, kernel):
+    from shapeinfer import external
+
+    paths = {f.__name__.strip("_"): (f, errs) for f, errs in external._KERNEL_COPIES}
+    if kernel == "none":
+        chosen = []
+    elif kernel == "copy_file_range fails part way":
+        if "copy_file_range" not in paths:
+            pytest.skip("no copy_file_range here")
+        f, errs = paths["copy_file_range"]
+        chosen = [(_failing_after_one_chunk(f, errno.EXDEV), errs)]  # the rest by pread/pwrite
+    elif kernel not in paths:
+        pytest.skip(f"no {kernel} here")
+    else:
+        chosen = [paths[kernel]]
+    monkeypatch.setattr(external, "_KERNEL_COPIES", chosen)
+    data = np.random.default_rng(0).integers(0, 256, 3 << 16, dtype=np.uint8).tobytes()
+    src = tmp_path / "src.bin"
+    with open(src, "wb") as f:
+        f.write(data[: 1 << 16])
+        f.seek(1 << 20)  # a hole
+        f.write(data[1 << 16 :])
+    dst = tmp_path / "dst.bin"
+    with open(src, "rb") as s, open(dst, "wb") as d:
+        external.sparse_copy(s.fileno(), d.fileno())
+    assert dst.read_bytes() == src.read_bytes()
