@@ -46,13 +46,8 @@ def run(path: Path, model: onnx.ModelProto) -> list[list[np.ndarray]]:
     session with optimizations off, so that fusions onnxruntime picks differently once shapes are
     annotated (fp16 models differ in the last bits then) do not count as different outputs.
     """
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(3)  # errors only
-    ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    ort_oracle.session(str(path), optimize=True)
+    sess = ort_oracle.session(str(path))
     return [sess.run(None, feeds(model, b, seed=i)) for i, b in enumerate(BINDINGS)]
 
 

@@ -355,13 +355,7 @@ class Skip(Exception):
 
 
 def _session(path: str):
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return ort_oracle.session(path, optimize=True, threads=1)
 
 
 def _first_line(e: BaseException) -> str:

@@ -33,13 +33,9 @@ def feeds(path: str) -> dict[str, np.ndarray]:
 
 
 def run(path: str, inputs: dict) -> list | str:
-    """onnxruntime's outputs, or the load / run error's first line."""
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
+    """onnxruntime's outputs (default session options), or the load / run error's first line."""
     try:
-        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        sess = ort_oracle.session(path, optimize=True)
     except Exception as e:
         return "LOAD FAIL: " + str(e).strip().splitlines()[0][:150]
     try:

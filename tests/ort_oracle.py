@@ -16,16 +16,22 @@ import onnx
 from onnx import helper
 
 
-def session(model: onnx.ModelProto, optimize: bool = False) -> Any:
-    """An onnxruntime CPU session over ``model`` with every graph optimisation off (``optimize``:
-    onnxruntime's default, every optimisation on, as a deployment loads it)."""
+def session(model: onnx.ModelProto | str, optimize: bool = False, threads: int | None = None) -> Any:
+    """An onnxruntime CPU session over ``model`` (a model, or the path of a model file, whose
+    external data onnxruntime then finds beside it) with every graph optimisation off
+    (``optimize``: onnxruntime's default, every optimisation on, as a deployment loads it),
+    onnxruntime's own log quiet, and ``threads`` intra- and inter-op threads (its default when
+    None). Raises what onnxruntime raises when it refuses the model."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
     if not optimize:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.log_severity_level = 4
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    if threads is not None:
+        so.intra_op_num_threads = so.inter_op_num_threads = threads
+    source = model if isinstance(model, str) else model.SerializeToString()
+    return ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
 
 
 def observable(model: onnx.ModelProto) -> onnx.ModelProto:
