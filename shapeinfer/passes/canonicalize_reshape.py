@@ -282,6 +282,13 @@ def _ints(fact) -> tuple[int, ...] | None:
     return fact.value
 
 
+def attr(node, name: str, default):
+    """``node.attrs.get(name, default)``, without decoding the attributes of a node that has none."""
+    if node._attrs is None and node.proto is not None and not node.proto.attribute:
+        return default
+    return node.attrs.get(name, default)
+
+
 def slot_options(node, k: int, kind: str, facts) -> list[list[Entry]]:
     """Every spelling of input ``k`` of ``node`` worth costing (empty when values are unknown)."""
     t = node.inputs[k]
@@ -296,7 +303,7 @@ def slot_options(node, k: int, kind: str, facts) -> list[list[Entry]]:
         if out is None or out.shape is None:
             return []
         if kind == "reshape":
-            return _reshape_options(out.shape, in_dims, not node.attrs.get("allowzero", 0))
+            return _reshape_options(out.shape, in_dims, not attr(node, "allowzero", 0))
         if in_dims is None or any(type(d) is int and d == 0 for d in out.shape):
             return []
         return _expand_options(out.shape, in_dims)
@@ -323,7 +330,7 @@ def slot_key(node, k: int, kind: str, facts) -> tuple:
     if kind in ("reshape", "expand"):
         key += (get(node.outputs[0].name) if node.outputs else None,)
         if kind == "reshape":
-            key += (node.attrs.get("allowzero", 0),)
+            key += (attr(node, "allowzero", 0),)
     elif kind in ("start", "end"):
         for j in (3, 4):
             named = len(ins) > j and bool(ins[j].name)
@@ -618,50 +625,54 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     opset = default_opset(model)
     if opset is None:
         return model, {}
-    todo = []  # (position, node, input index, kind, spellings, slot key) of computed shape inputs with known values
+    todo = []  # (position, node, input index, kind, spellings) of computed shape inputs with known values
     spellings: dict[tuple, list] = {}  # slot key -> slot_options
-    for pos, node in enumerate(g.nodes):
-        slots = SHAPE_INPUTS.get(node.op)  # shape_slots, inline: this loop visits every node
-        if not slots or node.domain or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
+    # (the ops with shape inputs are picked out in one sweep)
+    for pos, node in [(pos, n) for pos, n in enumerate(g.nodes) if n.op in SHAPE_INPUTS]:
+        slots = SHAPE_INPUTS[node.op]  # shape_slots, inline
+        if node.domain or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
             continue
+        ins = node.inputs
         for k, kind in slots.items():
-            if k >= len(node.inputs) or not node.inputs[k].name:
+            if k >= len(ins) or not ins[k].name:
                 continue
-            t = node.inputs[k]
-            if producer(t) is None or const_array(t) is not None:
+            t = ins[k]
+            if not t.inputs or const_array(t) is not None:  # (no producer: an input or initializer)
                 continue
             key = slot_key(node, k, kind, facts)
             options = spellings.get(key)
             if options is None:
                 options = spellings[key] = slot_options(node, k, kind, facts)
             if options:
-                todo.append((pos, node, k, kind, options, key))
+                todo.append((pos, node, k, kind, options))
     if not todo:
         return model, {}
     index = _Index(g, facts)
     builder = Builder(gm, opset, index)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
     per_op: dict[str, int] = {}
-    constant_plans: dict[tuple, tuple] = {}  # slot key -> its plan when that is a constant
-    for pos, node, k, kind, options, key in todo:
-        t = node.inputs[k]
-        plan = constant_plans.get(key)
-        if plan is None:
+    # id of a slot's spellings (one per slot key) -> (plan, tensor built) when the plan is a constant
+    # (a constant wins whenever one is possible, wherever the node is: built once, then shared)
+    constant_plans: dict[int, tuple] = {}
+    for pos, node, k, kind, options in todo:
+        hit = constant_plans.get(id(options))
+        if hit is not None:
+            plan, new = hit
+        else:
             plan = _plan_slot(node, k, facts, index, pos, options)
             if plan is None:
                 continue
-            if plan[0] == "const":  # (a constant wins whenever one is possible, wherever the node is)
-                constant_plans[key] = plan
-        if plan[0] != "const":
-            if _normalize(describe(t, opset), index.ranks) == _normalize(plan, index.ranks):
-                continue
-            if plan_cost(plan) > cone_cost(t, index.only):
-                continue
-        base = f"{node.name or node.op}_{kind}"
-        new = builder.build(plan, pos, base)
+            if plan[0] != "const":
+                t = node.inputs[k]
+                if _normalize(describe(t, opset), index.ranks) == _normalize(plan, index.ranks):
+                    continue
+                if plan_cost(plan) > cone_cost(t, index.only):
+                    continue
+            new = builder.build(plan, pos, f"{node.name or node.op}_{kind}")
+            if plan[0] == "const":
+                constant_plans[id(options)] = (plan, new)
         set_input(node, k, new)
-        key = "made constant" if plan[0] == "const" else "rebuilt from Shape slices"
-        stats[key] += 1
+        stats["made constant" if plan[0] == "const" else "rebuilt from Shape slices"] += 1
         per_op[node.op] = per_op.get(node.op, 0) + 1
     if not any(stats.values()):
         return model, {}

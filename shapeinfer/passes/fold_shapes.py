@@ -58,15 +58,16 @@ def static_array(fact, cap: int) -> np.ndarray | None:
     return np.array(fact.value, dtype=dt).reshape(fact.shape)
 
 
-def _distinct(facts) -> list:
-    """The distinct fact objects of ``facts`` (inference shares one between many tensors)."""
-    return list({id(f): f for f in facts.values()}.values())
+def _distinct_values(facts) -> list:
+    """The tracked values of the distinct fact objects of ``facts`` (inference shares one fact
+    between many tensors)."""
+    return [f.value for f in {id(f): f for f in facts.values() if f.value is not None}.values()]
 
 
 def zero_expand_sources(g, facts) -> set[int]:
     """Ids of the nodes an Expand's shape input is computed from (itself included) when inference
     knows a 0 in that shape (see the module docstring: they must not become constants)."""
-    if not any(f.value is not None and 0 in f.value for f in _distinct(facts)):
+    if not any(0 in v for v in _distinct_values(facts)):
         return set()  # no tensor holds a 0 (ints compare equal to floats and bools alike: a superset)
     stack = []
     for n in g.nodes:
@@ -95,10 +96,17 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     constants = 0
     cap = ctx.fold_cap
     facts_get = facts.get
-    # Only nodes writing a tensor with tracked integer values (or Constant nodes, or nodes with
-    # several outputs) are looked at; inference shares facts between tensors, so the full test
-    # runs once per distinct fact.
-    maybe = {name for name, f in facts.items() if f.value is not None and f.dtype in _INT_TYPES}
+    # Only nodes writing a tensor whose tracked values are all ints of an integer type (or
+    # Constant nodes, or nodes with several outputs) are looked at. Inference shares facts
+    # between tensors: each distinct one is tested once.
+    ints: dict[int, bool] = {}
+    maybe = set()
+    for name, f in [(name, f) for name, f in facts.items() if f.value is not None]:
+        ok = ints.get(id(f))
+        if ok is None:
+            ok = ints[id(f)] = f.dtype in _INT_TYPES and all(type(v) is int for v in f.value)
+        if ok:
+            maybe.add(name)
     nodes = [
         n for n in g.nodes if n.op == "Constant" or len(n.outputs) > 1 or (n.outputs and n.outputs[0].name in maybe)
     ]

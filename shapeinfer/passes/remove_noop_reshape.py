@@ -58,33 +58,49 @@ def _same(a, b) -> bool:
     )
 
 
-def is_noop(node, facts) -> bool:
-    """True when ``node``'s first output provably equals its first input."""
+def is_noop(node, facts, same=_same) -> bool:
+    """True when ``node``'s first output provably equals its first input.
+
+    ``same`` decides whether two facts have the same dims and type (:func:`_same`, which a
+    caller may memoize by the facts' identity).
+    """
     if node.domain or not node.inputs or not node.outputs or not node.inputs[0].name:
         return False
-    x, y = facts.get(node.inputs[0].name), facts.get(node.outputs[0].name)
     op = node.op
     if op == "Identity":
         return True
+    if op not in MOVES:
+        return False
+    x, y = facts.get(node.inputs[0].name), facts.get(node.outputs[0].name)
+    if not same(x, y):  # (every other move must keep the dims and type)
+        return False
     if op in RESHAPES or op in ("Expand", "Tile"):
-        return _same(x, y)
+        return True
     if op == "Cast":
-        return _same(x, y) and node.attrs.get("to") == x.dtype
+        return node.attrs.get("to") == x.dtype
     if op == "Transpose":
-        if not _same(x, y):  # (before the permutation: most transposes change the dims)
-            return False
         perm = node.attrs.get("perm")
         return (perm is None and len(x.shape) <= 1) or perm == list(range(len(x.shape)))
-    if op == "Slice":
-        if not _same(x, y):
-            return False
-        if "starts" in node.attrs:  # Slice-1: steps are 1
-            return True
-        if len(node.inputs) > 4 and node.inputs[4].name:
-            st = facts.get(node.inputs[4].name)
-            return st is not None and st.value is not None and all(type(v) is int and v > 0 for v in st.value)
+    # Slice
+    if "starts" in node.attrs:  # Slice-1: steps are 1
         return True
-    return False
+    if len(node.inputs) > 4 and node.inputs[4].name:
+        st = facts.get(node.inputs[4].name)
+        return st is not None and st.value is not None and all(type(v) is int and v > 0 for v in st.value)
+    return True
+
+
+def _memo_same(memo: dict):
+    """:func:`_same` remembered in ``memo`` by the facts' identity (inference shares facts)."""
+
+    def same(a, b) -> bool:
+        key = (id(a), id(b))
+        r = memo.get(key)
+        if r is None:
+            r = memo[key] = _same(a, b)
+        return r
+
+    return same
 
 
 def _bypass(node, main_ids, outputs: set[str]) -> bool:
@@ -121,9 +137,10 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         return main[0]
 
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
+    same = _memo_same({})
     # (only the ops it can remove are looked at, picked out in one sweep)
     for node in [n for n in g.nodes if n.op in MOVES and not n.domain and n.outputs and n.inputs]:
-        if is_noop(node, facts):
+        if is_noop(node, facts, same):
             if _bypass(node, main_ids, outputs):
                 removed.add(id(node))
                 stats["no-op nodes removed"] += 1
@@ -140,7 +157,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         fx, fy = facts.get(x.name), facts.get(node.outputs[0].name)
         if fx is None or fy is None or fy.shape is None or fx.shape is None:
             continue
-        if _same(fx, fy):
+        if same(fx, fy):
             set_input(node, 0, x)
             if _bypass(node, main_ids, outputs):
                 removed.add(id(node))
