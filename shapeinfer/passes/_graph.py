@@ -305,7 +305,7 @@ class GraphModel:
             n.graphs = no_graphs
             n.dirty = False
             in_names = p.input[:]  # (a slice is read in C at once; iterating is not)
-            ins = n.inputs = [scope_get(x) for x in in_names]
+            ins = n.inputs = list(map(scope_get, in_names))
             if None in ins or "" in in_names:
                 for k, x in enumerate(in_names):
                     if not x:
@@ -332,8 +332,25 @@ class GraphModel:
                             n.graphs[a.name] = self._import_graph(a.g, scope, g)
                         else:
                             n.graphs[a.name] = [self._import_graph(sg, scope, g) for sg in a.graphs]
+            out_names = p.output[:]
+            if len(out_names) == 1:  # the common case: one new tensor
+                x = out_names[0]
+                if x and scope_get(x) is None:
+                    t = new_var(Variable)
+                    t.name = x
+                    t.dtype = None
+                    t.graph = g
+                    t.inputs = [n]
+                    t.outputs = []
+                    scope[x] = t
+                    names_add(x)
+                    n.outputs = [t]
+                    if name:
+                        names_add(name)
+                    nodes_append(n)
+                    continue
             outs = n.outputs = []
-            for x in p.output[:]:
+            for x in out_names:
                 if x:
                     t = scope_get(x)
                     if t is None or t.inputs or t.graph is not None:
