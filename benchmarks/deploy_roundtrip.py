@@ -82,7 +82,7 @@ def check(path: Path, do_verify: bool) -> dict:
     try:
         ref = run(path, model)
     except Exception as e:
-        row["input"] = f"onnxruntime refuses the input: {str(e).splitlines()[0][:120]}"
+        row["input"] = f"onnxruntime refuses the input: {ort_oracle.error_line(e, 120)}"
         ref = None
     with tempfile.TemporaryDirectory() as tmp:
         for kind, cmd in (("o", ["shapeinfer", str(path)]), ("optimize", ["shapeinfer", "optimize", str(path)])):
@@ -97,7 +97,7 @@ def check(path: Path, do_verify: bool) -> dict:
             try:
                 got = run(out, model)
             except Exception as e:
-                row[kind] = f"LOAD FAIL: {str(e).splitlines()[0][:160]}"
+                row[kind] = f"LOAD FAIL: {ort_oracle.error_line(e, 160)}"
                 continue
             row[kind] = same(ref, got, fp16) or "same"
     if do_verify:

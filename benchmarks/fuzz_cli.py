@@ -358,10 +358,6 @@ def _session(path: str):
     return ort_oracle.session(path, optimize=True, threads=1)
 
 
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-
-
 def _feeds(sess, uniform: bool, pinned: dict[str, int]) -> dict:
     """Generated inputs for ``sess``: a symbol in ``pinned`` its value there (what ``--bind`` or
     ``--dim-range`` told the command), each other symbolic (or unnamed) dim its own value from 2
@@ -406,7 +402,7 @@ def ort_compare(model: str, out: str, pinned: dict[str, int], stage) -> tuple[st
     try:
         sin = _session(model)
     except Exception as e:
-        raise Skip("input refused: " + _first_line(e)) from None
+        raise Skip("input refused: " + ort_oracle.error_line(e, 200)) from None
     want = feeds = None
     for uniform in (False, True):
         feeds = _feeds(sin, uniform, pinned)
@@ -421,14 +417,14 @@ def ort_compare(model: str, out: str, pinned: dict[str, int], stage) -> tuple[st
     try:
         sout = _session(out)
     except Exception as e:
-        return "worse", "output refused: " + _first_line(e)
+        return "worse", "output refused: " + ort_oracle.error_line(e, 200)
     names = {i.name for i in sout.get_inputs()}
     if names != set(feeds):
         return "different", f"inputs {sorted(feeds)} became {sorted(names)}"
     try:
         got = _outputs(sout, feeds)
     except Exception as e:
-        return "worse", "output does not run: " + _first_line(e)
+        return "worse", "output does not run: " + ort_oracle.error_line(e, 200)
     if list(got) != list(want):
         return "different", f"outputs {list(want)} became {list(got)}"
     bad = {k: r for k in want if (r := ort_oracle.outputs_differ(want[k], got[k]))}
@@ -458,7 +454,7 @@ def ort_checker(items: list[tuple[str, str, dict]], log_path: str) -> None:
             except Skip as e:
                 status, detail = "skip", str(e)
             except Exception as e:  # an error past the stages that can fail: worth a look
-                status, detail = "skip", f"checker error: {_first_line(e)}"
+                status, detail = "skip", f"checker error: {ort_oracle.error_line(e, 200)}"
             log.write(json.dumps({"i": i, "status": status, "detail": detail}) + "\n")
 
 

@@ -37,11 +37,11 @@ def run(path: str, inputs: dict) -> list | str:
     try:
         sess = ort_oracle.session(path, optimize=True)
     except Exception as e:
-        return "LOAD FAIL: " + str(e).strip().splitlines()[0][:150]
+        return "LOAD FAIL: " + ort_oracle.error_line(e, 150)
     try:
         return sess.run(None, inputs)
     except Exception as e:
-        return "RUN FAIL: " + str(e).strip().splitlines()[0][:150]
+        return "RUN FAIL: " + ort_oracle.error_line(e, 150)
 
 
 def compare(want: list | str, got: list | str) -> str:

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import onnx
-from deploy_roundtrip import BINDINGS, feeds  # the bindings and inputs the round trip checks at
+from deploy_roundtrip import BINDINGS, feeds, ort_oracle  # what the round trip checks at; tests/ort_oracle.py
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -329,12 +329,12 @@ def make(src: Path, chain: str, dst: Path) -> str | None:
                     warnings.simplefilter("ignore")
                     PIPELINES[step](cur, nxt)
             except Exception as e:  # a pipeline's own failure is a fact about that variant
-                return f"{step} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                return f"{step} failed: {type(e).__name__}: {ort_oracle.error_line(e)}"
             cur = nxt
         try:
             runs_in_ort(cur)
         except Exception as e:
-            return f"onnxruntime cannot run it: {str(e).splitlines()[0]}"
+            return f"onnxruntime cannot run it: {ort_oracle.error_line(e)}"
         model = onnx.load(str(cur))
         onnx.save(model, str(dst))
     return None

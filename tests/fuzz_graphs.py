@@ -1563,7 +1563,9 @@ def check_case(case: Case, *, optimize: bool = True) -> CaseReport:
     try:
         actual = run_all(model, case.bindings)
     except Exception as e:
-        rep.failures.append(Failure("ort", None, None, None, f"onnxruntime rejects the model: {_first_line(e)}"))
+        rep.failures.append(
+            Failure("ort", None, None, None, f"onnxruntime rejects the model: {ort_oracle.error_line(e)}")
+        )
         return rep
     fresh = set(res.fresh_symbols)
     for b, outs in zip(case.bindings, actual):
@@ -1611,13 +1613,13 @@ def check_case(case: Case, *, optimize: bool = True) -> CaseReport:
             onnx.checker.check_model(opt, full_check=True)
         except Exception as e:
             rep.failures.append(
-                Failure(kind, None, None, bind, f"optimized model fails onnx.checker: {_first_line(e)}")
+                Failure(kind, None, None, bind, f"optimized model fails onnx.checker: {ort_oracle.error_line(e)}")
             )
         fail = None
         try:
             got = run_outputs(opt, bindings)
         except Exception as e:
-            fail = Failure(kind, None, None, bind, f"optimized model fails: {_first_line(e)}")
+            fail = Failure(kind, None, None, bind, f"optimized model fails: {ort_oracle.error_line(e)}")
         else:
             rep.optimize_checked += 1
             for b, w, g in zip(bindings, want, got):
@@ -1632,13 +1634,6 @@ def check_case(case: Case, *, optimize: bool = True) -> CaseReport:
             else:
                 rep.known.append((known, fail))
     return rep
-
-
-def _first_line(e: Exception) -> str:
-    for line in str(e).splitlines():
-        if line.strip():
-            return line.strip()[:300]
-    return type(e).__name__
 
 
 def record(case: Case, rep: CaseReport) -> None:

@@ -34,6 +34,13 @@ def session(model: onnx.ModelProto | str, optimize: bool = False, threads: int |
     return ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
 
 
+def error_line(e: BaseException, limit: int = 300) -> str:
+    """How an error onnxruntime (or onnx) raised is quoted: the first line of its message that is
+    not blank, stripped, at most ``limit`` characters; its type's name when it says nothing."""
+    line = next((x.strip() for x in str(e).splitlines() if x.strip()), type(e).__name__)
+    return line[:limit]
+
+
 def observable(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` whose graph outputs include every main-graph node output."""
     m = onnx.ModelProto()

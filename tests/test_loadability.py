@@ -47,7 +47,7 @@ def _checker_accepts(model: onnx.ModelProto) -> str | None:
     try:
         onnx.checker.check_model(model, full_check=True)
     except Exception as e:  # the checker raises several exception types
-        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return ort_oracle.error_line(e)
     return None
 
 
@@ -57,7 +57,7 @@ def _ort_run(model: onnx.ModelProto, feeds: dict | None):
     try:
         sess = ort_oracle.session(model, optimize=True)
     except Exception as e:
-        return str(e).strip().splitlines()[0]
+        return ort_oracle.error_line(e)
     return [] if feeds is None else sess.run(None, feeds)
 
 
