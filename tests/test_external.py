@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from conftest import run_cli
+from external_models import TARGET, WEIGHT, entries, mark_external, save_reshape_matmul
 from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
@@ -17,33 +18,17 @@ import shapeinfer
 
 def _external(t: TensorProto, location: str, offset: int = 0) -> TensorProto:
     raw = t.raw_data or numpy_helper.to_array(t).tobytes()
-    t.ClearField("raw_data")
-    t.data_location = TensorProto.EXTERNAL
-    for k, v in (("location", location), ("offset", str(offset)), ("length", str(len(raw)))):
-        e = t.external_data.add()
-        e.key, e.value = k, v
-    return t
+    return mark_external(t, entries(location, offset, len(raw)))
 
 
 def _model(folder, location: str, write: bool = True):
-    """Reshape(x, target) where target (int64 [2]) and a weight live in external data."""
-    target = np.array([-1, 6], np.int64)
-    weight = np.ones((6, 100), np.float32)
+    """The external_models model, target and weight one after the other in ``location``."""
     if write:
         data = folder / location
         data.parent.mkdir(parents=True, exist_ok=True)
-        data.write_bytes(target.tobytes() + weight.tobytes())
-    t = _external(numpy_helper.from_array(target, "target"), location)
-    w = _external(numpy_helper.from_array(weight, "w"), location, offset=target.nbytes)
-    g = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "target"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [t, w],
-    )
+        data.write_bytes(TARGET.tobytes() + WEIGHT.tobytes())
     path = folder / "m.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    save_reshape_matmul(str(path), entries(location, 0, TARGET.nbytes), entries(location, TARGET.nbytes, WEIGHT.nbytes))
     return path
 
 

@@ -16,24 +16,14 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from external_models import TARGET, WEIGHT, entries, mark_external, save_reshape_matmul
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGET = np.array([-1, 6], np.int64)
-WEIGHT = np.ones((6, 100), np.float32)
-
-
-def _entry(t: TensorProto, pairs) -> TensorProto:
-    t.ClearField("raw_data")
-    t.data_location = TensorProto.EXTERNAL
-    for k, v in pairs:
-        e = t.external_data.add()
-        e.key, e.value = k, v
-    return t
 
 
 def build(folder, target_entry=None, weight_entry=None, data: bytes | None = None) -> str:
-    """``folder/m.onnx``: Reshape(x, target) then MatMul with w, both in ``data.bin``.
+    """``folder/m.onnx``: the external_models model, target and weight in ``data.bin``.
 
     ``target_entry`` / ``weight_entry`` replace the default (valid) entries.
     """
@@ -43,20 +33,9 @@ def build(folder, target_entry=None, weight_entry=None, data: bytes | None = Non
     if data is not False:
         with open(os.path.join(folder, "data.bin"), "wb") as f:
             f.write(data)
-    tpairs = target_entry or [("location", "data.bin"), ("offset", "0"), ("length", "16")]
-    wpairs = weight_entry or [("location", "data.bin"), ("offset", "16"), ("length", str(WEIGHT.nbytes))]
-    t = _entry(numpy_helper.from_array(TARGET, "target"), tpairs)
-    w = _entry(numpy_helper.from_array(WEIGHT, "w"), wpairs)
-    g = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "target"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [t, w],
-    )
-    path = os.path.join(folder, "m.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-    return path
+    tpairs = target_entry or entries("data.bin", 0, TARGET.nbytes)
+    wpairs = weight_entry or entries("data.bin", TARGET.nbytes, WEIGHT.nbytes)
+    return save_reshape_matmul(os.path.join(folder, "m.onnx"), tpairs, wpairs)
 
 
 def run_batch(jobs: list[dict], allowed: list[str], timeout: float = 120) -> list[dict]:
@@ -238,8 +217,8 @@ def test_optimize_reads_the_models_folder_not_the_cwd(tmp_path):
     folder.mkdir()
     a, b = np.array([2, 3], np.int64), np.array([3, 2], np.int64)
     (folder / "data.bin").write_bytes(a.tobytes() + b.tobytes())
-    ta = _entry(numpy_helper.from_array(a, "ta"), [("location", "data.bin"), ("offset", "0"), ("length", "16")])
-    tb = _entry(numpy_helper.from_array(b, "tb"), [("location", "data.bin"), ("offset", "16"), ("length", "16")])
+    ta = mark_external(numpy_helper.from_array(a, "ta"), [("location", "data.bin"), ("offset", "0"), ("length", "16")])
+    tb = mark_external(numpy_helper.from_array(b, "tb"), [("location", "data.bin"), ("offset", "16"), ("length", "16")])
     g = helper.make_graph(
         [
             helper.make_node("Shape", ["x"], ["s"]),
