@@ -39,7 +39,7 @@ import onnx
 
 from shapeinfer import dims as D
 from shapeinfer.ops.reduce import REDUCE_OPS
-from shapeinfer.passes._graph import GraphModel, const_array, default_opset, producer, set_input, toposort
+from shapeinfer.passes._graph import Constant, GraphModel, const_array, default_opset, producer, set_input, toposort
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True
@@ -637,8 +637,9 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             if k >= len(ins) or not ins[k].name:
                 continue
             t = ins[k]
-            if not t.inputs or const_array(t) is not None:  # (no producer: an input or initializer)
-                continue
+            ps = t.inputs
+            if not ps or ((ps[0].op == "Constant" or isinstance(t, Constant)) and const_array(t) is not None):
+                continue  # not computed: an input, an initializer or a Constant node's output
             key = slot_key(node, k, kind, facts)
             options = spellings.get(key)
             if options is None:

@@ -34,6 +34,12 @@ ON_INDEX = True
 IDEMPOTENT = True
 
 
+_GRAPHS = attrgetter("graphs")
+_INPUTS = attrgetter("inputs")
+_NAME = attrgetter("name")
+_OUTPUTS = attrgetter("outputs")
+
+
 def _walk(g) -> tuple[set, set, bool]:
     """The nodes of ``g`` its outputs depend on, the tensors they read and whether one of them
     holds a subgraph.
@@ -53,6 +59,19 @@ def _walk(g) -> tuple[set, set, bool]:
             live.add(t.inputs[0])
             stack.append(t.inputs[0])
     add, push, pop, read_update = live.add, stack.append, stack.pop, read.update
+    if mine is None and not any(map(_GRAPHS, g.nodes)):
+        # The main graph without subgraphs (the common, large case): the loop below, minus
+        # its tests for subgraphs and for the graph's edge.
+        while stack:
+            n = pop()
+            ins = n.inputs
+            read_update(ins)
+            for t in ins:
+                ps = t.inputs
+                if ps and ps[0] not in live:
+                    add(ps[0])
+                    push(ps[0])
+        return live, read, False
     holders = False
     while stack:
         n = pop()
@@ -69,11 +88,6 @@ def _walk(g) -> tuple[set, set, bool]:
                     add(p)
                     push(p)
     return live, read, holders
-
-
-_INPUTS = attrgetter("inputs")
-_NAME = attrgetter("name")
-_OUTPUTS = attrgetter("outputs")
 
 
 def _unlink_dead(dead: list) -> None:

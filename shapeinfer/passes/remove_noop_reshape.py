@@ -138,9 +138,13 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
 
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
     same = _memo_same({})
+    get = facts.get
     # (only the ops it can remove are looked at, picked out in one sweep)
     for node in [n for n in g.nodes if n.op in MOVES and not n.domain and n.outputs and n.inputs]:
-        if is_noop(node, facts, same):
+        # (every move but Identity keeps dims and type: that test first, without a call)
+        if (node.op == "Identity" or same(get(node.inputs[0].name), get(node.outputs[0].name))) and is_noop(
+            node, facts, same
+        ):
             if _bypass(node, main_ids, outputs):
                 removed.add(id(node))
                 stats["no-op nodes removed"] += 1
