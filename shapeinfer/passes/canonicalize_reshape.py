@@ -627,13 +627,18 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         return model, {}
     todo = []  # (position, node, input index, kind, spellings) of computed shape inputs with known values
     spellings: dict[tuple, list] = {}  # slot key -> slot_options
-    # (the ops with shape inputs are picked out in one sweep)
-    for pos, node in [(pos, n) for pos, n in enumerate(g.nodes) if n.op in SHAPE_INPUTS]:
-        slots = SHAPE_INPUTS[node.op]  # shape_slots, inline
-        if node.domain or (node.op == "Reshape" and opset < 5) or (node.op == "Slice" and opset < 10):
+    # The shape inputs of each op at this opset (Reshape-1 and Slice-1 have none); those ops'
+    # nodes are picked out in one sweep.
+    active = {
+        op: list(slots.items())
+        for op, slots in SHAPE_INPUTS.items()
+        if not (op == "Reshape" and opset < 5) and not (op == "Slice" and opset < 10)
+    }
+    for pos, node in [(pos, n) for pos, n in enumerate(g.nodes) if n.op in active]:
+        if node.domain:
             continue
         ins = node.inputs
-        for k, kind in slots.items():
+        for k, kind in active[node.op]:
             if k >= len(ins) or not ins[k].name:
                 continue
             t = ins[k]
