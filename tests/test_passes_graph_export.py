@@ -186,3 +186,57 @@ def test_annotate_serialised_gives_the_value_info_annotate_writes():
     assert m == plain
     assert {vi.name for vi in m.graph.value_info} >= {"h", "r", "unused"}
     assert fields == _value_info_bytes(m)
+
+
+def test_relinked_nodes_written_from_their_bytes_only_when_that_is_what_serialising_gives():
+    """A node whose inputs changed is written as its original field with the new links when
+    those bytes are what the rebuilt NodeProto serialises to; an explicitly empty name or
+    domain, an unknown field or fields out of order make it rebuilt as before."""
+    odd = onnx.NodeProto()
+    odd.ParseFromString(helper.make_node("Neg", ["a"], ["b"]).SerializeToString() + b"\x7a\x01z")  # field 15: unknown
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="plain"),
+        helper.make_node("LeakyRelu", ["x"], ["a2"], name="attr", alpha=0.5),
+        helper.make_node("Neg", ["x"], ["a3"]),
+        helper.make_node("Neg", ["x"], ["a4"], name="empty_domain"),
+        helper.make_node("Neg", ["x"], ["a5"], doc_string="d"),
+        odd,
+        onnx.NodeProto(input=["x"], output=["a7"]),  # no op_type (the rebuilt node writes an empty one)
+        helper.make_node("Neg", ["x"], ["a8"], name="n1", doc_string="dd"),
+    ]
+    nodes[2].name = ""  # present and empty
+    nodes[3].domain = ""
+    odd.input[0] = "x"
+    odd.output[0] = "a6"
+    g = helper.make_graph(
+        [*nodes, helper.make_node("Sum", ["a", "a2", "a3", "a4", "a5", "a6", "a8"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2]), helper.make_tensor_value_info("x2", F, [2])],
+        [helper.make_tensor_value_info("y", F, [2]), helper.make_tensor_value_info("a7", F, [2])],
+    )
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    # the fifth node's op_type written after its doc_string: out of order (a parser takes it)
+    in_order, swapped = b"\x0a\x01x\x12\x02a5\x22\x03Neg\x32\x01d", b"\x0a\x01x\x12\x02a5\x32\x01d\x22\x03Neg"
+    assert data.count(in_order) == 1
+    data = data.replace(in_order, swapped)
+    assert onnx.ModelProto.FromString(data).graph.node[4] == nodes[4]
+    # the last one's name written twice (the last one counts), its doc_string left out
+    once, twice = b"\x1a\x02n1\x22\x03Neg\x32\x02dd", b"\x1a\x02n0\x1a\x02n1\x22\x03Neg"
+    assert data.count(once) == 1
+    data = data.replace(once, twice)
+    assert onnx.ModelProto.FromString(data).graph.node[7].name == "n1"
+    written = []
+    for src in (node_fields(data), None):
+        m = onnx.ModelProto.FromString(data)
+        gm = GraphModel(m, source=src)
+        x2 = gm.graph.inputs[1]
+        for n in gm.graph.nodes[:-1]:
+            set_input(n, 0, x2)
+            _ = n.attrs if n.name == "attr" else None  # decoded, unchanged
+        out = gm.export()
+        # the node fields as written from the source; as serialised anew
+        written.append((gm.written_nodes[1] if src is not None else _node_bytes(out), out.SerializeToString()))
+    assert written[0] == written[1]
+    out = onnx.ModelProto.FromString(written[0][1])
+    assert [n.input[0] for n in out.graph.node[:-1]] == ["x2"] * 8
+    assert not out.graph.node[2].HasField("name") and not out.graph.node[3].HasField("domain")

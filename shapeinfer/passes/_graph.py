@@ -33,6 +33,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 from shapeinfer.onnxio import attribute_value
 from shapeinfer.toposort import lexicographic_order
 from shapeinfer.wire import NodeFields
+from shapeinfer.wire import read_varint as _read_varint
 from shapeinfer.wire import varint as _varint
 
 #: Ops whose outputs are random: never merged, folded or moved.
@@ -545,6 +546,11 @@ class GraphModel:
             if b != -1:
                 pieces.append(view[a:b])
                 a = b = -1
+            if k is not None and n.graphs is no_graphs and n.orig == (n.op, n.name, n.domain):
+                field = _relinked_field(view, starts[k], starts[k + 1], n)
+                if field is not None:
+                    pieces.append(field)
+                    continue
             pb = self._export_node(n).SerializeToString()
             pieces.append(_NODE_FIELD_TAG + _varint(len(pb)))
             pieces.append(pb)
@@ -633,6 +639,83 @@ def _unchanged(n: Node) -> bool:
 
 
 _NODE_FIELD_TAG = bytes((1 << 3 | 2,))  # GraphProto.node
+_INPUT_TAG = 1 << 3 | 2  # NodeProto.input
+_OUTPUT_TAG = 2 << 3 | 2  # NodeProto.output
+_NODE_FIELDS = {f.number: f.is_repeated for f in NodeProto.DESCRIPTOR.fields}  # number -> repeated
+_NAME, _OP_TYPE, _ATTRIBUTE, _DOMAIN = (
+    NodeProto.DESCRIPTOR.fields_by_name[f].number for f in ("name", "op_type", "attribute", "domain")
+)
+#: tag + length of a short string field, by (tag, length)
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]  # one-byte varints
+_SHORT_HEADS = {(tag, n): bytes((tag, n)) for tag in (_INPUT_TAG, _OUTPUT_TAG) for n in range(0x80)}
+
+
+def _skip_string(data, i: int) -> int:
+    """The index after the length-delimited field whose one-byte tag is at ``data[i]``."""
+    size = data[i + 1]
+    if size < 0x80:
+        return i + 2 + size
+    size, j = _read_varint(data, i + 1)
+    return j + size
+
+
+def _relinked_field(data, start: int, end: int, n: Node) -> bytes | None:
+    """Node ``n``'s ``GraphProto.node`` field with its original field ``data[start:end]``'s
+    inputs and outputs replaced by ``n``'s, when ``n`` differs from its original only there (same
+    op, name, domain and attributes: the caller checked the first three) and the original is
+    what serialising it gives past them: known fields only, in field-number order, each
+    singular one once, op_type present, no empty name or domain present. That is then
+    byte for byte the field :meth:`GraphModel._export_node` gives, with no NodeProto built.
+    None otherwise (the caller builds the NodeProto)."""
+    i = start + 1  # past the GraphProto.node tag
+    size = data[i]
+    i += 1
+    if size >= 0x80:
+        size, i = _read_varint(data, i - 1)
+    if i + size != end:
+        return None
+    while i < end and data[i] in (_INPUT_TAG, _OUTPUT_TAG):
+        size = data[i + 1]
+        i = i + 2 + size if size < 0x80 else _skip_string(data, i)
+    rest = i
+    last = 2  # (the input and output fields at the start are skipped; any later one is out of order)
+    op_seen = False
+    attrs = 0
+    fields = _NODE_FIELDS
+    while i < end:
+        tag = data[i]
+        num = tag >> 3
+        if tag & 7 != 2 or tag >= 0x80 or num not in fields or num < last or (num == last and not fields[num]):
+            return None
+        size = data[i + 1]
+        if size == 0 and num in (_NAME, _DOMAIN):
+            return None  # present and empty: the rebuilt node leaves it out
+        if num == _OP_TYPE:
+            op_seen = True
+        elif num == _ATTRIBUTE:
+            attrs += 1
+        last = num
+        i = i + 2 + size if size < 0x80 else _skip_string(data, i)
+    if i != end or not op_seen:
+        return None
+    if n._attrs is not None and (len(n._attrs) != attrs or not _same_attrs(n._attrs, n.snap)):
+        return None
+    heads = _SHORT_HEADS
+    parts = []
+    add = parts.append
+    try:
+        for tag, ts in ((_INPUT_TAG, n.inputs), (_OUTPUT_TAG, n.outputs)):
+            for t in ts:
+                nb = t.name.encode()
+                h = heads.get((tag, len(nb)))
+                add(h if h is not None else bytes((tag,)) + _varint(len(nb)))
+                add(nb)
+    except UnicodeEncodeError:
+        return None  # (the NodeProto refuses it too, with its own message)
+    add(data[rest:end])
+    payload = b"".join(parts)
+    size = len(payload)
+    return b"".join((_NODE_FIELD_TAG, _ONE_BYTE[size] if size < 0x80 else _varint(size), payload))
 
 
 def _same_attrs(attrs: dict, snap: dict | None) -> bool:
