@@ -625,7 +625,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     opset = default_opset(model)
     if opset is None:
         return model, {}
-    todo = []  # (position, node, input index, kind, spellings) of computed shape inputs with known values
+    todo = []  # (node, input index, kind, spellings) of computed shape inputs with known values
     spellings: dict[tuple, list] = {}  # slot key -> slot_options
     # The shape inputs of each op at this opset (Reshape-1 and Slice-1 have none); those ops'
     # nodes are picked out in one sweep.
@@ -634,7 +634,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         for op, slots in SHAPE_INPUTS.items()
         if not (op == "Reshape" and opset < 5) and not (op == "Slice" and opset < 10)
     }
-    for pos, node in [(pos, n) for pos, n in enumerate(g.nodes) if n.op in active]:
+    for node in [n for n in g.nodes if n.op in active]:
         if node.domain:
             continue
         ins = node.inputs
@@ -650,9 +650,10 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             if options is None:
                 options = spellings[key] = slot_options(node, k, kind, facts)
             if options:
-                todo.append((pos, node, k, kind, options))
+                todo.append((node, k, kind, options))
     if not todo:
         return model, {}
+    position = dict(zip(g.nodes, range(len(g.nodes))))  # (nodes hash by identity)
     index = _Index(g, facts)
     builder = Builder(gm, opset, index)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
@@ -660,11 +661,12 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     # id of a slot's spellings (one per slot key) -> (plan, tensor built) when the plan is a constant
     # (a constant wins whenever one is possible, wherever the node is: built once, then shared)
     constant_plans: dict[int, tuple] = {}
-    for pos, node, k, kind, options in todo:
+    for node, k, kind, options in todo:
         hit = constant_plans.get(id(options))
         if hit is not None:
             plan, new = hit
         else:
+            pos = position[node]
             plan = _plan_slot(node, k, facts, index, pos, options)
             if plan is None:
                 continue
