@@ -17,6 +17,7 @@ Contract:
 
 from __future__ import annotations
 
+from itertools import chain
 from operator import attrgetter
 
 import onnx
@@ -40,9 +41,10 @@ _NAME = attrgetter("name")
 _OUTPUTS = attrgetter("outputs")
 
 
-def _walk(g) -> tuple[set, set, bool]:
-    """The nodes of ``g`` its outputs depend on, the tensors they read and whether one of them
-    holds a subgraph.
+def _walk(g) -> tuple[set, set | None, bool]:
+    """The nodes of ``g`` its outputs depend on, the tensors they read (None for a main graph
+    without subgraphs, the common, large case: there the caller needs few of them) and whether
+    one of them holds a subgraph.
 
     Walks producer links back from the outputs, so only live nodes are visited (subgraph reads
     of outer tensors count as inputs of the node holding the subgraph; only the node's own
@@ -64,14 +66,12 @@ def _walk(g) -> tuple[set, set, bool]:
         # its tests for subgraphs and for the graph's edge.
         while stack:
             n = pop()
-            ins = n.inputs
-            read_update(ins)
-            for t in ins:
+            for t in n.inputs:
                 ps = t.inputs
                 if ps and ps[0] not in live:
                     add(ps[0])
                     push(ps[0])
-        return live, read, False
+        return live, None, False
     holders = False
     while stack:
         n = pop()
@@ -113,12 +113,14 @@ def _unlink_dead(dead: list) -> None:
 
 
 def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None = None) -> set[str]:
-    """Remove dead nodes of ``g`` and its subgraphs; returns the names ``g``'s nodes read.
+    """Remove dead nodes of ``g`` and its subgraphs; returns the names ``g``'s nodes read (for a
+    main graph without subgraphs, only those that are names of its initializers).
 
     ``interface`` names the graph inputs that are interface (default: every graph input).
     When a subgraph loses nodes, an outer tensor only they read may have died with them: the
     walk is repeated until it removes nothing, so one run leaves nothing for a second.
     """
+    inputs = gm.original_input_names(g) if interface is None else interface
     while True:
         live, read, holders = _walk(g)
         if len(live) != len(g.nodes):
@@ -126,7 +128,14 @@ def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None 
             _unlink_dead([n for n in g.nodes if n not in live])
             g.nodes = [n for n in g.nodes if n in live]
         used: set[str] = {t.name for t in g.outputs}
-        used.update(map(_NAME, read))
+        if read is None:
+            # The main graph without subgraphs: only its initializers' names are looked up among
+            # the names its nodes read (the names returned are those that decide, no others).
+            cands = {name for name in gm.initializer_names(g) if name not in used and name not in inputs}
+            if cands:
+                used |= cands.intersection(map(_NAME, chain.from_iterable(map(_INPUTS, g.nodes))))
+        else:
+            used.update(map(_NAME, read))
         used.discard("")
         removed_before = stats["nodes removed"]
         if holders:
@@ -136,7 +145,7 @@ def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None 
                         used |= _sweep(sg, gm, stats)
         if stats["nodes removed"] == removed_before:
             break
-    keep = used | (gm.original_input_names(g) if interface is None else interface)
+    keep = used | inputs
     for name in gm.initializer_names(g):
         if name not in keep:
             gm.drop_initializer(g, name)
