@@ -74,3 +74,28 @@ def test_dce_removes_what_only_a_dead_subgraph_node_read_in_one_run():
     for c in (True, False):
         feeds = {"c": np.array(c), "x": np.array([-1.0, 0.5, 2.0], np.float32)}
         np.testing.assert_array_equal(outputs(m, feeds)[0], outputs(out, feeds)[0])
+
+
+def test_dce_on_a_main_graph_without_subgraphs_keeps_read_output_and_interface_initializers():
+    # The fast path (no subgraph anywhere): initializers are decided by the names live nodes
+    # read, the graph outputs and the graph inputs, as everywhere else.
+    nodes = [
+        h.make_node("Add", ["x", "w"], ["y"]),
+        h.make_node("Mul", ["x", "dead_w"], ["dead"]),  # nothing reads it: goes with dead_w
+    ]
+    ins = [h.make_tensor_value_info("x", T.FLOAT, [3]), h.make_tensor_value_info("default", T.FLOAT, [3])]
+    inits = [
+        numpy_helper.from_array(np.full(3, 2.0, np.float32), name)
+        for name in ("w", "dead_w", "out_c", "default", "unused")
+    ]
+    outs = [vo("y", T.FLOAT, 1), h.make_tensor_value_info("out_c", T.FLOAT, [3])]
+    m = model_of(nodes, ins, outs, inits)
+    out, changes = run_pass("dce", m)
+    assert [n.op_type for n in out.graph.node] == ["Add"]
+    assert changes == {"nodes removed": 1, "initializers removed": 2}
+    assert [t.name for t in out.graph.initializer] == ["w", "out_c", "default"]
+    _, changes2 = run_pass("dce", out)
+    assert not any(changes2.values())
+    feeds = {"x": np.array([-1.0, 0.5, 2.0], np.float32), "default": np.ones(3, np.float32)}
+    for a, b in zip(outputs(m, feeds), outputs(out, feeds)):
+        np.testing.assert_array_equal(a, b)
