@@ -365,12 +365,14 @@ def write_model(
     nodes_as_read=False,
     node_fields: bytes | None = None,
     value_info_fields: bytes | None = None,
+    external: list | None = None,
 ) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
     ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
     LoadedModel ``model`` came from, when none of its tensors changed; ``nodes_as_read``: nor
     its main graph's nodes; ``node_fields`` / ``value_info_fields``: its main graph's nodes /
-    value_info already serialised (see save_model)."""
+    value_info already serialised; ``external``: its tensors stored as external data, when
+    known (see save_model)."""
     from shapeinfer.writer import save_model
 
     save_model(
@@ -383,6 +385,7 @@ def write_model(
         nodes_as_read=nodes_as_read,
         node_fields=node_fields,
         value_info_fields=value_info_fields,
+        external=external,
     )
 
 
@@ -1072,6 +1075,7 @@ def optimize_cmd(
                 in_place,
                 node_fields=report.node_fields,
                 value_info_fields=report.value_info_fields,
+                external=report.external_tensors,
             )
         return report
 

@@ -46,6 +46,7 @@ def save_model(
     nodes_as_read: bool = False,
     node_fields: bytes | None = None,
     value_info_fields: bytes | None = None,
+    external: list[onnx.TensorProto] | None = None,
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -66,7 +67,9 @@ def save_model(
     ``node_fields``: the main graph's nodes of ``model`` already serialised (``GraphProto.node``
     fields, in order, e.g. :attr:`shapeinfer.passes.OptimizeReport.node_fields`), written as
     they are instead of serialising ``model.graph.node`` again; ``value_info_fields`` the same
-    for ``model.graph.value_info`` (:func:`annotate_serialised`).
+    for ``model.graph.value_info`` (:func:`annotate_serialised`). ``external``: ``model``'s
+    tensors stored as external data (:func:`shapeinfer.external.external_tensors`), when the
+    caller knows them without ``loaded`` (else the model is walked for them).
     """
     protected = [*inputs, *([src] if src else [])]
     out_dir = ""
@@ -76,7 +79,7 @@ def save_model(
         plan = []
     else:
         src_dir = None if src == STDIO else os.path.dirname(os.path.abspath(src))
-        plan = plan_copy(model, src_dir, out_dir, None if loaded is None else loaded.external)
+        plan = plan_copy(model, src_dir, out_dir, external if loaded is None else loaded.external)
         model_target = os.path.realpath(out)
         for _, target in plan:
             if os.path.realpath(target) == model_target:

@@ -149,6 +149,7 @@ def test_optimize_writes_the_same_file_with_the_node_fields(tmp_path):
         assert report.nodes_after < report.nodes_before
         fast, plain = tmp_path / f"{name}_fast.onnx", tmp_path / f"{name}_plain.onnx"
         assert report.value_info_fields == _value_info_bytes(model)
+        assert report.external_tensors == []  # none in the input: the writer need not look
         save_model(
             model, str(fast), str(path), node_fields=report.node_fields, value_info_fields=report.value_info_fields
         )
@@ -240,3 +241,28 @@ def test_relinked_nodes_written_from_their_bytes_only_when_that_is_what_serialis
     out = onnx.ModelProto.FromString(written[0][1])
     assert [n.input[0] for n in out.graph.node[:-1]] == ["x2"] * 8
     assert not out.graph.node[2].HasField("name") and not out.graph.node[3].HasField("domain")
+
+
+def test_optimize_of_a_model_with_external_data_leaves_the_writer_to_find_it(tmp_path):
+    w = numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8), "w")
+    g = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Reshape", ["x", "s"], ["h"])]
+        + [helper.make_node("MatMul", ["h", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n", 8])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [w],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    (tmp_path / "src").mkdir()
+    (tmp_path / "out").mkdir()
+    src = tmp_path / "src" / "m.onnx"
+    onnx.save(m, str(src), save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+    model, report = optimize_with_report(str(src))
+    assert report.external_tensors is None
+    out = tmp_path / "out" / "o.onnx"
+    save_model(model, str(out), str(src), node_fields=report.node_fields, external=report.external_tensors)
+    assert (tmp_path / "out" / "w.bin").read_bytes() == (tmp_path / "src" / "w.bin").read_bytes()
+    x = np.ones((3, 8), np.float32)
+    (y,) = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(y, x @ numpy_helper.to_array(w))

@@ -255,6 +255,8 @@ class OptimizeReport:
     node_fields: bytes | None = field(default=None, repr=False)
     #: the same for its main graph's value_info (``save_model``'s ``value_info_fields``)
     value_info_fields: bytes | None = field(default=None, repr=False)
+    #: the returned model's tensors stored as external data when known (``save_model``'s ``external``)
+    external_tensors: list | None = field(default=None, repr=False)
 
 
 PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
@@ -288,11 +290,12 @@ def describe_passes() -> list[tuple[str, str]]:
     return out
 
 
-def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None]:
+def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, bool]:
     """``model`` as a ModelProto of its own (a copy of a given one) whose text fields are all
     valid UTF-8 (:func:`~shapeinfer.modeltext.decode_model_text`: names that are not are
-    escaped alike everywhere), the folder of its file, and the bytes it was parsed from when
-    it is still as parsed from them (else None)."""
+    escaped alike everywhere), the folder of its file, the bytes it was parsed from when it is
+    still as parsed from them (else None), and whether it is known to hold no tensor stored
+    as external data."""
     from shapeinfer.engine import model_dir
     from shapeinfer.modeltext import all_text_is_utf8, decode_model_text
     from shapeinfer.onnxio import load_model_file
@@ -300,12 +303,13 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None]:
     if isinstance(model, onnx.ModelProto):
         m = onnx.ModelProto()
         m.CopyFrom(model)
-        return decode_model_text(m), None, None
+        return decode_model_text(m), None, None, False
     path = os.fspath(model)
     loaded = load_model_file(path)
+    inline = loaded.external == []
     if all_text_is_utf8(loaded.model, loaded.data):
-        return loaded.model, model_dir(path), loaded.data
-    return decode_model_text(loaded.model, loaded.data), model_dir(path), None
+        return loaded.model, model_dir(path), loaded.data, inline
+    return decode_model_text(loaded.model, loaded.data), model_dir(path), None, inline
 
 
 def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> None:
@@ -429,7 +433,7 @@ def _optimize(
         pass_module(n)
     if len(set(names)) != len(names):
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
-    m, where, data = _load(model)
+    m, where, data, inline = _load(model)
     if keep_alive is not None:
         keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
     source = None  # the bytes of m's nodes, while they are as parsed (PassContext.source)
@@ -570,6 +574,7 @@ def _optimize(
         notes=notes,
         node_fields=node_fields,
         value_info_fields=value_info_fields,
+        external_tensors=[] if inline else None,  # (the passes store no new tensor externally)
     )
     return m, report
 
