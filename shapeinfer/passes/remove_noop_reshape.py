@@ -137,21 +137,26 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         return main[0]
 
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
-    same = _memo_same({})
+    memo: dict[tuple[int, int], bool] = {}
+    same = _memo_same(memo)
+    memo_get = memo.get
     get = facts.get
     # (only the ops it can remove are looked at, picked out in one sweep)
     for node in [n for n in g.nodes if n.op in MOVES and not n.domain and n.outputs and n.inputs]:
-        # (every move but Identity keeps dims and type: that test first, without a call)
-        if (node.op == "Identity" or same(get(node.inputs[0].name), get(node.outputs[0].name))) and is_noop(
-            node, facts, same
-        ):
+        # Every move but Identity keeps dims and type: that is tested first, inline (``same``).
+        x, y = get(node.inputs[0].name), get(node.outputs[0].name)
+        kept = memo_get((id(x), id(y)))
+        if kept is None:
+            kept = same(x, y)
+        if (kept or node.op == "Identity") and is_noop(node, facts, same):
             if _bypass(node, main_ids, outputs):
                 removed.add(id(node))
                 stats["no-op nodes removed"] += 1
             continue
         if node.op not in RESHAPES or opset < 5:
             continue
-        a = producer(node.inputs[0])
+        ps = node.inputs[0].inputs
+        a = ps[0] if ps else None  # (producer, inline)
         if a is None or id(a) in removed or a.op not in RESHAPES or a.domain or not a.inputs:
             continue
         mid = node.inputs[0]
