@@ -152,6 +152,10 @@ class Result:
     guard_events: list[tuple[str, D.Dim, D.Dim, str]] = field(default_factory=list)
     #: the ranges the caller gave (``SYM -> (lo, hi)``, hi None when unbounded)
     dim_ranges: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    #: with ``infer(..., record_reads=True)``: per main-graph node, in graph order, the fields
+    #: the walk read of it, ``(op_type, domain, inputs, outputs)`` (the last two as lists of
+    #: names), for a caller that would otherwise read them again (the optimize passes' index)
+    node_reads: list[tuple[str, str, list[str], list[str]]] | None = None
 
     def ledger(self) -> Ledger:
         """Every guard inference recorded, one per condition, nodes merged."""
@@ -347,6 +351,7 @@ class Engine:
         self.functions = {(f.domain, f.name, f.overload): f for f in model.functions}
         self._active_functions: set[tuple[str, str, str]] = set()
         self.fresh_symbols: list[str] = []
+        self.node_reads: list | None = None  # set to a list to have the main graph's walk fill it
         self.input_symbols: set[str] = set()
         self.subst: dict[str, D.Dim] = {}
         self.equalities: list[tuple[str, str]] = []
@@ -645,6 +650,7 @@ class Engine:
         value_bounds = self.value_bounds  # filled by _value_bounds from a Range on
         versions: dict[str, tuple[str, int]] = {}  # node domain -> (domain, opset version)
         count = 0
+        reads = self.node_reads if graph == MAIN else None
         for k in range(len(nodes)) if order is None else order:
             if deadline is not None:
                 if count % 64 == 0 and time.monotonic() > deadline:
@@ -687,6 +693,8 @@ class Engine:
             out_names = node.output[:]
             op_type = node.op_type
             raw_domain = node.domain
+            if reads is not None:
+                reads[k] = (op_type, raw_domain, in_names, out_names)
             dv = versions.get(raw_domain)
             if dv is None:
                 dv = versions[raw_domain] = self._domain_version(raw_domain)
@@ -1275,6 +1283,7 @@ def infer(
     bind: Mapping[str, int] | None = None,
     timeout: float | None = None,
     dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
+    record_reads: bool = False,
 ) -> Result:
     """Infer every tensor's facts in ``model`` (not modified unless ``input_shapes`` is given).
 
@@ -1283,10 +1292,13 @@ def infer(
     integer ranges (``{"seq": (1, 512)}``, hi None for unbounded; default ``[1, inf)``): the
     ``min``/``max`` they decide are decided, and the guards they prove are not recorded.
     ``timeout`` (seconds) raises :class:`InferenceTimeout` when inference runs longer.
+    ``record_reads`` keeps what the walk read of each main-graph node (``Result.node_reads``).
     """
     if input_shapes:
         apply_input_overrides(model, input_shapes)
     eng = Engine(model, base_dir, timeout=timeout, dim_ranges=dim_ranges)
+    if record_reads:
+        eng.node_reads = [None] * len(model.graph.node)
     graph = model.graph
     inputs = None
     if bind:
@@ -1315,6 +1327,7 @@ def infer(
         dict(eng.subst),
         eng.guard_events,
         dict(eng.ranges),
+        eng.node_reads,
     )
 
 

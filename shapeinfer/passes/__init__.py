@@ -126,6 +126,9 @@ class PassContext:
         (:meth:`carry`): those facts cover the main graph's old tensors only (a tensor the pass
         created has none, which passes read as unknown). ``whole`` asks for a fresh inference
         (subgraph facts, whose paths hold node positions, and the new tensors' facts too).
+
+        A model not indexed yet is inferred with ``record_reads``: its index (:meth:`graph`)
+        then takes each node's op, inputs and outputs from what inference read.
         """
         from shapeinfer.engine import infer
 
@@ -133,7 +136,14 @@ class PassContext:
         if self._facts is not None and self._facts[0] is model and (self._facts[2] or not whole):
             return self._facts[1]
         model = self.materialize(model)
-        res = infer(model, base_dir=self.base_dir, bind=self.bind or None, timeout=self.remaining())
+        indexed = self._graph is not None and self._graph[0] is model
+        res = infer(
+            model,
+            base_dir=self.base_dir,
+            bind=self.bind or None,
+            timeout=self.remaining(),
+            record_reads=not indexed,
+        )
         self._retire(self._facts)
         self._facts = (model, res, True)
         return res
@@ -179,7 +189,10 @@ class PassContext:
         if self._graph is not None and self._graph[0] is model:
             return self._graph[1]
         source = self.source[1] if self.source is not None and self.source[0] is model else None
-        gm = GraphModel(model, self.base_dir, source)
+        reads = None  # what a fresh inference of this very model read of its nodes
+        if self._facts is not None and self._facts[0] is model and self._facts[2]:
+            reads = self._facts[1].node_reads
+        gm = GraphModel(model, self.base_dir, source, reads)
         self._retire(self._graph)
         self._graph = (model, gm)
         return gm
@@ -312,6 +325,19 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, bool]:
     return decode_model_text(loaded.model, loaded.data), model_dir(path), None, inline
 
 
+def _infers_first(m: onnx.ModelProto, names: list[str], bind, target_opset) -> bool:
+    """True when optimize's first inference of ``m`` comes before its first index anyway: the
+    first pass of the first round asks for facts first (``INFERS_FIRST``) and nothing before it
+    changes ``m`` (``bind`` rewrites the graph inputs, the Reshape-1 rewrite and the opset lift
+    make a new model)."""
+    from shapeinfer.passes.reshape_v1_to_v5 import needed
+
+    if bind or target_opset is not None or ("reshape-v1-to-v5" in names and needed(m)):
+        return False
+    first = next((n for n in names if n not in ("fold-if", "reshape-v1-to-v5")), "dce")
+    return getattr(pass_module(first), "INFERS_FIRST", False)
+
+
 def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> None:
     """Raise OptimizeError for a ``bind`` symbol no graph input uses or a negative value."""
     from shapeinfer import dims as D
@@ -422,7 +448,7 @@ def optimize_with_report(
 def _optimize(
     model, passes, bind, target_opset, base_dir, progress, deadline=None, keep_alive=None
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
-    from shapeinfer.passes._graph import default_opset
+    from shapeinfer.passes._graph import default_opset, may_hold_subgraphs
     from shapeinfer.passes._graph import has_control_flow as graph_has_control_flow
     from shapeinfer.passes.fold_if import has_control_flow
     from shapeinfer.writer import annotate_serialised
@@ -497,8 +523,17 @@ def _optimize(
         return out, any(changes.values())
 
     rounds = 0
-    # no pass creates an If or a Loop; the index made for asking is the one the passes edit
-    control_flow = "fold-if" in names and graph_has_control_flow(ctx.graph(m).graph)
+    control_flow = False
+    if "fold-if" in names:
+        reads = None
+        if _infers_first(m, names, bind, target_opset):
+            # the first round infers m before it indexes it: inferring now lets the index take
+            # what inference read of each node, and tells whether any node can hold a subgraph
+            reads = ctx.infer(m).node_reads
+        if reads is not None and not m.functions and not may_hold_subgraphs((r[1], r[0]) for r in reads):
+            control_flow = False
+        else:  # no pass creates an If or a Loop; the index made for asking is the one the passes edit
+            control_flow = graph_has_control_flow(ctx.graph(m).graph)
     if control_flow:
         for _ in range(MAX_ROUNDS):  # nested Ifs a fold reveals
             m, changed = run("fold-if", m)

@@ -22,7 +22,8 @@ on every removal (quadratic on shared tensors).
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
 from types import MappingProxyType
 from typing import Any
 
@@ -227,14 +228,21 @@ class GraphModel:
     :meth:`drop_initializer`, and call :meth:`export` for the new ModelProto.
     """
 
-    def __init__(self, model: ModelProto, base_dir: str | None = None, source: NodeFields | None = None) -> None:
+    def __init__(
+        self,
+        model: ModelProto,
+        base_dir: str | None = None,
+        source: NodeFields | None = None,
+        reads: list | None = None,
+    ) -> None:
         self.model = model
         self.base_dir = base_dir
         self.names: set[str] = set()
         self._new_consts: dict[int, list[Constant]] = {}
         self._dropped: dict[int, set[str]] = {}
         self._keep_alive: list = []
-        self.graph = self._import_graph(model.graph, {}, None)
+        # ``reads``: what inference read of each main-graph node (``Result.node_reads``)
+        self.graph = self._import_graph(model.graph, {}, None, reads)
         # ``source``: the bytes ``model.graph.node`` was parsed from; export copies the fields of
         # unchanged main-graph nodes from it instead of copying their NodeProtos
         self._source = source if source is not None and len(source.starts) == len(self.graph.nodes) + 1 else None
@@ -259,7 +267,7 @@ class GraphModel:
             self.graph.functions.append(f)
 
     # ------------------------------------------------------------------ import
-    def _import_graph(self, gp: GraphProto, outer: Any, parent: Graph | None) -> Graph:
+    def _import_graph(self, gp: GraphProto, outer: Any, parent: Graph | None, reads: list | None = None) -> Graph:
         g = Graph(gp.name, gp, parent)
         # A subgraph sees the outer names through a chain (no copy: linear in nested models).
         scope: Any = ChainMap({}, *outer.maps) if isinstance(outer, ChainMap) else ChainMap({}, outer) if outer else {}
@@ -274,7 +282,7 @@ class GraphModel:
                 scope[vi.name] = t
             g.inputs.append(t)
             names.add(vi.name)
-        self._import_nodes(g, gp.node, scope)
+        self._import_nodes(g, gp.node, scope, reads)
         for vi in gp.output:
             t = scope.get(vi.name)
             if t is None:
@@ -282,9 +290,13 @@ class GraphModel:
             g.outputs.append(t)
         return g
 
-    def _import_nodes(self, g: Graph, protos, scope: dict[str, Tensor]) -> None:
+    def _import_nodes(self, g: Graph, protos, scope: dict[str, Tensor], reads: list | None = None) -> None:
         # The hot loop of every optimize run (one step per node): names bound locally, nodes
         # and their output tensors built without calling __init__ (the same fields, set here).
+        # ``reads``: (op_type, domain, inputs, outputs) of each node, as inference read them
+        # (a None entry, or no list: read here).
+        if reads is None or len(reads) != len(protos):
+            reads = repeat(None)
         names_add = self.names.add
         nodes_append = g.nodes.append
         scope_get = scope.get
@@ -294,18 +306,24 @@ class GraphModel:
         new_node = Node.__new__
         new_var = Variable.__new__
         no_graphs = _NO_GRAPHS
-        for p in protos:
+        for p, r in zip(protos, reads):
             n = new_node(Node)
-            op = n.op = p.op_type
+            if r is None:
+                op = p.op_type
+                domain = p.domain
+                in_names = p.input[:]  # (a slice is read in C at once; iterating is not)
+                out_names = p.output[:]
+            else:
+                op, domain, in_names, out_names = r
+            n.op = op
+            n.domain = domain
             name = n.name = p.name
-            domain = n.domain = p.domain
             n.orig = (op, name, domain)
             n._attrs = None
             n.proto = p
             n.snap = None
             n.graphs = no_graphs
             n.dirty = False
-            in_names = p.input[:]  # (a slice is read in C at once; iterating is not)
             ins = n.inputs = list(map(scope_get, in_names))
             if None in ins or "" in in_names:
                 for k, x in enumerate(in_names):
@@ -333,7 +351,6 @@ class GraphModel:
                             n.graphs[a.name] = self._import_graph(a.g, scope, g)
                         else:
                             n.graphs[a.name] = [self._import_graph(sg, scope, g) for sg in a.graphs]
-            out_names = p.output[:]
             if len(out_names) == 1:  # the common case: one new tensor
                 x = out_names[0]
                 if x and scope_get(x) is None:
@@ -859,6 +876,18 @@ def all_graphs(g: Graph) -> Iterator[Graph]:
     for n in g.nodes:
         for sg in subgraphs(n):
             yield from all_graphs(sg)
+
+
+def may_hold_subgraphs(ops: Iterable[tuple[str, str]]) -> bool:
+    """False when no ``(domain, op_type)`` of ``ops`` can hold a subgraph (see
+    :func:`_may_hold_graphs`: a default-domain op whose schema has no graph attribute)."""
+    for domain, op in set(ops):
+        holds = _HOLDS_GRAPHS.get((domain, op))
+        if holds is None:
+            holds = _HOLDS_GRAPHS[(domain, op)] = _may_hold_graphs(domain, op)
+        if holds:
+            return True
+    return False
 
 
 def has_control_flow(g: Graph) -> bool:

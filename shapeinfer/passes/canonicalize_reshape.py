@@ -47,6 +47,9 @@ KEEPS_VALUES = True
 #: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
 ON_INDEX = True
 
+#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
+INFERS_FIRST = True
+
 INT64 = onnx.TensorProto.INT64
 
 #: Shape-valued inputs per op: index -> kind ("reshape", "expand", "start", "end", "exact").

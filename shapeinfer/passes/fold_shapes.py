@@ -30,6 +30,9 @@ KEEPS_VALUES = True
 #: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
 ON_INDEX = True
 
+#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
+INFERS_FIRST = True
+
 _INT_TYPES = {
     onnx.TensorProto.INT8,
     onnx.TensorProto.INT16,

@@ -39,6 +39,9 @@ KEEPS_VALUES = True
 #: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
 ON_INDEX = True
 
+#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
+INFERS_FIRST = True
+
 RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
 
 #: The ops :func:`is_noop` can find a no-op (with RESHAPES, what the pass looks at).

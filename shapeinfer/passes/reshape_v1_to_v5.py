@@ -84,14 +84,20 @@ def _fn_opset(fp: onnx.FunctionProto, model_opset: int) -> int:
     return model_opset
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Rewrite every Reshape-1 of ``model`` to Reshape-5 form and raise the opset to 5."""
+def needed(model: onnx.ModelProto) -> bool:
+    """True when :func:`run` would change ``model``: its default-domain opset (or a function's)
+    is below 5."""
     opset = default_opset(model)
     if opset is None:  # no default-domain op at all
+        return False
+    return opset < 5 or any(_fn_opset(fp, opset) < 5 for fp in model.functions)
+
+
+def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """Rewrite every Reshape-1 of ``model`` to Reshape-5 form and raise the opset to 5."""
+    if not needed(model):
         return model, {}
-    old_fns = [fp for fp in model.functions if _fn_opset(fp, opset) < 5]
-    if opset >= 5 and not old_fns:
-        return model, {}
+    opset = default_opset(model)
     stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0, "functions inlined": 0}
     if opset < 4:
         model, stats["functions inlined"] = _convert(model, 4, ctx)
