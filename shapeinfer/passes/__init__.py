@@ -34,6 +34,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import onnx
 
@@ -530,7 +531,7 @@ def _optimize(
             # the first round infers m before it indexes it: inferring now lets the index take
             # what inference read of each node, and tells whether any node can hold a subgraph
             reads = ctx.infer(m).node_reads
-        if reads is not None and not m.functions and not may_hold_subgraphs((r[1], r[0]) for r in reads):
+        if reads is not None and not m.functions and not may_hold_subgraphs(map(itemgetter(1, 0), reads)):
             control_flow = False
         else:  # no pass creates an If or a Loop; the index made for asking is the one the passes edit
             control_flow = graph_has_control_flow(ctx.graph(m).graph)

@@ -624,7 +624,6 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     facts = result.facts
     gm = ctx.graph(model)
     g = gm.graph
-    toposort(g)
     opset = default_opset(model)
     if opset is None:
         return model, {}
@@ -656,7 +655,12 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 todo.append((node, k, kind, options))
     if not todo:
         return model, {}
+    # Picking the slots needs no order; the plans place nodes by position. Sorted only now (a
+    # run with nothing to do skips it), the slots are then taken in the sorted graph's order.
+    reordered = toposort(g)
     position = dict(zip(g.nodes, range(len(g.nodes))))  # (nodes hash by identity)
+    if reordered:
+        todo.sort(key=lambda item: position[item[0]])  # (stable: a node's slots keep their order)
     index = _Index(g, facts)
     builder = Builder(gm, opset, index)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
