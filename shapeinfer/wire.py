@@ -84,24 +84,34 @@ class GraphLayout:
     node_runs: list[tuple[int, int]]  # the node fields, adjacent ones joined, in order
 
 
+def _graph_field(data) -> tuple[int, int, int] | None:
+    """(payload start, payload end, tag position) of ``data``'s one ``graph`` field; None when
+    the model's fields do not end where the bytes do, or there is no graph or more than one.
+    Raises IndexError or ValueError for bytes that cannot be walked."""
+    end = len(data)
+    graph = None
+    i = 0
+    while i < end:  # the model's own fields: a handful
+        at = i
+        tag, i = read_varint(data, i)
+        start = i
+        i = skip_field(data, i, tag & 7)
+        if tag >> 3 == _GRAPH_FIELD:
+            if graph is not None or tag & 7 != 2:
+                return None
+            n, p = read_varint(data, start)
+            graph = (p, p + n, at)
+    if i != end:
+        return None
+    return graph
+
+
 def graph_layout(data) -> GraphLayout | None:
     """The layout of ``data``'s main graph, or None when the bytes cannot be walked, have no
     graph or more than one ``graph`` field."""
-    end = len(data)
     try:
-        graph = None
-        i = 0
-        while i < end:  # the model's own fields: a handful
-            at = i
-            tag, i = read_varint(data, i)
-            start = i
-            i = skip_field(data, i, tag & 7)
-            if tag >> 3 == _GRAPH_FIELD:
-                if graph is not None or tag & 7 != 2:
-                    return None
-                n, p = read_varint(data, start)
-                graph = (p, p + n, at)
-        if i != end or graph is None:
+        graph = _graph_field(data)
+        if graph is None:
             return None
         spans: list[tuple[int, int]] = []
         runs: list[list[int]] = []
@@ -256,22 +266,11 @@ def node_fields(data) -> NodeFields | None:
     """The main graph's node fields of ``data`` (:class:`NodeFields`), or None when the bytes
     cannot be walked, have no graph or more than one ``graph`` field, or the node fields are not
     one adjacent run (a serialiser writes them so; anything else is left to the parser)."""
-    end = len(data)
     try:
-        graph = None
-        i = 0
-        while i < end:  # the model's own fields: a handful
-            tag, i = read_varint(data, i)
-            start = i
-            i = skip_field(data, i, tag & 7)
-            if tag >> 3 == _GRAPH_FIELD:
-                if graph is not None or tag & 7 != 2:
-                    return None
-                n, p = read_varint(data, start)
-                graph = (p, p + n)
-        if i != end or graph is None:
+        graph = _graph_field(data)
+        if graph is None:
             return None
-        i, g_end = graph
+        i, g_end, _ = graph
         starts: list[int] = []
         add = starts.append
         first = last = -1
