@@ -21,6 +21,7 @@ The graph itself is never changed here: its values at the binding are the input'
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import onnx
@@ -55,10 +56,45 @@ def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | Non
     return None
 
 
+#: onnx's data propagation materialises the values of a Range of constants as shape data for
+#: the ops that read it (a 2**31-element one took 5 GB and 40 s before failing): a model with a
+#: longer one is checked without data propagation.
+MAX_PROPAGATED_RANGE = 1 << 16
+
+
+def _long_constant_range(model: onnx.ModelProto) -> bool:
+    """True when a main-graph Range has constant scalar inputs (initializers or Constant nodes)
+    giving more than :data:`MAX_PROPAGATED_RANGE` elements."""
+    ranges = [n for n in model.graph.node if n.op_type == "Range" and n.domain in ("", "ai.onnx")]
+    if not ranges:
+        return False
+    consts: dict[str, onnx.TensorProto] = {t.name: t for t in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.output and n.attribute and n.attribute[0].name == "value":
+            consts[n.output[0]] = n.attribute[0].t
+    for n in ranges:
+        ts = [consts.get(x) for x in n.input]
+        if len(ts) != 3 or any(t is None or t.data_location or math.prod(t.dims) != 1 for t in ts):
+            continue
+        try:
+            start, limit, delta = (onnx.numpy_helper.to_array(t).item() for t in ts)
+            count = math.ceil((limit - start) / delta)
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+            continue
+        if count > MAX_PROPAGATED_RANGE:
+            return True
+    return False
+
+
 def strict_error(model: onnx.ModelProto) -> str | None:
-    """onnx's strict type and shape inference on ``model``: None if it passes, else its first line."""
+    """onnx's strict type and shape inference on ``model``: None if it passes, else its first line.
+
+    With data propagation, unless a long Range of constants would be materialised by it
+    (:data:`MAX_PROPAGATED_RANGE`).
+    """
+    data_prop = not _long_constant_range(model)
     try:
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=data_prop)
     except Exception as e:  # onnx raises several types (InferenceError, ValueError over 2 GB...)
         text = str(e).strip().splitlines()
         return (text[0] if text else type(e).__name__)[:300]

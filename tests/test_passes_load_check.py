@@ -1,0 +1,112 @@
+"""load_check.strict_error: onnx's strict inference as optimize --bind's safety net, with data
+propagation unless a long Range of constants would be materialised by it."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from shapeinfer.passes import load_check, optimize_with_report
+
+
+def _range_model(limit: int, as_constant_node: bool = False) -> onnx.ModelProto:
+    """The shape of the fuzzer's case (a mutated llama export with a 2**31 mask dim): a Range
+    whose limit is a constant (folded from the mask's dim) read by an Add, as positions are."""
+    scalars = {"start": 0, "limit": limit, "delta": 1}
+    nodes, inits = [], []
+    for name, v in scalars.items():
+        t = numpy_helper.from_array(np.array(v, np.int64), name)
+        if as_constant_node:
+            nodes.append(helper.make_node("Constant", [], [name], value=t))
+        else:
+            inits.append(t)
+    nodes += [
+        helper.make_node("Range", ["start", "limit", "delta"], ["r"]),
+        helper.make_node("Add", ["r", "start"], ["pos"]),
+        helper.make_node("Shape", ["x"], ["s"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [
+            helper.make_tensor_value_info("pos", TensorProto.INT64, None),
+            helper.make_tensor_value_info("s", TensorProto.INT64, None),
+        ],
+        inits,
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _data_prop_used(monkeypatch, model) -> list:
+    seen: list = []
+    real = onnx.shape_inference.infer_shapes
+
+    def spy(m, *a, **k):
+        seen.append(k.get("data_prop"))
+        return real(m, *a, **k)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    assert load_check.strict_error(model) is None
+    return seen
+
+
+@pytest.mark.parametrize("constant_node", [False, True])
+def test_a_long_constant_range_is_checked_without_data_propagation(monkeypatch, constant_node):
+    long = load_check.MAX_PROPAGATED_RANGE + 1
+    assert _data_prop_used(monkeypatch, _range_model(long, constant_node)) == [False]
+
+
+def test_a_short_range_keeps_data_propagation(monkeypatch):
+    assert _data_prop_used(monkeypatch, _range_model(8)) == [True]
+
+
+def _computed_range_model(dim: int) -> onnx.ModelProto:
+    """The limit read from a graph input's static dim at run time (fold-shapes makes it a
+    constant: only the optimized model has the constant Range)."""
+    nodes = [
+        helper.make_node("Shape", ["mask"], ["s"]),
+        helper.make_node("Gather", ["s", "one"], ["limit"], axis=0),
+        helper.make_node("Range", ["zero", "limit", "one"], ["r"]),
+        helper.make_node("Add", ["r", "zero"], ["pos"]),
+        helper.make_node("Shape", ["x"], ["xs"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", dim]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3]),
+        ],
+        [
+            helper.make_tensor_value_info("pos", TensorProto.INT64, None),
+            helper.make_tensor_value_info("xs", TensorProto.INT64, None),
+        ],
+        [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("zero", 0), ("one", 1))],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_optimize_bind_writes_a_model_whose_folded_range_is_long(monkeypatch):
+    """Found by benchmarks/fuzz_cli.py on a mutated llama export with a 2**31 mask dim: the
+    Range limit folded into a constant, onnx's data propagation of the optimized model took
+    5 GB and 40 s, then failed, and optimize --bind refused to write ("fails inference
+    (std::bad_alloc)"). onnxruntime loads such a model (its constant folding skips the Range).
+    Here the Range is just over the cap, so the old check would only have been slow."""
+    dim = load_check.MAX_PROPAGATED_RANGE + 1
+    seen = []
+    real = onnx.shape_inference.infer_shapes
+
+    def spy(m, *a, **k):
+        seen.append(k.get("data_prop"))
+        return real(m, *a, **k)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    out, report = optimize_with_report(_computed_range_model(dim), bind={"batch": 2})
+    assert not report.notes
+    assert [d.dim_value for d in out.graph.input[1].type.tensor_type.shape.dim] == [2, 3]
+    ranges = [n for n in out.graph.node if n.op_type == "Range"]
+    assert ranges and not any(n.op_type == "Shape" and n.input[0] == "mask" for n in out.graph.node)
+    assert seen[0] is True and seen[-1] is False  # the input computed its limit; the output did not
