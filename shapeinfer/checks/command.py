@@ -1,4 +1,4 @@
-"""The body of ``shapeinfer lint`` (the click command itself is in :mod:`shapeinfer.cli`).
+"""The body of ``shapeinfer lint`` (the click command itself is in :mod:`shapeinfer.commands.lint`).
 
 Exit codes: 0 no error-level finding, 1 at least one, 2 could not run (bad flag or
 configuration, a missing path, or a model file that cannot be read, reported as E900).

@@ -1,0 +1,338 @@
+"""``shapeinfer infer`` (also ``shapeinfer MODEL``, the default command): the click command and
+its reports (the summary, the --all / --filter table, the --json document).
+
+Registered on the group by :mod:`shapeinfer.cli`, whose shared plumbing it imports. Heavy
+imports (onnx, the engine) stay inside the functions, so start-up imports only click.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from shapeinfer.cli import (
+    DIM_RANGE_HELP,
+    SECONDS,
+    CliError,
+    Timer,
+    _echo_for,
+    _run_guarded,
+    check_output,
+    parse_bind,
+    parse_dim_ranges,
+    parse_input_shapes,
+    write_model,
+)
+from shapeinfer.userfiles import show
+
+_SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@click.command("infer", short_help="Infer every tensor's shape (the default command).")
+@click.argument("model", type=click.Path(dir_okay=True))
+@click.option("-o", "--output", type=click.Path(), help="Write the model with every tensor's shape in value_info.")
+@click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
+@click.option(
+    "--input-shape",
+    "input_shape",
+    multiple=True,
+    metavar="NAME=D0,D1,...",
+    help="Override a graph input's dims (ints or expressions over symbol names). Repeatable.",
+)
+@click.option(
+    "--bind",
+    multiple=True,
+    metavar="SYM=INT[,SYM=INT]",
+    help="Specialise an input symbol to an int (at least 1) everywhere. Repeatable.",
+)
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
+@click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor: dtype, dims, op and node.")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="PATTERN",
+    help="List the tensors whose name, node name or op type contains PATTERN (a glob with * ? []). Repeatable.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    help="Exit 1 when a diagnostic of this severity or worse is reported (for CI).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="List every diagnostic, not only errors and warnings.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
+def infer_cmd(
+    model: str,
+    output: str | None,
+    in_place: bool,
+    input_shape: tuple,
+    bind: tuple,
+    dim_range: tuple,
+    show_all: bool,
+    filters: tuple[str, ...],
+    as_json: bool,
+    fail_on: str | None,
+    verbose: bool,
+    debug: bool,
+    timeout: float | None,
+) -> None:
+    """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs.
+
+    With --all or --filter, print a table of every (matching) tensor instead. Exit codes:
+    0 done, 1 a diagnostic at the --fail-on severity, 2 bad input or usage.
+    """
+    binding = parse_bind(bind)
+    ranges = parse_dim_ranges(dim_range)
+    shapes = parse_input_shapes(input_shape)
+    check_output(output, model, in_place)
+
+    def run():
+        from shapeinfer.api import BindError, check_bind_symbols
+        from shapeinfer.engine import infer, model_dir
+        from shapeinfer.onnxio import load_model_file
+        from shapeinfer.writer import annotate_for_writing, subgraphs_annotated
+
+        timer = Timer()
+        loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
+        m = loaded.model
+        try:
+            result = infer(
+                m,
+                base_dir=model_dir(model),
+                input_shapes=shapes or None,
+                bind=binding or None,
+                timeout=timeout,
+                dim_ranges=ranges or None,
+            )
+            if binding:
+                check_bind_symbols(binding, result.input_symbols)
+        except KeyError as e:
+            raise CliError(f"--input-shape: {e.args[0]}") from None
+        except BindError as e:
+            raise CliError(f"--bind {e.symbol}: {e}") from None
+        try:
+            check_bind_symbols(ranges, result.input_symbols)
+        except BindError as e:
+            raise CliError(f"--dim-range {e.symbol}: {e}") from None
+        secs = timer()
+        if output:
+            # the new value_info entries go to the file as the bytes annotate built
+            written, tail = annotate_for_writing(result)
+            nodes_as_read = not subgraphs_annotated(result)
+            write_model(written, output, model, in_place, graph_tail=tail, loaded=loaded, nodes_as_read=nodes_as_read)
+        return result, secs
+
+    result, secs = _run_guarded(debug, run, model)
+    table = _tensor_rows(result, filters) if (show_all or filters) else None
+    _report(result, model, output, secs, as_json, verbose, table)
+    if fail_on:
+        level = _SEVERITY_RANK[fail_on]
+        if any(_SEVERITY_RANK.get(d.severity, 0) >= level for d in result.diagnostics):
+            click.get_current_context().exit(1)
+
+
+def _graphs(graph, path: str = "main"):
+    """``(path, graph)`` for the main graph and every subgraph, keyed like ``Result.graph_facts``."""
+    from shapeinfer.engine import graph_path
+    from shapeinfer.onnxio import subgraph_attrs
+
+    yield path, graph
+    for k, n in enumerate(graph.node):
+        for attr, g in subgraph_attrs(n):
+            yield from _graphs(g, graph_path(path, k, attr))
+
+
+def _matches(pattern: str, fields: tuple[str, ...]) -> bool:
+    from fnmatch import fnmatchcase
+
+    if any(c in pattern for c in "*?["):
+        return any(fnmatchcase(f, pattern) for f in fields)
+    return any(pattern in f for f in fields)
+
+
+def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
+    """Every tensor of every inferred graph (graph order: inputs, initializers, node outputs)
+    with its producer's op type and node name, kept when it matches one of ``filters``."""
+    from shapeinfer.modeltext import text
+
+    rows = []
+    for path, g in _graphs(result.model.graph):
+        facts = result.graph_facts.get(path)
+        if facts is None:
+            continue
+        where: dict[str, tuple[str, str]] = {}
+        for vi in g.input:
+            where[vi.name] = ("input", "")
+        for t in g.initializer:
+            where[t.name] = ("initializer", "")
+        for n in g.node:
+            for o in n.output:
+                if o:
+                    where[o] = (n.op_type, n.name)
+        for name, f in facts.items():
+            op, node = where.get(name, ("", ""))
+            if filters and not any(_matches(p, (name, node, op)) for p in filters):
+                continue
+            rows.append({"graph": path, "name": text(name), "fact": f, "op": text(op), "node": text(node)})
+    return rows
+
+
+def _report(
+    result, model: str, output: str | None, secs: float, as_json: bool, verbose: bool, table: list[dict] | None = None
+) -> None:
+    from shapeinfer.modeltext import text
+
+    echo = _echo_for(output)
+    g = result.model.graph
+    facts = result.facts
+    summary = summarize(result)
+    if as_json:
+        if table is None:
+            tensors = {text(k): _io_json(k, f) for k, f in facts.items()}
+        else:
+            tensors = {text(r["name"]): _io_json(r["name"], r["fact"]) for r in table if r["graph"] == "main"}
+        doc = {
+            "model": show(model),
+            "inputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.input],
+            "outputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.output],
+            "tensors": tensors,
+            "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
+            "equalities": [list(e) for e in result.equalities],
+            "guards": [g.to_dict() for g in result.guards()],
+            "ranges": {k: list(v) for k, v in result.ranges().items()},
+            "diagnostics": [d.to_dict() for d in result.diagnostics],
+            "summary": summary,
+            "seconds": round(secs, 4),
+        }
+        if output:
+            doc["written"] = output
+        echo(json.dumps(doc, indent=1))
+        return
+    echo(show(model))
+    if table is not None:
+        _print_table(table, echo)
+    else:
+        init = {t.name for t in g.initializer}
+        echo("inputs:")
+        for vi in g.input:
+            if vi.name in init:
+                continue
+            f = facts.get(vi.name)
+            echo(f"  {text(vi.name):<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+        echo("outputs:")
+        for vi in g.output:
+            f = facts.get(vi.name)
+            echo(f"  {text(vi.name):<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+    shown = [d for d in result.diagnostics if verbose or d.severity != "info"]
+    if shown:
+        echo("diagnostics:")
+        for d in shown[:50]:
+            echo(f"  {d}")
+        if len(shown) > 50:
+            echo(f"  ... {len(shown) - 50} more (use --json for all)")
+    sev = summary["diagnostics"]
+    echo(
+        f"{summary['tensors']} tensors, {summary['resolved_pct']}% fully resolved, "
+        f"{summary['fresh_symbols']} fresh symbols, diagnostics: {sev['error']} error, "
+        f"{sev['warning']} warning, {sev['info']} info ({secs:.2f}s)"
+    )
+    if output:
+        echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
+    guards = result.guards()
+    if guards:
+        echo("holds when: " + "; ".join(g.text for g in guards))
+
+
+def _print_table(rows: list[dict], echo=click.echo) -> None:
+    """The --all / --filter table: one aligned line per tensor (a graph column when the model
+    has subgraphs)."""
+    subgraphs = any(r["graph"] != "main" for r in rows)
+    head = (["graph"] if subgraphs else []) + ["tensor", "dtype", "dims", "op", "node"]
+    lines = [head]
+    for r in rows:
+        f = r["fact"]
+        dtype = _dtype_name(f.dtype) if f.kind == "tensor" else f.kind
+        cells = [r["name"], dtype, _fmt_shape(f), r["op"], r["node"]]
+        lines.append(([r["graph"]] if subgraphs else []) + cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
+    echo("tensors:")
+    for line in lines:
+        echo(("  " + "  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1]).rstrip())
+    echo(f"{len(rows)} tensor{'s' if len(rows) != 1 else ''} listed")
+
+
+def _io_json(name: str, f) -> dict:
+    from shapeinfer.modeltext import text
+
+    name = text(name)
+    if f is None:
+        return {"name": name, "dtype": None, "shape": None}
+    d = {
+        "name": name,
+        "dtype": _dtype_name(f.dtype),
+        "shape": None if f.shape is None else [_json_dim(x) for x in f.shape],
+    }
+    if f.kind != "tensor":
+        d["kind"] = f.kind
+    return d
+
+
+def _fmt_shape(f) -> str:
+    from shapeinfer import dims as D
+
+    if f is None or f.shape is None:
+        return "?"
+    return "[" + ", ".join(D.format(d) for d in f.shape) + "]"
+
+
+def _dtype_name(t: int) -> str:
+    import onnx
+
+    try:
+        return onnx.helper.tensor_dtype_to_string(t).replace("TensorProto.", "").lower() if t else "?"
+    except Exception:
+        return str(t)
+
+
+def _json_dim(d):
+    from shapeinfer import dims as D
+
+    return d if type(d) is int else D.format(d)
+
+
+def summarize(result) -> dict:
+    """Counts for the summary line: tensors, fully resolved share, fresh symbols, diagnostics.
+
+    A fact shared by many tensors (inference reuses one record for the same shape across
+    repeated layers) is checked once.
+    """
+    from shapeinfer import dims as D
+
+    inputs = result.input_symbols
+    total = resolved = 0
+    seen: dict[int, bool] = {}
+    for gf in result.graph_facts.values():
+        for f in gf.values():
+            if f.kind != "tensor":
+                continue
+            total += 1
+            ok = seen.get(id(f))
+            if ok is None:
+                ok = seen[id(f)] = f.shape is not None and all(
+                    type(d) is int or D.symbols(d) <= inputs for d in f.shape
+                )
+            resolved += ok
+    sev = {"error": 0, "warning": 0, "info": 0}
+    for d in result.diagnostics:
+        sev[d.severity] = sev.get(d.severity, 0) + 1
+    return {
+        "tensors": total,
+        "resolved": resolved,
+        "resolved_pct": round(100.0 * resolved / total, 1) if total else 100.0,
+        "fresh_symbols": len(result.fresh_symbols),
+        "capped_expressions": result.capped,
+        "diagnostics": sev,
+    }

@@ -1,0 +1,96 @@
+"""``shapeinfer profile``: the click command and its text report. The ranges, trtexec shapes and
+memory bounds themselves are computed by :mod:`shapeinfer.profile`.
+
+Registered on the group by :mod:`shapeinfer.cli`, whose shared plumbing it imports.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from shapeinfer.cli import DIM_RANGE_HELP, CliError, _run_guarded, parse_bind, parse_dim_ranges
+from shapeinfer.userfiles import show
+
+
+@click.command("profile", short_help="Valid input ranges, trtexec shapes and memory bounds.")
+@click.argument("model", type=click.Path(dir_okay=True))
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
+@click.option("--opt", "opt", multiple=True, metavar="SYM=INT[,SYM=INT]", help="The opt shapes' symbol values.")
+@click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor's bound, not only the largest.")
+@click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+def profile_cmd(model: str, dim_range: tuple, opt: tuple, show_all: bool, as_json: bool, debug: bool) -> None:
+    """Print the valid range of every graph input's dims under the guards inference found (and
+    --dim-range), as trtexec --minShapes/--optShapes/--maxShapes, and each tensor's upper bound
+    in elements and bytes at the range maxima with the peak of live activations in graph order.
+    A symbol without an upper bound has no max shapes (say one with --dim-range).
+    """
+    ranges = parse_dim_ranges(dim_range)
+    opt_b = parse_bind(opt)
+
+    def run():
+        from shapeinfer.api import BindError, check_bind_symbols
+        from shapeinfer.engine import infer, model_dir
+        from shapeinfer.onnxio import load_model
+        from shapeinfer.profile import profile
+
+        result = infer(load_model(model), base_dir=model_dir(model), dim_ranges=ranges or None)
+        for flag, given in (("--dim-range", ranges), ("--opt", opt_b)):
+            try:
+                check_bind_symbols(given, result.input_symbols)
+            except BindError as e:
+                raise CliError(f"{flag} {e.symbol}: {e}") from None
+        return profile(result, opt_b, show(model))
+
+    prof = _run_guarded(debug, run, model)
+    if as_json:
+        click.echo(json.dumps(prof.to_dict(), indent=1))
+        return
+    _profile_text(prof, show_all)
+
+
+def _profile_text(prof, show_all: bool) -> None:
+    from shapeinfer.profile import ASSUMES
+    from shapeinfer.verify import format_bytes
+
+    def num(v) -> str:
+        return "no max" if v is None else str(v)
+
+    click.echo(prof.model)
+    click.echo("ranges: " + "; ".join(f"{k} in [{lo}, {num(hi)}]" for k, (lo, hi) in prof.ranges.items()))
+    click.echo("holds when: " + ("; ".join(g.text for g in prof.guards) or "always (no guards)"))
+    click.echo("inputs:")
+    for i in prof.inputs:
+        if i["dims"] is None:
+            click.echo(f"  {i['name']:<24} rank unknown")
+            continue
+
+        def shp(v) -> str:
+            return "x".join("?" if d is None else str(d) for d in v)
+
+        click.echo(
+            f"  {i['name']:<24} [{', '.join(i['dims'])}]  min {shp(i['min'])}  opt {shp(i['opt'])}  max {shp(i['max'])}"
+        )
+    for k, v in prof.trtexec().items():
+        click.echo(f"--{k}={v}" if v is not None else f"--{k}: none (an input dim has no max)")
+    rows = sorted(prof.tensors, key=lambda t: (t["bytes"] is not None, t["bytes"] or 0), reverse=True)
+    unbounded = [t for t in rows if t["bytes"] is None]
+    shown = rows if show_all else rows[:10]
+    click.echo(f"tensor bounds at the range maxima ({len(rows)} tensors, {len(unbounded)} without a bound):")
+    for t in shown:
+        el = "no bound" if t["elements"] is None else f"{t['elements']} elements"
+        by = "no bound" if t["bytes"] is None else format_bytes(t["bytes"])
+        click.echo(f"  {t['name'][:48]:<48} {t['op']:<16} {el:<22} {by}")
+    if len(rows) > len(shown):
+        click.echo(f"  ... {len(rows) - len(shown)} more (use --all or --json)")
+    if prof.peak_bytes is None:
+        click.echo(f"peak of live activations: no bound (a tensor live at {prof.peak_at} has none)")
+    else:
+        click.echo(
+            f"peak of live activations: {format_bytes(prof.peak_bytes)} ({prof.peak_bytes} bytes) at {prof.peak_at}"
+        )
+    click.echo(f"assumes: {ASSUMES}")
+    for n in prof.notes:
+        click.echo(f"note: {n}")
