@@ -449,8 +449,9 @@ def optimize_with_report(
 def _optimize(
     model, passes, bind, target_opset, base_dir, progress, deadline=None, keep_alive=None
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
-    from shapeinfer.passes._graph import default_opset, may_hold_subgraphs
-    from shapeinfer.passes._graph import has_control_flow as graph_has_control_flow
+    from shapeinfer.passes._graph import may_hold_subgraphs
+    from shapeinfer.passes._queries import default_opset
+    from shapeinfer.passes._queries import has_control_flow as graph_has_control_flow
     from shapeinfer.passes.fold_if import has_control_flow
     from shapeinfer.writer import annotate_serialised
 

@@ -1,4 +1,4 @@
-"""The graph the passes edit: a light index over the ModelProto, written back without losing anything.
+"""The graph the passes edit: a light index over the ModelProto, its import and its link edits.
 
 :class:`GraphModel` indexes a ModelProto as nodes and tensors with producer/consumer links,
 which is what the passes need: :class:`Node` (``op``, ``name``, ``domain``, ``attrs``,
@@ -6,23 +6,31 @@ which is what the passes need: :class:`Node` (``op``, ``name``, ``domain``, ``at
 ``outputs`` = its readers, nodes of nested subgraphs that read it from the outer scope
 included) and :class:`Constant` (an initializer or a tensor attribute, values read lazily),
 :class:`Graph` (``nodes``, ``inputs``, ``outputs``, ``functions`` on the main graph).
-
-Export writes each node that came from the model and was not changed as its original
-NodeProto, and only what a pass changed or created is built anew; each graph keeps its
-original inputs, outputs and remaining initializers. ``value_info`` is dropped: the pipeline
-re-annotates at the end. Attributes are decoded only when a pass reads them.
+Attributes are decoded only when a pass reads them.
 
 Cost is linear in the model: import is one walk over the protobuf; link edits go through
 :func:`set_input`, :func:`set_inputs`, :func:`set_output`, :func:`replace_uses` and
 :func:`unlink_nodes` (identity-based, in bulk). This replaced onnx-graphsurgeon, whose import
 alone cost ~100 us per node (6x inference) and whose link lists compare nodes field by field
 on every removal (quadratic on shared tensors).
+
+The passes' graph code is three modules, cut where the dependencies go one way:
+
+- this one: the IR, :class:`GraphModel` (import, the editing helpers that create names,
+  constants and nodes or drop initializers) and the link edits, which keep each node's
+  ``dirty`` flag and each tensor's links consistent: they are the IR's invariants, so they
+  live with it;
+- :mod:`shapeinfer.passes._queries`: read-only walks (subgraphs, producers, order, constant
+  values), which use the IR but nothing here uses them;
+- :mod:`shapeinfer.passes._export`: writing the model back (:meth:`GraphModel.export`
+  delegates to it), which reads the IR and the GraphModel's export state and is never called
+  from here otherwise.
 """
 
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from itertools import repeat
 from types import MappingProxyType
 from typing import Any
@@ -32,10 +40,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from shapeinfer.onnxio import attribute_value
-from shapeinfer.toposort import lexicographic_order
 from shapeinfer.wire import NodeFields
-from shapeinfer.wire import read_varint as _read_varint
-from shapeinfer.wire import varint as _varint
 
 #: Ops whose outputs are random: never merged, folded or moved.
 NONDETERMINISTIC = {
@@ -184,19 +189,6 @@ def _decode(a: AttributeProto) -> Any:
     if a.type == AttributeProto.TENSOR:
         return Constant("", a.t)
     return attribute_value(a)
-
-
-def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:
-    """Copy every set field of protobuf message ``src`` into ``dst`` except those in ``skip``."""
-    for fd, val in src.ListFields():
-        if fd.name in skip:
-            continue
-        if fd.is_repeated:
-            getattr(dst, fd.name).extend(val)
-        elif fd.type == fd.TYPE_MESSAGE:
-            getattr(dst, fd.name).CopyFrom(val)
-        else:
-            setattr(dst, fd.name, val)
 
 
 _HOLDS_GRAPHS: dict[tuple[str, str], bool] = {}  # (domain, op) -> _may_hold_graphs
@@ -473,285 +465,11 @@ class GraphModel:
         """The edited model as a new ModelProto (the imported one is not modified).
 
         The GraphModel stays usable: further edits and exports continue from its current state.
+        Written by :func:`shapeinfer.passes._export.export_model`.
         """
-        out = ModelProto()
-        _copy_fields(out, self.model, ("graph", "functions"))
-        self._export_graph(self.graph, out.graph)
-        for f in self.graph.functions:
-            out.functions.append(self._export_function(f))
-        if self._source is not None:
-            self.written_nodes = (out, self._written_node_fields)
-            self._written_node_fields = b""
-        return out
+        from shapeinfer.passes._export import export_model  # (it imports this module)
 
-    def _export_graph(self, g: Graph, out: GraphProto | None = None) -> GraphProto:
-        """``g`` as a GraphProto: written into ``out`` (an empty one) when given, else a new one."""
-        gp = g.proto
-        if out is None:
-            out = GraphProto()
-        out.SetInParent()  # present even when empty, as a copied GraphProto would be
-        if gp is not None:
-            _copy_fields(out, gp, ("node", "initializer", "value_info"))
-        else:
-            out.name = g.name or "graph"
-            out.input.extend(onnx.helper.make_empty_tensor_value_info(t.name) for t in g.inputs)
-            out.output.extend(onnx.helper.make_empty_tensor_value_info(t.name) for t in g.outputs)
-        if g is self.graph and self._source is not None:
-            # parsed from serialised fields: cheaper than copying the original NodeProtos
-            self._written_node_fields = self._node_fields(g.nodes)
-            out.MergeFromString(self._written_node_fields)
-        else:
-            out.node.extend(self._export_node(n) for n in g.nodes)
-        dropped = self._dropped.get(id(g), set())
-        if gp is not None:
-            if dropped:
-                out.initializer.extend(t for t in gp.initializer if t.name not in dropped)
-            else:
-                out.initializer.extend(gp.initializer)
-        new_inputs = []
-        for c in self._new_consts.get(id(g), []):
-            if c.name not in dropped:
-                out.initializer.append(c.to_proto())
-                new_inputs.append(c)
-        if self.model.ir_version and self.model.ir_version < 4:
-            # Before IR 4 every initializer is also a graph input (so passes create
-            # initializers of subgraphs in the main graph, which subgraphs can read).
-            listed = {vi.name for vi in out.input}
-            for c in new_inputs:
-                if c.name not in listed:
-                    out.input.append(_value_info_of(c))
-            if dropped:
-                kept = [vi for vi in out.input if vi.name not in dropped]
-                if len(kept) != len(out.input):
-                    del out.input[:]
-                    out.input.extend(kept)
-        return out
-
-    def _export_function(self, f: Graph) -> onnx.FunctionProto:
-        fp = f.proto
-        out = onnx.FunctionProto()
-        _copy_fields(out, fp, ("node", "value_info"))
-        for c in self._new_consts.get(id(f), []):
-            out.node.append(onnx.helper.make_node("Constant", [], [c.name], value=c.to_proto()))
-        out.node.extend(self._export_node(n) for n in f.nodes)
-        return out
-
-    def _node_fields(self, nodes: list[Node]) -> bytes:
-        """``nodes`` (main graph) as serialised ``GraphProto.node`` fields: an unchanged node's
-        field as ``source`` holds it (adjacent ones in one piece), any other serialised anew."""
-        src = self._source
-        view = memoryview(src.data)
-        starts = src.starts
-        pos = self._source_pos.get
-        no_graphs = _NO_GRAPHS
-        pieces: list = []
-        a = b = -1  # the run of source bytes not yet added
-        for n in nodes:
-            k = pos(n)
-            if k is not None and (
-                # _unchanged(n), its common case inline
-                (n._attrs is None and not n.dirty and n.graphs is no_graphs and n.orig == (n.op, n.name, n.domain))
-                or _unchanged(n)
-            ):
-                s = starts[k]
-                if s != b:
-                    if b != -1:
-                        pieces.append(view[a:b])
-                    a = s
-                b = starts[k + 1]
-                continue
-            if b != -1:
-                pieces.append(view[a:b])
-                a = b = -1
-            if k is not None and n.graphs is no_graphs and n.orig == (n.op, n.name, n.domain):
-                field = _relinked_field(view, starts[k], starts[k + 1], n)
-                if field is not None:
-                    pieces.append(field)
-                    continue
-            pb = self._export_node(n).SerializeToString()
-            pieces.append(_NODE_FIELD_TAG + _varint(len(pb)))
-            pieces.append(pb)
-        if b != -1:
-            pieces.append(view[a:b])
-        return b"".join(pieces)
-
-    def _export_node(self, n: Node) -> NodeProto:
-        po = n.proto
-        if _unchanged(n):
-            return po
-        p = NodeProto()
-        if (
-            po is not None
-            and not n.graphs
-            and (n._attrs is None or (len(n._attrs) == len(po.attribute) and _same_attrs(n._attrs, n.snap)))
-        ):
-            # the original attributes, all of them in their order (decoded ones: each original
-            # one unique and unchanged): a copy with the links, op and names rewritten
-            p.CopyFrom(po)
-            p.DiscardUnknownFields()  # (as a copy of its known fields)
-            p.input[:] = [t.name for t in n.inputs]
-            p.output[:] = [t.name for t in n.outputs]
-            p.op_type = n.op
-            if n.domain:
-                p.domain = n.domain
-            else:
-                p.ClearField("domain")
-            if n.name:
-                p.name = n.name
-            else:
-                p.ClearField("name")
-            return p
-        if po is not None:
-            _copy_fields(p, po, ("input", "output", "attribute", "op_type", "domain", "name"))
-        p.op_type = n.op
-        if n.domain:
-            p.domain = n.domain
-        if n.name:
-            p.name = n.name
-        p.input.extend(t.name for t in n.inputs)
-        p.output.extend(t.name for t in n.outputs)
-        orig_attrs = {a.name: a for a in po.attribute} if po is not None else {}
-        if n._attrs is None:  # never decoded: the original attributes, subgraphs re-exported
-            for a in po.attribute:
-                if a.name in n.graphs:
-                    p.attribute.append(self._graph_attr(a.name, n.graphs[a.name]))
-                else:
-                    p.attribute.append(a)
-            return p
-        snap = n.snap or {}
-        for k, v in n._attrs.items():
-            if isinstance(v, (Graph, list)) and k in n.graphs and v is n.graphs[k]:
-                p.attribute.append(self._graph_attr(k, v))
-            elif k in orig_attrs and k in snap and snap[k] is v:
-                p.attribute.append(orig_attrs[k])
-            else:
-                p.attribute.append(_make_attr(k, v))
-        for k, a in orig_attrs.items():
-            if a.ref_attr_name and k not in n._attrs:  # references to function attributes stay
-                p.attribute.append(a)
-        return p
-
-    def _graph_attr(self, name: str, v) -> AttributeProto:
-        a = AttributeProto()
-        a.name = name
-        if isinstance(v, list):
-            a.type = AttributeProto.GRAPHS
-            a.graphs.extend(self._export_graph(sg) for sg in v)
-        else:
-            a.type = AttributeProto.GRAPH
-            self._export_graph(v, a.g)
-        return a
-
-
-def _unchanged(n: Node) -> bool:
-    """True when ``n`` is exactly its original NodeProto (``n.proto``): nothing relinked or
-    renamed, no subgraph (those are exported anew), the same op, name and attributes."""
-    return (
-        n.orig is not None
-        and not n.dirty
-        and not n.graphs
-        and (n._attrs is None or _same_attrs(n._attrs, n.snap))
-        and n.orig == (n.op, n.name, n.domain)
-    )
-
-
-_NODE_FIELD_TAG = bytes((1 << 3 | 2,))  # GraphProto.node
-_INPUT_TAG = 1 << 3 | 2  # NodeProto.input
-_OUTPUT_TAG = 2 << 3 | 2  # NodeProto.output
-_NODE_FIELDS = {f.number: f.is_repeated for f in NodeProto.DESCRIPTOR.fields}  # number -> repeated
-_NAME, _OP_TYPE, _ATTRIBUTE, _DOMAIN = (
-    NodeProto.DESCRIPTOR.fields_by_name[f].number for f in ("name", "op_type", "attribute", "domain")
-)
-#: tag + length of a short string field, by (tag, length)
-_ONE_BYTE = [bytes((n,)) for n in range(0x80)]  # one-byte varints
-_SHORT_HEADS = {(tag, n): bytes((tag, n)) for tag in (_INPUT_TAG, _OUTPUT_TAG) for n in range(0x80)}
-
-
-def _skip_string(data, i: int) -> int:
-    """The index after the length-delimited field whose one-byte tag is at ``data[i]``."""
-    size = data[i + 1]
-    if size < 0x80:
-        return i + 2 + size
-    size, j = _read_varint(data, i + 1)
-    return j + size
-
-
-def _relinked_field(data, start: int, end: int, n: Node) -> bytes | None:
-    """Node ``n``'s ``GraphProto.node`` field with its original field ``data[start:end]``'s
-    inputs and outputs replaced by ``n``'s, when ``n`` differs from its original only there (same
-    op, name, domain and attributes: the caller checked the first three) and the original is
-    what serialising it gives past them: known fields only, in field-number order, each
-    singular one once, op_type present, no empty name or domain present. That is then
-    byte for byte the field :meth:`GraphModel._export_node` gives, with no NodeProto built.
-    None otherwise (the caller builds the NodeProto)."""
-    i = start + 1  # past the GraphProto.node tag
-    size = data[i]
-    i += 1
-    if size >= 0x80:
-        size, i = _read_varint(data, i - 1)
-    if i + size != end:
-        return None
-    while i < end and data[i] in (_INPUT_TAG, _OUTPUT_TAG):
-        size = data[i + 1]
-        i = i + 2 + size if size < 0x80 else _skip_string(data, i)
-    rest = i
-    last = 2  # (the input and output fields at the start are skipped; any later one is out of order)
-    op_seen = False
-    attrs = 0
-    fields = _NODE_FIELDS
-    while i < end:
-        tag = data[i]
-        num = tag >> 3
-        if tag & 7 != 2 or tag >= 0x80 or num not in fields or num < last or (num == last and not fields[num]):
-            return None
-        size = data[i + 1]
-        if size == 0 and num in (_NAME, _DOMAIN):
-            return None  # present and empty: the rebuilt node leaves it out
-        if num == _OP_TYPE:
-            op_seen = True
-        elif num == _ATTRIBUTE:
-            attrs += 1
-        last = num
-        i = i + 2 + size if size < 0x80 else _skip_string(data, i)
-    if i != end or not op_seen:
-        return None
-    if n._attrs is not None and (len(n._attrs) != attrs or not _same_attrs(n._attrs, n.snap)):
-        return None
-    heads = _SHORT_HEADS
-    parts = []
-    add = parts.append
-    try:
-        for tag, ts in ((_INPUT_TAG, n.inputs), (_OUTPUT_TAG, n.outputs)):
-            for t in ts:
-                nb = t.name.encode()
-                h = heads.get((tag, len(nb)))
-                add(h if h is not None else bytes((tag,)) + _varint(len(nb)))
-                add(nb)
-    except UnicodeEncodeError:
-        return None  # (the NodeProto refuses it too, with its own message)
-    add(data[rest:end])
-    payload = b"".join(parts)
-    size = len(payload)
-    return b"".join((_NODE_FIELD_TAG, _ONE_BYTE[size] if size < 0x80 else _varint(size), payload))
-
-
-def _same_attrs(attrs: dict, snap: dict | None) -> bool:
-    if snap is None or attrs.keys() != snap.keys():
-        return False
-    return all(v is snap[k] for k, v in attrs.items())
-
-
-def _make_attr(name: str, value: Any) -> AttributeProto:
-    if isinstance(value, Constant):
-        return onnx.helper.make_attribute(name, value.to_proto(value.name))
-    return onnx.helper.make_attribute(name, value)
-
-
-def _value_info_of(c: Constant) -> onnx.ValueInfoProto:
-    if c.proto is not None:
-        return onnx.helper.make_tensor_value_info(c.name, c.proto.data_type, list(c.proto.dims))
-    arr = np.asarray(c._array)
-    return onnx.helper.make_tensor_value_info(c.name, onnx.helper.np_dtype_to_tensor_dtype(arr.dtype), arr.shape)
+        return export_model(self)
 
 
 # ---------------------------------------------------------------------- link edits
@@ -858,24 +576,7 @@ def replace_uses(old: Tensor, new: Tensor) -> int:
     return count
 
 
-# ---------------------------------------------------------------------- graph queries
-
-
-def subgraphs(node: Node) -> Iterator[Graph]:
-    """The graphs held in ``node``'s attributes."""
-    for v in node.graphs.values():
-        if isinstance(v, list):
-            yield from v
-        else:
-            yield v
-
-
-def all_graphs(g: Graph) -> Iterator[Graph]:
-    """``g`` and every graph nested in its nodes' attributes, outermost first."""
-    yield g
-    for n in g.nodes:
-        for sg in subgraphs(n):
-            yield from all_graphs(sg)
+# ---------------------------------------------------------------------- what the import knows of ops
 
 
 def may_hold_subgraphs(ops: Iterable[tuple[str, str]]) -> bool:
@@ -888,145 +589,3 @@ def may_hold_subgraphs(ops: Iterable[tuple[str, str]]) -> bool:
         if holds:
             return True
     return False
-
-
-def has_control_flow(g: Graph) -> bool:
-    """True when an If or a Loop is in ``g`` or any graph nested in it."""
-    for n in g.nodes:
-        if n.op in ("If", "Loop"):
-            return True
-        if n.graphs and any(has_control_flow(sg) for sg in subgraphs(n)):
-            return True
-    return False
-
-
-def implicit_inputs(node: Node) -> list[Tensor]:
-    """Outer-scope tensors that ``node``'s subgraphs read."""
-    if not node.graphs:
-        return []
-    inner: set[int] = set()
-    for sg in subgraphs(node):
-        inner.update(id(x) for x in all_graphs(sg))
-    out = []
-    seen: set[str] = set()
-    for sg in subgraphs(node):
-        for g in all_graphs(sg):
-            reads = [t for n in g.nodes for t in n.inputs] + list(g.outputs)
-            for t in reads:
-                if t.name and id(t.graph) not in inner and t.name not in seen:
-                    seen.add(t.name)
-                    out.append(t)
-    return out
-
-
-def producer(t: Tensor) -> Node | None:
-    """The node producing tensor ``t`` in its graph, or None (input, initializer, outer scope)."""
-    return t.inputs[0] if t.inputs else None
-
-
-def predecessors(nodes: list[Node]) -> list[list[int]]:
-    """For each node of ``nodes`` (one graph), the positions of the nodes producing what it reads.
-
-    Subgraph reads of outer tensors count as inputs of the node holding the subgraph.
-    """
-    pos = {id(n): k for k, n in enumerate(nodes)}
-    preds: list[list[int]] = []
-    for k, n in enumerate(nodes):
-        ins = n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n)
-        ps = []
-        for t in ins:
-            if t.inputs:
-                p = pos.get(id(t.inputs[0]))
-                if p is not None and p != k:
-                    ps.append(p)
-        preds.append(ps)
-    return preds
-
-
-def _sorted(g: Graph) -> bool:
-    """True when every node of ``g`` comes after the producers (in ``g``) of what it reads."""
-    # One pass, with the nodes met so far in a set (nodes hash by identity): a producer not
-    # met yet is either later in ``g`` or outside it, which only the positions tell apart.
-    seen: set[Node] = set()
-    add = seen.add
-    for n in g.nodes:
-        for t in n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n):
-            ps = t.inputs
-            if ps and ps[0] not in seen:
-                return _sorted_by_position(g)
-        add(n)
-    return True
-
-
-def _sorted_by_position(g: Graph) -> bool:
-    pos = {id(n): k for k, n in enumerate(g.nodes)}
-    get = pos.get
-    for k, n in enumerate(g.nodes):
-        for t in n.inputs if not n.graphs else list(n.inputs) + implicit_inputs(n):
-            ps = t.inputs
-            if ps:
-                j = get(id(ps[0]))
-                if j is not None and j >= k:
-                    return False
-    return True
-
-
-def toposort(g: Graph) -> bool:
-    """Order ``g``'s nodes so producers come first, keeping the current order where it already is.
-
-    Subgraph reads of outer tensors count as inputs. Returns True when the order changed.
-    Among ready nodes the one earliest in the current order goes first (a lexicographic
-    topological order, with a heap: O(n log n)); nodes on a cycle keep their order at the end.
-    """
-    if _sorted(g):
-        return False
-    nodes = list(g.nodes)
-    order = lexicographic_order(predecessors(nodes))
-    if len(order) < len(nodes):
-        placed = set(order)
-        order += [k for k in range(len(nodes)) if k not in placed]
-    g.nodes = [nodes[k] for k in order]
-    return True
-
-
-def constant_node_value(node: Node) -> Constant | np.ndarray | None:
-    """A Constant node's value: the Constant of its ``value`` tensor, an array of its
-    ``value_int(s)`` / ``value_float(s)``, or None (other attributes: strings, sparse)."""
-    a = node.attrs
-    v = a.get("value")
-    if isinstance(v, Constant):
-        return v
-    if "value_ints" in a:
-        return np.array(a["value_ints"], dtype=np.int64)
-    if "value_int" in a:
-        return np.array(a["value_int"], dtype=np.int64)
-    if "value_floats" in a:
-        return np.array(a["value_floats"], dtype=np.float32)
-    if "value_float" in a:
-        return np.array(a["value_float"], dtype=np.float32)
-    return None
-
-
-def const_array(t: Tensor) -> np.ndarray | None:
-    """The value of a Constant tensor, or of a tensor produced by a Constant node, else None."""
-    p = None if isinstance(t, Constant) else producer(t)
-    if p is not None:
-        if p.op != "Constant" or p.domain:
-            return None
-        t = constant_node_value(p)
-        if not isinstance(t, Constant):
-            return t
-    if isinstance(t, Constant):
-        try:
-            return np.asarray(t.values)
-        except Exception:
-            return None
-    return None
-
-
-def default_opset(model: ModelProto) -> int | None:
-    """The model's default-domain opset version, or None when it imports none."""
-    for o in model.opset_import:
-        if o.domain in ("", "ai.onnx"):
-            return o.version
-    return None

@@ -39,7 +39,8 @@ import onnx
 
 from shapeinfer import dims as D
 from shapeinfer.ops.reduce import REDUCE_OPS
-from shapeinfer.passes._graph import Constant, GraphModel, const_array, default_opset, producer, set_input, toposort
+from shapeinfer.passes._graph import Constant, GraphModel, set_input
+from shapeinfer.passes._queries import const_array, default_opset, producer, toposort
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True

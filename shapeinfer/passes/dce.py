@@ -22,7 +22,8 @@ from operator import attrgetter
 
 import onnx
 
-from shapeinfer.passes._graph import GraphModel, implicit_inputs, subgraphs
+from shapeinfer.passes._graph import GraphModel
+from shapeinfer.passes._queries import implicit_inputs, subgraphs
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True

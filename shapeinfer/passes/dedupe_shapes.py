@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, default_opset, replace_uses, set_input
+from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, replace_uses, set_input
+from shapeinfer.passes._queries import default_opset
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True

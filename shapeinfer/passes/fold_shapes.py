@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, constant_node_value, producer, rename, replace_uses
+from shapeinfer.passes._graph import NONDETERMINISTIC, rename, replace_uses
+from shapeinfer.passes._queries import constant_node_value, producer
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True

@@ -21,16 +21,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import (
-    const_array,
-    default_opset,
-    producer,
-    replace_uses,
-    set_input,
-    set_inputs,
-    set_output,
-    unlink_nodes,
-)
+from shapeinfer.passes._graph import replace_uses, set_input, set_inputs, set_output, unlink_nodes
+from shapeinfer.passes._queries import const_array, default_opset, producer
 from shapeinfer.passes.canonicalize_reshape import _reshape_options
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).

@@ -27,7 +27,8 @@ import numpy as np
 import onnx
 
 from shapeinfer.onnxio import graphs_within
-from shapeinfer.passes._graph import Constant, GraphModel, append_input, default_opset, subgraphs
+from shapeinfer.passes._graph import Constant, GraphModel, append_input
+from shapeinfer.passes._queries import default_opset, subgraphs
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
