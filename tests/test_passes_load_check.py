@@ -40,7 +40,8 @@ def _range_model(limit: int, as_constant_node: bool = False) -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _data_prop_used(monkeypatch, model) -> list:
+def _spy_data_prop(monkeypatch) -> list:
+    """The ``data_prop`` of every call to onnx's inference from now on."""
     seen: list = []
     real = onnx.shape_inference.infer_shapes
 
@@ -49,6 +50,11 @@ def _data_prop_used(monkeypatch, model) -> list:
         return real(m, *a, **k)
 
     monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    return seen
+
+
+def _data_prop_used(monkeypatch, model) -> list:
+    seen = _spy_data_prop(monkeypatch)
     assert load_check.strict_error(model) is None
     return seen
 
@@ -96,14 +102,7 @@ def test_optimize_bind_writes_a_model_whose_folded_range_is_long(monkeypatch):
     (std::bad_alloc)"). onnxruntime loads such a model (its constant folding skips the Range).
     Here the Range is just over the cap, so the old check would only have been slow."""
     dim = load_check.MAX_PROPAGATED_RANGE + 1
-    seen = []
-    real = onnx.shape_inference.infer_shapes
-
-    def spy(m, *a, **k):
-        seen.append(k.get("data_prop"))
-        return real(m, *a, **k)
-
-    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    seen = _spy_data_prop(monkeypatch)
     out, report = optimize_with_report(_computed_range_model(dim), bind={"batch": 2})
     assert not report.notes
     assert [d.dim_value for d in out.graph.input[1].type.tensor_type.shape.dim] == [2, 3]
