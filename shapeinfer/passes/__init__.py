@@ -326,16 +326,23 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, bool]:
     return decode_model_text(loaded.model, loaded.data), model_dir(path), None, inline
 
 
+def _repeated(names: list[str]) -> list[str]:
+    """The passes optimize's rounds repeat, in order: the selected ones but the Reshape-1
+    rewrite (run once before), with ``dce`` last (fold-if is dropped when nothing is left
+    for it)."""
+    return [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
+
+
 def _infers_first(m: onnx.ModelProto, names: list[str], bind, target_opset) -> bool:
     """True when optimize's first inference of ``m`` comes before its first index anyway: the
-    first pass of the first round asks for facts first (``INFERS_FIRST``) and nothing before it
-    changes ``m`` (``bind`` rewrites the graph inputs, the Reshape-1 rewrite and the opset lift
-    make a new model)."""
+    first repeated pass after fold-if asks for facts first (``INFERS_FIRST``) and nothing
+    before it changes ``m`` (``bind`` rewrites the graph inputs, the Reshape-1 rewrite and the
+    opset lift make a new model)."""
     from shapeinfer.passes.reshape_v1_to_v5 import needed
 
     if bind or target_opset is not None or ("reshape-v1-to-v5" in names and needed(m)):
         return False
-    first = next((n for n in names if n not in ("fold-if", "reshape-v1-to-v5")), "dce")
+    first = next(n for n in _repeated(names) if n != "fold-if")
     return getattr(pass_module(first), "INFERS_FIRST", False)
 
 
@@ -532,9 +539,8 @@ def _optimize(
             # the first round infers m before it indexes it: inferring now lets the index take
             # what inference read of each node, and tells whether any node can hold a subgraph
             reads = ctx.infer(m).node_reads
-        if reads is not None and not m.functions and not may_hold_subgraphs(map(itemgetter(1, 0), reads)):
-            control_flow = False
-        else:  # no pass creates an If or a Loop; the index made for asking is the one the passes edit
+        if reads is None or m.functions or may_hold_subgraphs(map(itemgetter(1, 0), reads)):
+            # no pass creates an If or a Loop; the index made for asking is the one the passes edit
             control_flow = graph_has_control_flow(ctx.graph(m).graph)
     if control_flow:
         for _ in range(MAX_ROUNDS):  # nested Ifs a fold reveals
@@ -552,7 +558,7 @@ def _optimize(
         from shapeinfer.passes.reshape_v1_to_v5 import lift_opset
 
         m = lift_opset(m, target_opset, ctx)
-    repeated = [n for n in names if n not in ("reshape-v1-to-v5", "dce")] + ["dce"]
+    repeated = _repeated(names)
     if "fold-if" in repeated and not (control_flow and has_control_flow(m)):
         repeated.remove("fold-if")
     ctx.defer = True  # passes hand each other the index; the model is written when needed
