@@ -120,24 +120,22 @@ _INPUTS = attrgetter("inputs")
 _NAME = attrgetter("name")
 
 
+def _mergeable(nodes: list) -> list:
+    """The nodes of ``nodes`` a merge may take: deterministic default-domain nodes with outputs
+    and without subgraphs."""
+    return [n for n in nodes if not n.domain and n.outputs and not n.graphs and n.op not in NONDETERMINISTIC]
+
+
 def _may_merge(nodes: list) -> bool:
-    """False when no two of ``nodes`` that may merge (deterministic default-domain nodes without
-    subgraphs) have the same op and inputs (so none merges); True when some may.
+    """False when no two of ``nodes`` (:func:`_mergeable` ones) have the same op and inputs (so
+    none merges); True when some may.
 
     Such a pair reads one first input (which then has two readers), or none, or unnamed ones:
     only nodes like that are keyed, by op and input tensors, in bulk (nodes and tensors hash by
     identity). Unnamed inputs are distinct tensors that the merge takes for equal: with one
     among them, the answer is True.
     """
-    cands = [
-        n
-        for n in nodes
-        if (not n.inputs or len(n.inputs[0].outputs) > 1 or not n.inputs[0].name)
-        and not n.domain
-        and n.outputs
-        and not n.graphs
-        and n.op not in NONDETERMINISTIC
-    ]
+    cands = [n for n in nodes if not n.inputs or len(n.inputs[0].outputs) > 1 or not n.inputs[0].name]
     keys = list(zip(map(_OP, cands), map(tuple, map(_INPUTS, cands))))
     if len(set(keys)) != len(keys):
         return True
@@ -208,12 +206,11 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     def structure(n) -> tuple:
         return (n.op, len(n.outputs), *[id(t) if t.name else 0 for t in n.inputs])
 
-    if not stats["initializers merged"] and not _may_merge(g.nodes):
+    nodes = _mergeable(g.nodes)
+    if not stats["initializers merged"] and not _may_merge(nodes):
         # No two nodes have the same op and inputs: no attributes are compared, nothing merges.
         ctx.settled = True
         return model, {}
-    # The nodes that may merge: deterministic default-domain nodes without subgraphs.
-    nodes = [n for n in g.nodes if not n.domain and n.outputs and not n.graphs and n.op not in NONDETERMINISTIC]
     # A cheaper first level: op and first input. Most nodes are alone there, and their full
     # structure key is computed only when a second node joins them.
     firsts: dict[tuple, Any] = {}
