@@ -235,10 +235,8 @@ def _attr_graph(n: NodeProto, name: str) -> GraphProto | None:
 
 
 def _all_nodes(g: GraphProto) -> Iterator[NodeProto]:
-    for n in g.node:
-        yield n
-        for _, sg in subgraph_attrs(n):
-            yield from _all_nodes(sg)
+    """The nodes of ``g`` and of every subgraph nested in it (graph by graph)."""
+    return (n for sg in graphs_within(g) for n in sg.node)
 
 
 def _readers(g: GraphProto) -> set[str]:
