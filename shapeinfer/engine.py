@@ -31,13 +31,11 @@ from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.guards import Guard, Ledger
-from shapeinfer.intervals import simplify as range_simplify
+from shapeinfer.node_context import GraphScope, NodeContext, _show_number, graph_path
 from shapeinfer.onnxio import (
-    attribute_value,
     dim_from_proto,
     fact_type,
     ident,
-    subgraph_attrs,
     tensor_fact,
     tensor_numel,
     tensor_problem,
@@ -45,29 +43,19 @@ from shapeinfer.onnxio import (
     write_shape,
 )
 from shapeinfer.ops.common import (
-    MAX_RANK,
     check_against_probe,
     clear_foreign_params,
     probe_binding,
     probe_outputs,
 )
+from shapeinfer.symbolic_scope import SymbolScope
 from shapeinfer.toposort import lexicographic_order
 
 #: Expressions larger than this (see :func:`shapeinfer.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 48
 
-FRESH_PREFIX = "unk_"
-
 _DATA_TYPES = frozenset(onnx.TensorProto.DataType.values())
 _UINT64_MAX = 2**64 - 1
-
-
-def _show_number(d: D.Dim) -> str:
-    """``d`` as short text: a number past a few dozen digits is shown by its size (Python will
-    not even print one of 4,300 digits)."""
-    if type(d) is int:
-        return str(d) if d.bit_length() <= 128 else f"a {d.bit_length()}-bit number"
-    return "an expression with a coefficient past int64"
 
 
 def _coeff_overflow(d: D.Dim) -> bool:
@@ -91,11 +79,6 @@ _BOUND_OPS = frozenset(
 _INT_TYPES = frozenset((2, 3, 4, 5, 6, 7, 12, 13))
 _UNKNOWN = Fact()
 _GRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
-
-
-def graph_path(parent: str, node_index: int, attr: str) -> str:
-    """The key of a subgraph in ``Result.graph_facts``: parent path, node index, attribute name."""
-    return f"{parent}/{node_index}.{attr}"
 
 
 _OnnxInferenceError = onnx.shape_inference.InferenceError
@@ -192,131 +175,6 @@ class Result:
         return f.shape
 
 
-class Scope:
-    """The facts visible in one graph, with the enclosing graph's scope behind it."""
-
-    __slots__ = ("declared", "facts", "parent")
-
-    def __init__(self, parent: Scope | None = None) -> None:
-        self.facts: dict[str, Fact] = {}
-        self.parent = parent
-        self.declared: dict[str, onnx.TypeProto] = {}  # types the graph declares (value_info, outputs)
-
-    def get(self, name: str) -> Fact | None:
-        s: Scope | None = self
-        while s is not None:
-            f = s.facts.get(name)
-            if f is not None:
-                return f
-            s = s.parent
-        return None
-
-
-class NodeContext:
-    """What a rule sees of its node and of the engine."""
-
-    __slots__ = ("_attrs", "call_attrs", "domain", "engine", "graph", "index", "node", "op_type", "scope", "version")
-
-    def __init__(
-        self,
-        engine: Engine,
-        node: onnx.NodeProto,
-        version: int,
-        index: int,
-        graph: str,
-        scope: Scope,
-        call_attrs: Mapping[str, AttributeProto] | None = None,
-    ) -> None:
-        self.engine = engine
-        self.node = node
-        self.op_type = node.op_type
-        self.domain = node.domain
-        self.version = version
-        self.index = index
-        self.graph = graph
-        self.scope = scope
-        self.call_attrs = call_attrs
-        self._attrs: dict[str, AttributeProto] | None = None
-
-    # ---- attributes
-    def _attr_protos(self) -> dict[str, AttributeProto]:
-        if self._attrs is None:
-            attrs = {}
-            for a in self.node.attribute:
-                if a.ref_attr_name:
-                    if self.call_attrs and a.ref_attr_name in self.call_attrs:
-                        attrs[a.name] = self.call_attrs[a.ref_attr_name]
-                    continue
-                attrs[a.name] = a
-            self._attrs = attrs
-        return self._attrs
-
-    def has_attr(self, name: str) -> bool:
-        return name in self._attr_protos()
-
-    def attr(self, name: str, default: Any = None) -> Any:
-        """The decoded value of attribute ``name`` (ints, floats, strings, lists, tensors, graphs)."""
-        a = self._attr_protos().get(name)
-        if a is None:
-            return default
-        expected = self.engine.attr_types(self.domain, self.op_type, self.version).get(name)
-        if expected is not None and a.type != expected:
-            have = AttributeProto.AttributeType.Name(a.type).lower()
-            want = AttributeProto.AttributeType.Name(expected).lower()
-            raise InferenceError("E007", f"attribute {name!r} is {have}; {self.op_type} takes {want}")
-        return attribute_value(a)
-
-    def attr_tensor_fact(self, name: str) -> Fact | None:
-        a = self._attr_protos().get(name)
-        if a is None or a.type != AttributeProto.TENSOR:
-            return None
-        try:
-            return tensor_fact(a.t, self.engine.base_dir)
-        except (ExternalDataMissing, ExternalDataInvalid) as e:
-            sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
-            self.diag(sev, "E003", f"attribute {name!r}: {e}: values unknown")
-            return tensor_fact(a.t, None, with_value=False)
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.node.output)
-
-    # ---- symbols and diagnostics
-    def fresh(self) -> D.Expr:
-        """A new symbol for a dim inference cannot determine."""
-        return self.engine.fresh()
-
-    def fresh_shape(self, rank: int) -> tuple[D.Expr, ...]:
-        """``rank`` new symbols; a rank past MAX_RANK (a length read from the model) is E012."""
-        if type(rank) is not int or rank > MAX_RANK:
-            raise InferenceError(
-                "E012",
-                f"a rank of {D.format(rank) if type(rank) is not int else _show_number(rank)} "
-                f"(over {MAX_RANK}) cannot be built",
-            )
-        return tuple(self.engine.fresh() for _ in range(rank))
-
-    def diag(self, severity: str, code: str, message: str) -> None:
-        self.engine.diagnostics.append(
-            Diagnostic(severity, code, message, self.node.name or None, self.op_type, self.index, self.graph)
-        )
-
-    def unify(self, a: D.Dim, b: D.Dim) -> D.Dim:
-        """Record that dims ``a`` and ``b`` must be equal; returns the representative."""
-        return self.engine.unify(a, b, self)
-
-    def infer_graph(self, graph: onnx.GraphProto, inputs: Sequence[Fact | None], attr: str | None = None) -> list[Fact]:
-        """Infer subgraph ``graph`` (outer scope visible) with its inputs' facts; returns outputs'.
-
-        ``attr`` names the node attribute holding the graph (found by comparison when omitted).
-        """
-        if attr is None:
-            attr = next((name for name, g in subgraph_attrs(self.node) if g == graph), "?")
-        return self.engine.run_graph(
-            graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr), call_attrs=self.call_attrs
-        )
-
-
 class Engine:
     """One inference run over one model."""
 
@@ -329,8 +187,9 @@ class Engine:
         dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
     ) -> None:
         self.model = model
-        self.ranges = dict(dim_ranges or {})
-        self.guard_events: list[tuple[str, D.Dim, D.Dim, str]] = []
+        #: the run's symbolic state: input symbols, ranges, fresh symbols, substitution,
+        #: equalities and guards (rules reach it as ``ctx.symbols``)
+        self.symbols = SymbolScope(dim_ranges)
         # (graph, tensor) -> (lo, hi): proven bounds of an integer tensor's element values,
         # kept only along index paths (Range and ops that move or select its elements)
         self.value_bounds: dict[tuple[str, str], tuple[D.Dim, D.Dim]] = {}
@@ -350,15 +209,10 @@ class Engine:
         # IR 10 functions may be overloaded: a call names its body by (domain, name, overload).
         self.functions = {(f.domain, f.name, f.overload): f for f in model.functions}
         self._active_functions: set[tuple[str, str, str]] = set()
-        self.fresh_symbols: list[str] = []
         self.node_reads: list | None = None  # set to a list to have the main graph's walk fill it
-        self.input_symbols: set[str] = set()
-        self.subst: dict[str, D.Dim] = {}
-        self.equalities: list[tuple[str, str]] = []
         self.graph_facts: dict[str, dict[str, Fact]] = {}
         self.capped = 0
         self.max_expr_size = max_expr_size
-        self._subst_gen = 0
         self._type_cache: dict[Fact, onnx.TypeProto] = {}
         self._memo: dict[tuple, tuple] = {}
         self._open_memo: tuple[int, dict[D.Dim, bool]] = (0, {})  # see _open
@@ -392,81 +246,18 @@ class Engine:
 
     # ---------------------------------------------------------------- symbols
     def fresh(self) -> D.Expr:
-        name = f"{FRESH_PREFIX}{len(self.fresh_symbols)}"
-        self.fresh_symbols.append(name)
-        return D.sym(name)
-
-    def is_fresh(self, name: str) -> bool:
-        return name.startswith(FRESH_PREFIX) and name not in self.input_symbols
-
-    def resolve(self, d: D.Dim) -> D.Dim:
-        if type(d) is int or not self.subst:
-            return d
-        for _ in range(8):
-            if not (D.symbols(d) & self.subst.keys()):
-                break
-            d = D.substitute(d, self.subst)
-        return d
+        return self.symbols.fresh()
 
     def resolve_fact(self, f: Fact) -> Fact:
-        if not self.subst or (f.shape is None and f.value is None and f.elem is None):
+        if not self.symbols.subst or (f.shape is None and f.value is None and f.elem is None):
             return f
-        shape = None if f.shape is None else tuple(self.resolve(d) for d in f.shape)
+        resolve = self.symbols.resolve
+        shape = None if f.shape is None else tuple(resolve(d) for d in f.shape)
         value = None
         if f.value is not None:
-            value = tuple(self.resolve(v) if isinstance(v, D.Expr) else v for v in f.value)
+            value = tuple(resolve(v) if isinstance(v, D.Expr) else v for v in f.value)
         elem = None if f.elem is None else self.resolve_fact(f.elem)
         return Fact(f.dtype, shape, value, f.kind, elem)
-
-    def _rank_key(self, d: D.Dim) -> tuple:
-        syms = D.symbols(d)
-        nfresh = sum(1 for s in syms if self.is_fresh(s))
-        return (nfresh, D.size(d), D.format(d))
-
-    def guard(self, kind: str, lhs: D.Dim, rhs: D.Dim, ctx: NodeContext | None, report: bool = False) -> None:
-        """Record that the inferred shapes hold only when ``lhs <kind> rhs`` (see
-        :mod:`shapeinfer.guards`). ``report`` also makes it a G012 diagnostic of the node (for
-        the guards no other code reports: G003 says the equalities, G009 the float bounds)."""
-        if self.ranges:
-            lhs, rhs = range_simplify(lhs, self.ranges), range_simplify(rhs, self.ranges)
-        node = "" if ctx is None else (ctx.node.name or f"{ctx.op_type} #{ctx.index}")
-        self.guard_events.append((kind, lhs, rhs, node))
-        if report and ctx is not None:
-            led = Ledger()
-            led.add(kind, lhs, rhs)
-            for g in led:
-                ctx.diag("info", "G012", f"the inferred shapes hold only when {g.text}")
-
-    def unify(self, a: D.Dim, b: D.Dim, ctx: NodeContext | None = None) -> D.Dim:
-        a, b = self.resolve(a), self.resolve(b)
-        if a == b:
-            return a
-        if self.ranges:
-            a, b = range_simplify(a, self.ranges), range_simplify(b, self.ranges)
-            if a == b:
-                return a
-        if type(a) is int and type(b) is int:
-            raise InferenceError("G002", f"dims {a} and {b} must be equal")
-        rep, other = (
-            (a, b) if type(a) is int or (type(b) is not int and self._rank_key(a) <= self._rank_key(b)) else (b, a)
-        )
-        # Bind a lone symbol on the other side to the representative (union-find by substitution).
-        if (
-            isinstance(other, D.Expr)
-            and len(other.terms) == 1
-            and other.terms[0][1] == 1
-            and len(other.terms[0][0]) == 1
-            and other.terms[0][0][0].kind == "sym"
-        ):
-            name = other.terms[0][0][0].name
-            if name not in D.symbols(rep):
-                self.subst[name] = rep
-                self._subst_gen += 1
-        self.equalities.append((D.format(rep), D.format(other)))
-        self.guard("equality", other, rep, ctx)
-        if ctx is not None and not all(self.is_fresh(s) for s in D.symbols(other)):
-            ctx.diag("warning", "G003", f"assuming {D.format(other)} == {D.format(rep)}")
-        return rep
 
     def cap(self, d: D.Dim) -> D.Dim:
         if type(d) is int or D.size(d) <= self.max_expr_size:
@@ -489,7 +280,7 @@ class Engine:
                 )
             )
         for d in f.shape or ():
-            self.input_symbols |= D.symbols(d)
+            self.symbols.add_inputs(D.symbols(d))
         return f
 
     def _check_default(self, declared: Fact, t: onnx.TensorProto, graph: str) -> None:
@@ -514,12 +305,12 @@ class Engine:
     def run_graph(
         self,
         graph: onnx.GraphProto,
-        parent: Scope | None,
+        parent: GraphScope | None,
         inputs: Sequence[Fact | None] | None,
         name: str = "main",
         call_attrs: Mapping[str, AttributeProto] | None = None,
     ) -> list[Fact]:
-        scope = Scope(parent)
+        scope = GraphScope(parent)
         facts = scope.facts
         for t in graph.sparse_initializer:
             facts[t.values.name] = Fact(t.values.data_type, tuple(t.dims), None, "tensor")
@@ -599,7 +390,7 @@ class Engine:
     def run_nodes(
         self,
         nodes: Sequence[onnx.NodeProto],
-        scope: Scope,
+        scope: GraphScope,
         graph: str,
         call_attrs: Mapping[str, AttributeProto] | None = None,
     ) -> None:
@@ -608,29 +399,20 @@ class Engine:
         facts = scope.facts
         initial = set(facts)
         self.graph_nodes[graph] = nodes
-        marks = (
-            len(self.diagnostics),
-            len(self.fresh_symbols),
-            len(self.equalities),
-            dict(self.subst),
-            len(self.guard_events),
-        )
+        ndiag = len(self.diagnostics)
+        mark = self.symbols.checkpoint()
         if self._walk(nodes, scope, graph, call_attrs, None):
             return
         for name in [n for n in facts if n not in initial]:
             del facts[name]
-        del self.diagnostics[marks[0] :]
-        del self.fresh_symbols[marks[1] :]
-        del self.equalities[marks[2] :]
-        self.subst = marks[3]
-        del self.guard_events[marks[4] :]
-        self._subst_gen += 1
+        del self.diagnostics[ndiag:]
+        self.symbols.rollback(mark, release_fresh=True)
         self._walk(nodes, scope, graph, call_attrs, self._topological_order(nodes, graph))
 
     def _walk(
         self,
         nodes: Sequence[onnx.NodeProto],
-        scope: Scope,
+        scope: GraphScope,
         graph: str,
         call_attrs: Mapping[str, AttributeProto] | None,
         order: list[int] | None,
@@ -659,7 +441,7 @@ class Engine:
             node = nodes[k]
             in_names = node.input[:]
             ins: list[Fact | None] = []
-            subst = self.subst  # only inference (below) binds symbols: the same for every input
+            subst = self.symbols.subst  # only inference (below) binds symbols: the same for every input
             for name in in_names:
                 if not name:
                     ins.append(None)
@@ -777,7 +559,7 @@ class Engine:
                 for d, x in zip(shape, decl):
                     if x is not None and self._open(d):
                         # a lone fresh symbol is bound to the declared dim wherever it occurs
-                        d = self.unify(d, x) if D.symbols(d) and d == D.sym(next(iter(D.symbols(d)))) else x
+                        d = self.symbols.unify(d, x)[0] if D.symbols(d) and d == D.sym(next(iter(D.symbols(d)))) else x
                     out.append(d)
                 shape = tuple(out)
         if dtype == f.dtype and shape == f.shape:
@@ -800,11 +582,13 @@ class Engine:
         if type(d) is int:
             return False
         memo = self._open_memo
-        if memo[0] != len(self.input_symbols):
-            memo = self._open_memo = (len(self.input_symbols), {})
+        n_inputs = len(self.symbols.input_symbols)
+        if memo[0] != n_inputs:
+            memo = self._open_memo = (n_inputs, {})
         known = memo[1].get(d)
         if known is None:
-            known = memo[1][d] = all(self.is_fresh(s) for s in D.symbols(d))
+            is_fresh = self.symbols.is_fresh
+            known = memo[1][d] = all(is_fresh(s) for s in D.symbols(d))
         return known
 
     def infer_node(
@@ -813,7 +597,7 @@ class Engine:
         ins: list[Fact | None],
         index: int,
         graph: str,
-        scope: Scope,
+        scope: GraphScope,
         call_attrs: Mapping[str, AttributeProto] | None,
         op_type: str,
         domain: str,
@@ -826,25 +610,15 @@ class Engine:
         and diagnostics are stored under it unless inference drew fresh symbols, bound symbols,
         or recorded equalities or guards (such a node is never memoised)."""
         if key is not None:
-            marks = (
-                len(self.diagnostics),
-                len(self.fresh_symbols),
-                len(self.equalities),
-                self._subst_gen,
-                len(self.guard_events),
-            )
+            ndiag = len(self.diagnostics)
+            mark = self.symbols.checkpoint()
         rule = registry.lookup(domain, op_type, version)
         ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
         outs = self._capped(self._apply(rule, ctx, ins), ctx)
-        if self.ranges:
+        if self.symbols.ranges:
             outs = [self._ranged(f) for f in outs]
-        if key is not None and marks[1:] == (
-            len(self.fresh_symbols),
-            len(self.equalities),
-            self._subst_gen,
-            len(self.guard_events),
-        ):
-            self._memo[key] = (outs, self.diagnostics[marks[0] :])
+        if key is not None and not self.symbols.changed_since(mark):
+            self._memo[key] = (outs, self.diagnostics[ndiag:])
         return outs
 
     def _value_bounds(
@@ -890,9 +664,10 @@ class Engine:
             shape = None if data is None else data.shape
             if idx is not None and shape is not None and -len(shape) <= axis < len(shape) and type(shape[axis]) is int:
                 n = shape[axis]
-                ctx = NodeContext(self, node, 0, index, graph, Scope())
-                self.guard("bound", self.resolve(idx[1]), n - 1, ctx, report=True)
-                self.guard("bound", -n, self.resolve(idx[0]), ctx, report=True)
+                ctx = NodeContext(self, node, 0, index, graph, GraphScope())
+                resolve = self.symbols.resolve
+                ctx.assume("bound", resolve(idx[1]), n - 1, report=True)
+                ctx.assume("bound", -n, resolve(idx[0]), report=True)
             if src is not None and out_names:  # elements selected from an index tensor
                 vb[(graph, out_names[0])] = src
             return
@@ -905,10 +680,11 @@ class Engine:
         """``f`` with the min/max its dims and values hold decided by the symbols' ranges."""
         if f is None or f.kind != "tensor" or (f.shape is None and f.value is None):
             return f
-        shape = None if f.shape is None else tuple(range_simplify(d, self.ranges) for d in f.shape)
+        simplify = self.symbols.simplify
+        shape = None if f.shape is None else tuple(simplify(d) for d in f.shape)
         value = f.value
         if value is not None:
-            value = tuple(range_simplify(v, self.ranges) if isinstance(v, D.Expr) else v for v in value)
+            value = tuple(simplify(v) if isinstance(v, D.Expr) else v for v in value)
         if shape == f.shape and value == f.value:
             return f
         return Fact(f.dtype, shape, value, f.kind, f.elem)
@@ -1030,7 +806,7 @@ class Engine:
         if key in self._active_functions:
             ctx.diag("error", "G010", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
             return []
-        scope = Scope(None)
+        scope = GraphScope(None)
         missing = set()
         for i, name in enumerate(fn.input):
             f = ins[i] if i < len(ins) else None
@@ -1311,7 +1087,8 @@ def infer(
             inputs.append(f)
     eng.run_graph(graph, None, inputs)
     facts = eng.graph_facts[MAIN]
-    if eng.subst:
+    sym = eng.symbols
+    if sym.subst:
         for gf in eng.graph_facts.values():
             for k, f in gf.items():
                 gf[k] = eng.resolve_fact(f)
@@ -1319,14 +1096,14 @@ def infer(
         model,
         facts,
         eng.graph_facts,
-        eng.input_symbols,
-        eng.fresh_symbols,
-        eng.equalities,
+        sym.input_symbols,
+        sym.fresh_symbols,
+        sym.equalities,
         eng.diagnostics,
         eng.capped,
-        dict(eng.subst),
-        eng.guard_events,
-        dict(eng.ranges),
+        dict(sym.subst),
+        sym.guard_events,
+        dict(sym.ranges),
         eng.node_reads,
     )
 

@@ -1,7 +1,7 @@
 """Registry of native inference rules, keyed by (domain, op type) and opset version.
 
 A rule is a plain function ``rule(ctx, inputs) -> outputs``: ``ctx`` is the engine's
-:class:`~shapeinfer.engine.NodeContext` (attributes, opset version, fresh symbols,
+:class:`~shapeinfer.node_context.NodeContext` (attributes, opset version, fresh symbols,
 diagnostics), ``inputs`` a list of :class:`~shapeinfer.facts.Fact` (``None`` for an omitted
 optional input) and the result a list of facts, one per node output (shorter lists and
 ``None`` entries leave those outputs unknown). A rule raises

@@ -26,10 +26,10 @@ import onnx
 from onnx import TypeProto
 
 from shapeinfer import dims as D
-from shapeinfer.engine import Result, graph_path, subgraph_attrs
+from shapeinfer.engine import Result, graph_path
 from shapeinfer.external import ExternalDataError, copy_external_files, plan_copy
 from shapeinfer.facts import Fact
-from shapeinfer.onnxio import LoadedModel, fact_type, write_shape
+from shapeinfer.onnxio import LoadedModel, fact_type, subgraph_attrs, write_shape
 from shapeinfer.userfiles import STDIO, output_target, show, write_output
 from shapeinfer.wire import graph_layout, initializer_views, node_views, varint
 

@@ -41,10 +41,10 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         raise InferenceError("G002", f"dims {a} and {b} cannot broadcast")
     # An unknown (fresh) dim may be 1, so broadcasting does not make it equal to a known other
     # side: the result is the known side, and the unknown stays unknown (no unify).
-    fa, fb = (type(d) is not int and any(ctx.engine.is_fresh(s) for s in D.symbols(d)) for d in (a, b))
+    fa, fb = (type(d) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(d)) for d in (a, b))
     if fa != fb:
         # the unknown side is assumed to be 1 or the known one: a guard, said as G012
-        ctx.engine.guard("broadcast", a if fa else b, b if fa else a, ctx, report=True)
+        ctx.assume("broadcast", a if fa else b, b if fa else a, report=True)
         return b if fa else a
     return ctx.unify(a, b)
 

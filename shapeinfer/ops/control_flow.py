@@ -182,27 +182,26 @@ class _Box:
 
 @contextmanager
 def sandbox(ctx, keep_diagnostics: bool = True):
-    """Run a subgraph inference whose equalities must not outlive it.
+    """Run a subgraph inference whose symbolic effects must not outlive it.
 
-    On exit the engine's substitution and equality list are restored; diagnostics raised
-    inside are kept unless ``keep_diagnostics`` is False. Facts computed inside stay. Setting
-    ``keep = True`` on the yielded box keeps everything after all (the run turned out to be
-    the one that counts).
+    On exit the run's symbolic scope is rolled back (:meth:`SymbolScope.rollback`: the
+    substitution, equalities and guards are as before, so a branch that is not taken, or an
+    iteration that is discarded, assumes nothing); diagnostics raised inside are kept unless
+    ``keep_diagnostics`` is False. Facts computed inside stay (with the fresh symbols they
+    name). Setting ``keep = True`` on the yielded box keeps everything after all (the run
+    turned out to be the one that counts).
     """
-    eng = ctx.engine
-    subst = dict(eng.subst)
-    neq = len(eng.equalities)
-    ndiag = len(eng.diagnostics)
+    diagnostics = ctx.engine.diagnostics
+    mark = ctx.symbols.checkpoint()
+    ndiag = len(diagnostics)
     box = _Box()
     try:
         yield box
     finally:
         if not box.keep:
-            eng.subst.clear()
-            eng.subst.update(subst)
-            del eng.equalities[neq:]
+            ctx.symbols.rollback(mark)
             if not keep_diagnostics:
-                del eng.diagnostics[ndiag:]
+                del diagnostics[ndiag:]
 
 
 def _known_bool(f: Fact | None) -> bool | None:
@@ -302,7 +301,7 @@ def _value_now(ctx, name: str, depth: int) -> Fact | None:
         if any(i and x is None for i, x in zip(p.input, ins)):
             return f
         from shapeinfer import registry
-        from shapeinfer.engine import NodeContext
+        from shapeinfer.node_context import NodeContext
 
         version = eng.opsets.get("", 0)
         rule = registry.lookup("", p.op_type, version)

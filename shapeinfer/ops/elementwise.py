@@ -418,8 +418,8 @@ def exact_in_float(ctx, values: tuple, to: int) -> tuple:
             elif to in (TensorProto.FLOAT, TensorProto.DOUBLE):
                 name = TensorProto.DataType.Name(to).lower()
                 ctx.diag("info", "G009", f"assuming |{D.format(v)}| <= {limit} (exact in {name})")
-                ctx.engine.guard("bound", v, limit, ctx)
-                ctx.engine.guard("bound", -limit, v, ctx)
+                ctx.assume("bound", v, limit)
+                ctx.assume("bound", -limit, v)
             else:
                 v = None
         out.append(v)

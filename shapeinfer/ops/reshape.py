@@ -122,7 +122,7 @@ def _finish(ctx, data: Fact | None, target: Sequence | None, target_len: D.Dim |
         return [Fact(dtype, None)]
 
     def on_floor(total: D.Dim, known: D.Dim) -> None:
-        ctx.engine.guard("divisibility", total, known, ctx, report=True)
+        ctx.assume("divisibility", total, known, report=True)
 
     dims = reshape_dims(in_dims, target, zero_copies, on_floor)
     shape = tuple(ctx.fresh() if d is None else d for d in dims)

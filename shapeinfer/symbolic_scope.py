@@ -1,0 +1,228 @@
+"""The symbolic scope: every piece of symbolic state one inference run holds, in one owner.
+
+Knows nothing of ONNX. One :class:`SymbolScope` per run holds
+
+- the *input symbols* (names the graph inputs declare) and their *ranges* (``SYM -> (lo, hi)``,
+  hi None when unbounded; a symbol without one is a size in ``[1, inf)``);
+- the *fresh symbols* drawn for dims inference cannot determine (``unk_0``, ``unk_1``, ... in
+  the order they are drawn);
+- the *substitution*: a union-find by substitution, ``name -> representative``, built by
+  :meth:`SymbolScope.unify`;
+- the *equalities* unify recorded (as text, representative first) and the *guard events*:
+  ``(kind, lhs, rhs, node)``, what inference assumed of the symbols (see :mod:`shapeinfer.guards`).
+
+Contract:
+
+- :meth:`~SymbolScope.checkpoint` / :meth:`~SymbolScope.rollback` (or ``with scope.trial():``)
+  restore the substitution, equalities and guards exactly: a branch or body that is not taken,
+  or is tried and discarded, leaves no trace in them. Fresh symbols drawn since the checkpoint
+  stay drawn (facts kept for annotation may name them) unless ``release_fresh`` is given, when
+  the caller also drops every fact computed since.
+- :meth:`~SymbolScope.unify` never binds an input symbol to a fresh one (the representative is
+  the side with fewer fresh symbols, then the smaller expression); two different ints raise
+  :class:`~shapeinfer.diagnostics.InferenceError` G002.
+- Bounds and proofs (:meth:`~SymbolScope.interval`, :meth:`~SymbolScope.prove_le`,
+  :meth:`~SymbolScope.prove_eq`, :meth:`~SymbolScope.simplify`) are :mod:`shapeinfer.intervals`
+  over this scope's ranges: one bounds analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import NamedTuple
+
+from shapeinfer import dims as D
+from shapeinfer import intervals
+from shapeinfer.diagnostics import InferenceError
+
+__all__ = ["FRESH_PREFIX", "GuardEvent", "Mark", "SymbolScope"]
+
+#: Fresh symbols are named ``unk_<n>``.
+FRESH_PREFIX = "unk_"
+
+#: A guard as inference recorded it: (kind, lhs, rhs, node label).
+GuardEvent = tuple[str, D.Dim, D.Dim, str]
+
+_ABSENT = object()
+
+
+class Mark(NamedTuple):
+    """A point in a scope's history (see :meth:`SymbolScope.checkpoint`)."""
+
+    fresh: int
+    equalities: int
+    guards: int
+    undo: int
+    generation: int
+
+
+class SymbolScope:
+    """Input symbols, ranges, fresh symbols, substitution, equalities and guards of one run."""
+
+    __slots__ = (
+        "_undo",
+        "equalities",
+        "fresh_symbols",
+        "generation",
+        "guard_events",
+        "input_symbols",
+        "ranges",
+        "subst",
+    )
+
+    def __init__(self, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> None:
+        self.input_symbols: set[str] = set()
+        self.ranges: dict[str, tuple[int, int | None]] = dict(ranges or {})
+        self.fresh_symbols: list[str] = []
+        self.subst: dict[str, D.Dim] = {}
+        self.equalities: list[tuple[str, str]] = []
+        self.guard_events: list[GuardEvent] = []
+        #: bumped whenever the substitution changes (a cheap "did anything bind?" test)
+        self.generation = 0
+        self._undo: list[tuple[str, object]] = []  # (name, previous binding or _ABSENT)
+
+    # ------------------------------------------------------------------ symbols
+    def add_inputs(self, names: set[str]) -> None:
+        """Declare ``names`` as input symbols (never fresh, never bound to a fresh symbol)."""
+        self.input_symbols |= names
+
+    def fresh(self) -> D.Expr:
+        """A new symbol for a dim inference cannot determine."""
+        name = f"{FRESH_PREFIX}{len(self.fresh_symbols)}"
+        self.fresh_symbols.append(name)
+        return D.sym(name)
+
+    def is_fresh(self, name: str) -> bool:
+        return name.startswith(FRESH_PREFIX) and name not in self.input_symbols
+
+    def resolve(self, d: D.Dim) -> D.Dim:
+        """``d`` with every bound symbol replaced by its representative."""
+        subst = self.subst
+        if type(d) is int or not subst:
+            return d
+        for _ in range(8):
+            if not (D.symbols(d) & subst.keys()):
+                break
+            d = D.substitute(d, subst)
+        return d
+
+    def _rank_key(self, d: D.Dim) -> tuple:
+        syms = D.symbols(d)
+        nfresh = sum(1 for s in syms if self.is_fresh(s))
+        return (nfresh, D.size(d), D.format(d))
+
+    def _bind(self, name: str, value: D.Dim) -> None:
+        self._undo.append((name, self.subst.get(name, _ABSENT)))
+        self.subst[name] = value
+        self.generation += 1
+
+    def unify(self, a: D.Dim, b: D.Dim, node: str = "") -> tuple[D.Dim, D.Dim | None]:
+        """Record that ``a`` and ``b`` are equal: ``(representative, other side)``, the other
+        side None when they already were. A lone symbol on the other side is bound to the
+        representative; the equality is recorded and assumed (a guard of ``node``)."""
+        a, b = self.resolve(a), self.resolve(b)
+        if a == b:
+            return a, None
+        if self.ranges:
+            a, b = intervals.simplify(a, self.ranges), intervals.simplify(b, self.ranges)
+            if a == b:
+                return a, None
+        if type(a) is int and type(b) is int:
+            raise InferenceError("G002", f"dims {a} and {b} must be equal")
+        rep, other = (
+            (a, b) if type(a) is int or (type(b) is not int and self._rank_key(a) <= self._rank_key(b)) else (b, a)
+        )
+        if (
+            isinstance(other, D.Expr)
+            and len(other.terms) == 1
+            and other.terms[0][1] == 1
+            and len(other.terms[0][0]) == 1
+            and other.terms[0][0][0].kind == "sym"
+        ):
+            name = other.terms[0][0][0].name
+            if name not in D.symbols(rep):
+                self._bind(name, rep)
+        self.equalities.append((D.format(rep), D.format(other)))
+        self.assume("equality", other, rep, node)
+        return rep, other
+
+    def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, node: str = "") -> tuple[D.Dim, D.Dim]:
+        """Record that the inferred shapes hold only when ``lhs <kind> rhs`` (a guard of
+        ``node``); returns the sides as recorded (simplified under the ranges)."""
+        if self.ranges:
+            lhs, rhs = intervals.simplify(lhs, self.ranges), intervals.simplify(rhs, self.ranges)
+        self.guard_events.append((kind, lhs, rhs, node))
+        return lhs, rhs
+
+    # ------------------------------------------------------------------ bounds and proofs
+    def simplify(self, d: D.Dim) -> D.Dim:
+        """``d`` with the ``min``/``max``/floor divisions the ranges decide decided."""
+        return intervals.simplify(d, self.ranges) if self.ranges else d
+
+    def interval(self, d: D.Dim) -> tuple[int | None, int | None]:
+        """A sound ``(lo, hi)`` of ``d`` over the ranges (None: unbounded)."""
+        return intervals.interval(d, self.ranges)
+
+    def prove_le(self, a: D.Dim, b: D.Dim) -> bool:
+        """True when ``a <= b`` holds at every binding inside the ranges (False: not proven)."""
+        return intervals.holds_le(a, b, self.ranges)
+
+    def prove_eq(self, a: D.Dim, b: D.Dim) -> bool:
+        """True when ``a == b`` holds at every binding inside the ranges (False: not proven)."""
+        return intervals.holds_eq(a, b, self.ranges)
+
+    # ------------------------------------------------------------------ history
+    def checkpoint(self) -> Mark:
+        """The current point, for :meth:`rollback` or :meth:`changed_since`."""
+        return Mark(
+            len(self.fresh_symbols), len(self.equalities), len(self.guard_events), len(self._undo), self.generation
+        )
+
+    def changed_since(self, mark: Mark) -> bool:
+        """Whether anything was drawn, bound, equated or assumed since ``mark``."""
+        return (
+            len(self.fresh_symbols) != mark.fresh
+            or len(self.equalities) != mark.equalities
+            or len(self.guard_events) != mark.guards
+            or self.generation != mark.generation
+        )
+
+    def rollback(self, mark: Mark, release_fresh: bool = False) -> None:
+        """Undo every binding, equality and guard since ``mark`` (and the fresh symbols drawn
+        since, with ``release_fresh``: only when no fact kept names them)."""
+        undo = self._undo
+        if len(undo) > mark.undo:
+            subst = self.subst
+            while len(undo) > mark.undo:
+                name, old = undo.pop()
+                if old is _ABSENT:
+                    subst.pop(name, None)
+                else:
+                    subst[name] = old  # type: ignore[assignment]
+            self.generation += 1
+        del self.equalities[mark.equalities :]
+        del self.guard_events[mark.guards :]
+        if release_fresh:
+            del self.fresh_symbols[mark.fresh :]
+
+    @contextmanager
+    def trial(self) -> Iterator[Trial]:
+        """``with scope.trial() as t:`` undoes what the block bound, equated or assumed on exit
+        unless ``t.keep`` was set True inside it (the run turned out to be the one that counts)."""
+        mark = self.checkpoint()
+        t = Trial()
+        try:
+            yield t
+        finally:
+            if not t.keep:
+                self.rollback(mark)
+
+
+class Trial:
+    """The handle of :meth:`SymbolScope.trial`: set ``keep`` to keep the block's effects."""
+
+    __slots__ = ("keep",)
+
+    def __init__(self) -> None:
+        self.keep = False
