@@ -1,4 +1,9 @@
-"""The Python API: infer a model's shapes from a ModelProto or a path."""
+"""The Python API: infer a model's shapes from a ModelProto or a path.
+
+``bind``, ``input_shapes`` and ``dim_ranges`` are checked by :mod:`shapeinfer.bindings` (the
+same rules and wording as the command line's ``--bind``, ``--input-shape``, ``--dim-range``)
+before anything is inferred.
+"""
 
 from __future__ import annotations
 
@@ -8,46 +13,30 @@ from collections.abc import Mapping, Sequence
 import onnx
 
 from shapeinfer import dims as D
-from shapeinfer.dims import INT64_MAX
+from shapeinfer.bindings import (  # BindError and the checks are importable from here too
+    BindError,
+    check_bind_symbols,
+    check_bind_values,
+    check_input_shapes,
+    check_model,
+    check_ranges,
+)
 from shapeinfer.engine import Result, model_dir
 from shapeinfer.engine import infer as _infer
 from shapeinfer.onnxio import load_model
-from shapeinfer.suggest import did_you_mean
 from shapeinfer.writer import annotate
 
 ModelLike = onnx.ModelProto | str | os.PathLike
 
-
-class BindError(ValueError):
-    """A ``bind`` entry that does not fit the model: an unknown symbol or a value that is not
-    a positive int64. ``symbol`` is the entry's name; the message says what is wrong."""
-
-    def __init__(self, symbol: str, message: str) -> None:
-        super().__init__(message)
-        self.symbol = symbol
-
-
-def check_bind_values(bind: Mapping[str, int]) -> None:
-    """Raise BindError unless every value is an int in 1..2**63-1.
-
-    Symbols stand for sizes that are at least 1 (the dims algebra relies on it: ``s // s == 1``),
-    so a binding cannot make one 0; a zero-size dim is written as the int 0 in ``input_shapes``.
-    """
-    for k, v in bind.items():
-        if type(v) is not int:
-            raise BindError(k, f"the value of {k!r} must be an int, got {v!r}")
-        if v < 1:
-            raise BindError(k, f"{k}={v}: symbols stand for sizes of at least 1 (write a 0 dim with input_shapes)")
-        if v > INT64_MAX:
-            raise BindError(k, f"{k}={v}: larger than int64 allows (2**63-1)")
-
-
-def check_bind_symbols(bind: Mapping[str, int], symbols: set[str]) -> None:
-    """Raise BindError for the first name in ``bind`` that is not one of the graph inputs' ``symbols``."""
-    for k in bind:
-        if k not in symbols:
-            known = ", ".join(sorted(symbols)) or "none"
-            raise BindError(k, f"no graph input has a dim named {k!r}{did_you_mean(k, symbols)} (symbols: {known})")
+__all__ = [
+    "BindError",
+    "ModelLike",
+    "check_bind_symbols",
+    "check_bind_values",
+    "check_ranges",
+    "infer",
+    "infer_shapes",
+]
 
 
 def _load(model: ModelLike, copy: bool) -> tuple[onnx.ModelProto, str | None]:
@@ -59,12 +48,6 @@ def _load(model: ModelLike, copy: bool) -> tuple[onnx.ModelProto, str | None]:
         return model, None
     path = os.fspath(model)
     return load_model(path), model_dir(path)
-
-
-def _parse_shapes(input_shapes: Mapping[str, Sequence[D.Dim | str | int]] | None) -> dict | None:
-    if not input_shapes:
-        return None
-    return {k: [D.parse(x) if isinstance(x, str) else x for x in v] for k, v in input_shapes.items()}
 
 
 def infer(
@@ -80,9 +63,12 @@ def infer(
 
     ``model`` is a ModelProto (not modified unless ``input_shapes`` is given, which rewrites its
     graph inputs) or a path (external weights are not loaded). ``input_shapes`` overrides graph
-    inputs' dims (ints, symbol names or expressions; KeyError for a name that is not a graph
-    input); ``bind`` specialises input symbols to ints of at least 1 (:class:`BindError`, a
-    ValueError, for a symbol no graph input has or a value out of range). ``timeout`` (seconds)
+    inputs' dims: a sequence of dims (non-negative ints, symbol names or expressions) or the
+    text the command line takes (``"1,seq"``), as many as the input's declared rank
+    (:class:`~shapeinfer.bindings.UnknownInput`, a KeyError, for a name that is not a graph
+    input); ``bind`` specialises input symbols to ints of at least 1. Anything that cannot be
+    right (a symbol no graph input has, a value out of range, a wrong rank, junk text) raises
+    :class:`BindError`, a ValueError, before anything is inferred. ``timeout`` (seconds)
     raises :class:`shapeinfer.engine.InferenceTimeout` when inference runs longer.
     ``dim_ranges`` gives input symbols integer ranges, ``{"seq": (1, 512)}`` (hi None: no upper
     bound; default ``[1, inf)``; BindError for a symbol no graph input has or an empty range).
@@ -90,38 +76,18 @@ def infer(
     ``result.guards()`` the conditions on the input symbols under which they hold and
     ``result.ranges()`` each symbol's range under them.
     """
-    if bind:
-        check_bind_values(bind)
-    if dim_ranges:
-        check_ranges(dim_ranges)
-    m, where = _load(model, copy=bool(input_shapes))
-    return _run(m, base_dir or where, input_shapes, bind, timeout, dim_ranges)
+    bind = check_bind_values(bind) if bind else None
+    ranges = check_ranges(dim_ranges) if dim_ranges else None
+    shapes = check_input_shapes(input_shapes) if input_shapes else None
+    m, where = _load(model, copy=bool(shapes))
+    return _run(m, base_dir or where, shapes, bind, timeout, ranges)
 
 
-def check_ranges(dim_ranges: Mapping[str, tuple[int, int | None]]) -> None:
-    """Raise BindError unless every range is ``(lo, hi)`` with ints ``1 <= lo <= hi`` (hi None:
-    unbounded)."""
-    for k, r in dim_ranges.items():
-        ok = isinstance(r, (tuple, list)) and len(r) == 2 and type(r[0]) is int and (r[1] is None or type(r[1]) is int)
-        if not ok:
-            raise BindError(k, f"the range of {k!r} must be (lo, hi) ints (hi None: unbounded), got {r!r}")
-        lo, hi = r
-        if lo < 1 or (hi is not None and (hi < lo or hi > INT64_MAX)):
-            raise BindError(k, f"{k}={lo}:{'' if hi is None else hi}: not a range of sizes (1 <= lo <= hi <= 2**63-1)")
-
-
-def _run(
-    m: onnx.ModelProto, base_dir: str | None, input_shapes, bind, timeout: float | None, dim_ranges=None
-) -> Result:
-    ranges = {k: tuple(v) for k, v in dim_ranges.items()} if dim_ranges else None
-    result = _infer(
-        m, base_dir=base_dir, input_shapes=_parse_shapes(input_shapes), bind=bind, timeout=timeout, dim_ranges=ranges
-    )
-    if bind:
-        check_bind_symbols(bind, result.input_symbols)
-    if ranges:
-        check_bind_symbols(ranges, result.input_symbols)
-    return result
+def _run(m: onnx.ModelProto, base_dir: str | None, shapes, bind, timeout: float | None, ranges=None) -> Result:
+    """Infer ``m`` with entries already checked by :mod:`shapeinfer.bindings`, after checking
+    them against ``m`` (input names and ranks, bound and ranged symbols)."""
+    check_model(m, shapes, bind, ranges)
+    return _infer(m, base_dir=base_dir, input_shapes=shapes, bind=bind, timeout=timeout, dim_ranges=ranges)
 
 
 def infer_shapes(
@@ -135,7 +101,7 @@ def infer_shapes(
     Graph outputs get their types too; dims are ``dim_value`` or ``dim_param`` expression text.
     Weights are left as they are (external data stays external). Arguments as for :func:`infer`.
     """
-    if bind:
-        check_bind_values(bind)
+    bind = check_bind_values(bind) if bind else None
+    shapes = check_input_shapes(input_shapes) if input_shapes else None
     m, where = _load(model, copy=isinstance(model, onnx.ModelProto))
-    return annotate(_run(m, where, input_shapes, bind, None))
+    return annotate(_run(m, where, shapes, bind, None))

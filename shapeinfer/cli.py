@@ -10,7 +10,8 @@ Layout: each command, with its text and JSON reports, is a module of :mod:`shape
 named for it (``infer.py``, ``lint.py``, ``verify.py``, ``profile.py``, ``optimize.py``); the
 work itself is in the library (engine, checks, verify, profile, passes). This module holds what
 they share: :class:`CliError` and the one-line usage errors, the ``--bind`` / ``--dim-range`` /
-``--input-shape`` parsers, :func:`write_model`, :func:`check_output`, :func:`_run_guarded`.
+``--input-shape`` parsers (over :mod:`shapeinfer.bindings`, which the API and the passes use
+too), :func:`write_model`, :func:`check_output`, :func:`_run_guarded`.
 The command modules import those names from here, and this module imports the command modules
 at its end, once everything they import is defined, and registers them on :func:`main` with
 ``main.add_command``. (``shapeinfer.commands`` imports this module first, so importing a command
@@ -31,8 +32,6 @@ import time
 import click
 
 from shapeinfer import __version__
-from shapeinfer.dims import INT64_MAX
-from shapeinfer.userfiles import show
 
 EXIT_USAGE = 2
 
@@ -142,33 +141,6 @@ class Number(click.ParamType):
 SECONDS = Number(float, "a number of seconds above 0", 0.0, minimum_open=True)
 
 
-def _parse_assignments(values: tuple[str, ...], what: str) -> list[tuple[str, str]]:
-    out = []
-    for v in values:
-        for part in v.split(",") if what == "bind" else [v]:
-            if "=" not in part:
-                raise CliError(f"--{what} expects NAME=VALUE, got {part!r}")
-            k, _, val = part.partition("=")
-            if not k.strip():
-                raise CliError(f"--{what} expects NAME=VALUE, got {part!r}")
-            out.append((k.strip(), val.strip()))
-    return out
-
-
-def parse_count(text: str, flag: str) -> int:
-    """An integer given on the command line, within int64 (checked before converting, so a
-    thousand-digit number is one clear line, not Python's int-conversion limit)."""
-    from shapeinfer.userfiles import show
-
-    t = text.strip()
-    digits = t[1:] if t[:1] in "+-" else t
-    if not digits.isascii() or not digits.isdigit():
-        raise CliError(f"{flag}={show(text[:40])}: the value must be an integer")
-    if len(digits.lstrip("0")) > 19 or int(digits) > INT64_MAX:
-        raise CliError(f"{flag}={show(text[:40])}{'...' if len(text) > 40 else ''}: out of range (at most 2**63-1)")
-    return int(t)
-
-
 def parse_bytes(text: str, flag: str) -> int:
     """``8G``, ``512M``, ``1.5GiB``, ``1000000`` as a byte count; CliError for anything else."""
     import re
@@ -183,129 +155,62 @@ def parse_bytes(text: str, flag: str) -> int:
     return n
 
 
-def parse_bind(values: tuple[str, ...]) -> dict[str, int]:
-    """``("batch=2,seq=7", ...)`` as ``{"batch": 2, "seq": 7}``; CliError for anything else.
+def _flag_error(e, flag: str | None = None) -> CliError:
+    """A :class:`shapeinfer.bindings.BindError` as the one-line usage error naming the flag."""
+    return CliError(e.flag_message(flag))
 
-    Values are ints of at least 1: a symbol stands for a size that is never 0 (the dims algebra
-    relies on it), so ``batch=0`` is refused; write a zero-size dim as 0 in ``--input-shape``.
-    A symbol given twice with different values is refused.
-    """
-    bind: dict[str, int] = {}
-    for k, v in _parse_assignments(values, "bind"):
-        n = parse_count(v, f"--bind {k}")
-        if n < 0:
-            raise CliError(f"--bind {k}={v}: dims cannot be negative")
-        if n == 0:
-            raise CliError(
-                f"--bind {k}=0: symbols stand for sizes of at least 1; "
-                f"a zero-size dim is written as 0 with --input-shape"
-            )
-        if k in bind and bind[k] != n:
-            raise CliError(f"--bind {k} is given twice, with {bind[k]} and {n}")
-        bind[k] = n
-    return bind
+
+def parse_bind(values: tuple[str, ...], flag: str = "--bind") -> dict[str, int]:
+    """``("batch=2,seq=7", ...)`` as ``{"batch": 2, "seq": 7}``; CliError for anything else
+    (:func:`shapeinfer.bindings.parse_bind`'s rules: ints of at least 1 within int64, a symbol
+    given twice only with one value). ``flag`` names the option in the message."""
+    from shapeinfer.bindings import BindError
+    from shapeinfer.bindings import parse_bind as parse
+
+    try:
+        return parse(values)
+    except BindError as e:
+        raise _flag_error(e, flag) from None
 
 
 def parse_dim_ranges(values: tuple[str, ...]) -> dict[str, tuple[int, int | None]]:
-    """``("seq=1:512", "batch=1:8")`` as ``{"seq": (1, 512), ...}``; CliError for anything else."""
-    from shapeinfer.guards import parse_range
+    """``("seq=1:512", "batch=1:8")`` as ``{"seq": (1, 512), ...}``; CliError for anything else
+    (:func:`shapeinfer.bindings.parse_dim_ranges`)."""
+    from shapeinfer.bindings import BindError
+    from shapeinfer.bindings import parse_dim_ranges as parse
 
-    out: dict[str, tuple[int, int | None]] = {}
-    for text in values:
-        for part in text.split(","):
-            try:
-                k, r = parse_range(part)
-            except ValueError as e:
-                raise CliError(f"--dim-range {e}") from None
-            if k in out and out[k] != r:
-                raise CliError(f"--dim-range {k} is given twice")
-            out[k] = r
-    return out
+    try:
+        return parse(values)
+    except BindError as e:
+        raise _flag_error(e) from None
 
 
 DIM_RANGE_HELP = "Give an input symbol an integer range, e.g. seq=1:512 (HI may be empty: no max). Repeatable."
 
 
 def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
-    """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``.
+    """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``; CliError for anything else
+    (:func:`shapeinfer.bindings.parse_input_shapes`: non-negative ints or dims expressions
+    within the expression cap, each input once). The model's own checks (input names, ranks,
+    symbols) are :func:`check_against_model`'s."""
+    from shapeinfer.bindings import BindError
+    from shapeinfer.bindings import parse_input_shapes as parse
 
-    Each dim is a non-negative int or a dims expression over symbol names (``seq``,
-    ``2*seq``, ``(seq + 1)//2``); anything else (``[1,seq]``, ``1x128``) is refused, as is an
-    input given twice or an expression past the complexity cap inference uses.
-    """
-    shapes: dict[str, list] = {}
-    for k, v in _parse_assignments(values, "input-shape"):
-        if k in shapes:
-            raise CliError(f"--input-shape {k} is given twice")
-        text = v.strip()
-        if text and text[0] in "[(" and text[-1] in "])":
-            raise CliError(
-                f"--input-shape {k}={show(v[:60])}: write the dims without brackets, separated by commas ({k}=1,seq)"
-            )
-        dims = []
-        for tok in [t.strip() for t in v.split(",")] if v.strip() else []:
-            if not tok:
-                raise CliError(f"--input-shape {k}={v}: empty dim")
-            if tok.lstrip("+-").isdigit() and tok.isascii():
-                n = parse_count(tok, f"--input-shape {k}")
-                if n < 0:
-                    raise CliError(f"--input-shape {k}={v}: dims cannot be negative")
-                dims.append(n)
-            else:
-                dims.append(_parse_dim_text(tok, k))
-        shapes[k] = dims
-    return shapes
-
-
-def _expansion_bound(node) -> int:
-    """An upper bound on the terms ``node`` (a Python AST) expands to: sums add, products
-    multiply; a dim given on the command line must stay under the engine's expression cap."""
-    import ast
-
-    if isinstance(node, ast.BinOp):
-        a, b = _expansion_bound(node.left), _expansion_bound(node.right)
-        if isinstance(node.op, (ast.Add, ast.Sub)):
-            return a + b
-        if isinstance(node.op, ast.Mult):
-            return a * b
-        if isinstance(node.op, ast.Pow):
-            e = node.right.value if isinstance(node.right, ast.Constant) and type(node.right.value) is int else 64
-            return a ** min(max(e, 1), 64) if a > 1 else a
-        return a + b
-    if isinstance(node, ast.UnaryOp):
-        return _expansion_bound(node.operand)
-    if isinstance(node, ast.Call):
-        return 1 + sum(_expansion_bound(x) for x in node.args)
-    return 1
-
-
-def _parse_dim_text(tok: str, name: str):
-    """A symbolic dim from ``--input-shape``, refused when larger than the engine's cap."""
-    import ast
-
-    from shapeinfer import dims as D
-    from shapeinfer.engine import MAX_EXPR_SIZE
-    from shapeinfer.userfiles import show
-
-    too_big = f"--input-shape {name}: the dim {show(tok[:60])!r} is more complex than the expression cap"
-    if len(tok) > 400:
-        raise CliError(too_big)
     try:
-        tree = ast.parse(tok.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
-    if tree is not None and _expansion_bound(tree) > MAX_EXPR_SIZE:
-        raise CliError(too_big)
+        return parse(values)
+    except BindError as e:
+        raise _flag_error(e) from None
+
+
+def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bind_flag: str = "--bind") -> None:
+    """:func:`shapeinfer.bindings.check_model` for parsed flags: CliError naming the flag for an
+    input shape of an input the model lacks or of another rank, or a symbol no graph input has."""
+    from shapeinfer.bindings import BIND, BindError, check_model
+
     try:
-        d = D.parse_expression(tok)
-    except ValueError as e:
-        hint = f" (dims are separated by commas: {name}={tok.replace('x', ',')})" if "x" in tok else ""
-        raise CliError(f"--input-shape {name}: {show(str(e))}{hint}") from None
-    if type(d) is int and d < 0:
-        raise CliError(f"--input-shape {name}: dims cannot be negative")
-    if D.size(d) > MAX_EXPR_SIZE:
-        raise CliError(too_big)
-    return d
+        check_model(model, input_shapes or None, bind or None, dim_ranges or None)
+    except BindError as e:
+        raise _flag_error(e, bind_flag if e.kind == BIND else None) from None
 
 
 def write_model(

@@ -481,8 +481,10 @@ def verify(
     allocated. Every binding is checked against the guards inference recorded (and
     ``dim_ranges``) first: :class:`GuardViolation` names the first guard one violates, before
     anything runs. Raises :class:`VerifyError` when the check
-    cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime).
+    cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime), and
+    :class:`~shapeinfer.bindings.BindError` for a value that is not an int of at least 1.
     """
+    from shapeinfer.bindings import check_bind_values
     from shapeinfer.engine import infer, model_dir
 
     if isinstance(model, onnx.ModelProto):
@@ -498,7 +500,7 @@ def verify(
         import onnxruntime
     except ImportError:
         raise VerifyError(INSTALL_HINT) from None
-    bindings = [dict(b) for b in bindings] or [{}]
+    bindings = [check_bind_values(b) for b in bindings] or [{}]  # ints of at least 1, as everywhere
     for b in bindings:  # every binding complete before anything runs or is allocated
         _check_complete(src.graph, b)
     if result is None:

@@ -14,10 +14,10 @@ import click
 from shapeinfer.cli import (
     DIM_RANGE_HELP,
     SECONDS,
-    CliError,
     Timer,
     _echo_for,
     _run_guarded,
+    check_against_model,
     check_output,
     parse_bind,
     parse_dim_ranges,
@@ -90,7 +90,6 @@ def infer_cmd(
     check_output(output, model, in_place)
 
     def run():
-        from shapeinfer.api import BindError, check_bind_symbols
         from shapeinfer.engine import infer, model_dir
         from shapeinfer.onnxio import load_model_file
         from shapeinfer.writer import annotate_for_writing, subgraphs_annotated
@@ -98,25 +97,15 @@ def infer_cmd(
         timer = Timer()
         loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
         m = loaded.model
-        try:
-            result = infer(
-                m,
-                base_dir=model_dir(model),
-                input_shapes=shapes or None,
-                bind=binding or None,
-                timeout=timeout,
-                dim_ranges=ranges or None,
-            )
-            if binding:
-                check_bind_symbols(binding, result.input_symbols)
-        except KeyError as e:
-            raise CliError(f"--input-shape: {e.args[0]}") from None
-        except BindError as e:
-            raise CliError(f"--bind {e.symbol}: {e}") from None
-        try:
-            check_bind_symbols(ranges, result.input_symbols)
-        except BindError as e:
-            raise CliError(f"--dim-range {e.symbol}: {e}") from None
+        check_against_model(m, shapes, binding, ranges)
+        result = infer(
+            m,
+            base_dir=model_dir(model),
+            input_shapes=shapes or None,
+            bind=binding or None,
+            timeout=timeout,
+            dim_ranges=ranges or None,
+        )
         secs = timer()
         if output:
             # the new value_info entries go to the file as the bytes annotate built

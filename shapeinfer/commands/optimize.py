@@ -73,6 +73,7 @@ def optimize_cmd(
     check_output(output, model, in_place)
 
     def run():
+        from shapeinfer.bindings import BindError
         from shapeinfer.passes import OptimizeError, optimize_with_report
 
         try:
@@ -86,6 +87,8 @@ def optimize_cmd(
             )
         except OptimizeError as e:
             raise CliError(str(e)) from None
+        except BindError as e:
+            raise CliError(e.flag_message()) from None
         if output:
             write_model(
                 optimized,

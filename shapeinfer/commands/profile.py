@@ -10,7 +10,7 @@ import json
 
 import click
 
-from shapeinfer.cli import DIM_RANGE_HELP, CliError, _run_guarded, parse_bind, parse_dim_ranges
+from shapeinfer.cli import DIM_RANGE_HELP, _run_guarded, check_against_model, parse_bind, parse_dim_ranges
 from shapeinfer.userfiles import show
 
 
@@ -28,20 +28,16 @@ def profile_cmd(model: str, dim_range: tuple, opt: tuple, show_all: bool, as_jso
     A symbol without an upper bound has no max shapes (say one with --dim-range).
     """
     ranges = parse_dim_ranges(dim_range)
-    opt_b = parse_bind(opt)
+    opt_b = parse_bind(opt, "--opt")
 
     def run():
-        from shapeinfer.api import BindError, check_bind_symbols
         from shapeinfer.engine import infer, model_dir
         from shapeinfer.onnxio import load_model
         from shapeinfer.profile import profile
 
-        result = infer(load_model(model), base_dir=model_dir(model), dim_ranges=ranges or None)
-        for flag, given in (("--dim-range", ranges), ("--opt", opt_b)):
-            try:
-                check_bind_symbols(given, result.input_symbols)
-            except BindError as e:
-                raise CliError(f"{flag} {e.symbol}: {e}") from None
+        m = load_model(model)
+        check_against_model(m, bind=opt_b, dim_ranges=ranges, bind_flag="--opt")
+        result = infer(m, base_dir=model_dir(model), dim_ranges=ranges or None)
         return profile(result, opt_b, show(model))
 
     prof = _run_guarded(debug, run, model)

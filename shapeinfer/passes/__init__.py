@@ -38,6 +38,8 @@ from operator import itemgetter
 
 import onnx
 
+from shapeinfer.bindings import specialise_inputs
+
 #: Pass name -> module implementing it (``run(model, ctx) -> (model, changes)``).
 PASSES: dict[str, str] = {
     "fold-if": "shapeinfer.passes.fold_if",
@@ -346,62 +348,15 @@ def _infers_first(m: onnx.ModelProto, names: list[str], bind, target_opset) -> b
     return getattr(pass_module(first), "INFERS_FIRST", False)
 
 
-def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> None:
-    """Raise OptimizeError for a ``bind`` symbol no graph input uses or a negative value."""
-    from shapeinfer import dims as D
-    from shapeinfer.onnxio import ident
+def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> dict[str, int]:
+    """``bind`` checked for ``model`` (:mod:`shapeinfer.bindings`, the rules and wording of
+    ``infer`` and the command line): :class:`~shapeinfer.bindings.BindError` for a value that
+    is not an int of at least 1 within int64 or a symbol no graph input uses. Returns it."""
+    from shapeinfer.bindings import check_bind_values, check_model
 
-    known: set[str] = set()
-    init = {t.name for t in model.graph.initializer}
-    for vi in model.graph.input:
-        if vi.name in init or not vi.type.HasField("tensor_type"):
-            continue
-        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
-            if d.HasField("dim_param") and d.dim_param:
-                known |= D.symbols(D.parse(d.dim_param))
-            elif not d.HasField("dim_value"):
-                known.add(f"{ident(vi.name)}_d{axis}")
-    for k, v in bind.items():
-        if k not in known:
-            syms = ", ".join(sorted(known)) or "none"
-            from shapeinfer.suggest import did_you_mean
-
-            hint = did_you_mean(k, known)
-            raise OptimizeError(f"--bind {k}: no graph input has a dim named {k!r}{hint} (symbols: {syms})")
-        if type(v) is not int or v < 0:
-            raise OptimizeError(f"--bind {k}={v}: the value must be a non-negative integer")
-
-
-def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int], base_dir: str | None = None) -> int:
-    """Write ``bind``'s values into the graph inputs' dims (in place); returns dims changed.
-
-    Raises OptimizeError for a symbol no graph input uses or a negative value.
-    """
-    from shapeinfer import dims as D
-    from shapeinfer.onnxio import ident
-
-    check_bind(model, bind)
-    init = {t.name for t in model.graph.initializer}
-    changed = 0
-    for vi in model.graph.input:
-        if vi.name in init or not vi.type.HasField("tensor_type"):
-            continue
-        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
-            if d.HasField("dim_param") and d.dim_param:
-                new = D.substitute(D.parse(d.dim_param), bind)
-            elif not d.HasField("dim_value"):
-                new = bind.get(f"{ident(vi.name)}_d{axis}")
-                if new is None:
-                    continue
-            else:
-                continue
-            if type(new) is int:
-                d.dim_value = new
-                changed += 1
-            elif D.format(new) != d.dim_param:
-                d.dim_param = D.format(new)
-                changed += 1
-    return changed
+    bind = check_bind_values(bind)
+    check_model(model, bind=bind)
+    return bind
 
 
 def optimize_with_report(
@@ -418,7 +373,8 @@ def optimize_with_report(
 
     ``passes`` selects and orders passes by name (default: all, in pipeline order); ``dce``
     always runs after them. ``bind`` specialises input symbols to ints first (the graph
-    inputs' dims are rewritten, so the result is valid only at those values).
+    inputs' dims are rewritten, so the result is valid only at those values; a binding that
+    cannot be right raises :class:`~shapeinfer.bindings.BindError` up front, as ``infer`` does).
     With ``bind``, a result that fails onnx's strict inference or has an
     engine error where the input has neither falls
     back to keeping declared dims (:mod:`shapeinfer.passes.load_check`; ``notes`` says so) or
@@ -468,7 +424,13 @@ def _optimize(
         pass_module(n)
     if len(set(names)) != len(names):
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
+    if bind:  # the values before the model is read, the symbols once it is
+        from shapeinfer.bindings import check_bind_values
+
+        bind = check_bind_values(bind)
     m, where, data, inline = _load(model)
+    if bind:
+        check_bind(m, bind)
     if keep_alive is not None:
         keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
     source = None  # the bytes of m's nodes, while they are as parsed (PassContext.source)
@@ -498,7 +460,6 @@ def _optimize(
     }
     strict_types = None  # the input's declared graph input and output types, when it passes strict inference
     if bind:
-        check_bind(m, bind)
         from shapeinfer.passes.load_check import load_error
 
         progress.update("checking the input")
@@ -551,7 +512,7 @@ def _optimize(
         n = len(m.graph.node)
         reports["fold-if"] = PassReport("fold-if", nodes_before=n, nodes_after=n, runs=1)
     if bind:
-        specialise_inputs(m, bind, base_dir)
+        specialise_inputs(m, bind)
     if "reshape-v1-to-v5" in names or target_opset is not None:
         m, _ = run("reshape-v1-to-v5", m)
     if target_opset is not None:
