@@ -20,6 +20,7 @@ from shapeinfer.bindings import (  # BindError and the checks are importable fro
     check_input_shapes,
     check_model,
     check_ranges,
+    specialise_inputs,
 )
 from shapeinfer.engine import Result, model_dir
 from shapeinfer.engine import infer as _infer
@@ -100,8 +101,14 @@ def infer_shapes(
 
     Graph outputs get their types too; dims are ``dim_value`` or ``dim_param`` expression text.
     Weights are left as they are (external data stays external). Arguments as for :func:`infer`.
+    With ``bind``, the graph inputs carry the bound values too (as ``optimize(bind=...)`` writes
+    them): the dims written are valid only at those values, and the model says so where a
+    runtime checks what it is fed.
     """
     bind = check_bind_values(bind) if bind else None
     shapes = check_input_shapes(input_shapes) if input_shapes else None
     m, where = _load(model, copy=isinstance(model, onnx.ModelProto))
-    return annotate(_run(m, where, shapes, bind, None))
+    annotated = annotate(_run(m, where, shapes, bind, None))
+    if bind:
+        specialise_inputs(annotated, bind)  # the graph inputs say what the value_info was inferred at
+    return annotated

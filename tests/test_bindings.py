@@ -1,12 +1,16 @@
 """One binding path (shapeinfer.bindings): bindings, input shapes and dim ranges are checked
-once, with one wording, for the command line, the Python API and the passes."""
+once, with one wording, for the command line, the Python API and the passes; and a model
+written at a binding (``-o --bind``, ``infer_shapes(bind=)``) says so in its graph inputs, so
+onnxruntime runs it at the binding and refuses other shapes at its inputs."""
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
+import ort_oracle
 import pytest
 from conftest import model_path, run_cli
+from onnx import TensorProto, helper
 
 import shapeinfer
 from shapeinfer import dims as D
@@ -152,6 +156,100 @@ def test_profile_opt_is_checked_under_its_own_flag():
     assert line.startswith("--opt seq=0: symbols stand for sizes of at least 1")
     line = error_line(run_cli("profile", BERT, "--opt", "sq=3"))
     assert line.startswith("--opt sq: no graph input has a dim named 'sq'")
+
+
+# ------------------------------------------------------------------ a model written at a binding
+
+
+def input_dims(m: onnx.ModelProto) -> dict[str, list]:
+    return {
+        vi.name: [d.dim_value if d.HasField("dim_value") else d.dim_param for d in vi.type.tensor_type.shape.dim]
+        for vi in m.graph.input
+    }
+
+
+def assert_runs_only_at(written: onnx.ModelProto, original: onnx.ModelProto, at, other) -> None:
+    """onnxruntime (every optimisation on, as deployed) runs ``written`` at binding ``at`` with
+    the original's outputs, and refuses binding ``other`` at the graph inputs, before any node
+    (a binding is a dict of symbol values, or the feeds themselves)."""
+    onnx.checker.check_model(written, full_check=True)
+    feeds = at if isinstance(next(iter(at.values())), np.ndarray) else ort_oracle.feeds(original, at)
+    bad = other if isinstance(next(iter(other.values())), np.ndarray) else ort_oracle.feeds(original, other)
+    want = ort_oracle.session(original).run(None, feeds)
+    got = ort_oracle.session(written, optimize=True).run(None, feeds)
+    assert ort_oracle.outputs_differ(want, got, rtol=1e-5, atol=1e-5) is None
+    with pytest.raises(Exception, match="invalid dimensions for input") as info:
+        ort_oracle.session(written, optimize=True).run(None, bad)
+    assert "node" not in ort_oracle.error_line(info.value).lower()
+
+
+@pytest.mark.parametrize("name", ["bert_ts", "gpt2_ts", "llama_ts"])
+def test_o_bind_writes_the_bound_dims_into_the_graph_inputs(tmp_path, name):
+    """Case 3 of issue 21: ``-o --bind batch=1,seq=128`` kept the graph inputs [batch, seq] while
+    value_info said [1, 128, ...]: onnxruntime failed inside the graph at 1x7 (Reshape) and 2x128
+    (Expand). The written model's inputs are [1, 128]: it runs there, and other shapes are
+    refused at its inputs."""
+    src = model_path(name)
+    out = tmp_path / "out.onnx"
+    r = run_cli(str(src), "--bind", "batch=1,seq=128", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    written = onnx.load(str(out))
+    assert input_dims(written) == {"input_ids": [1, 128], "attention_mask": [1, 128]}
+    original = onnx.load(str(src))
+    assert_runs_only_at(written, original, {"batch": 1, "seq": 128}, {"batch": 1, "seq": 7})
+    with pytest.raises(Exception, match="invalid dimensions for input"):
+        ort_oracle.session(written, optimize=True).run(None, ort_oracle.feeds(original, {"batch": 2, "seq": 128}))
+
+
+def test_o_bind_of_one_symbol_keeps_the_others_free(tmp_path):
+    out = tmp_path / "out.onnx"
+    r = run_cli(BERT, "--bind", "batch=1", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    written = onnx.load(str(out))
+    assert input_dims(written) == {"input_ids": [1, "seq"], "attention_mask": [1, "seq"]}
+    original = onnx.load(BERT)
+    for seq in (7, 128):
+        assert_runs_only_at(written, original, {"batch": 1, "seq": seq}, {"batch": 2, "seq": seq})
+
+
+def test_infer_shapes_bind_writes_the_bound_dims_into_the_graph_inputs():
+    original = onnx.load(BERT)
+    before = original.SerializeToString()
+    written = shapeinfer.infer_shapes(original, bind={"batch": 2, "seq": 5})
+    assert original.SerializeToString() == before  # the argument is not modified
+    assert input_dims(written) == {"input_ids": [2, 5], "attention_mask": [2, 5]}
+    assert_runs_only_at(written, original, {"batch": 2, "seq": 5}, {"batch": 2, "seq": 6})
+    from_path = shapeinfer.infer_shapes(BERT, bind={"batch": 2, "seq": 5})
+    assert input_dims(from_path) == input_dims(written)
+
+
+def test_o_bind_of_an_unnamed_dim(tmp_path):
+    """A dim the model leaves open is the symbol ``<input>_d<axis>``; binding it writes its value
+    into that dim, as optimize --bind does."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", None])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["f"], axis=0), helper.make_node("Relu", ["f"], ["y"])], "g", [x], [y]
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    src = tmp_path / "m.onnx"
+    onnx.save(m, str(src))
+    out = tmp_path / "out.onnx"
+    r = run_cli(str(src), "--bind", "x_d1=4", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    written = onnx.load(str(out))
+    assert input_dims(written) == {"x": ["n", 4]}
+    rng = np.random.default_rng(0)
+    at, other = ({"x": rng.standard_normal((3, k)).astype(np.float32)} for k in (4, 5))
+    assert_runs_only_at(written, m, at, other)
+    optimized = shapeinfer.optimize(m, bind={"x_d1": 4})
+    assert input_dims(optimized) == input_dims(written)
+
+
+def test_bind_help_says_the_graph_inputs_are_rewritten():
+    r = run_cli("infer", "--help")
+    assert r.returncode == 0
+    assert "graph inputs carry the value" in " ".join(r.stdout.split())
 
 
 def test_verify_api_refuses_a_zero_binding():

@@ -44,7 +44,8 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
     "--bind",
     multiple=True,
     metavar="SYM=INT[,SYM=INT]",
-    help="Specialise an input symbol to an int (at least 1) everywhere. Repeatable.",
+    help="Specialise an input symbol to an int (at least 1) everywhere; with -o the graph inputs "
+    "carry the value too, so the written model is valid only at it. Repeatable.",
 )
 @click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
 @click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor: dtype, dims, op and node.")
@@ -90,6 +91,7 @@ def infer_cmd(
     check_output(output, model, in_place)
 
     def run():
+        from shapeinfer.bindings import specialise_inputs
         from shapeinfer.engine import infer, model_dir
         from shapeinfer.onnxio import load_model_file
         from shapeinfer.writer import annotate_for_writing, subgraphs_annotated
@@ -110,6 +112,8 @@ def infer_cmd(
         if output:
             # the new value_info entries go to the file as the bytes annotate built
             written, tail = annotate_for_writing(result)
+            if binding:  # the graph inputs carry the bound values the value_info holds
+                specialise_inputs(written, binding)
             nodes_as_read = not subgraphs_annotated(result)
             write_model(written, output, model, in_place, graph_tail=tail, loaded=loaded, nodes_as_read=nodes_as_read)
         return result, secs
