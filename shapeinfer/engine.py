@@ -27,15 +27,18 @@ from onnx import AttributeProto
 
 from shapeinfer import dims as D
 from shapeinfer import registry
+from shapeinfer.declarations import contradictions, dims_text, dtype_name
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.guards import Guard, Ledger
-from shapeinfer.node_context import GraphScope, NodeContext, _show_number, graph_path
+from shapeinfer.node_context import GraphScope, NodeContext, _show_number
 from shapeinfer.onnxio import (
     dim_from_proto,
     fact_type,
+    graph_path,
     ident,
+    subgraph_attrs,
     tensor_fact,
     tensor_numel,
     tensor_problem,
@@ -139,6 +142,9 @@ class Result:
     #: the walk read of it, ``(op_type, domain, inputs, outputs)`` (the last two as lists of
     #: names), for a caller that would otherwise read them again (the optimize passes' index)
     node_reads: list[tuple[str, str, list[str], list[str]]] | None = None
+    #: the fresh symbols that stand for one of several alternatives (If branches that differ):
+    #: no declared dim replaces them
+    join_symbols: frozenset[str] = frozenset()
 
     def ledger(self) -> Ledger:
         """Every guard inference recorded, one per condition, nodes merged."""
@@ -211,6 +217,8 @@ class Engine:
         self._active_functions: set[tuple[str, str, str]] = set()
         self.node_reads: list | None = None  # set to a list to have the main graph's walk fill it
         self.graph_facts: dict[str, dict[str, Fact]] = {}
+        #: graph path -> the tensor types it declares (value_info, outputs): claims to check
+        self.graph_declared: dict[str, dict[str, onnx.TypeProto]] = {}
         self.capped = 0
         self.max_expr_size = max_expr_size
         self._type_cache: dict[Fact, onnx.TypeProto] = {}
@@ -345,6 +353,8 @@ class Engine:
                 scope.declared.setdefault(vi.name, vi.type)
         self.run_nodes(graph.node, scope, name, call_attrs)
         self.graph_facts[name] = facts
+        if scope.declared:
+            self.graph_declared[name] = scope.declared
         outs = []
         for vi in graph.output:
             f = scope.get(vi.name)
@@ -407,6 +417,7 @@ class Engine:
             del facts[name]
         del self.diagnostics[ndiag:]
         self.symbols.rollback(mark, release_fresh=True)
+        self._open_memo = (-1, {})  # released names may be drawn again, as joins or not
         self._walk(nodes, scope, graph, call_attrs, self._topological_order(nodes, graph))
 
     def _walk(
@@ -439,6 +450,7 @@ class Engine:
                     raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
                 count += 1
             node = nodes[k]
+            ndiag = len(self.diagnostics)
             in_names = node.input[:]
             ins: list[Fact | None] = []
             subst = self.symbols.subst  # only inference (below) binds symbols: the same for every input
@@ -532,39 +544,82 @@ class Engine:
                         )
                     f = outs[i] if i < n_outs else None
                     if declared and o in declared:
-                        f = self.with_declared(f, declared[o])
+                        g, assumed = self.with_declared(f, declared[o], node.name or f"{op_type} #{k}")
+                        if assumed and not any(d.severity == "error" for d in self.diagnostics[ndiag:]):
+                            self._adopted(o, f, g, declared[o], node, k, graph)  # (an invalid node's: moot)
+                        f = g
                     facts[o] = _UNKNOWN if f is None else f
         return True
 
-    def with_declared(self, f: Fact | None, declared: onnx.TypeProto) -> Fact | None:
+    def _adopted(
+        self, name: str, f: Fact | None, g: Fact | None, tp: onnx.TypeProto, node: onnx.NodeProto, k: int, graph: str
+    ) -> None:
+        """Say (info G013) that tensor ``name`` took from its declared type ``tp`` what inference
+        did not know: fact ``f`` became ``g``."""
+        if g is None:
+            return
+        took = []
+        if g.dtype and (f is None or not f.dtype):
+            took.append(f"element type {dtype_name(g.dtype)}")
+        old = None if f is None else f.shape
+        if g.shape is not None and g.shape != old:
+            decl = dims_text([dim_from_proto(d) for d in tp.tensor_type.shape.dim])
+            if old is None:
+                took.append(f"rank {len(g.shape)} {decl}")
+            else:
+                took.append(f"shape {decl} (inferred {dims_text(old)})")
+        if took:
+            msg = f"{name!r}: assuming the declared {' and '.join(took)}, which inference could not determine"
+            self.diagnostics.append(Diagnostic("info", "G013", msg, node.name or None, node.op_type, k, graph, name))
+
+    def with_declared(self, f: Fact | None, declared: onnx.TypeProto, label: str = "") -> tuple[Fact | None, bool]:
         """``f`` completed from the tensor type the graph declares for it, where inference knows
         less: an unknown element type or rank takes the declared one, a dim that is only fresh
-        symbols takes the declared dim (a declared ``-1`` or open dim is unknown). Anything
-        inference determined wins; a declaration that contradicts it is lint's G006."""
+        symbols (not a join: see :meth:`SymbolScope.join`) takes the declared dim (a declared
+        ``-1`` or open dim is unknown); a lone fresh symbol is bound to it (a guard of ``label``).
+        Anything inference determined wins; a declaration that contradicts it is G006 (see
+        :func:`check_declarations`). A declared dim that equals a join's expression at every
+        alternative is taken as proven. Returns the fact (``f`` itself when nothing was taken)
+        and whether anything was assumed."""
         if f is not None and f.kind != "tensor":
-            return f
+            return f, False
         tt = declared.tensor_type
         if f is None:
             f = _UNKNOWN
         dtype = f.dtype or tt.elem_type
         shape = f.shape
-        if dtype == f.dtype and shape is not None and not any(self._open(d) for d in shape):
-            return f  # nothing the declaration could complete: its dims are not even read
+        symbols = self.symbols
+        joins = symbols.joins
+        if (
+            dtype == f.dtype
+            and shape is not None
+            and not any(self._open(d) or (joins and not D.symbols(d).isdisjoint(joins)) for d in shape)
+        ):
+            return f, False  # nothing the declaration could complete: its dims are not even read
+        assumed = dtype != f.dtype
         if tt.HasField("shape"):
             decl = [dim_from_proto(d) for d in tt.shape.dim]
             if shape is None:
                 shape = tuple(self.fresh() if d is None else d for d in decl)
+                assumed = True
             elif len(decl) == len(shape):
                 out = []
                 for d, x in zip(shape, decl):
-                    if x is not None and self._open(d):
+                    if x is not None and joins and type(d) is not int and symbols.equal_at_every_alternative(d, x):
+                        d = x  # proven, not assumed: the declared dim holds in every alternative
+                    elif x is not None and self._open(d):
+                        assumed = True
                         # a lone fresh symbol is bound to the declared dim wherever it occurs
-                        d = self.symbols.unify(d, x)[0] if D.symbols(d) and d == D.sym(next(iter(D.symbols(d)))) else x
+                        d = (
+                            self.symbols.unify(d, x, label)[0]
+                            if D.symbols(d) and d == D.sym(next(iter(D.symbols(d))))
+                            else x
+                        )
                     out.append(d)
                 shape = tuple(out)
         if dtype == f.dtype and shape == f.shape:
-            return f
-        return Fact(dtype, shape, f.value if shape == f.shape else None, "tensor", None)
+            return f, False
+        return Fact(dtype, shape, f.value if shape == f.shape else None, "tensor", None), assumed
 
     def _domain_version(self, raw_domain: str) -> tuple[str, int]:
         """A node's domain as the opsets key it (``ai.onnx`` is ``""``) and the opset version it
@@ -587,8 +642,7 @@ class Engine:
             memo = self._open_memo = (n_inputs, {})
         known = memo[1].get(d)
         if known is None:
-            is_fresh = self.symbols.is_fresh
-            known = memo[1][d] = all(is_fresh(s) for s in D.symbols(d))
+            known = memo[1][d] = self.symbols.adoptable(d)
         return known
 
     def infer_node(
@@ -807,6 +861,9 @@ class Engine:
             ctx.diag("error", "G010", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
             return []
         scope = GraphScope(None)
+        for vi in fn.value_info:
+            if vi.HasField("type") and vi.type.WhichOneof("value") == "tensor_type":
+                scope.declared.setdefault(vi.name, vi.type)
         missing = set()
         for i, name in enumerate(fn.input):
             f = ins[i] if i < len(ins) else None
@@ -837,6 +894,8 @@ class Engine:
         name = graph_path(ctx.graph, ctx.index, fn.name)
         try:
             self.run_nodes(nodes, scope, name, attrs)
+            if scope.declared:
+                self.graph_declared[name] = scope.declared
         finally:
             self.opsets = saved
             self._active_functions.discard(key)
@@ -1092,6 +1151,7 @@ def infer(
         for gf in eng.graph_facts.values():
             for k, f in gf.items():
                 gf[k] = eng.resolve_fact(f)
+    check_declarations(eng, bind)
     return Result(
         model,
         facts,
@@ -1105,7 +1165,70 @@ def infer(
         sym.guard_events,
         dict(sym.ranges),
         eng.node_reads,
+        frozenset(sym.joins),
     )
+
+
+def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> None:
+    """Report as G006 (an error when provable, else a warning) every declared tensor type of
+    every graph the run inferred that contradicts the inferred fact (see
+    :func:`shapeinfer.declarations.contradictions`); declared dims are read under the run's
+    substitution and ``bind``."""
+    sym = eng.symbols
+    subst = {**sym.subst, **bind} if bind else sym.subst
+    assumed: set[frozenset] | None = None
+    for path, declared in eng.graph_declared.items():
+        facts = eng.graph_facts.get(path, {})
+        outputs: set[str] | None = None
+        for name, tp in declared.items():
+            f = facts.get(name)
+            if f is None or not contradictions(f, tp, sym.input_symbols, subst)[0]:
+                continue
+            if assumed is None:
+                assumed = set()
+                for x, y in sym.equalities:
+                    try:
+                        assumed.add(frozenset((D.parse(x), D.parse(y))))
+                    except Exception:
+                        continue
+            problems, provable = contradictions(f, tp, sym.input_symbols, subst, assumed)
+            if not problems:
+                continue
+            nodes = eng.graph_nodes.get(path, ())
+            k = next((i for i, n in enumerate(nodes) if name in n.output), None)
+            if outputs is None:
+                outputs = _graph_outputs(eng.model, path)
+            where = "output" if name in outputs else "value_info"
+            msg = f"{where} {name!r} declares {'; '.join(problems)}"
+            if not provable:
+                msg += ": they differ unless those symbols are equal"
+            node = None if k is None else nodes[k]
+            eng.diagnostics.append(
+                Diagnostic(
+                    "error" if provable else "warning",
+                    "G006",
+                    msg,
+                    None if node is None else node.name or None,
+                    None if node is None else node.op_type,
+                    k,
+                    path,
+                    name,
+                )
+            )
+
+
+def _graph_outputs(model: onnx.ModelProto, path: str) -> set[str]:
+    """The output names of the graph at ``path`` (empty for a function body)."""
+    g = model.graph
+    for part in path.split("/")[1:]:
+        index, _, attr = part.partition(".")
+        if not index.isdigit() or int(index) >= len(g.node):
+            return set()
+        sub = dict(subgraph_attrs(g.node[int(index)])).get(attr)
+        if sub is None:
+            return set()
+        g = sub
+    return {o.name for o in g.output}
 
 
 def model_dir(path: str | os.PathLike | None) -> str | None:

@@ -19,7 +19,7 @@ from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.facts import Fact
 from shapeinfer.guards import Ledger
-from shapeinfer.onnxio import attribute_value, subgraph_attrs, tensor_fact
+from shapeinfer.onnxio import attribute_value, graph_path, subgraph_attrs, tensor_fact
 from shapeinfer.ops.common import MAX_RANK
 from shapeinfer.symbolic_scope import SymbolScope
 
@@ -49,11 +49,6 @@ def _show_number(d: D.Dim) -> str:
     if type(d) is int:
         return str(d) if d.bit_length() <= 128 else f"a {d.bit_length()}-bit number"
     return "an expression with a coefficient past int64"
-
-
-def graph_path(parent: str, node_index: int, attr: str) -> str:
-    """The key of a subgraph in ``Result.graph_facts``: parent path, node index, attribute name."""
-    return f"{parent}/{node_index}.{attr}"
 
 
 class GraphScope:

@@ -25,6 +25,11 @@ from shapeinfer.wire import GraphLayout, graph_layout, without_large_raw_data
 _IDENT = re.compile(r"\W")
 
 
+def graph_path(parent: str, node_index: int, attr: str) -> str:
+    """The key of a subgraph in ``Result.graph_facts``: parent path, node index, attribute name."""
+    return f"{parent}/{node_index}.{attr}"
+
+
 def subgraph_attrs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
     """``(attr, graph)`` for each subgraph of ``node``, in attribute order: ``attr`` is the
     attribute name, with ``[j]`` after it for the j-th graph of a GRAPHS attribute (the form

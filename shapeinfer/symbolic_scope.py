@@ -5,7 +5,9 @@ Knows nothing of ONNX. One :class:`SymbolScope` per run holds
 - the *input symbols* (names the graph inputs declare) and their *ranges* (``SYM -> (lo, hi)``,
   hi None when unbounded; a symbol without one is a size in ``[1, inf)``);
 - the *fresh symbols* drawn for dims inference cannot determine (``unk_0``, ``unk_1``, ... in
-  the order they are drawn);
+  the order they are drawn), and among them the *joins*: a symbol standing for one of several
+  known alternatives (an If whose branches give different dims), which no declaration may
+  replace (a declared dim equal to one branch's is wrong whenever the other branch runs);
 - the *substitution*: a union-find by substitution, ``name -> representative``, built by
   :meth:`SymbolScope.unify`;
 - the *equalities* unify recorded (as text, representative first) and the *guard events*:
@@ -67,6 +69,7 @@ class SymbolScope:
         "generation",
         "guard_events",
         "input_symbols",
+        "joins",
         "ranges",
         "subst",
     )
@@ -75,6 +78,8 @@ class SymbolScope:
         self.input_symbols: set[str] = set()
         self.ranges: dict[str, tuple[int, int | None]] = dict(ranges or {})
         self.fresh_symbols: list[str] = []
+        #: join symbol -> the alternatives it stands for (see :meth:`join`)
+        self.joins: dict[str, tuple[D.Dim, ...]] = {}
         self.subst: dict[str, D.Dim] = {}
         self.equalities: list[tuple[str, str]] = []
         self.guard_events: list[GuardEvent] = []
@@ -93,8 +98,43 @@ class SymbolScope:
         self.fresh_symbols.append(name)
         return D.sym(name)
 
+    def join(self, alternatives: tuple[D.Dim, ...]) -> D.Expr:
+        """A fresh symbol for a dim that is one of ``alternatives`` (which differ)."""
+        s = self.fresh()
+        self.joins[s.terms[0][0][0].name] = alternatives
+        return s
+
+    def equal_at_every_alternative(self, d: D.Dim, x: D.Dim, limit: int = 16) -> bool:
+        """Whether ``d``, which holds join symbols, equals ``x`` whichever alternative each join
+        takes (``min(j, 10) == 10`` for a join of 220, 110 and 90); False when not proven or
+        when there are more than ``limit`` combinations."""
+        import itertools
+
+        names = sorted(s for s in D.symbols(d) if s in self.joins)
+        if not names:
+            return False
+        choices = [self.joins[s] for s in names]
+        count = 1
+        for c in choices:
+            count *= len(c)
+        if count > limit:
+            return False
+        for combo in itertools.product(*choices):
+            v = D.substitute(d, dict(zip(names, combo)))
+            if not (v == x or D.compare(v, x) == 0):
+                return False
+        return True
+
     def is_fresh(self, name: str) -> bool:
         return name.startswith(FRESH_PREFIX) and name not in self.input_symbols
+
+    def adoptable(self, d: D.Dim) -> bool:
+        """Whether a declared dim may stand for ``d``: ``d`` is not an int and every symbol in
+        it (if any) is fresh and not a join."""
+        if type(d) is int:
+            return False
+        joins = self.joins
+        return all(self.is_fresh(s) and s not in joins for s in D.symbols(d))
 
     def resolve(self, d: D.Dim) -> D.Dim:
         """``d`` with every bound symbol replaced by its representative."""
@@ -204,6 +244,8 @@ class SymbolScope:
         del self.equalities[mark.equalities :]
         del self.guard_events[mark.guards :]
         if release_fresh:
+            for name in self.fresh_symbols[mark.fresh :]:
+                self.joins.pop(name, None)
             del self.fresh_symbols[mark.fresh :]
 
     @contextmanager

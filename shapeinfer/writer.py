@@ -2,10 +2,13 @@
 
 Types (:func:`annotate`): inferred facts go into ``value_info`` and graph outputs only as
 complete types (a tensor type has an element type, a sequence or optional an element type, a
-map a key and a value type), merged with what the model already declares: inference refines a
-declared type where it knows more and agrees with it; where it knows less, or disagrees, the
-declared type stays; where it knows nothing and nothing is declared, nothing is written. So a
-written model is never less loadable than its input.
+map a key and a value type), merged with what the model already declares. A declaration is a
+claim: inference refines it where it knows more, and where they disagree (element type, rank, a
+dim inference determined) the inferred type is written (inference reports the disagreement as
+G006). Where inference knows less (an unknown element type or rank, a dim that is only fresh
+symbols) the declared part stays, except over a dim that is one of several alternatives (a
+join: an If whose branches differ), which is written as inferred. Where it knows nothing and
+nothing is declared, nothing is written.
 
 Files (:func:`save_model`): atomically, with weights left where they are. The model is
 serialised to a temporary file in the target folder and renamed over the target
@@ -188,7 +191,7 @@ def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) ->
     graph's own (for a model rewritten since it was loaded: the types its original declared).
     Graph inputs and initializers are never touched. Returns the model.
     """
-    tail = _annotate_graph(result.model.graph, result, set(result.fresh_symbols), declared or {}, "main")
+    tail = _annotate_graph(result.model.graph, result, _adoptable(result), declared or {}, "main")
     result.model.graph.MergeFromString(tail)
     return result.model
 
@@ -198,7 +201,7 @@ def annotate_serialised(result: Result, declared: Mapping[str, TypeProto] | None
     (``GraphProto.value_info`` fields, for ``save_model(..., value_info_fields=...)``): the
     entries kept serialised, then the new ones as they were written (not serialised again)."""
     graph = result.model.graph
-    tail = _annotate_graph(graph, result, set(result.fresh_symbols), declared or {}, "main")
+    tail = _annotate_graph(graph, result, _adoptable(result), declared or {}, "main")
     kept = [_field(_VALUE_INFO, vi.SerializeToString()) for vi in graph.value_info]
     graph.MergeFromString(tail)
     return b"".join([*kept, tail])
@@ -209,7 +212,7 @@ def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:
     serialised ``GraphProto`` fields instead of merged into the model (for
     ``save_model(model, ..., graph_tail=...)``, which writes them without parsing them back).
     The written file is the same model :func:`annotate` then :func:`save_model` would write."""
-    tail = _annotate_graph(result.model.graph, result, set(result.fresh_symbols), {}, "main")
+    tail = _annotate_graph(result.model.graph, result, _adoptable(result), {}, "main")
     return result.model, tail
 
 
@@ -264,14 +267,20 @@ def _unknown(f: Fact | None) -> bool:
     return f is None or (f.kind == "tensor" and not f.dtype and f.shape is None)
 
 
+def _adoptable(result: Result) -> set[str]:
+    """The fresh symbols a declared dim may stand for in what is written: all but the joins."""
+    return set(result.fresh_symbols) - set(result.join_symbols)
+
+
 def written_type(f: Fact | None, declared: TypeProto | None, fresh: set[str]) -> TypeProto | None:
     """The type to write for a value with fact ``f`` and declared type ``declared``, or None.
 
-    Inference refines the declaration where it knows more (an element type, a rank, a dim) and
-    agrees with it: a dim it determined (an integer, an expression of the inputs' symbols) is
-    written, a declared dim stays over one made only of fresh symbols (``fresh``). Where
-    they disagree (kind, element type, rank, two different integer dims) the declared type is
-    kept. The result is always complete (:func:`is_complete`); None when neither side gives one.
+    Inference refines the declaration where it knows more (an element type, a rank, a dim): a
+    dim it determined (an integer, an expression of the inputs' symbols) is written, a declared
+    dim stays over one made only of the symbols in ``fresh`` (fresh ones a declaration may stand
+    for). Where they disagree (kind, element type, rank, two different integer dims) inference
+    wins: the declared parts it contradicts are not written. The result is always complete
+    (:func:`is_complete`); None when neither side gives one.
     """
     if declared is not None and declared.WhichOneof("value") is None:
         declared = None
@@ -281,8 +290,8 @@ def written_type(f: Fact | None, declared: TypeProto | None, fresh: set[str]) ->
         return declared if is_complete(declared) else None
     try:
         tp = _merge(f, declared, fresh)
-    except _Conflict:
-        tp = declared
+    except _Conflict:  # a different kind of value: the declaration says nothing of this one
+        return fact_type(f) if fact_is_complete(f) else None
     if is_complete(tp):
         return tp
     return declared if is_complete(declared) else None
@@ -301,8 +310,6 @@ def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
     if which in ("tensor_type", "sparse_tensor_type"):
         dt = getattr(decl, which)
         out = getattr(tp, which)
-        if f.dtype and dt.elem_type and f.dtype != dt.elem_type:
-            raise _Conflict
         if f.dtype or dt.elem_type:
             out.elem_type = f.dtype or dt.elem_type
         if f.shape is None:
@@ -310,9 +317,9 @@ def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
                 out.shape.CopyFrom(dt.shape)
         elif not dt.HasField("shape"):
             write_shape(out, f.shape)
+        elif len(dt.shape.dim) != len(f.shape):
+            write_shape(out, f.shape)  # the declared rank is wrong: none of its dims apply
         else:
-            if len(dt.shape.dim) != len(f.shape):
-                raise _Conflict
             out.shape.SetInParent()
             for d, x in zip(f.shape, dt.shape.dim):
                 _merge_dim(out.shape.dim.add(), d, x, fresh)
@@ -322,8 +329,6 @@ def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
         tp.optional_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.optional_type, fresh))
     else:  # map_type
         mt = decl.map_type
-        if f.dtype and mt.key_type and f.dtype != mt.key_type:
-            raise _Conflict
         tp.map_type.key_type = f.dtype or mt.key_type
         if mt.HasField("value_type"):
             tp.map_type.value_type.CopyFrom(_merge(f.elem, mt.value_type, fresh))
@@ -340,11 +345,8 @@ def _merge_elem(elem: Fact | None, container, fresh: set[str]) -> TypeProto:
 
 def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
     """One dim: inference wins where it determined the dim (an integer, or an expression of
-    the inputs' symbols); a declared dim stays over one made only of fresh symbols; two
-    different integers are a conflict."""
+    the inputs' symbols); a declared dim stays over one made only of ``fresh`` symbols."""
     if type(d) is int:
-        if x.HasField("dim_value") and x.dim_value != d:
-            raise _Conflict
         out.dim_value = d
     elif D.symbols(d) <= fresh and x.HasField("dim_value"):
         out.dim_value = x.dim_value

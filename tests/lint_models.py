@@ -215,6 +215,29 @@ def declared_symbolic(decl):
     return make(nodes, [vi("x", T.FLOAT, ["batch", "seq"])], [vi("y", T.FLOAT, decl)])
 
 
+def declared_after_nonzero(decl):
+    """x[2, 3] -> NonZero -> a (int64 [2, data-dependent]) -> Identity -> y, a declared ``decl``."""
+    nodes = [h.make_node("NonZero", ["x"], ["a"], name="bad"), h.make_node("Identity", ["a"], ["y"], name="id")]
+    return make(nodes, [vi("x", T.FLOAT, [2, 3])], [out("y", T.INT64, 2)], value_info=[vi("a", T.INT64, decl)])
+
+
+def declared_join(decl):
+    """An If on input ``c`` whose branches give int64 vectors of 3 and 2 elements: ``y``
+    (declared ``decl``) is one or the other."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    def branch(name, values):
+        t = numpy_helper.from_array(np.array(values, np.int64), name + "_v")
+        node = h.make_node("Constant", [], [name], value=t)
+        return h.make_graph([node], name + "_g", [], [vi(name, T.INT64, None)])
+
+    node = h.make_node(
+        "If", ["c"], ["y"], name="bad", then_branch=branch("t", [1, 2, 3]), else_branch=branch("e", [1, 2])
+    )
+    return make([node], [vi("c", T.BOOL, [])], [vi("y", T.INT64, decl)])
+
+
 def custom_op():
     node = h.make_node("Foo", ["x"], ["y"], name="bad", domain="com.example")
     return make([node], [vi("x", T.FLOAT, [2])], [out(rank=1)], extra_opsets=[("com.example", 1)])
@@ -365,6 +388,10 @@ CASES: list[Case] = [
     Case("G006", "output-type", lambda: declared([2, 3], T.INT64, "output"), True, node="id"),
     Case("G006", "symbolic-output", lambda: declared_symbolic(["seq", "batch"]), True),
     Case("G006", "value-info-agrees", lambda: declared([2, 3]), False),
+    Case("G006", "join-declared-as-one-branch", lambda: declared_join([3]), False),
+    Case("G013", "nonzero-count-declared", lambda: declared_after_nonzero([2, "nz"]), True),
+    Case("G013", "nonzero-count-open", lambda: declared_after_nonzero([2, None]), False),
+    Case("G013", "join-declared-as-one-branch", lambda: declared_join([3]), False),
     Case("G006", "value-info-open-dims", lambda: declared([None, "anything"]), False),
     Case("G006", "symbolic-output-agrees", lambda: declared_symbolic(["batch", "seq"]), False),
     Case("G007", "custom-domain", custom_op, True),

@@ -56,10 +56,21 @@ def test_inference_refines_a_consistent_declaration():
     assert dims(out) == ["n", 9]  # a dim inference derived from the inputs wins over a declared name
 
 
-def test_conflict_keeps_the_declaration():
+def test_conflict_writes_what_inference_determined():
+    """A declaration is a claim: where inference determined an element type, rank or dim that
+    contradicts it, the inferred one is written (issue 21 case 1); what inference does not
+    know (a fresh dim) still comes from the declaration."""
     decl = h.make_tensor_type_proto(T.INT64, [2, 3])
-    for f in (tensor(F, (2, 3)), tensor(T.INT64, (2, 4)), tensor(T.INT64, (6,)), Fact(F, None, None, "sequence")):
-        assert written_type(f, decl, FRESH) == decl
+    assert written_type(tensor(F, (2, 3)), decl, FRESH) == h.make_tensor_type_proto(F, [2, 3])
+    assert written_type(tensor(T.INT64, (2, 4)), decl, FRESH) == h.make_tensor_type_proto(T.INT64, [2, 4])
+    assert written_type(tensor(T.INT64, (6,)), decl, FRESH) == h.make_tensor_type_proto(T.INT64, [6])
+    assert written_type(tensor(T.INT64, (UNK, 4)), decl, FRESH) == h.make_tensor_type_proto(T.INT64, [2, 4])
+    scalar = h.make_tensor_type_proto(T.INT64, [])  # genai's builder declares 1-D constants so
+    assert written_type(tensor(T.INT64, (1,)), scalar, FRESH) == h.make_tensor_type_proto(T.INT64, [1])
+    # a value of another kind: the declaration says nothing of it; an incomplete fact writes nothing
+    seq = Fact(F, None, None, "sequence", tensor(F, (2,)))
+    assert written_type(seq, decl, FRESH).WhichOneof("value") == "sequence_type"
+    assert written_type(Fact(F, None, None, "sequence"), decl, FRESH) is None
 
 
 def test_nested_types_merge():

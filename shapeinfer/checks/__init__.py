@@ -21,34 +21,9 @@ from shapeinfer.checks import shape as _shape  # noqa: F401  (registers S rules)
 from shapeinfer.checks import targets as _targets  # noqa: F401  (registers P rules)
 from shapeinfer.checks.context import Finding, LintContext
 from shapeinfer.checks.registry import CHECKS, REMAPS, RULES, Rule, expand
+from shapeinfer.declarations import declared_types
 
 __all__ = ["RULES", "Finding", "Rule", "declared_types", "expand", "lint_model"]
-
-
-def declared_types(model: onnx.ModelProto) -> dict[str, dict[str, onnx.TypeProto]]:
-    """The types the model declares (value_info and graph outputs) of every graph, by graph path.
-
-    Copies, so that they survive anything that later rewrites the model's annotations.
-    """
-    from shapeinfer.engine import MAIN, graph_path
-    from shapeinfer.onnxio import subgraph_attrs
-
-    out: dict[str, dict[str, onnx.TypeProto]] = {}
-
-    def visit(g: onnx.GraphProto, path: str) -> None:
-        d = {}
-        for vi in list(g.value_info) + list(g.output):
-            if vi.HasField("type"):
-                tp = onnx.TypeProto()
-                tp.CopyFrom(vi.type)
-                d[vi.name] = tp
-        out[path] = d
-        for k, n in enumerate(g.node):
-            for attr, sg in subgraph_attrs(n):
-                visit(sg, graph_path(path, k, attr))
-
-    visit(model.graph, MAIN)
-    return out
 
 
 def lint_model(

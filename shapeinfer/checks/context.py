@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 import onnx
 
 from shapeinfer import dims as D
+from shapeinfer.declarations import dims_text, dtype_name  # noqa: F401  (re-exported for the checks)
 from shapeinfer.diagnostics import Diagnostic
 from shapeinfer.facts import Fact
 
@@ -255,21 +256,6 @@ class LintContext:
                 name=r.name,
             )
         )
-
-
-def dims_text(shape) -> str:
-    """``[batch, 3, seq*2]`` (``?`` for an unknown rank)."""
-    if shape is None:
-        return "?"
-    return "[" + ", ".join("?" if d is None else D.format(d) for d in shape) + "]"
-
-
-def dtype_name(t: int) -> str:
-    """``float``, ``int64``... for an onnx TensorProto data type (the schema spelling)."""
-    try:
-        return onnx.TensorProto.DataType.Name(t).lower()
-    except ValueError:
-        return str(t)
 
 
 # ---------------------------------------------------------------------- type constraints (onnx.defs)

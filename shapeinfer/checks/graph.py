@@ -11,13 +11,11 @@ from shapeinfer.checks.context import (
     LintContext,
     allowed_types,
     dims_text,
-    dtype_name,
     formal_input,
     short_types,
     type_string,
 )
 from shapeinfer.checks.registry import declare, rule
-from shapeinfer.onnxio import dim_from_proto
 
 
 @rule("G001", "unresolved-dims", "warning", "dims left unresolved (names the op where resolution was lost)")
@@ -135,8 +133,11 @@ declare(
 )
 
 
-@rule("G006", "declared-shape-mismatch", "error", "a declared value_info/output shape contradicts the inferred one")
-def declared_shape_mismatch(ctx: LintContext) -> None:
+declare(
+    "G006",
+    "declared-shape-mismatch",
+    "error",
+    "a declared value_info/output shape contradicts the inferred one",
     """
     The model declares a type or shape for a value (``value_info`` or a graph output, as written
     by an exporter or an earlier tool) that contradicts what inference derives: a different
@@ -144,84 +145,31 @@ def declared_shape_mismatch(ctx: LintContext) -> None:
     where both are expressions over the graph inputs' symbols (unless inference itself assumed
     the two equal, which G003 reports: ``seq`` declared where ``min(seq, 512)`` is inferred).
     Runtimes that trust the declaration (memory planning, onnxruntime's shape merging) then
-    fail or allocate the wrong size. Re-run shape
-    inference and write the result (``shapeinfer MODEL -o OUT``), or fix the graph.
-    A graph input whose declared type, rank or static dims differ from its initializer (its
-    default value) is reported too (by inference). A declared ``-1`` (Paddle's spelling of a
-    dynamic dim) or an open dim is unknown and contradicts nothing. Where inference knows less
-    than a declaration (an unknown rank, a fresh symbol), inference takes the declared type.
+    fail or allocate the wrong size. Inference reports it (``shapeinfer MODEL`` as well as
+    ``lint``), keeps what it derived, and ``shapeinfer MODEL -o OUT`` writes the inferred type
+    in place of the declared one. A graph input whose declared type, rank or static dims differ
+    from its initializer (its default value) is reported too. A declared ``-1`` (Paddle's
+    spelling of a dynamic dim) or an open dim is unknown and contradicts nothing. Where
+    inference knows less than a declaration (an unknown rank, a fresh symbol), it takes the
+    declared type, and says so (G013).
+    """,
+)
+
+declare(
+    "G013",
+    "declared-type-assumed",
+    "info",
+    "a declared type was used where inference could not determine it",
     """
-    subst = dict(getattr(ctx.result, "substitution", {}) or {})
-    assumed = set()
-    for x, y in ctx.result.equalities:
-        try:
-            assumed.add(frozenset((D.parse(x), D.parse(y))))
-        except Exception:
-            continue
-    producers = {}
-    for _, _, refs in ctx.graphs():
-        for ref in refs:
-            for o in ref.node.output:
-                if o:
-                    producers.setdefault((ref.graph, o), ref)
-    for graph, gname, _ in ctx.graphs():
-        declared = ctx.declared.get(gname, {})
-        facts = ctx.result.graph_facts.get(gname, {})
-        for name, tp in declared.items():
-            f = facts.get(name)
-            if f is None or f.kind != "tensor" or tp.WhichOneof("value") != "tensor_type":
-                continue
-            tt = tp.tensor_type
-            problems = []
-            if tt.elem_type and f.dtype and tt.elem_type != f.dtype:
-                problems.append(f"type {dtype_name(tt.elem_type)}, inferred {dtype_name(f.dtype)}")
-            if tt.HasField("shape") and f.shape is not None:
-                decl = [dim_from_proto(d) for d in tt.shape.dim]
-                if len(decl) != len(f.shape):
-                    problems.append(
-                        f"rank {len(decl)} {dims_text(decl)}, inferred rank {len(f.shape)} {dims_text(f.shape)}"
-                    )
-                else:
-                    bad = [
-                        i
-                        for i, (a, b) in enumerate(zip(decl, f.shape))
-                        if a is not None and _contradicts(ctx, _resolve(a, subst), b, assumed)
-                    ]
-                    if bad:
-                        problems.append(
-                            f"shape {dims_text(decl)}, inferred {dims_text(f.shape)} (axis {', '.join(map(str, bad))})"
-                        )
-            if problems:
-                where = "output" if any(o.name == name for o in graph.output) else "value_info"
-                ctx.report(
-                    "G006",
-                    f"{where} {name!r} declares {'; '.join(problems)}",
-                    producers.get((gname, name)),
-                    tensor=name,
-                    graph=gname,
-                )
-
-
-def _contradicts(ctx: LintContext, declared, inferred, assumed: set) -> bool:
-    """A declared dim contradicts the inferred one when they provably differ, or when both are
-    over the graph inputs' symbols, differ, and inference did not assume them equal (G003)."""
-    if declared == inferred:
-        return False
-    if D.compare(declared, inferred) in (-1, 1):
-        return True
-    if frozenset((declared, inferred)) in assumed:
-        return False
-    return ctx.resolved(declared) and ctx.resolved(inferred)
-
-
-def _resolve(d, subst):
-    if type(d) is int or not subst:
-        return d
-    for _ in range(8):
-        if not (D.symbols(d) & subst.keys()):
-            break
-        d = D.substitute(d, subst)
-    return d
+    Inference could not determine a value's element type, rank or some of its dims (a fresh
+    symbol: data-dependent, or past an op it cannot see through), and the model declares them
+    (``value_info`` or a graph output): inference takes the declaration as an assumption, and
+    the shapes that follow from it hold only if it is right. A declared dim never replaces one
+    that is one of several alternatives (an ``If`` whose branches give different sizes: a
+    declaration matching one branch is wrong whenever the other runs). Check the declaration,
+    or give the sizes with ``--input-shape`` / ``--bind``.
+    """,
+)
 
 
 declare(

@@ -50,7 +50,8 @@ def _merge_dtype(facts: Sequence[Fact]) -> int:
 def merge_facts(ctx, facts: Sequence[Fact | None]) -> Fact:
     """The fact of a value that is any one of ``facts`` (If branches, sequence elements).
 
-    Dims equal in every fact stay; an axis whose dims differ gets one fresh symbol; differing
+    Dims equal in every fact stay; an axis whose dims differ gets one fresh symbol (a join of the
+    scope: no declaration replaces it, since it holds for one alternative only); differing
     ranks (or any unknown one) give an unknown rank. Values survive only when all are equal.
     Sequences and optionals merge their element facts; a sequence known to be empty adds no
     element. ``None`` entries stand for values nothing is known about.
@@ -84,7 +85,7 @@ def merge_facts(ctx, facts: Sequence[Fact | None]) -> Fact:
     shape = []
     for axis in range(len(shapes[0])):
         ds = {s[axis] for s in shapes}
-        shape.append(ds.pop() if len(ds) == 1 else ctx.fresh())
+        shape.append(ds.pop() if len(ds) == 1 else ctx.symbols.join(tuple(s[axis] for s in shapes)))
     value = first.value if all(f.value == first.value for f in facts) else None
     if value is not None and any(type(d) is not int for d in shape):
         value = None
