@@ -238,9 +238,30 @@ def declared_join(decl):
     return make([node], [vi("c", T.BOOL, [])], [vi("y", T.INT64, decl)])
 
 
+def relu_model_at(opset: int):
+    m = relu_model()
+    m.opset_import[0].version = opset
+    return m
+
+
 def custom_op():
     node = h.make_node("Foo", ["x"], ["y"], name="bad", domain="com.example")
     return make([node], [vi("x", T.FLOAT, [2])], [out(rank=1)], extra_opsets=[("com.example", 1)])
+
+
+def contrib_op(op: str, domain: str = "", n_inputs: int = 1, opset: int = 17):
+    """``y = domain.op(x, ...)`` on float inputs (an onnxruntime op, or an op no runtime knows)."""
+    names = [f"x{i}" for i in range(n_inputs)]
+    node = h.make_node(op, names, ["y"], name="bad", domain=domain)
+    extra = [(domain, 1)] if domain else []
+    return make([node], [vi(n, T.FLOAT, [2, 4]) for n in names], [out(rank=2)], opset=opset, extra_opsets=extra)
+
+
+def sequence_output():
+    """A model returning a sequence of tensors (SequenceConstruct): not a tensor graph output."""
+    node = h.make_node("SequenceConstruct", ["x", "x"], ["y"], name="bad")
+    seq = h.make_tensor_sequence_value_info("y", T.FLOAT, [2])
+    return make([node], [vi("x", T.FLOAT, [2])], [seq])
 
 
 def unary(op: str, dtype):
@@ -395,6 +416,11 @@ CASES: list[Case] = [
     Case("G006", "value-info-open-dims", lambda: declared([None, "anything"]), False),
     Case("G006", "symbolic-output-agrees", lambda: declared_symbolic(["batch", "seq"]), False),
     Case("G007", "custom-domain", custom_op, True),
+    Case("G014", "ort-op-in-default-domain", lambda: contrib_op("SimplifiedLayerNormalization", "", 2), True),
+    Case("G014", "op-before-its-opset", lambda: contrib_op("Gelu", "", 1, opset=17), True),
+    Case("G014", "custom-domain", custom_op, False),
+    Case("G014", "ort-target", lambda: contrib_op("SimplifiedLayerNormalization", "", 2), False, "onnxruntime"),
+    Case("G014", "op-at-its-opset", lambda: contrib_op("Gelu", "", 1, opset=20), False),
     Case("G007", "standard-op", relu_model, False),
     Case("G008", "sqrt-of-int64", lambda: unary("Sqrt", T.INT64), True),
     Case("G008", "add-float-int64", lambda: binary("Add", [2], [2], T.FLOAT, T.INT64), True),
@@ -406,6 +432,12 @@ CASES: list[Case] = [
     Case("P001", "bool-data-onnx-target", lambda: reshape_const([2, 3], [3, 2], dtype=T.BOOL), False, "onnx"),
     Case("P002", "zero-in-target", lambda: reshape_const([2, 3, 4], [0, -1]), True, "openvino"),
     Case("P002", "no-zero-in-target", lambda: reshape_const([2, 3, 4], [6, 4]), False, "openvino"),
+    Case("P003", "qattention", lambda: contrib_op("QAttention", "com.microsoft", 5), True, "openvino"),
+    Case("P003", "custom-domain", custom_op, True, "openvino"),
+    Case("P003", "attention", lambda: contrib_op("Attention", "com.microsoft", 2), False, "openvino"),
+    Case("P003", "standard-op", relu_model, False, "openvino"),
+    Case("P004", "sequence-output", sequence_output, True, "openvino", node=None),
+    Case("P004", "tensor-output", relu_model, False, "openvino", node=None),
     Case("P101", "int64-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.INT64), True, "onednn"),
     Case("P101", "float16-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.FLOAT16), False, "onednn"),
     Case("P102", "3e9-target", lambda: reshape_const([1, 3_000_000_000], [3_000_000_000, 1]), True, "onednn"),
@@ -413,6 +445,17 @@ CASES: list[Case] = [
     Case("P103", "runtime-target", reshape_runtime_canonical, True, "onednn"),
     Case("P103", "dynamic-runtime-target", reshape_runtime_dynamic, True, "onednn"),
     Case("P103", "constant-target", lambda: reshape_const([2, 3], [3, 2]), False, "onednn"),
+    Case("P201", "cuda-only-contrib-op", lambda: contrib_op("GemmFastGelu", "com.microsoft", 2), True, "onnxruntime"),
+    Case("P201", "custom-domain", custom_op, True, "onnxruntime"),
+    Case("P201", "opset-6-default-op", lambda: relu_model_at(5), True, "onnxruntime"),
+    Case(
+        "P201",
+        "ort-op-in-default-domain",
+        lambda: contrib_op("SimplifiedLayerNormalization", "", 2),
+        False,
+        "onnxruntime",
+    ),
+    Case("P201", "cpu-contrib-op", lambda: contrib_op("FusedMatMul", "com.microsoft", 2), False, "onnxruntime"),
     # Model / inference
     Case("G010", "recursive-function", lambda: function_call(recursive=True), True, node=None),
     Case("G010", "plain-function", function_call, False),

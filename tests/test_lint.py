@@ -46,7 +46,7 @@ def test_rule_case(case):
 def test_every_rule_has_a_triggering_and_a_clean_model():
     hit = {c.code for c in CASES if c.triggers}
     clean = {c.code for c in CASES if not c.triggers}
-    expected = set(RULES) - {"E900"}  # E900 needs a file: tested in test_lint_cli
+    expected = set(RULES) - {"E900", "E003"}  # they need a file: test_lint_cli, test_lint_runtime
     assert expected - hit == set()
     assert expected - clean == set()
     # and the catalog is the one the issue lists
@@ -243,7 +243,10 @@ def test_wheel_contents(tmp_path):
     assert "shapeinfer/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     profiles = sorted(n for n in names if n.endswith(".toml"))
-    assert profiles == [f"shapeinfer/rules/{p}.toml" for p in ("default", "onednn", "openvino", "strict")]
+    assert profiles == [
+        f"shapeinfer/rules/{p}.toml" for p in ("default", "onednn", "onnxruntime", "openvino", "strict")
+    ]
+    assert "shapeinfer/checks/runtime_ops.json" in names  # what the runtime targets load
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert "License-Expression: Apache-2.0" in meta and "Classifier: Typing :: Typed" in meta
 

@@ -341,7 +341,7 @@ def test_unknown_profile_suggests_the_closest():
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
         "shapeinfer: error: unknown rule profile 'strct' (did you mean 'strict'?) "
-        "(shipped: default, onednn, openvino, strict; or give a path)"
+        "(shipped: default, onednn, onnxruntime, openvino, strict; or give a path)"
     ]
 
 

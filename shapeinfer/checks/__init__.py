@@ -16,6 +16,7 @@ from dataclasses import replace
 import onnx
 
 from shapeinfer.checks import graph as _graph  # noqa: F401  (registers G/E rules)
+from shapeinfer.checks import model as _model  # noqa: F401  (registers E003, G014)
 from shapeinfer.checks import reshape as _reshape  # noqa: F401  (registers R rules)
 from shapeinfer.checks import shape as _shape  # noqa: F401  (registers S rules)
 from shapeinfer.checks import targets as _targets  # noqa: F401  (registers P rules)
@@ -56,7 +57,7 @@ def lint_model(
     except Exception as e:  # the engine promises not to raise; report it if it does
         msg = f"inference crashed: {type(e).__name__}: {e}"
         return [Finding.of(path, "E001", "error", msg, name=RULES["E001"].name)]
-    ctx = LintContext(model, result, declared, path, target)
+    ctx = LintContext(model, result, declared, path, target, base_dir)
     _engine_findings(ctx)
     for code, fn in CHECKS:
         if deadline is not None and time.monotonic() > deadline:
@@ -91,6 +92,8 @@ def _engine_findings(ctx: LintContext) -> None:
         if ref is not None and (ref.node.name or None) != d.node:
             ref = None
         code, msg = d.code, d.message
+        if code == "E003" and ctx.base_dir is not None:
+            continue  # the E003 check reports every external tensor (the engine only those it reads)
         if code in REMAPS:
             code, msg = REMAPS[code](d, ref)
         elif code not in RULES or code == "E900":

@@ -143,6 +143,7 @@ class LintContext:
     declared: dict[str, dict[str, onnx.TypeProto]]  # graph path -> declared value_info/outputs
     path: str
     target: str = "onnx"
+    base_dir: str | None = None  # the model's folder (external data), None for a model in memory
     findings: list[Finding] = field(default_factory=list)
     error_nodes: set[tuple[str, int]] = field(default_factory=set)  # (graph, index) of invalid nodes
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from shapeinfer.diagnostics import SEVERITIES
 
-TARGETS = ("onnx", "openvino", "onednn")
+TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
 FAMILIES = {
     "R": "Reshape",
     "S": "Shape",

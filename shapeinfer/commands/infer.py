@@ -38,8 +38,7 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
     "input_shape",
     multiple=True,
     metavar="NAME=D0,D1,...",
-    help="Override a graph input's dims (ints or expressions over symbol names; as many as the input's rank). "
-    "Repeatable.",
+    help="Override a graph input's dims (ints or expressions over symbol names). Repeatable.",
 )
 @click.option(
     "--bind",

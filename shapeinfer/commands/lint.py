@@ -15,11 +15,17 @@ from shapeinfer.cli import SECONDS, CliError, Number, _run_guarded
 
 @click.command("lint", short_help="Check models against the rule catalog (CI gate).")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--rules", metavar="NAME|FILE", help="Rule profile: default, strict, openvino, onednn, or a TOML file.")
+@click.option(
+    "--rules", metavar="NAME|FILE", help="Rule profile: default, strict, onnxruntime, openvino, onednn, or a TOML file."
+)
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (codes or prefixes, comma-separated).")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add rules to the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Turn rules off (codes or prefixes).")
-@click.option("--target", type=click.Choice(["onnx", "openvino", "onednn"]), help="Also check a runtime's Reshape.")
+@click.option(
+    "--target",
+    type=click.Choice(["onnx", "onnxruntime", "openvino", "onednn"]),  # checks.registry.TARGETS
+    help="The runtime the model is for: its rules (P...) run, an error means it refuses the model.",
+)
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True
 )
