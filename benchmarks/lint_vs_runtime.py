@@ -1,0 +1,142 @@
+"""Differential harness: does ``shapeinfer lint --rules TARGET`` report an error exactly when the
+target's runtime refuses the model?
+
+For every model file (tests/models, examples/models and the folders given with ``--models``,
+by default ``../shared/models`` and ``../shared/models/deploy`` beside the repository when they
+exist) and every target, lint runs with the target's profile and the runtime loads the file
+(``tests/runtime_probe.py``: the onnx checker with ``full_check=True``, onnxruntime's CPU
+``InferenceSession``, OpenVINO ``read_model`` + ``compile_model("CPU")``). oneDNN Graph has no
+installable runtime: its column shows lint only.
+
+    python benchmarks/lint_vs_runtime.py [--models DIR ...] [--python PY] [--targets onnx,openvino]
+                                         [--markdown] [--json OUT]
+
+``--python`` runs the runtimes with another interpreter (one that has openvino installed). The
+table gives, per target: models, runtime refusals, lint errors, and the agreement counts
+(both, neither, false errors = lint error but the runtime loads it, missed = the runtime refuses
+but lint has no error); then every disagreement with the runtime's message and lint's codes.
+Exit 1 when any target disagrees on any model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # this checkout's shapeinfer, whatever is installed
+
+from runtime_probe import RUNTIME_OF, available, lint_verdict, probe  # noqa: E402
+
+TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
+
+
+def model_files(extra: list[str]) -> list[str]:
+    """Every ``*.onnx`` of tests/models (recursively), examples/models and ``extra`` (not recursive)."""
+    found = sorted(glob.glob(os.path.join(ROOT, "tests", "models", "**", "*.onnx"), recursive=True))
+    found += sorted(glob.glob(os.path.join(ROOT, "examples", "models", "*.onnx")))
+    for d in extra:
+        found += sorted(glob.glob(os.path.join(d, "*.onnx")))
+    return found
+
+
+def default_dirs() -> list[str]:
+    base = os.path.join(ROOT, "..", "shared", "models")
+    return [d for d in (base, os.path.join(base, "deploy")) if os.path.isdir(d)]
+
+
+def short(path: str) -> str:
+    rel = os.path.relpath(path, ROOT)
+    return rel if not rel.startswith("..") else os.path.join("shared", *path.split(os.sep)[-2:])
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", action="append", default=None, help="a further folder of *.onnx (repeatable)")
+    ap.add_argument("--python", default=None, help="interpreter that runs the runtimes (default: this one)")
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json", default=None, help="write every verdict to this file")
+    args = ap.parse_args(argv)
+    targets = [t for t in args.targets.split(",") if t]
+    files = model_files(default_dirs() if args.models is None else args.models)
+    have = {rt: available(rt, args.python) for rt in {"onnx", "onnxruntime", "openvino"}}
+    rows = []
+    t0 = time.monotonic()
+    for path in files:
+        for target in targets:
+            rt = RUNTIME_OF[target]
+            errors = lint_verdict(path, target)
+            refused = probe(rt, path, python=args.python) if rt and have[rt] else None
+            rows.append(
+                {
+                    "model": short(path),
+                    "target": target,
+                    "runtime": rt if rt and have[rt] else None,
+                    "refused": refused,
+                    "lint": sorted({f.code for f in errors}),
+                    "lint_first": errors[0].message[:140] if errors else None,
+                }
+            )
+        print(f"  {short(path)} done ({time.monotonic() - t0:.0f}s)", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=1)
+    return report(rows, targets, files, args.markdown)
+
+
+def report(rows: list[dict], targets: list[str], files: list[str], md: bool) -> int:
+    head = ("target", "runtime", "models", "refused", "lint errors", "both", "neither", "false errors", "missed")
+    table = []
+    bad = []
+    for t in targets:
+        rs = [r for r in rows if r["target"] == t]
+        judged = [r for r in rs if r["runtime"]]
+        both = sum(bool(r["refused"]) and bool(r["lint"]) for r in judged)
+        neither = sum(not r["refused"] and not r["lint"] for r in judged)
+        false = [r for r in judged if r["lint"] and not r["refused"]]
+        missed = [r for r in judged if r["refused"] and not r["lint"]]
+        bad += false + missed
+        rt = judged[0]["runtime"] if judged else "-"
+        n = len(judged)
+        table.append(
+            (
+                t,
+                rt,
+                str(len(rs)),
+                str(sum(bool(r["refused"]) for r in judged)) if n else "-",
+                str(sum(bool(r["lint"]) for r in rs)),
+                str(both) if n else "-",
+                str(neither) if n else "-",
+                str(len(false)) if n else "-",
+                str(len(missed)) if n else "-",
+            )
+        )
+    if md:
+        print("| " + " | ".join(head) + " |")
+        print("|" + " --- |" * len(head))
+        for r in table:
+            print("| " + " | ".join(r) + " |")
+    else:
+        w = [max(len(x[i]) for x in [head, *table]) for i in range(len(head))]
+        for r in [head, *table]:
+            print("  ".join(x.ljust(w[i]) for i, x in enumerate(r)))
+    print(f"\n{len(files)} models")
+    if bad:
+        print("\ndisagreements:")
+        for r in bad:
+            kind = "FALSE ERROR" if r["lint"] else "MISSED"
+            print(f"  [{r['target']}] {kind} {r['model']}")
+            if r["lint"]:
+                print(f"      lint: {', '.join(r['lint'])}: {r['lint_first']}")
+            else:
+                print(f"      runtime: {r['refused']}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
