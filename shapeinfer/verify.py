@@ -482,9 +482,10 @@ def verify(
     ``dim_ranges``) first: :class:`GuardViolation` names the first guard one violates, before
     anything runs. Raises :class:`VerifyError` when the check
     cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime), and
-    :class:`~shapeinfer.bindings.BindError` for a value that is not an int of at least 1.
+    :class:`~shapeinfer.bindings.BindError` (the rules of ``infer``) for a value that is not an
+    int of at least 1, a symbol no graph input has, or a range that cannot be right.
     """
-    from shapeinfer.bindings import check_bind_values
+    from shapeinfer.bindings import check_bind_values, check_model, check_ranges
     from shapeinfer.engine import infer, model_dir
 
     if isinstance(model, onnx.ModelProto):
@@ -501,12 +502,14 @@ def verify(
     except ImportError:
         raise VerifyError(INSTALL_HINT) from None
     bindings = [check_bind_values(b) for b in bindings] or [{}]  # ints of at least 1, as everywhere
-    for b in bindings:  # every binding complete before anything runs or is allocated
+    ranges = check_ranges(dim_ranges) if dim_ranges else None
+    for b in bindings:  # every binding complete, of the model's symbols, before anything runs or is allocated
+        check_model(src, bind=b, dim_ranges=ranges)
         _check_complete(src.graph, b)
     if result is None:
         work = onnx.ModelProto()
         work.CopyFrom(src)
-        result = infer(work, base_dir=base_dir, dim_ranges=dim_ranges)
+        result = infer(work, base_dir=base_dir, dim_ranges=ranges)
     check_guards(result, bindings)
     for b in bindings:
         need = estimate_memory(result, b)
@@ -515,10 +518,7 @@ def verify(
                 f"at {format_binding(b)} the model needs about {format_bytes(need)} (estimated from the inferred "
                 f"shapes), above the limit of {format_bytes(max_memory)}; raise it with --max-memory"
             )
-    unknown = set().union(*(b.keys() for b in bindings)) - result.input_symbols
     report = Report(name, bindings)
-    if unknown:
-        report.notes.append(f"not input symbols of this model (ignored): {', '.join(sorted(unknown))}")
 
     _load_external(src, base_dir, max_memory)
     observed, names = _observable(src)

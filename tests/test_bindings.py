@@ -257,3 +257,13 @@ def test_verify_api_refuses_a_zero_binding():
 
     with pytest.raises(BindError, match="batch=0: symbols stand for sizes of at least 1"):
         verify(BERT, [{"batch": 0, "seq": 3}])
+
+
+@pytest.mark.parametrize("flag,value", [("--bind", "batch=1,sq=4,seq=3"), ("--dim-range", "sq=1:8")])
+def test_verify_refuses_a_symbol_the_model_lacks_like_infer(flag, value):
+    """verify used to run with a note ('not input symbols of this model (ignored): sq') for a
+    binding, and silently for a range, where infer refuses the typo."""
+    args = [flag, value] if flag == "--bind" else ["--bind", "batch=1,seq=4", flag, value]
+    line = error_line(run_cli("verify", BERT, *args))
+    assert line == f"{flag} sq: no graph input has a dim named 'sq' (did you mean 'seq'?) (symbols: batch, seq)"
+    assert error_line(run_cli(BERT, flag, value)) == line

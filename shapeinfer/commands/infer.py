@@ -38,7 +38,8 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
     "input_shape",
     multiple=True,
     metavar="NAME=D0,D1,...",
-    help="Override a graph input's dims (ints or expressions over symbol names). Repeatable.",
+    help="Override a graph input's dims (ints or expressions over symbol names; as many as the input's rank). "
+    "Repeatable.",
 )
 @click.option(
     "--bind",

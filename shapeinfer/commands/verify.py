@@ -62,6 +62,7 @@ def verify_cmd(
     limit = parse_bytes(max_memory, "--max-memory") if max_memory is not None else None
 
     def run():
+        from shapeinfer.bindings import BindError
         from shapeinfer.verify import DEFAULT_MAX_MEMORY, GuardViolation, VerifyError, verify
 
         try:
@@ -77,6 +78,8 @@ def verify_cmd(
             return e
         except VerifyError as e:
             raise CliError(str(e)) from None
+        except BindError as e:
+            raise CliError(e.flag_message()) from None
 
     report = _run_guarded(debug, run)
     if isinstance(report, Exception):
