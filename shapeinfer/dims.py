@@ -39,6 +39,7 @@ __all__ = [
     "Dim",
     "Expr",
     "add",
+    "bounds",
     "ceildiv",
     "compare",
     "dmax",
@@ -397,78 +398,81 @@ def mod(a: Dim, b: Dim) -> Dim:
     return sub(a, mul(b, floordiv(a, b)))
 
 
-def _atom_lower(atom: Atom) -> int | None:
-    """A proven lower bound of one atom (symbols are positive dims), or None."""
-    if atom.kind == "sym":
-        return 1
-    if atom.kind == "floordiv":
-        x, y = atom.args
-        lx = lower_bound(x)
-        if lx is None or type(y) is not int or y <= 0:
-            return None
-        return lx // y
-    lbs = [lower_bound(x) for x in atom.args]
-    if atom.kind == "max":
-        known = [lb for lb in lbs if lb is not None]
-        return max(known) if known else None
-    return None if any(lb is None for lb in lbs) else min(lbs)
+#: Positive and negative infinity of :func:`bounds` (an unbounded side).
+INF = float("inf")
+
+#: The range of a symbol nobody constrained: a positive size.
+DEFAULT_RANGE: tuple[int, int | None] = (1, None)
 
 
-def _atom_upper(atom: Atom) -> int | None:
-    """A proven upper bound of one atom, or None (symbols are unbounded)."""
+def _mul_ext(a: int | float, b: int | float) -> int | float:
+    if a == 0 or b == 0:
+        return 0
+    return a * b
+
+
+def _fdiv_ext(a: int | float, b: int | float) -> int | float:
+    """Floor division for b > 0 (finite or inf) in the extended integers."""
+    if b == INF:
+        if a in (INF, -INF):  # dominated by another corner in every use
+            return 0 if a > 0 else -1
+        return 0 if a >= 0 else -1
+    if a in (INF, -INF):
+        return a
+    return a // b
+
+
+def bounds(d: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> tuple[int | float, int | float]:
+    """Sound ``(lo, hi)`` of ``d`` (``-INF`` / ``INF`` where unbounded) for every binding of its
+    symbols inside ``ranges`` (``SYM -> (lo, hi)``, hi None when unbounded; a symbol without one
+    is a positive size, ``[1, inf)``). The one bounds analysis of the package: interval
+    arithmetic over monomials, min/max and floor division; :mod:`shapeinfer.intervals` builds
+    its proofs and simplification on it."""
+    if type(d) is int:
+        return d, d
+    if ranges is None:
+        ranges = {}
+    lo: int | float = 0
+    hi: int | float = 0
+    for m, c in d.terms:
+        mlo: int | float = c
+        mhi: int | float = c
+        for atom in m:
+            alo, ahi = _atom_bounds(atom, ranges)
+            cands = (_mul_ext(mlo, alo), _mul_ext(mlo, ahi), _mul_ext(mhi, alo), _mul_ext(mhi, ahi))
+            mlo, mhi = min(cands), max(cands)
+        lo += mlo
+        hi += mhi
+    return lo, hi
+
+
+def _atom_bounds(atom: Atom, ranges: Mapping[str, tuple[int, int | None]]) -> tuple[int | float, int | float]:
     if atom.kind == "sym":
-        return None
+        lo, hi = ranges.get(atom.name, DEFAULT_RANGE)
+        return lo, (INF if hi is None else hi)
     if atom.kind == "floordiv":
         x, y = atom.args
-        ux = _upper_bound(x)
-        if ux is None or type(y) is not int or y <= 0:
-            return None
-        return ux // y
-    ubs = [_upper_bound(x) for x in atom.args]
+        xlo, xhi = bounds(x, ranges)
+        ylo, yhi = bounds(y, ranges)
+        if ylo <= 0 <= yhi:
+            return -INF, INF
+        if yhi < 0:  # x // y == (-x) // (-y)
+            xlo, xhi, ylo, yhi = -xhi, -xlo, -yhi, -ylo
+        cands = (_fdiv_ext(xlo, ylo), _fdiv_ext(xlo, yhi), _fdiv_ext(xhi, ylo), _fdiv_ext(xhi, yhi))
+        return min(cands), max(cands)
+    ivs = [bounds(x, ranges) for x in atom.args]
     if atom.kind == "min":
-        known = [ub for ub in ubs if ub is not None]
-        return min(known) if known else None
-    return None if any(ub is None for ub in ubs) else max(ubs)
-
-
-def _upper_bound(a: Dim) -> int | None:
-    lb = lower_bound(neg(a))
-    return None if lb is None else -lb
+        return min(i[0] for i in ivs), min(i[1] for i in ivs)
+    return max(i[0] for i in ivs), max(i[1] for i in ivs)
 
 
 def lower_bound(a: Dim) -> int | None:
-    """A proven lower bound of ``a`` for all bindings of its symbols to positive integers.
-
-    Each monomial is bounded through its atoms' bounds (a negative one through their upper
-    bounds, so ``9 - min(s, 8) >= 1``); None when some monomial is unbounded below.
-    """
+    """A proven lower bound of ``a`` for all bindings of its symbols to positive integers (the
+    low end of :func:`bounds`), None when unbounded below."""
     if type(a) is int:
         return a
-    total = 0
-    for m, c in a.terms:
-        if not m:
-            total += c
-            continue
-        if len(m) == 1:  # c*x >= c*lb(x) for c > 0, >= c*ub(x) for c < 0
-            bound = _atom_lower(m[0]) if c > 0 else _atom_upper(m[0])
-            if bound is None:
-                return None
-            total += c * bound
-            continue
-        v = c
-        for x in m:
-            lb = _atom_lower(x)
-            if lb is None or lb < 0:
-                return None
-            if c < 0:  # every atom lies in [lb >= 0, ub]: the product is at most prod(ub)
-                ub = _atom_upper(x)
-                if ub is None:
-                    return None
-                v *= ub
-            else:
-                v *= lb
-        total += v
-    return total
+    lo = bounds(a)[0]
+    return None if lo == -INF else int(lo)
 
 
 def compare(a: Dim, b: Dim) -> int | None:

@@ -1,4 +1,5 @@
-"""Integer ranges of symbolic dims: sound intervals over :mod:`shapeinfer.dims` expressions.
+"""Integer ranges of symbolic dims: proofs and simplification over :mod:`shapeinfer.dims`
+expressions, on the package's one bounds analysis, :func:`shapeinfer.dims.bounds`.
 
 Knows nothing of ONNX. A *range* of a symbol is ``(lo, hi)`` with ints and ``hi`` None when
 unbounded; a symbol without one lies in ``[1, inf)`` (dims are positive sizes).
@@ -27,71 +28,15 @@ Range = tuple[int, "int | None"]
 Ranges = Mapping[str, Range]
 
 #: The range of a symbol nobody constrained: a positive size.
-DEFAULT_RANGE: Range = (1, None)
-
-_INF = float("inf")
-
-
-def _x(v: int | None, inf: float) -> int | float:
-    return inf if v is None else v
-
-
-def _back(v: int | float) -> int | None:
-    return None if v in (_INF, -_INF) else int(v)
-
-
-def _mul(a: int | float, b: int | float) -> int | float:
-    if a == 0 or b == 0:
-        return 0
-    return a * b
-
-
-def _fdiv(a: int | float, b: int | float) -> int | float:
-    """Floor division for b > 0 (finite or inf) in the extended integers."""
-    if b == _INF:
-        if a in (_INF, -_INF):  # dominated by another corner in every use below
-            return 0 if a > 0 else -1
-        return 0 if a >= 0 else -1
-    if a in (_INF, -_INF):
-        return a
-    return a // b
+DEFAULT_RANGE: Range = D.DEFAULT_RANGE
 
 
 def _ival(d: D.Dim, ranges: Ranges) -> tuple[int | float, int | float]:
-    if type(d) is int:
-        return d, d
-    lo: int | float = 0
-    hi: int | float = 0
-    for m, c in d.terms:
-        mlo: int | float = c
-        mhi: int | float = c
-        for atom in m:
-            alo, ahi = _atom_ival(atom, ranges)
-            cands = (_mul(mlo, alo), _mul(mlo, ahi), _mul(mhi, alo), _mul(mhi, ahi))
-            mlo, mhi = min(cands), max(cands)
-        lo += mlo
-        hi += mhi
-    return lo, hi
+    return D.bounds(d, ranges)
 
 
-def _atom_ival(atom: D.Atom, ranges: Ranges) -> tuple[int | float, int | float]:
-    if atom.kind == "sym":
-        lo, hi = ranges.get(atom.name, DEFAULT_RANGE)
-        return lo, _x(hi, _INF)
-    if atom.kind == "floordiv":
-        x, y = atom.args
-        xlo, xhi = _ival(x, ranges)
-        ylo, yhi = _ival(y, ranges)
-        if ylo <= 0 <= yhi:
-            return -_INF, _INF
-        if yhi < 0:  # x // y == (-x) // (-y)
-            xlo, xhi, ylo, yhi = -xhi, -xlo, -yhi, -ylo
-        cands = (_fdiv(xlo, ylo), _fdiv(xlo, yhi), _fdiv(xhi, ylo), _fdiv(xhi, yhi))
-        return min(cands), max(cands)
-    ivs = [_ival(x, ranges) for x in atom.args]
-    if atom.kind == "min":
-        return min(i[0] for i in ivs), min(i[1] for i in ivs)
-    return max(i[0] for i in ivs), max(i[1] for i in ivs)
+def _back(v: int | float) -> int | None:
+    return None if v in (D.INF, -D.INF) else int(v)
 
 
 def interval(d: D.Dim, ranges: Ranges | None = None) -> tuple[int | None, int | None]:
