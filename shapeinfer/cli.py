@@ -224,13 +224,15 @@ def write_model(
     node_fields: bytes | None = None,
     value_info_fields: bytes | None = None,
     external: list | None = None,
+    data_inputs: list[str] | tuple = (),
 ) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
     ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
     LoadedModel ``model`` came from, when none of its tensors changed; ``nodes_as_read``: nor
     its main graph's nodes; ``node_fields`` / ``value_info_fields``: its main graph's nodes /
     value_info already serialised; ``external``: its tensors stored as external data, when
-    known (see save_model)."""
+    known; ``data_inputs``: the files the input model's external data names, never replaced
+    (see save_model)."""
     from shapeinfer.writer import save_model
 
     save_model(
@@ -244,6 +246,7 @@ def write_model(
         node_fields=node_fields,
         value_info_fields=value_info_fields,
         external=external,
+        data_inputs=data_inputs,
     )
 
 

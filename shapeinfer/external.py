@@ -143,6 +143,30 @@ def external_locations(model: onnx.ModelProto) -> list[str]:
     return list(locs)
 
 
+def data_files(tensors: list[TensorProto], base_dir: str | None) -> list[str]:
+    """The distinct files the external data of ``tensors`` names, as absolute paths inside
+    ``base_dir`` (the model's folder), symlinks resolved, in first-use order.
+
+    Every ``location`` value counts, a repeated key's too (onnx and onnxruntime each take a
+    different one). These files are inputs of any run that reads the model: an output must
+    never replace one (:func:`shapeinfer.userfiles.output_target`). Entries whose location is
+    unsafe (refused when the model is loaded) or not a file name are skipped; empty without a
+    folder.
+    """
+    if base_dir is None:
+        return []
+    seen: dict[str, None] = {}
+    paths: dict[str, None] = {}
+    for t in tensors:
+        for e in t.external_data:
+            if e.key != "location" or e.value in seen:
+                continue
+            seen[e.value] = None
+            with contextlib.suppress(ExternalDataError):
+                paths.setdefault(safe_location(e.value, base_dir), None)
+    return list(paths)
+
+
 def check_locations(model: onnx.ModelProto, base_dir: str, tensors: list[TensorProto] | None = None) -> None:
     """Raise ExternalDataError for the first external-data location that is unsafe (none is opened).
 

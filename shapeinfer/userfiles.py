@@ -8,7 +8,8 @@ line.
 
 Outputs (models, lint reports, ``--fix`` copies) follow one rule, :func:`write_output`: the
 target's folder must exist; the target must not be a folder, must not be an input of the same
-run (unless the caller allows it: ``--in-place``), and must not be a symlink leaving its
+run (unless the caller allows it: ``--in-place``; never a file an input model's external data
+names), and must not be a symlink leaving its
 folder; the bytes go to a temporary file in the target's folder that is renamed over the
 target, so a reader never sees a half-written file. ``-`` means standard output.
 """
@@ -153,11 +154,21 @@ def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def output_target(out: str, *, inputs: Iterable[str] = (), allow_inputs: bool = False, what: str = "output") -> str:
+def output_target(
+    out: str,
+    *,
+    inputs: Iterable[str] = (),
+    allow_inputs: bool = False,
+    what: str = "output",
+    data_inputs: Iterable[str] = (),
+) -> str:
     """The path :func:`write_output` replaces for ``out``; UserFileError when the rule forbids it.
 
-    ``inputs`` are the files this run reads (models, their data, configuration);
-    ``allow_inputs`` lets the output replace one of them (``--in-place``).
+    ``inputs`` are the files this run reads (models, configuration); ``allow_inputs`` lets the
+    output replace one of them (``--in-place``). ``data_inputs`` are the files the input
+    models' external data names (:func:`shapeinfer.external.data_files`): inputs too, which
+    nothing lets the output replace (the model's weights would be lost). Hard links and
+    symlinks to an input count as the input.
     """
     name = show(out)
     if not out:
@@ -192,6 +203,14 @@ def output_target(out: str, *, inputs: Iterable[str] = (), allow_inputs: bool = 
                     raise UserFileError(f"{name}: the {what} would overwrite an input of this run{hint}")
             except OSError:
                 continue
+    for i in data_inputs:
+        try:
+            same = _same_file(st, os.stat(i))
+        except OSError:
+            continue
+        if same:
+            whose = "the external data of an input model"
+            raise UserFileError(f"{name}: the {what} would overwrite an input of this run: {show(i)}, {whose}")
     return target
 
 
@@ -202,6 +221,7 @@ def write_output(
     inputs: Iterable[str] = (),
     allow_inputs: bool = False,
     what: str = "output",
+    data_inputs: Iterable[str] = (),
 ) -> None:
     """Write ``data`` (bytes, or a function writing to a descriptor) to ``out`` atomically.
 
@@ -227,7 +247,7 @@ def write_output(
             stream.write(data)
         stream.flush()
         return
-    target = output_target(out, inputs=inputs, allow_inputs=allow_inputs, what=what)
+    target = output_target(out, inputs=inputs, allow_inputs=allow_inputs, what=what, data_inputs=data_inputs)
     folder = os.path.dirname(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".tmp", dir=folder)

@@ -30,7 +30,7 @@ from onnx import TypeProto
 
 from shapeinfer import dims as D
 from shapeinfer.engine import Result, graph_path
-from shapeinfer.external import ExternalDataError, copy_external_files, plan_copy
+from shapeinfer.external import ExternalDataError, copy_external_files, data_files, external_tensors, plan_copy
 from shapeinfer.facts import Fact
 from shapeinfer.onnxio import LoadedModel, fact_type, subgraph_attrs, write_shape
 from shapeinfer.userfiles import STDIO, output_target, show, write_output
@@ -50,6 +50,7 @@ def save_model(
     node_fields: bytes | None = None,
     value_info_fields: bytes | None = None,
     external: list[onnx.TensorProto] | None = None,
+    data_inputs: Iterable[str] = (),
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -73,16 +74,27 @@ def save_model(
     for ``model.graph.value_info`` (:func:`annotate_serialised`). ``external``: ``model``'s
     tensors stored as external data (:func:`shapeinfer.external.external_tensors`), when the
     caller knows them without ``loaded`` (else the model is walked for them).
+    The files the external data of ``model`` names (in ``src``'s folder) and ``data_inputs``
+    (the input model's own, :func:`shapeinfer.external.data_files`, when it named more than
+    ``model`` still does) are inputs that ``out`` may never replace, ``in_place`` or not.
     """
     protected = [*inputs, *([src] if src else [])]
+    if loaded is not None:
+        external = loaded.external
+    src_dir = None if src is None or src == STDIO else os.path.dirname(os.path.abspath(src))
+    data = list(data_inputs)
+    if out != STDIO and src_dir is not None:
+        if external is None:
+            external = external_tensors(model)
+        data += data_files(external, src_dir)
     out_dir = ""
     if out != STDIO:
-        out_dir = os.path.dirname(output_target(out, inputs=protected, allow_inputs=in_place, what="model"))
+        target = output_target(out, inputs=protected, allow_inputs=in_place, what="model", data_inputs=data)
+        out_dir = os.path.dirname(target)
     if src is None or out == STDIO:  # standard output: references are written as they are
         plan = []
     else:
-        src_dir = None if src == STDIO else os.path.dirname(os.path.abspath(src))
-        plan = plan_copy(model, src_dir, out_dir, external if loaded is None else loaded.external)
+        plan = plan_copy(model, src_dir, out_dir, external)
         model_target = os.path.realpath(out)
         for _, target in plan:
             if os.path.realpath(target) == model_target:
@@ -100,7 +112,14 @@ def save_model(
     value_info = None if value_info_fields is None else [value_info_fields]
     chunks = model_chunks(model, graph_tail, spans, nodes, value_info)
     copy_external_files(plan)
-    write_output(out, lambda fd: write_chunks(fd, chunks), inputs=protected, allow_inputs=in_place, what="model")
+    write_output(
+        out,
+        lambda fd: write_chunks(fd, chunks),
+        inputs=protected,
+        allow_inputs=in_place,
+        what="model",
+        data_inputs=data,
+    )
 
 
 #: Repeated fields of a graph that are serialised one element at a time by :func:`model_chunks`.

@@ -105,7 +105,8 @@ def run(
         for note in r.notes:
             click.echo(note, err=True)
     findings = [f for r in results for f in r.findings]
-    _write_report(findings, results, cfg, fmt, output_file, version, inputs=[*files, *cfg_files(cfg)])
+    data = [p for r in results for p in r.data_files]
+    _write_report(findings, results, cfg, fmt, output_file, version, inputs=[*files, *cfg_files(cfg)], data_inputs=data)
     unreadable = [r.path for r in results if r.unreadable]
     if unreadable:
         click.echo(
@@ -132,6 +133,7 @@ def _write_report(
     output_file,
     version: str,
     inputs: Sequence[str] = (),
+    data_inputs: Sequence[str] = (),
 ) -> None:
     to_terminal = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     if fmt == "json":
@@ -153,6 +155,6 @@ def _write_report(
 
     try:
         data = (text + ("\n" if text else "")).encode("utf-8", "backslashreplace")
-        write_output(output_file, data, inputs=inputs, what="report")
+        write_output(output_file, data, inputs=inputs, what="report", data_inputs=data_inputs)
     except UserFileError as e:
         raise LintError(str(e)) from None

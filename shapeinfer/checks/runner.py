@@ -33,6 +33,8 @@ class FileResult:
     written: str | None = None  # the model --fix wrote
     fixed: dict[str, int] = field(default_factory=dict)  # code -> findings the fix removed
     notes: list[str] = field(default_factory=list)  # lines for stderr
+    #: the files the linted model's external data names: inputs a report must never replace
+    data_files: list[str] = field(default_factory=list)
 
 
 def discover(paths: Sequence[str]) -> list[str]:
@@ -90,6 +92,7 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
     """
     from shapeinfer.checks import lint_model
     from shapeinfer.engine import model_dir
+    from shapeinfer.external import data_files, external_tensors
     from shapeinfer.onnxio import load_model
 
     try:
@@ -99,12 +102,15 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
     findings = config.apply(
         lint_model(model, path, target=config.target, base_dir=model_dir(path), timeout=config.timeout)
     )
+    data = data_files(external_tensors(model), model_dir(path))
     if not fix:
-        return FileResult(path, findings)
+        return FileResult(path, findings, data_files=data)
     fixable = [f for f in findings if f.fix]
     if not fixable:
-        return FileResult(path, findings)
-    return _fix(path, model, findings, fixable, config, in_place)
+        return FileResult(path, findings, data_files=data)
+    res = _fix(path, model, findings, fixable, config, in_place)
+    res.data_files = data
+    return res
 
 
 def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> FileResult:

@@ -100,6 +100,13 @@ def infer_cmd(
         timer = Timer()
         loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
         m = loaded.model
+        if output and output != "-" and loaded.external:
+            # the files its external data names are inputs too: refused before inferring
+            from shapeinfer.external import data_files
+            from shapeinfer.userfiles import output_target
+
+            data = data_files(loaded.external, model_dir(model))
+            output_target(output, inputs=[model], allow_inputs=in_place, what="model", data_inputs=data)
         check_against_model(m, shapes, binding, ranges)
         result = infer(
             m,

@@ -98,6 +98,7 @@ def optimize_cmd(
                 node_fields=report.node_fields,
                 value_info_fields=report.value_info_fields,
                 external=report.external_tensors,
+                data_inputs=report.input_data_files,
             )
         return report
 

@@ -273,6 +273,9 @@ class OptimizeReport:
     value_info_fields: bytes | None = field(default=None, repr=False)
     #: the returned model's tensors stored as external data when known (``save_model``'s ``external``)
     external_tensors: list | None = field(default=None, repr=False)
+    #: the files the input model's external data names (:func:`shapeinfer.external.data_files`):
+    #: ``save_model``'s ``data_inputs``, which the written model must never replace
+    input_data_files: list[str] = field(default_factory=list, repr=False)
 
 
 PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
@@ -306,12 +309,12 @@ def describe_passes() -> list[tuple[str, str]]:
     return out
 
 
-def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, bool]:
+def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, list | None]:
     """``model`` as a ModelProto of its own (a copy of a given one) whose text fields are all
     valid UTF-8 (:func:`~shapeinfer.modeltext.decode_model_text`: names that are not are
     escaped alike everywhere), the folder of its file, the bytes it was parsed from when it is
-    still as parsed from them (else None), and whether it is known to hold no tensor stored
-    as external data."""
+    still as parsed from them (else None), and its tensors stored as external data as read
+    from the file (None for a given ModelProto: not looked for)."""
     from shapeinfer.engine import model_dir
     from shapeinfer.modeltext import all_text_is_utf8, decode_model_text
     from shapeinfer.onnxio import load_model_file
@@ -319,13 +322,12 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, bool]:
     if isinstance(model, onnx.ModelProto):
         m = onnx.ModelProto()
         m.CopyFrom(model)
-        return decode_model_text(m), None, None, False
+        return decode_model_text(m), None, None, None
     path = os.fspath(model)
     loaded = load_model_file(path)
-    inline = loaded.external == []
     if all_text_is_utf8(loaded.model, loaded.data):
-        return loaded.model, model_dir(path), loaded.data, inline
-    return decode_model_text(loaded.model, loaded.data), model_dir(path), None, inline
+        return loaded.model, model_dir(path), loaded.data, loaded.external
+    return decode_model_text(loaded.model, loaded.data), model_dir(path), None, loaded.external
 
 
 def _repeated(names: list[str]) -> list[str]:
@@ -428,7 +430,16 @@ def _optimize(
         from shapeinfer.bindings import check_bind_values
 
         bind = check_bind_values(bind)
-    m, where, data, inline = _load(model)
+    m, where, data, external = _load(model)
+    inline = external == []
+    # the files the input's external data names: inputs the written model must never replace
+    if external:
+        from shapeinfer.external import data_files
+
+        input_data_files = data_files(external, where)
+    else:
+        input_data_files = []
+    del external
     if bind:
         check_bind(m, bind)
     if keep_alive is not None:
@@ -579,6 +590,7 @@ def _optimize(
         node_fields=node_fields,
         value_info_fields=value_info_fields,
         external_tensors=[] if inline else None,  # (the passes store no new tensor externally)
+        input_data_files=input_data_files,
     )
     return m, report
 
