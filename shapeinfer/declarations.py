@@ -118,8 +118,13 @@ def contradictions(
 
 def _contradicts(declared: D.Dim, inferred: D.Dim, assumed: Collection[frozenset], inputs: Collection[str]) -> bool:
     """A declared dim contradicts the inferred one when they provably differ, or when both are
-    over the graph inputs' symbols, differ, and inference did not assume them equal (G003)."""
+    over the graph inputs' symbols, differ, and inference did not assume them equal (G003). A
+    declared dim naming a symbol no graph input has (optimum's ``past_sequence_length +
+    sequence_length`` in a decoder without past inputs) says nothing checkable: that symbol may
+    stand for anything, 0 included."""
     if declared == inferred:
+        return False
+    if type(declared) is not int and not D.symbols(declared) <= inputs:
         return False
     if D.compare(declared, inferred) in (-1, 1):
         return True

@@ -194,3 +194,17 @@ def test_bound_symbols_do_not_contradict_their_declarations():
     m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, ["N", 4])], [vi("y", F, ["N", 4])])
     r = shapeinfer.infer(m, bind={"N": 3})
     assert not codes(r, "G006") and r.dims("y") == (3, 4)
+
+
+def test_a_declared_symbol_no_input_has_is_not_checkable():
+    """optimum's decoder_model.onnx (no past inputs) declares ``present`` as
+    ``past_sequence_length + sequence_length``: that symbol may be 0, so nothing contradicts."""
+    m = model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [vi("x", F, ["batch", "seq", 8])],
+        [vi("y", F, ["batch", "past_sequence_length + seq", 8])],
+    )
+    r = shapeinfer.infer(m)
+    assert not codes(r, "G006")
+    assert r.dims("y") == (D.sym("batch"), D.sym("seq"), 8)
+    assert declared_dims(annotate(r), "y") == ["batch", "seq", 8]  # the inferred dim is written
