@@ -375,13 +375,20 @@ def floordiv(a: Dim, b: Dim) -> Dim:
             atom = rest.terms[0][0][0]
             if atom.kind == "floordiv" and type(atom.args[1]) is int and atom.args[1] > 0:
                 return add(_make(q), floordiv(atom.args[0], atom.args[1] * b))
-        return add(_make(q), _atom_expr(Atom("floordiv", None, (rest, b))))
+        return add(_make(q), _decided(_atom_expr(Atom("floordiv", None, (rest, b)))))
     e = exact_div(a, b)
     if e is not None:
         return e
     if b.terms[0][1] < 0:  # a // b == (-a) // (-b): keep the divisor's leading coefficient positive
         a, b = neg(a), neg(b)
-    return _atom_expr(Atom("floordiv", None, (a, b)))
+    return _decided(_atom_expr(Atom("floordiv", None, (a, b))))
+
+
+def _decided(q: Expr) -> Dim:
+    """A floor-division atom ``q`` whose value its operands' bounds fix (``2 // (8*h)`` is 0,
+    ``min(s, 3) // 8`` is 0 for positive sizes) as that int; else ``q``."""
+    lo, hi = bounds(q)
+    return int(lo) if lo == hi and lo not in (INF, -INF) else q
 
 
 def ceildiv(a: Dim, b: Dim) -> Dim:

@@ -138,7 +138,7 @@ class Ledger:
             if k == "bound":
                 if D.compare(a, b) in (-1, 0):
                     continue  # always true
-                a, b = _normal_bound(a, b)
+                a, b = normal_bound(a, b)
             if k == "divisibility":
                 if type(b) is int and type(a) is not int:  # 3*n % 6 == 0 reads n % 2 == 0
                     g = abs(b)
@@ -160,11 +160,11 @@ class Ledger:
         for g in self._guards.values():
             if g.kind != "bound":
                 continue
-            name = _lone_symbol(g.lhs)
+            name = lone_symbol(g.lhs)
             if name is not None and type(g.rhs) is int:
                 lo, hi = out.get(name, DEFAULT_RANGE)
                 out[name] = (lo, g.rhs if hi is None else min(hi, g.rhs))
-            name = _lone_symbol(g.rhs)
+            name = lone_symbol(g.rhs)
             if name is not None and type(g.lhs) is int:
                 lo, hi = out.get(name, DEFAULT_RANGE)
                 out[name] = (max(lo, g.lhs), hi)
@@ -182,9 +182,9 @@ class Ledger:
         merged: dict[tuple, Guard] = {}
         for g in self._guards.values():
             if g.kind == "bound":
-                name, side = _lone_symbol(g.lhs), "hi"
+                name, side = lone_symbol(g.lhs), "hi"
                 if name is None or type(g.rhs) is not int:
-                    name, side = _lone_symbol(g.rhs), "lo"
+                    name, side = lone_symbol(g.rhs), "lo"
                     if type(g.lhs) is not int:
                         name = None
                 if name is not None:
@@ -221,7 +221,7 @@ class Ledger:
         return final
 
 
-def _normal_bound(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim]:
+def normal_bound(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim]:
     """``a <= b`` as ``e <= c`` (or ``c <= e``) with the int ``c`` alone on its side, the
     symbolic side's leading coefficient positive and its coefficients' common factor divided
     out: ``seq - 1 <= 1023`` reads ``seq <= 1024``."""
@@ -239,7 +239,7 @@ def _normal_bound(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim]:
     return -((-c) // g), D.exact_div(D.neg(e), g)
 
 
-def _lone_symbol(d: D.Dim) -> str | None:
+def lone_symbol(d: D.Dim) -> str | None:
     if isinstance(d, D.Expr) and len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1:
         atom = d.terms[0][0][0]
         if atom.kind == "sym":

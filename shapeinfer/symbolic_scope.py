@@ -25,7 +25,9 @@ Contract:
   :class:`~shapeinfer.diagnostics.InferenceError` G002.
 - Bounds and proofs (:meth:`~SymbolScope.interval`, :meth:`~SymbolScope.prove_le`,
   :meth:`~SymbolScope.prove_eq`, :meth:`~SymbolScope.simplify`) are :mod:`shapeinfer.intervals`
-  over this scope's ranges: one bounds analysis.
+  over this scope's ranges: the caller's, narrowed by the *assumed bounds*, the bound guards
+  recorded so far on one input symbol (``seq <= 16777217`` from a float round trip): what the
+  shapes already hold under. They roll back with their guards.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import NamedTuple
 from shapeinfer import dims as D
 from shapeinfer import intervals
 from shapeinfer.diagnostics import InferenceError
+from shapeinfer.guards import lone_symbol, normal_bound
 
 __all__ = ["FRESH_PREFIX", "GuardEvent", "Mark", "SymbolScope"]
 
@@ -57,13 +60,17 @@ class Mark(NamedTuple):
     guards: int
     undo: int
     generation: int
+    assumed: int
 
 
 class SymbolScope:
     """Input symbols, ranges, fresh symbols, substitution, equalities and guards of one run."""
 
     __slots__ = (
+        "_assumed_undo",
+        "_effective",
         "_undo",
+        "assumed",
         "equalities",
         "fresh_symbols",
         "generation",
@@ -86,6 +93,10 @@ class SymbolScope:
         #: bumped whenever the substitution changes (a cheap "did anything bind?" test)
         self.generation = 0
         self._undo: list[tuple[str, object]] = []  # (name, previous binding or _ABSENT)
+        #: input symbol -> the range its bound guards give it (see :meth:`assume`)
+        self.assumed: dict[str, tuple[int, int | None]] = {}
+        self._assumed_undo: list[tuple[str, object]] = []
+        self._effective: dict[str, tuple[int, int | None]] | None = None
 
     # ------------------------------------------------------------------ symbols
     def add_inputs(self, names: set[str]) -> None:
@@ -193,30 +204,64 @@ class SymbolScope:
         if self.ranges:
             lhs, rhs = intervals.simplify(lhs, self.ranges), intervals.simplify(rhs, self.ranges)
         self.guard_events.append((kind, lhs, rhs, node))
+        if kind == "bound":
+            self._narrow(lhs, rhs)
         return lhs, rhs
 
+    def _narrow(self, lhs: D.Dim, rhs: D.Dim) -> None:
+        """Narrow the assumed range of the one input symbol ``lhs <= rhs`` bounds, if any."""
+        a, b = normal_bound(lhs, rhs)
+        for side, other, upper in ((a, b, True), (b, a, False)):
+            name = lone_symbol(side)
+            if name is None or type(other) is not int or name not in self.input_symbols:
+                continue
+            lo, hi = self.assumed.get(name) or self.ranges.get(name, D.DEFAULT_RANGE)
+            new = (lo, other if hi is None else min(hi, other)) if upper else (max(lo, other), hi)
+            if new != (lo, hi):
+                self._assumed_undo.append((name, self.assumed.get(name, _ABSENT)))
+                self.assumed[name] = new
+                self._effective = None
+            return
+
     # ------------------------------------------------------------------ bounds and proofs
+    def effective_ranges(self) -> dict[str, tuple[int, int | None]]:
+        """The caller's ranges narrowed by the assumed bounds."""
+        eff = self._effective
+        if eff is None:
+            eff = self._effective = {**self.ranges, **self.assumed}
+        return eff
+
     def simplify(self, d: D.Dim) -> D.Dim:
-        """``d`` with the ``min``/``max``/floor divisions the ranges decide decided."""
-        return intervals.simplify(d, self.ranges) if self.ranges else d
+        """``d`` with the ``min``/``max``/floor divisions the (effective) ranges decide decided."""
+        if type(d) is int:
+            return d
+        ranges = self.effective_ranges()
+        return intervals.simplify(d, ranges) if ranges else d
 
     def interval(self, d: D.Dim) -> tuple[int | None, int | None]:
-        """A sound ``(lo, hi)`` of ``d`` over the ranges (None: unbounded)."""
-        return intervals.interval(d, self.ranges)
+        """A sound ``(lo, hi)`` of ``d`` over the effective ranges (None: unbounded)."""
+        return intervals.interval(d, self.effective_ranges())
 
     def prove_le(self, a: D.Dim, b: D.Dim) -> bool:
-        """True when ``a <= b`` holds at every binding inside the ranges (False: not proven)."""
-        return intervals.holds_le(a, b, self.ranges)
+        """True when ``a <= b`` holds at every binding inside the effective ranges (False: not
+        proven)."""
+        return intervals.holds_le(a, b, self.effective_ranges())
 
     def prove_eq(self, a: D.Dim, b: D.Dim) -> bool:
-        """True when ``a == b`` holds at every binding inside the ranges (False: not proven)."""
-        return intervals.holds_eq(a, b, self.ranges)
+        """True when ``a == b`` holds at every binding inside the effective ranges (False: not
+        proven)."""
+        return intervals.holds_eq(a, b, self.effective_ranges())
 
     # ------------------------------------------------------------------ history
     def checkpoint(self) -> Mark:
         """The current point, for :meth:`rollback` or :meth:`changed_since`."""
         return Mark(
-            len(self.fresh_symbols), len(self.equalities), len(self.guard_events), len(self._undo), self.generation
+            len(self.fresh_symbols),
+            len(self.equalities),
+            len(self.guard_events),
+            len(self._undo),
+            self.generation,
+            len(self._assumed_undo),
         )
 
     def changed_since(self, mark: Mark) -> bool:
@@ -243,6 +288,15 @@ class SymbolScope:
             self.generation += 1
         del self.equalities[mark.equalities :]
         del self.guard_events[mark.guards :]
+        au = self._assumed_undo
+        if len(au) > mark.assumed:
+            while len(au) > mark.assumed:
+                name, old = au.pop()
+                if old is _ABSENT:
+                    self.assumed.pop(name, None)
+                else:
+                    self.assumed[name] = old  # type: ignore[assignment]
+            self._effective = None
         if release_fresh:
             for name in self.fresh_symbols[mark.fresh :]:
                 self.joins.pop(name, None)

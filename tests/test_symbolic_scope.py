@@ -287,3 +287,16 @@ def test_untaken_parts_leave_the_same_guards_as_no_part(kind, cond, live, ks, eq
 
     with_dead, without = shapeinfer.infer(build(True)), shapeinfer.infer(build(False))
     assert _fingerprint(with_dead) == _fingerprint(without)
+
+
+def test_bound_guards_narrow_the_ranges_proofs_use_and_roll_back_with_them():
+    s = SymbolScope({"seq": (1, 4096)})
+    s.add_inputs({"seq"})
+    seq = D.sym("seq")
+    assert not s.prove_le(D.sub(seq, 1), 1000)
+    with s.trial():
+        s.assume("bound", D.sub(seq, 1), 999)  # seq - 1 <= 999: seq <= 1000
+        assert s.assumed == {"seq": (1, 1000)}
+        assert s.prove_le(D.sub(seq, 1), 999) and s.simplify(D.dmin(seq, 2000)) == seq
+    assert s.assumed == {} and not s.prove_le(D.sub(seq, 1), 999)
+    assert s.ranges == {"seq": (1, 4096)}  # the caller's ranges are never changed

@@ -46,35 +46,69 @@ def _nonneg(v) -> bool:
     return provably_nonneg(v)
 
 
-def _div(a, b):
-    if isinstance(a, float) or isinstance(b, float):
-        return a / b
-    if type(a) is int and type(b) is int:
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b > 0) else -q
-    q = D.exact_div(a, b)
-    if q is not None:
-        return q
-    if _nonneg(b) and b != 0:
-        # truncation toward zero equals the floor for a >= 0, and -floor(-a/b) for a <= 0
-        if _nonneg(a):
-            return D.floordiv(a, b)
-        if _nonneg(D.neg(a)):
-            return D.neg(D.floordiv(D.neg(a), b))
-    return None
+def _div_in(ctx):
+    """Div's values at ``ctx``: integer Div truncates toward zero (ONNX and onnxruntime). With
+    a positive divisor that is the floor for a numerator >= 0 and ``-floor(-a/b)`` for one
+    <= 0, each proven over the ranges and the bounds assumed so far; a numerator of unproven
+    sign takes the floor under the guard ``0 <= a`` (a G012 diagnostic), not a fresh symbol."""
+    sym = ctx.symbols
+
+    def div(a, b):
+        if isinstance(a, float) or isinstance(b, float):
+            return a / b
+        if type(a) is int and type(b) is int:
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b > 0) else -q
+        q = D.exact_div(a, b)
+        if q is not None:
+            return q
+        if (_nonneg(b) and b != 0) or sym.prove_le(1, b):
+            if _nonneg(a) or sym.prove_le(0, a):
+                return D.floordiv(a, b)
+            if _nonneg(D.neg(a)) or sym.prove_le(a, 0):
+                return D.neg(D.floordiv(D.neg(a), b))
+            if sym.prove_le(1, b):
+                ctx.assume("bound", 0, a, report=True)
+                return D.floordiv(a, b)
+        return None
+
+    return div
 
 
-def _mod(fmod: int):
-    def f(a, b):
+def _mod_in(ctx, fmod: int):
+    """Mod's values at ``ctx``: with ``fmod=0`` an integer Mod takes the divisor's sign (floor
+    semantics, :func:`shapeinfer.dims.mod`), which holds whatever the dividend's sign once the
+    divisor's sign is proven; ``fmod=1`` (C's fmod) only on numbers."""
+    sym = ctx.symbols
+
+    def mod(a, b):
         if fmod or isinstance(a, float) or isinstance(b, float):
             if _is_num(a) and _is_num(b):
                 return math.fmod(a, b) if fmod else a % b
             return None
         if type(a) is int and type(b) is int:
             return a % b
-        if _nonneg(a) and _nonneg(b):
-            return D.mod(a, b)
+        if (_nonneg(a) and _nonneg(b)) or sym.prove_le(1, b) or sym.prove_le(b, -1):
+            return sym.simplify(D.mod(a, b))
         return None
+
+    return mod
+
+
+def _minmax_in(ctx, kind: str):
+    """Min/Max's values at ``ctx``: numbers as numbers, dims through :func:`shapeinfer.dims.dmin`
+    / ``dmax``, then decided where the ranges and the bounds assumed so far decide them
+    (``min(seq - 1, 1000000000)`` is ``seq - 1`` once a float round trip assumed
+    ``seq <= 16777217``)."""
+    sym = ctx.symbols
+    num, dim = (min, D.dmin) if kind == "Min" else (max, D.dmax)
+
+    def f(*args):
+        if all(_is_num(a) for a in args):
+            return num(*args)
+        if any(isinstance(a, float) for a in args):
+            return None
+        return sym.simplify(dim(*args))
 
     return f
 
@@ -98,22 +132,10 @@ def _cmp(test):
     return f
 
 
-def _num_or_dim(fn_num, fn_dim):
-    def f(*args):
-        if all(_is_num(a) for a in args):
-            return fn_num(*args)
-        if any(isinstance(a, float) for a in args):
-            return None
-        return fn_dim(*args)
-
-    return f
-
-
 _BINARY = {
     "Add": lambda a, b: a + b,
     "Sub": lambda a, b: a - b,
     "Mul": lambda a, b: a * b,
-    "Div": _div,
     "Pow": _pow,
     "BitShift": None,
     "And": lambda a, b: int(bool(a) and bool(b)) if _is_num(a) and _is_num(b) else None,
@@ -130,8 +152,6 @@ _BINARY = {
 }
 _COMPARISONS = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"}
 _VARIADIC = {
-    "Max": _num_or_dim(max, D.dmax),
-    "Min": _num_or_dim(min, D.dmin),
     "Sum": lambda *a: sum(a[1:], a[0]),
     "Mean": None,
 }
@@ -235,7 +255,15 @@ def _binary_rule(op: str):
 
 for _op in _BINARY:
     register(_op)(_binary_rule(_op))
-register("Mod", since=10)(lambda ctx, ins: _nary(ctx, ins, _mod(ctx.attr("fmod", 0)), ins[0].dtype if ins[0] else 0))
+register("Mod", since=10)(
+    lambda ctx, ins: _nary(ctx, ins, _mod_in(ctx, ctx.attr("fmod", 0)), ins[0].dtype if ins[0] else 0)
+)
+
+
+@register("Div")
+def div(ctx, ins: list) -> list:
+    """Div: broadcast dims; values computed elementwise (integer Div truncates)."""
+    return _nary(ctx, ins, _div_in(ctx), ins[0].dtype if ins[0] is not None else 0)
 
 
 def _variadic_rule(op: str):
@@ -251,6 +279,19 @@ def _variadic_rule(op: str):
 
 for _op in _VARIADIC:
     register(_op)(_variadic_rule(_op))
+
+
+def _minmax_rule(op: str):
+    def rule(ctx, ins: list) -> list:
+        dtype = next((f.dtype for f in ins if f is not None), 0)
+        return _nary(ctx, ins, _minmax_in(ctx, op), dtype)
+
+    rule.__doc__ = f"{op}: broadcast all inputs; values computed elementwise."
+    return rule
+
+
+for _op in ("Min", "Max"):
+    register(_op)(_minmax_rule(_op))
 
 
 @register("Where", since=9)

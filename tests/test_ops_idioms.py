@@ -1,0 +1,224 @@
+"""Exporters' shape-arithmetic idioms (issue 22): padding to a multiple with Mod, truncating
+integer Div, Mod of a constant by a symbol, integer values through float and back. Each idiom
+is a model checked tensor by tensor against onnxruntime at two bindings (where its guards hold),
+and the algebra under it is checked against brute force, negative operands included."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import ort_oracle
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import shapeinfer
+from shapeinfer import dims as D
+from shapeinfer.guards import check
+from shapeinfer.verify import compare
+
+
+def c(name, v, dt=np.int64):
+    return h.make_node("Constant", [], [name], value=nh.from_array(np.array(v, dt), name + "_v"))
+
+
+def vi(n, dt, shape):
+    return h.make_tensor_value_info(n, dt, shape)
+
+
+def mk(nodes, inputs, outputs, opset=17):
+    g = h.make_graph(nodes, "g", inputs, outputs)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
+
+
+def _len(axis: int = 1) -> list:
+    """Nodes giving ``s``, dim ``axis`` of input ``x`` as a scalar."""
+    return [h.make_node("Shape", ["x"], ["sh"]), c("ax_", axis), h.make_node("Gather", ["sh", "ax_"], ["s"])]
+
+
+def pad_to_multiple(k: int = 8) -> onnx.ModelProto:
+    """x[b, seq] padded up to a multiple of k: ``pad = Mod(k - Mod(seq, k), k)`` (Mamba2's chunking)."""
+    nodes = [
+        *_len(),
+        c("k", k),
+        h.make_node("Mod", ["s", "k"], ["r"]),
+        h.make_node("Sub", ["k", "r"], ["t"]),
+        h.make_node("Mod", ["t", "k"], ["pad"]),
+        c("z", [0]),
+        c("zz", [0, 0, 0]),
+        h.make_node("Unsqueeze", ["pad", "z"], ["pad1"]),
+        h.make_node("Concat", ["zz", "pad1"], ["pads"], axis=0),
+        h.make_node("Pad", ["x", "pads"], ["y"]),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "seq"])], [vi("y", T.FLOAT, None)])
+
+
+def truncating_div(off: int) -> onnx.ModelProto:
+    """wav2vec2's feature-extractor length with integer Div: ``((samples/80 + off)/2 - 1)/2 + 1``."""
+    nodes = [
+        *_len(),
+        c("c80", 80),
+        c("off", off),
+        c("two", 2),
+        c("one", 1),
+        h.make_node("Div", ["s", "c80"], ["a"]),
+        h.make_node("Add", ["a", "off"], ["b_"]),
+        h.make_node("Div", ["b_", "two"], ["d"]),
+        h.make_node("Sub", ["d", "one"], ["e"]),
+        h.make_node("Div", ["e", "two"], ["f"]),
+        h.make_node("Add", ["f", "one"], ["n"]),
+        c("z", [0]),
+        h.make_node("Unsqueeze", ["n", "z"], ["n1"]),
+        h.make_node("ConstantOfShape", ["n1"], ["y"], value=nh.from_array(np.array([1.0], np.float32), "v")),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "samples"])], [vi("y", T.FLOAT, None)])
+
+
+def mod_of_constant_by_symbol() -> onnx.ModelProto:
+    """torch.roll in Swin's shifted windows: a Slice starting at ``Mod(2, 8*hb)``."""
+    nodes = [
+        *_len(),
+        c("eight", 8),
+        h.make_node("Mul", ["s", "eight"], ["w"]),
+        c("two", 2),
+        h.make_node("Mod", ["two", "w"], ["st"]),
+        c("z", [0]),
+        h.make_node("Unsqueeze", ["st", "z"], ["st1"]),
+        c("big", [2**62]),
+        c("ax", [1]),
+        c("rep", [1, 8]),
+        h.make_node("Tile", ["x", "rep"], ["x8"]),
+        h.make_node("Slice", ["x8", "st1", "big", "ax"], ["y"]),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "hb"])], [vi("y", T.FLOAT, None)])
+
+
+def float_round_trip() -> onnx.ModelProto:
+    """tf2onnx's Slice end: ``Cast(float) -> Max(-1e9) -> Min(1e9) -> Cast(int64)``."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["sh"]),
+        c("i1", [1]),
+        h.make_node("Gather", ["sh", "i1"], ["s"]),
+        c("one", [1]),
+        h.make_node("Sub", ["s", "one"], ["e"]),
+        h.make_node("Cast", ["e"], ["ef"], to=T.FLOAT),
+        c("lo", [-1e9], np.float32),
+        c("hi", [1e9], np.float32),
+        h.make_node("Max", ["ef", "lo"], ["e1"]),
+        h.make_node("Min", ["e1", "hi"], ["e2"]),
+        h.make_node("Cast", ["e2"], ["ei"], to=T.INT64),
+        c("st", [0]),
+        h.make_node("Slice", ["x", "st", "ei", "i1"], ["y"]),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "seq"])], [vi("y", T.FLOAT, None)])
+
+
+def _agrees(m: onnx.ModelProto, bindings: list[dict]) -> shapeinfer.Result:
+    """Every tensor agrees with onnxruntime at each binding (all of whose guards hold)."""
+    r = shapeinfer.infer(onnx.ModelProto.FromString(m.SerializeToString()))
+    for binding in bindings:
+        assert all(check(g, binding) is not False for g in r.guards()), (binding, [g.text for g in r.guards()])
+        actual = ort_oracle.run_all(m, ort_oracle.feeds(m, binding))
+        for name, a in actual.items():
+            reason, _, expected = compare(r.facts.get(name), a, binding)
+            assert reason is None, (binding, name, reason, expected, np.asarray(a).shape)
+    return r
+
+
+def test_padding_to_a_multiple_is_a_ceiling():
+    r = _agrees(pad_to_multiple(8), [{"b": 2, "seq": 7}, {"b": 1, "seq": 16}])
+    assert r.dims("y") == (D.sym("b"), D.parse("8*((seq + 7)//8)"))
+    assert r.guards() == []
+
+
+def test_truncating_div_with_a_nonnegative_numerator_is_the_floor():
+    r = _agrees(truncating_div(+3), [{"b": 1, "samples": 50}, {"b": 2, "samples": 1000}])
+    assert not D.symbols(r.dims("y")[0]) - {"samples"} and r.guards() == []
+
+
+def test_truncating_div_of_unproven_sign_is_the_floor_under_a_guard():
+    """Not a fresh symbol: floor division, and the guard that makes it the truncation."""
+    m = truncating_div(-3)
+    r = _agrees(m, [{"b": 1, "samples": 400}, {"b": 2, "samples": 1000}])
+    (n,) = r.dims("y")
+    assert D.symbols(n) == {"samples"}
+    assert any("samples" in g.text for g in r.guards())
+    assert any(d.code == "G012" for d in r.diagnostics)
+    # where the guard fails, the inferred length is not claimed: the guard says so
+    binding = {"b": 1, "samples": 300}
+    assert any(check(g, binding) is False for g in r.guards())
+    (y,) = [a for k, a in ort_oracle.run_all(m, ort_oracle.feeds(m, binding)).items() if k == "y"]
+    assert D.evaluate(n, binding) != y.shape[0]  # floor and truncation differ there
+
+
+def test_mod_of_a_constant_by_a_larger_symbol_is_the_constant():
+    r = _agrees(mod_of_constant_by_symbol(), [{"b": 2, "hb": 1}, {"b": 1, "hb": 3}])
+    assert r.dims("y") == (D.sym("b"), D.parse("8*hb - 2"))
+
+
+def test_integer_through_float_and_back_keeps_its_value_and_its_clamp_is_decided():
+    r = _agrees(float_round_trip(), [{"b": 2, "seq": 7}, {"b": 1, "seq": 30}])
+    assert r.dims("y") == (D.sym("b"), D.parse("seq - 1"))
+    assert [g.text for g in r.guards()] == ["seq <= 16777217"]  # the float's exact range (G009)
+
+
+# ------------------------------------------------------------------ the algebra, by brute force
+
+_sym = D.sym("s")
+small = st.integers(-9, 9)
+nonzero = st.integers(-9, 9).filter(lambda x: x != 0)
+
+
+@st.composite
+def affine(draw):
+    """``p*s + q`` or ``p*(s // r) + q`` with small (possibly negative) coefficients."""
+    p, q = draw(small), draw(small)
+    inner = _sym if draw(st.booleans()) else D.floordiv(_sym, draw(st.integers(1, 5)))
+    return D.add(D.mul(p, inner), q)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=affine(), b=nonzero)
+def test_mod_is_the_divisors_sign_for_any_dividend(a, b):
+    m = D.mod(a, b)
+    for s in range(1, 40):
+        assert D.evaluate(m, {"s": s}) == D.evaluate(a, {"s": s}) % b
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=affine(), b=nonzero, k=st.integers(1, 6))
+def test_floordiv_decided_by_bounds_is_exact(a, b, k):
+    """Floor division by a constant and by a positive symbolic multiple, wherever the bounds
+    decide it, equals brute force."""
+    for d in (b, D.mul(k, _sym)):
+        q = D.floordiv(a, d)
+        for s in range(1, 40):
+            want = D.evaluate(a, {"s": s}) // D.evaluate(d, {"s": s})
+            assert D.evaluate(q, {"s": s}) == want, (D.format(a), D.format(d), s)
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=small, q=small, b=st.integers(1, 7))
+def test_div_rule_matches_onnx_truncation_where_its_guards_hold(p, q, b):
+    """Integer Div through the rule (guarded floor when the numerator's sign is unknown) equals
+    C truncation at every binding where the guards it recorded hold."""
+    nodes = [*_len(), c("p", p), c("q", q), c("b", b)]
+    nodes += [
+        h.make_node("Mul", ["s", "p"], ["ps"]),
+        h.make_node("Add", ["ps", "q"], ["num"]),
+        h.make_node("Div", ["num", "b"], ["quot"]),
+    ]
+    m = mk(nodes, [vi("x", T.FLOAT, ["b0", "n"])], [vi("quot", T.INT64, None)])
+    r = shapeinfer.infer(m)
+    v = r.facts["quot"].value
+    if v is None or v[0] is None:
+        pytest.skip("left unknown")
+    for n in range(1, 30):
+        binding = {"n": n, "b0": 1}
+        num = p * n + q
+        want = abs(num) // b * (1 if num >= 0 else -1)
+        if all(check(g, binding) is not False for g in r.guards()):
+            assert D.evaluate(v[0], binding) == want, (p, q, b, n, [g.text for g in r.guards()])
