@@ -699,6 +699,17 @@ def _cheap_power(base: Dim, n: int) -> bool:
 _CALLS = {"max": "max", "Max": "max", "min": "min", "Min": "min"}
 
 
+#: Two-argument functions torch.export (sympy) writes in dim_param text: ``Mod(a, b)`` is floor
+#: modulo (the divisor's sign), ``FloorDiv`` / ``CleanDiv`` floor division, ``CeilDiv`` ceiling.
+_BINARY_CALLS = {
+    "Mod": "mod",
+    "PythonMod": "mod",
+    "FloorDiv": "floor",
+    "CleanDiv": "floor",
+    "CeilDiv": "ceil",
+}
+
+
 def _from_ast(n: ast.AST) -> Dim:
     if isinstance(n, ast.Constant) and type(n.value) is int:
         return n.value
@@ -732,6 +743,14 @@ def _from_ast(n: ast.AST) -> Dim:
         if fname in _CALLS and n.args:
             args = [_from_ast(a) for a in n.args]
             return dmax(*args) if _CALLS[fname] == "max" else dmin(*args)
+        if fname in _BINARY_CALLS and len(n.args) == 2:  # sympy / torch.export spellings
+            x, y = _from_ast(n.args[0]), _from_ast(n.args[1])
+            if y == 0:
+                raise _Unsupported
+            kind = _BINARY_CALLS[fname]
+            return mod(x, y) if kind == "mod" else floordiv(x, y) if kind == "floor" else ceildiv(x, y)
+        if fname in ("FloorToInt", "CeilToInt") and len(n.args) == 1:
+            fname = "floor" if fname == "FloorToInt" else "ceil"
         if fname in ("floor", "ceil", "ceiling") and len(n.args) == 1:
             a = n.args[0]
             if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div):

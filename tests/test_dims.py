@@ -217,9 +217,17 @@ def test_parse_examples():
     assert parse("  seq  ") == seq
     assert parse("12") == 12 and parse("-1") == -1
     assert parse("-seq + 1") == 1 - seq
+    # torch.export's sympy spellings (issue 22): a padded length, floor and ceiling division
+    assert parse("seq + Mod(8 - Mod(seq, 8), 8)") == 8 * ((seq + 7) // 8)
+    assert parse("Mod(seq, 4)") == parse("PythonMod(seq, 4)") == mod(seq, 4)
+    assert parse("FloorDiv(seq, 2)") == parse("CleanDiv(seq, 2)") == seq // 2
+    assert parse("CeilDiv(seq, 4)") == parse("CeilToInt(seq/4)") == ceildiv(seq, 4)
+    assert parse("FloorToInt(seq/4)") == seq // 4
 
 
-@pytest.mark.parametrize("text", ["batch size", "N/A", "unk__12", "seq/2", "seq//0", "f(seq)", "seq**100", "1.5", ""])
+@pytest.mark.parametrize(
+    "text", ["batch size", "N/A", "unk__12", "seq/2", "seq//0", "Mod(seq, 0)", "f(seq)", "seq**100", "1.5", ""]
+)
 def test_opaque_dim_params(text):
     # not a dim expression (or a bare identifier): one opaque symbol named by the whole text
     d = parse(text)
