@@ -1,6 +1,6 @@
 """Make small ONNX models whose shape arithmetic uses the idioms of issue 22, with the real exporters.
 
-    python benchmarks/make_idiom_models.py OUT_DIR [--only torch,tf,paddle,jax]
+    python benchmarks/make_idiom_models.py OUT_DIR [--only torch,tf,paddle,jax] [--names swin,gru,...]
 
 Each exporter lives in its own environment (none of them is the project's; nothing in the package
 or the tests imports this script). Run the script once with each environment's python; a section
@@ -69,8 +69,13 @@ def _rename_input_dims(path: Path, names: list[str]) -> None:
     onnx.save(m, str(path))
 
 
+_NAMES: set[str] = set()
+
+
 def _run(name: str, fn, *args) -> bool:
     """Call one model's builder; report a failure and go on with the next one."""
+    if _NAMES and name.split("/")[-1] not in _NAMES:
+        return False
     try:
         fn(*args)
         print(f"  made {name}", flush=True)
@@ -321,9 +326,14 @@ def torch_section(out: Path) -> None:
             global_attn_indexes=[1],
             mlp_dim=64,
             use_abs_pos=False,
+            use_rel_pos=False,
         )
         torch.manual_seed(0)
         m = SamVisionModel(cfg)
+        # SAM's patch embedding refuses any size but image_size (torch.export then fixes H and W):
+        # the same projection without the check; windowed attention pads H/W to a multiple of 3
+        pe = m.vision_encoder.patch_embed if hasattr(m, "vision_encoder") else m.patch_embed
+        pe.forward = lambda pv: pe.projection(pv).permute(0, 2, 3, 1)
 
         class Wrap(torch.nn.Module):
             def __init__(self):
@@ -333,7 +343,7 @@ def torch_section(out: Path) -> None:
             def forward(self, pixel_values):
                 return self.m(pixel_values=pixel_values).last_hidden_state
 
-        x = torch.randn(1, 3, 64, 64)
+        x = torch.randn(2, 3, 64, 64)
         h, w = Dim("hb", min=1, max=16), Dim("wb", min=1, max=16)
         export(
             Wrap(),
@@ -639,8 +649,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path, help="output directory")
     ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ",".join(SECTIONS))
+    ap.add_argument("--names", default="", help="comma-separated model names to make (default: all)")
     ap.add_argument("-v", action="store_true", help="print tracebacks of failed models")
     a = ap.parse_args()
+    _NAMES.update(n for n in a.names.split(",") if n)
     for s in a.only.split(","):
         if s not in SECTIONS:
             ap.error(f"unknown section {s!r}")
