@@ -195,3 +195,14 @@ def test_lint_errors_agree_with_the_runtime(tmp_path, target):
         if bool(refused) != bool(errors):
             disagree.append((path.name, refused, [(f.code, f.message) for f in errors[:2]]))
     assert disagree == []
+
+
+def test_target_warnings_say_which_slower_path():
+    """A warning under a target means a fallback or a slower path, and its message says which."""
+    from shapeinfer.checks.config import resolve
+    from shapeinfer.checks.runner import lint_path
+
+    findings = lint_path(str(model_path("gpt2_ts")), resolve(rules="onednn", isolated=True)).findings
+    warned = [f for f in findings if f.code.startswith("P") and f.severity == "warning"]
+    assert {f.code for f in warned} == {"P101", "P103"}
+    assert all("falls back" in f.message or "slower path" in f.message for f in warned), warned

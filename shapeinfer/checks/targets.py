@@ -145,7 +145,8 @@ def onednn_dynamic_reshape(ctx: LintContext) -> None:
         if target is not None:
             ctx.report(
                 "P103",
-                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape; it is always {target}: "
+                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape (the slower path: the target "
+                f"is read at run time, not compiled in); it is always {target}: "
                 "`shapeinfer optimize` (canonicalize-reshape) makes it a StaticReshape",
                 ref,
                 fix=ref.graph == "main",
@@ -153,7 +154,8 @@ def onednn_dynamic_reshape(ctx: LintContext) -> None:
         else:
             ctx.report(
                 "P103",
-                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape (no constant target spells it)",
+                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape (the slower path: the target "
+                "is read at run time, not compiled in; no constant target spells it)",
                 ref,
                 fix=None,
             )
