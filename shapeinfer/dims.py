@@ -621,6 +621,12 @@ def _subst_atom(atom: Atom, mapping: Mapping[str, Dim]) -> Dim:
 # --------------------------------------------------------------------------- text
 
 
+#: Characters that make an opaque symbol's name (dim_param text this module could not read, such
+#: as ``seq + foo(seq)``) read as an expression: such a name is parenthesised wherever it is not
+#: the whole dim, so that ``2*(seq + foo(seq))`` does not print as ``2*seq + foo(seq)``.
+_OPERATOR_CHARS = frozenset(" +-*/%(),<>=!&|^~")
+
+
 def _is_plain(d: Dim) -> bool:
     """True when ``d`` formats as a single token (non-negative int or bare symbol/call)."""
     if type(d) is int:
@@ -628,7 +634,9 @@ def _is_plain(d: Dim) -> bool:
     if len(d.terms) != 1:
         return False
     m, c = d.terms[0]
-    return c == 1 and len(m) == 1 and m[0].kind != "floordiv"
+    if c != 1 or len(m) != 1 or m[0].kind == "floordiv":
+        return False
+    return m[0].kind != "sym" or _OPERATOR_CHARS.isdisjoint(m[0].name)
 
 
 def _wrapped(d: Dim) -> str:
@@ -638,7 +646,8 @@ def _wrapped(d: Dim) -> str:
 
 def _atom_text(atom: Atom) -> str:
     if atom.kind == "sym":
-        return atom.name
+        name = atom.name
+        return f"({name})" if not _OPERATOR_CHARS.isdisjoint(name) else name
     if atom.kind == "floordiv":
         return f"{_wrapped(atom.args[0])}//{_wrapped(atom.args[1])}"
     return f"{atom.kind}({', '.join(format(x) for x in atom.args)})"
@@ -665,6 +674,9 @@ def format(d: Dim) -> str:
     if type(d) is int:
         return str(d)
     if d._text is not None:
+        return d._text
+    if len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1 and d.terms[0][0][0].kind == "sym":
+        d._text = d.terms[0][0][0].name  # a lone symbol is its name, whatever it spells
         return d._text
     out = []
     for k, (m, c) in enumerate(d.terms):

@@ -677,3 +677,16 @@ def test_expr_is_not_constructed_for_constants():
         v = to_dim(tree)
         assert type(v) is int
     assert isinstance(s, Expr)
+
+
+def test_an_opaque_name_that_reads_as_an_expression_keeps_its_parentheses():
+    """dim_param text this module cannot read becomes one opaque symbol; where it is part of a
+    larger dim its text is parenthesised, so the written dim does not read as another
+    expression (``2*(seq + foo(seq))``, not ``2*seq + foo(seq)``)."""
+    x = parse("seq + foo(seq)")
+    assert format(x) == "seq + foo(seq)"  # alone: written back as it was read
+    assert format(2 * x) == "2*(seq + foo(seq))"
+    assert format(sym("a") - x) == "a - (seq + foo(seq))"
+    assert format(x // 2) == "(seq + foo(seq))//2"
+    assert format(x * sym("b")) == "b*(seq + foo(seq))"
+    assert format(2 * sym("input.1_d0")) == "2*input.1_d0"  # dots are not operators
