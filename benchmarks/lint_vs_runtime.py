@@ -16,6 +16,14 @@ table gives, per target: models, runtime refusals, lint errors, and the agreemen
 (both, neither, false errors = lint error but the runtime loads it, missed = the runtime refuses
 but lint has no error); then every disagreement with the runtime's message and lint's codes.
 Exit 1 when any target disagrees on any model.
+
+"Refuses" is loading (and for OpenVINO compiling) the model: a model that loads and then fails
+when run (R004, G002 on its inputs) is outside this table. More models: the deployment variants
+of ``make_deploy_variants.py MODEL... --out DIR`` (``--models DIR``). Known disagreement
+(OpenVINO 2026.4): onnxruntime ``quantize_static`` QDQ variants of the TorchScript exports fail
+in ``compile_model`` inside the CPU plugin's low-precision MultiplyPartialTransformation
+("index '0' out of range"); the same pattern in the dynamo exports compiles, and no rule tells
+them apart yet.
 """
 
 from __future__ import annotations
@@ -50,8 +58,9 @@ def default_dirs() -> list[str]:
 
 
 def short(path: str) -> str:
+    """The path relative to the repository, or its folder and name for a model outside it."""
     rel = os.path.relpath(path, ROOT)
-    return rel if not rel.startswith("..") else os.path.join("shared", *path.split(os.sep)[-2:])
+    return rel if not rel.startswith("..") else os.path.join(*os.path.abspath(path).split(os.sep)[-2:])
 
 
 def main(argv: list[str]) -> int:
