@@ -111,12 +111,15 @@ def onednn_data_type(ctx: LintContext) -> None:
 @rule("P102", "onednn-shape-out-of-int32", "error", "target values outside int32", target="onednn")
 def onednn_int32_target(ctx: LintContext) -> None:
     """
-    oneDNN Graph DynamicReshape's shape input ``T2`` is s32 (and StaticReshape's ``shape``
-    attribute is read the same way), while an ONNX target is int64. A target value outside the
-    int32 range cannot be represented; it is usually a dim so large the model is wrong anyway,
-    or a sentinel from shape arithmetic.
+    oneDNN Graph DynamicReshape's shape input ``T2`` is s32, while an ONNX target is int64: a
+    runtime target (which becomes a DynamicReshape, see P103) holding a value outside the int32
+    range cannot be represented. It is usually a dim so large the model is wrong anyway, or a
+    sentinel from shape arithmetic. A constant target becomes StaticReshape, whose ``shape``
+    attribute is s64 in oneDNN's op definition: not reported.
     """
     for ref in _reshapes(ctx):
+        if _version(ctx, ref) < 5 or not runtime_target(ref):
+            continue  # a constant target: StaticReshape's s64 shape attribute holds it
         bad = [t for t in _target_values(ctx, ref) or () if type(t) is int and not INT32_MIN <= t <= INT32_MAX]
         if bad:
             ctx.report("P102", f"target value {bad[0]} does not fit the int32 shape oneDNN Graph takes", ref)
