@@ -23,11 +23,12 @@ symbol, 4 float round trip, 5 loop/scan count, 6 TF dilated conv / frame, 7 repe
 Sections:
 
 - ``torch`` (``torch.onnx.export(dynamo=True, dynamic_shapes=...)``): transformers' Swin (shifted
-  windows: torch.roll, window padding), wav2vec2 (conv feature extractor on raw samples), Mamba2
-  (chunk padding), SAM's vision encoder, and small modules: pad to a multiple of 8,
-  repeat_interleave by a tensor and by an int, a conv stack with stride (floor chains), torch.roll;
+  windows: torch.roll, window padding), wav2vec2 (conv feature extractor on raw samples; once more
+  with an attention mask, whose feature-level mask is flipped twice), Mamba2 (chunk padding), SAM's
+  vision encoder, and small modules: pad to a multiple of 8, repeat_interleave by a tensor and by
+  an int, a conv stack with stride (floor chains), torch.roll, Tensor.unfold frames;
 - ``tf`` (tf2onnx from ``tf.function``): a masked Keras LSTM, a GRU, ``tf.while_loop``, a dilated
-  Conv2D on dynamic H/W, ``tf.signal.frame``, a Slice-heavy model;
+  Conv2D on dynamic H/W, ``tf.signal.frame``, a Slice-heavy model, a causal dilated Conv1D;
 - ``paddle`` (paddle2onnx from ``paddle.jit.save``): ``//`` on shapes, a strided conv net, padding;
 - ``jax`` (jax2onnx with symbolic dims): reshape by ``n // 2`` and strided slices, strided and
   dilated convolutions, ``lax.scan`` (padding by ``(-n) % 8`` and ``fori_loop`` to a symbolic
@@ -272,6 +273,70 @@ def torch_section(out: Path) -> None:
             input_names=["input_values"],
         )
 
+    def wav2vec2_mask():
+        from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+        cfg = Wav2Vec2Config(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            conv_dim=(16, 16, 16, 16),
+            conv_stride=(5, 4, 2, 2),
+            conv_kernel=(10, 4, 3, 3),
+            num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=2,
+            feat_extract_norm="layer",
+            do_stable_layer_norm=True,
+            mask_time_prob=0.0,
+        )
+        torch.manual_seed(0)
+        m = Wav2Vec2Model(cfg)
+
+        class Wrap(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_values, attention_mask):
+                return self.m(input_values, attention_mask=attention_mask).last_hidden_state
+
+        x, mask = torch.randn(2, 1600), torch.ones(2, 1600, dtype=torch.int64)
+        s = Dim("samples", min=400, max=16000)
+        export(
+            Wrap(),
+            (x, mask),
+            ({0: batch, 1: s}, {0: batch, 1: s}),
+            "wav2vec2_mask",
+            [dict(batch=2, samples=1600), dict(batch=1, samples=2345)],
+            [2],
+            input_names=["input_values", "attention_mask"],
+            int_feeds={"attention_mask": [1, 2]},
+        )
+
+    class Unfold(torch.nn.Module):
+        """Frames of 16 samples every 4 (Tensor.unfold), then overlap-add back by a strided conv-transpose."""
+
+        def __init__(self):
+            super().__init__()
+            self.up = torch.nn.ConvTranspose1d(16, 1, 16, stride=4)
+
+        def forward(self, x):
+            f = x.unfold(1, 16, 4)
+            return f.mean(2), self.up(f.transpose(1, 2))
+
+    def unfold():
+        x = torch.randn(2, 100)
+        s = Dim("samples", min=16, max=16000)
+        export(
+            Unfold(),
+            (x,),
+            ({0: batch, 1: s},),
+            "unfold_frames",
+            [dict(batch=2, samples=100), dict(batch=3, samples=257)],
+            [6],
+        )
+
     def mamba2():
         from transformers import Mamba2Config, Mamba2Model
 
@@ -363,6 +428,8 @@ def torch_section(out: Path) -> None:
         ("roll", roll),
         ("swin", swin),
         ("wav2vec2", wav2vec2),
+        ("wav2vec2_mask", wav2vec2_mask),
+        ("unfold_frames", unfold),
         ("mamba2", mamba2),
         ("sam_vision", sam),
     ]:
@@ -462,6 +529,14 @@ def tf_section(out: Path) -> None:
 
         export(fn, [spec([None, None], "x")], "signal_frame", sm, [6])
 
+    def causal_conv1d():
+        inp = keras.Input((None, 4))
+        h = keras.layers.Conv1D(8, 3, dilation_rate=2, padding="causal")(inp)
+        h = keras.layers.Conv1D(8, 4, strides=2, padding="same")(h)
+        model = keras.Model(inp, keras.layers.MaxPooling1D(3, padding="same")(h))
+        fn = tf.function(lambda x: model(x))
+        export(fn, [spec([None, None, 4], "x")], "causal_conv1d", bs, [6])
+
     def slices():
         @tf.function
         def fn(x):
@@ -483,6 +558,7 @@ def tf_section(out: Path) -> None:
         ("atrous_conv2d", atrous),
         ("signal_frame", frame),
         ("slices", slices),
+        ("causal_conv1d", causal_conv1d),
     ]:
         _run(f"tf/{name}", fn)
 
