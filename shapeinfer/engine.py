@@ -31,7 +31,7 @@ from shapeinfer.declarations import contradictions, dims_text, dtype_name
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
-from shapeinfer.guards import Guard, Ledger
+from shapeinfer.guards import Guard, Ledger, contradiction_diagnostics
 from shapeinfer.node_context import GraphScope, NodeContext, _show_number
 from shapeinfer.onnxio import (
     dim_from_proto,
@@ -1152,7 +1152,7 @@ def infer(
             for k, f in gf.items():
                 gf[k] = eng.resolve_fact(f)
     check_declarations(eng, bind)
-    return Result(
+    result = Result(
         model,
         facts,
         eng.graph_facts,
@@ -1167,6 +1167,10 @@ def infer(
         eng.node_reads,
         frozenset(sym.joins),
     )
+    if sym.guard_events:  # guards no input in the ranges satisfies: G015 errors
+        led = result.ledger()
+        result.diagnostics.extend(contradiction_diagnostics(led, sym.ranges, sym.input_symbols, input_shapes or ()))
+    return result
 
 
 def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> None:

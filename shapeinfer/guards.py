@@ -23,9 +23,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from shapeinfer import dims as D
-from shapeinfer.intervals import DEFAULT_RANGE, Range, Ranges, holds_eq, holds_le, interval
+from shapeinfer.diagnostics import Diagnostic
+from shapeinfer.intervals import DEFAULT_RANGE, Range, Ranges, holds_eq, holds_le, interval, simplify
 
-__all__ = ["Guard", "Ledger", "check", "parse_range"]
+__all__ = ["Contradiction", "Guard", "Ledger", "check", "contradiction_diagnostics", "contradictions", "parse_range"]
 
 
 @dataclass
@@ -245,6 +246,133 @@ def lone_symbol(d: D.Dim) -> str | None:
         if atom.kind == "sym":
             return atom.name
     return None
+
+
+#: Nodes named in a contradiction's message before "and N more".
+_SHOWN_NODES = 3
+
+
+def _never(g: Guard, ranges: Ranges) -> bool:
+    """True when no binding of ``g``'s symbols inside ``ranges`` (default ``[1, inf)``)
+    satisfies ``g``: proven with sound intervals, so False means "not proven impossible"."""
+    a, b = simplify(g.lhs, ranges), simplify(g.rhs, ranges)
+
+    def excludes(d: D.Dim, v: int) -> bool:
+        lo, hi = interval(d, ranges)
+        return (lo is not None and lo > v) or (hi is not None and hi < v)
+
+    if g.kind == "equality":
+        return excludes(D.sub(a, b), 0)
+    if g.kind == "bound":
+        lo, _ = interval(D.sub(a, b), ranges)
+        return lo is not None and lo > 0
+    if g.kind == "broadcast":
+        return excludes(a, 1) and excludes(D.sub(a, b), 0)
+    if type(b) is not int or b == 0:  # divisibility by an expression: not decided here
+        return False
+    lo, hi = interval(a, ranges)
+    return lo is not None and hi is not None and hi // abs(b) * abs(b) < lo  # no multiple in [lo, hi]
+
+
+def _range_text(name: str, r: Range) -> str:
+    """``seq=513:``, ``seq=1:512``; a one-value range (a binding) as ``seq=600``."""
+    lo, hi = r
+    if lo == hi:
+        return f"{name}={lo}"
+    return f"{name}={lo}:{'' if hi is None else hi}"
+
+
+def _nodes_text(nodes: list[str]) -> str:
+    if not nodes:
+        return "no node recorded"
+    shown = ", ".join(nodes[:_SHOWN_NODES])
+    more = len(nodes) - _SHOWN_NODES
+    return f"{'node' if len(nodes) == 1 else 'nodes'} {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass
+class Contradiction:
+    """Guards that no input inside the ranges can satisfy: the model cannot run there.
+
+    ``guards``: the guard, or the bounds on one symbol that cannot hold together, each with the
+    nodes that imposed it. ``ranges``: the caller's ranges that rule them out (``SYM -> (lo,
+    hi)``); empty when the guards fail for every size (an input shape that makes the model
+    invalid, such as ``seq + 1 == seq``).
+    """
+
+    guards: list[Guard]
+    ranges: dict[str, Range] = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        """One line naming the ranges, the guards and the nodes that imposed them."""
+        said = "; ".join(f"{g.text} (from {_nodes_text(g.nodes)})" for g in self.guards)
+        what = "the guard" if len(self.guards) == 1 else "the guards"
+        if self.ranges:
+            given = ", ".join(_range_text(k, v) for k, v in self.ranges.items())
+            if all(lo == hi for lo, hi in self.ranges.values()):  # bindings
+                return f"the value {given} contradicts {what} {said}: the model cannot run there"
+            return f"the range {given} contradicts {what} {said}: the model cannot run at any size in the range"
+        how = "never holds" if len(self.guards) == 1 else "cannot all hold"
+        return f"{what} {said} {how}: the model cannot run at any input size"
+
+    def to_dict(self) -> dict:
+        return {
+            "guards": [g.to_dict() for g in self.guards],
+            "ranges": {k: list(v) for k, v in self.ranges.items()},
+            "message": self.message,
+        }
+
+
+def contradictions(ledger: Ledger, user: Ranges | None, symbols: Iterable[str] = ()) -> list[Contradiction]:
+    """The guards of ``ledger`` that no binding of the input ``symbols`` inside the ``user``
+    ranges (default ``[1, inf)``) satisfies: each guard alone, and the bounds on one symbol
+    together (``seq <= 100`` and ``200 <= seq``). A guard that fails for every size comes with
+    no range; one that only the user's ranges rule out names them. Sound: an interval proof, so
+    a listed contradiction is real (given the guards), and some may be missed.
+    """
+    user = {k: tuple(v) for k, v in (user or {}).items()}
+    out: list[Contradiction] = []
+    ruled: set[str] = set()  # symbols whose bounds a contradiction already names
+    for g in ledger:
+        if _never(g, {}):
+            out.append(Contradiction([g]))
+        elif user and _never(g, user):
+            out.append(Contradiction([g], {k: user[k] for k in sorted(g.symbols) if k in user}))
+        else:
+            continue
+        if g.kind == "bound":
+            ruled |= g.symbols
+    syms = set(symbols)
+    for g in ledger:
+        syms |= g.symbols
+    for name, (lo, hi) in sorted(ledger.ranges(user, syms).items()):
+        if hi is None or lo <= hi or name in ruled:
+            continue
+        # the tightest bound on each side: a guard's, else the user's range
+        upper = [g for g in ledger if g.kind == "bound" and lone_symbol(g.lhs) == name and g.rhs == hi]
+        lower = [g for g in ledger if g.kind == "bound" and lone_symbol(g.rhs) == name and g.lhs == lo]
+        given = {name: user[name]} if name in user and not (upper and lower) else {}
+        out.append(Contradiction(lower[:1] + upper[:1], given))
+    return out
+
+
+#: The diagnostic code of a contradiction (an error: the model cannot run in the ranges).
+CONTRADICTION = "G015"
+
+
+def contradiction_diagnostics(
+    ledger: Ledger, user: Ranges | None, symbols: Iterable[str] = (), overridden: Iterable[str] = ()
+) -> list[Diagnostic]:
+    """One ``G015`` error per :func:`contradictions` entry. ``overridden``: the graph inputs
+    whose shapes the caller gave (``--input-shape``), named in the message of a guard that
+    fails at every size, which such an override can cause."""
+    names = ", ".join(overridden)
+    out = []
+    for c in contradictions(ledger, user, symbols):
+        hint = f" (with the input shapes given for {names})" if names and not c.ranges else ""
+        out.append(Diagnostic("error", CONTRADICTION, c.message + hint))
+    return out
 
 
 def parse_range(text: str) -> tuple[str, Range]:

@@ -9,6 +9,9 @@ Contract of :func:`profile`:
   min and max bindings are moved inwards to the nearest values that satisfy the guards on one
   symbol (``N % 32 == 0``); a guard between symbols the profile bindings still violate is
   listed in ``notes``.
+- When no input inside the ranges satisfies the guards (``G015`` errors: a range that rules
+  out a guard, or a guard that never holds), there is no profile: ``errors`` gives the
+  messages, and no input has dims, min, opt or max shapes, no tensor a bound.
 - A tensor's bound is the interval maximum of its element count over the ranges (exact for
   monotone dims, an over-estimate otherwise), times its element size.
 - The peak is the largest sum, over the steps of the main graph in graph order, of the bounds
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from shapeinfer import dims as D
-from shapeinfer.guards import check
+from shapeinfer.guards import CONTRADICTION, check
 from shapeinfer.intervals import interval
 
 ASSUMES = (
@@ -48,6 +51,8 @@ class Profile:
     peak_bytes: int | None
     peak_at: str | None
     notes: list[str] = field(default_factory=list)
+    #: why there is no profile (the G015 messages): the ranges leave no valid input
+    errors: list[str] = field(default_factory=list)
 
     def trtexec(self) -> dict[str, str | None]:
         """``{"minShapes": "a:1x1,b:1x1", "optShapes": ..., "maxShapes": ...}`` (None when some
@@ -76,6 +81,7 @@ class Profile:
             "peak_at": self.peak_at,
             "assumes": ASSUMES,
             "notes": self.notes,
+            "errors": self.errors,
         }
 
 
@@ -107,11 +113,25 @@ def _fit(name: str, start: int, step: int, limit: int | None, guards: list) -> i
     return start
 
 
+def _no_profile(result, name: str, ranges, guards, errors: list[str]) -> Profile:
+    """The profile of a model that cannot run where asked: ``errors`` say why; no input has
+    dims or shapes, no tensor a bound."""
+    init = {t.name for t in result.model.graph.initializer}
+    none = {"dims": None, "min": None, "opt": None, "max": None}
+    inputs = [{"name": vi.name, **none} for vi in result.model.graph.input if vi.name not in init]
+    return Profile(name, ranges, guards, inputs, [], None, None, [], errors)
+
+
 def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Profile:
     """The profile of an inference ``result`` (run with the caller's ``dim_ranges``); ``opt``
-    gives the opt binding's values (default: each symbol's max, its min when it has none)."""
+    gives the opt binding's values (default: each symbol's max, its min when it has none); a
+    given value outside the symbol's valid range, or violating a guard, is an error (no
+    profile: ``errors`` says which)."""
     guards = result.guards()
     ranges = result.ranges()
+    errors = [d.message for d in result.diagnostics if d.code == CONTRADICTION]
+    if errors:  # no valid input: no shape is given, no binding, no bound
+        return _no_profile(result, name, ranges, guards, errors)
     notes: list[str] = []
     lo_b: dict[str, int] = {}
     hi_b: dict[str, int | None] = {}
@@ -119,10 +139,18 @@ def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Pro
         lo_b[s] = _fit(s, lo, 1, hi, guards)
         hi_b[s] = None if hi is None else _fit(s, hi, -1, lo, guards)
     opt_b = {s: (opt or {}).get(s, hi_b[s] if hi_b[s] is not None else lo_b[s]) for s in ranges}
+    # opt values the caller gave that the model cannot run at: no profile rather than a wrong one
+    if opt and all(v is not None for v in opt_b.values()):
+        for g in guards:
+            if g.symbols & opt.keys() and check(g, opt_b) is False:
+                given = ",".join(f"{k}={v}" for k, v in opt.items())
+                errors.append(f"--opt {given} violates the guard {g.text} (from {', '.join(g.nodes) or 'no node'})")
     for s, v in (opt or {}).items():
         lo, hi = ranges.get(s, (1, None))
-        if v < lo or (hi is not None and v > hi):
-            notes.append(f"--opt {s}={v} is outside its range [{lo}, {'no max' if hi is None else hi}]")
+        if not errors and (v < lo or (hi is not None and v > hi)):
+            errors.append(f"--opt {s}={v} is outside its valid range [{lo}, {'no max' if hi is None else hi}]")
+    if errors:
+        return _no_profile(result, name, ranges, guards, errors)
     for label, b in (("min", lo_b), ("opt", opt_b), ("max", hi_b)):
         if any(v is None for v in b.values()):
             continue

@@ -58,9 +58,14 @@ class GuardViolation(VerifyError):
 
 def check_guards(result, bindings: Sequence[Mapping[str, int]]) -> None:
     """Raise :class:`GuardViolation` for the first binding outside the caller's ranges or
-    violating a guard of ``result`` (guards with a symbol the binding leaves free are skipped)."""
-    from shapeinfer.guards import check
+    violating a guard of ``result`` (guards with a symbol the binding leaves free are skipped),
+    and before any binding when no input in the ranges satisfies the guards (a G015 error:
+    a range that contradicts a guard, or a guard that never holds)."""
+    from shapeinfer.guards import CONTRADICTION, check
 
+    for d in result.diagnostics:
+        if d.code == CONTRADICTION:
+            raise GuardViolation(f"{d.message}; not run", {}, d.message)
     guards = result.guards()
     for b in bindings:
         for name, (lo, hi) in sorted(result.dim_ranges.items()):

@@ -335,6 +335,16 @@ def function_call(recursive: bool = False, call_outputs: int = 1):
 # ------------------------------------------------------------------------------ the cases
 
 
+def concat_padded(rows: int):
+    """``Concat(a[n, 2], Pad(a, rows more)[n + rows, 2], axis=1)``: needs ``n + rows == n``,
+    which no n satisfies unless rows is 0."""
+    nodes = [
+        h.make_node("Pad", ["a", "pads"], ["p"], name="pad"),
+        h.make_node("Concat", ["a", "p"], ["y"], name="bad", axis=1),
+    ]
+    return make(nodes, [vi("a", T.FLOAT, ["n", 2])], [out(rank=2)], [ints("pads", [0, 0, rows, 0])])
+
+
 @dataclass(frozen=True)
 class Case:
     """A model and whether rule ``code`` must (``triggers``) or must not report on it."""
@@ -405,6 +415,8 @@ CASES: list[Case] = [
     Case("G009", "static-dim-to-float", lambda: dim_to_float(5), False),
     Case("G012", "reshape-minus-one-of-n", lambda: reshape_const(["n"], [-1, 4]), True),
     Case("G012", "reshape-minus-one-of-4n", lambda: reshape_const([4, "n"], [-1, 4]), False),
+    Case("G015", "concat-one-row-apart", lambda: concat_padded(1), True, node=None),
+    Case("G015", "concat-same-rows", lambda: concat_padded(0), False),
     Case("G004", "cycle", cycle, True),
     Case("G004", "out-of-order", out_of_order, True, node=None),
     Case("G004", "in-order", in_order, False),

@@ -264,6 +264,24 @@ declare(
 )
 
 declare(
+    "G015",
+    "unsatisfiable-guard",
+    "error",
+    "a guard the model needs that no input size satisfies",
+    """
+    A condition the inferred shapes need (a guard, see G012) cannot hold for any input size:
+    an equality whose sides always differ (``seq + 1 == seq``, two Concat operands one row
+    apart), a bound that is always false, or bounds on one symbol that exclude each other
+    (``seq <= 100`` and ``200 <= seq``). With ``--dim-range``, ``--bind`` or ``--input-shape``
+    the sizes asked for count: ``--dim-range seq=513:`` on a model that needs ``seq <= 512`` is
+    this error too. The message names the guard, the nodes that imposed it and the range that
+    rules it out. onnxruntime fails at every such size; ``shapeinfer MODEL`` prints no shapes
+    then (and ``-o`` writes nothing), ``profile`` prints no profile and ``verify`` runs nothing.
+    Fix the graph, or the input shape or range given.
+    """,
+)
+
+declare(
     "G010",
     "recursive-function",
     "error",

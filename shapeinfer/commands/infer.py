@@ -83,8 +83,11 @@ def infer_cmd(
 ) -> None:
     """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs.
 
-    With --all or --filter, print a table of every (matching) tensor instead. Exit codes:
-    0 done, 1 a diagnostic at the --fail-on severity, 2 bad input or usage.
+    With --all or --filter, print a table of every (matching) tensor instead. A --dim-range,
+    --bind or --input-shape under which a guard the model needs cannot hold (seq=513: where
+    it needs seq <= 512) is a G015 error naming the range, the guard and its nodes; no shape
+    is printed then, and -o writes nothing (exit 1). Exit codes: 0 done, 1 a diagnostic at the
+    --fail-on severity or a G015 error with -o, 2 bad input or usage.
     """
     binding = parse_bind(bind)
     ranges = parse_dim_ranges(dim_range)
@@ -116,8 +119,10 @@ def infer_cmd(
             timeout=timeout,
             dim_ranges=ranges or None,
         )
+        if binding and any(d.severity == "error" for d in result.diagnostics):
+            result.diagnostics.extend(_binding_contradictions(m, model, binding, ranges, timeout))
         secs = timer()
-        if output:
+        if output and not _contradicted(result):
             # the new value_info entries go to the file as the bytes annotate built
             written, tail = annotate_for_writing(result)
             if binding:  # the graph inputs carry the bound values the value_info holds
@@ -127,12 +132,39 @@ def infer_cmd(
         return result, secs
 
     result, secs = _run_guarded(debug, run, model)
-    table = _tensor_rows(result, filters) if (show_all or filters) else None
+    contradicted = _contradicted(result)
+    table = _tensor_rows(result, filters) if (show_all or filters) and not contradicted else None
     _report(result, model, output, secs, as_json, verbose, table)
+    if contradicted and output:
+        click.echo(f"shapeinfer: {show(output)} not written: no input size satisfies the guards (G015)", err=True)
+        click.get_current_context().exit(1)
     if fail_on:
         level = _SEVERITY_RANK[fail_on]
         if any(_SEVERITY_RANK.get(d.severity, 0) >= level for d in result.diagnostics):
             click.get_current_context().exit(1)
+
+
+def _contradicted(result) -> bool:
+    """Whether inference found guards no input inside the ranges satisfies (G015 errors):
+    then its shapes hold for no input the user asked about, and none is shown or written."""
+    from shapeinfer.guards import CONTRADICTION
+
+    return any(d.code == CONTRADICTION for d in result.diagnostics)
+
+
+def _binding_contradictions(m, path: str, binding: dict, ranges: dict, timeout: float | None) -> list:
+    """G015 errors for the --bind values that contradict a guard of ``m`` inferred without them
+    (a bound symbol is gone from the guards of the bound run, where the clash is a G002 at a
+    node): each names the value, the guard and its nodes. ``m`` carries the --input-shape
+    overrides already."""
+    from shapeinfer.diagnostics import Diagnostic
+    from shapeinfer.engine import infer, model_dir
+    from shapeinfer.guards import CONTRADICTION, contradictions
+
+    free = infer(m, base_dir=model_dir(path), timeout=timeout, dim_ranges=ranges or None)
+    given = {**ranges, **{k: (v, v) for k, v in binding.items()}}
+    found = contradictions(free.ledger(), given, free.input_symbols)
+    return [Diagnostic("error", CONTRADICTION, c.message) for c in found if c.ranges.keys() & binding.keys()]
 
 
 def _graphs(graph, path: str = "main"):
@@ -188,10 +220,13 @@ def _report(
 
     echo = _echo_for(output)
     g = result.model.graph
-    facts = result.facts
+    contradicted = _contradicted(result)
+    facts = {} if contradicted else result.facts  # shapes that hold for no input asked about: none shown
     summary = summarize(result)
     if as_json:
-        if table is None:
+        if contradicted:
+            tensors = {}
+        elif table is None:
             tensors = {text(k): _io_json(k, f) for k, f in facts.items()}
         else:
             tensors = {text(r["name"]): _io_json(r["name"], r["fact"]) for r in table if r["graph"] == "main"}
@@ -208,12 +243,16 @@ def _report(
             "summary": summary,
             "seconds": round(secs, 4),
         }
-        if output:
+        if output and not contradicted:
             doc["written"] = output
+        if contradicted:
+            doc["contradicted"] = True
         echo(json.dumps(doc, indent=1))
         return
     echo(show(model))
-    if table is not None:
+    if contradicted:
+        echo("no shapes: the model cannot run at the sizes asked for (G015 below)")
+    elif table is not None:
         _print_table(table, echo)
     else:
         init = {t.name for t in g.initializer}
@@ -240,7 +279,7 @@ def _report(
         f"{summary['fresh_symbols']} fresh symbols, diagnostics: {sev['error']} error, "
         f"{sev['warning']} warning, {sev['info']} info ({secs:.2f}s)"
     )
-    if output:
+    if output and not contradicted:
         echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
     guards = result.guards()
     if guards:

@@ -10,7 +10,7 @@ import json
 
 import click
 
-from shapeinfer.cli import DIM_RANGE_HELP, _run_guarded, check_against_model, parse_bind, parse_dim_ranges
+from shapeinfer.cli import DIM_RANGE_HELP, CliError, _run_guarded, check_against_model, parse_bind, parse_dim_ranges
 from shapeinfer.userfiles import show
 
 
@@ -26,6 +26,12 @@ def profile_cmd(model: str, dim_range: tuple, opt: tuple, show_all: bool, as_jso
     --dim-range), as trtexec --minShapes/--optShapes/--maxShapes, and each tensor's upper bound
     in elements and bytes at the range maxima with the peak of live activations in graph order.
     A symbol without an upper bound has no max shapes (say one with --dim-range).
+
+    No shape outside the ranges is ever printed: a --dim-range under which a guard the model
+    needs cannot hold (seq=513: where it needs seq <= 512), or an --opt value the model cannot
+    run at, prints the error naming the range, the guard and its nodes instead of a profile.
+    Exit codes: 0 a profile, 1 no profile (the model cannot run in the ranges), 2 bad input or
+    usage (an --opt outside its --dim-range too).
     """
     ranges = parse_dim_ranges(dim_range)
     opt_b = parse_bind(opt, "--opt")
@@ -37,14 +43,26 @@ def profile_cmd(model: str, dim_range: tuple, opt: tuple, show_all: bool, as_jso
 
         m = load_model(model)
         check_against_model(m, bind=opt_b, dim_ranges=ranges, bind_flag="--opt")
+        for s, v in opt_b.items():
+            lo, hi = ranges.get(s, (1, None))
+            if v < lo or (hi is not None and v > hi):
+                raise CliError(f"--opt {s}={v}: outside --dim-range {s}={lo}:{'' if hi is None else hi}")
         result = infer(m, base_dir=model_dir(model), dim_ranges=ranges or None)
         return profile(result, opt_b, show(model))
 
     prof = _run_guarded(debug, run, model)
     if as_json:
         click.echo(json.dumps(prof.to_dict(), indent=1))
-        return
-    _profile_text(prof, show_all)
+    elif prof.errors:
+        click.echo(prof.model)
+        click.echo("no profile: the model cannot run where asked (errors on standard error)")
+        click.echo("holds when: " + ("; ".join(g.text for g in prof.guards) or "always (no guards)"))
+        for e in prof.errors:
+            click.echo(f"shapeinfer: error: {e}", err=True)
+    else:
+        _profile_text(prof, show_all)
+    if prof.errors:
+        click.get_current_context().exit(1)
 
 
 def _profile_text(prof, show_all: bool) -> None:

@@ -54,8 +54,10 @@ def verify_cmd(
 
     Each --bind gives every input symbol a value (shapeinfer verify m.onnx --bind batch=2,seq=7
     --bind batch=3,seq=11). A binding that violates a guard (a condition the inferred shapes
-    need, such as seq <= 512) is named in one line before anything runs. Exit codes: 0 no
-    mismatch, 1 mismatches or a violated guard, 2 could not run.
+    need, such as seq <= 512) is named in one line before anything runs, and so is a
+    --dim-range that contradicts a guard (seq=513: where the model needs seq <= 512). Exit
+    codes: 0 no mismatch, 1 mismatches, a violated guard or a contradicted range, 2 could not
+    run.
     """
     bindings = [parse_bind((b,)) for b in bind]
     ranges = parse_dim_ranges(dim_range)
