@@ -28,7 +28,8 @@ Sections:
   vision encoder, and small modules: pad to a multiple of 8, repeat_interleave by a tensor and by
   an int, a conv stack with stride (floor chains), torch.roll, Tensor.unfold frames;
 - ``tf`` (tf2onnx from ``tf.function``): a masked Keras LSTM, a GRU, ``tf.while_loop``, a dilated
-  Conv2D on dynamic H/W, ``tf.signal.frame``, a Slice-heavy model, a causal dilated Conv1D;
+  Conv2D on dynamic H/W, ``tf.signal.frame``, a Slice-heavy model, a causal dilated Conv1D, and
+  Keras 3's own ``model.export(format="onnx")`` of a masked LSTM + dilated Conv1D;
 - ``paddle`` (paddle2onnx from ``paddle.jit.save``): ``//`` on shapes, a strided conv net, padding;
 - ``jax`` (jax2onnx with symbolic dims): reshape by ``n // 2`` and strided slices, strided and
   dilated convolutions, ``lax.scan`` (padding by ``(-n) % 8`` and ``fori_loop`` to a symbolic
@@ -537,6 +538,20 @@ def tf_section(out: Path) -> None:
         fn = tf.function(lambda x: model(x))
         export(fn, [spec([None, None, 4], "x")], "causal_conv1d", bs, [6])
 
+    def keras_export():
+        # Keras 3's own ``model.export(format="onnx")`` (tf2onnx underneath, its own settings)
+        import numpy as np
+
+        inp = keras.Input((None, 8))
+        h = keras.layers.Masking(0.0)(inp)
+        h = keras.layers.LSTM(16, return_sequences=True)(h)
+        model = keras.Model(inp, keras.layers.Conv1D(8, 3, dilation_rate=2, padding="same")(h))
+        model(np.zeros((2, 5, 8), "float32"))  # export refuses a model never called
+        path = d / "keras3_export.onnx"
+        model.export(str(path), format="onnx")
+        _rename_input_dims(path, ["batch", "seq"])
+        _sidecar(path, bs, [5, 6])
+
     def slices():
         @tf.function
         def fn(x):
@@ -559,6 +574,7 @@ def tf_section(out: Path) -> None:
         ("signal_frame", frame),
         ("slices", slices),
         ("causal_conv1d", causal_conv1d),
+        ("keras3_export", keras_export),
     ]:
         _run(f"tf/{name}", fn)
 
