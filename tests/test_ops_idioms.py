@@ -222,3 +222,69 @@ def test_div_rule_matches_onnx_truncation_where_its_guards_hold(p, q, b):
         want = abs(num) // b * (1 if num >= 0 else -1)
         if all(check(g, binding) is not False for g in r.guards()):
             assert D.evaluate(v[0], binding) == want, (p, q, b, n, [g.text for g in r.guards()])
+
+
+# ------------------------------------------------------------------ loop counts (idiom 5)
+
+
+def while_loop(counter: bool = True, trip="n", step: int = 1, op: str = "Less") -> onnx.ModelProto:
+    """tf2onnx's ``tf.while_loop(i < n)``: ``Loop(M, Less(0, n), i=0)`` whose body adds ``step``
+    to ``i`` (or uses the iteration number) and ends on ``op(i + step, n)``; a row of ``x`` is
+    stacked per iteration. ``trip`` is ``"n"``, ``"max"`` (INT64_MAX, no count) or an int."""
+    body_nodes = [c("st", step)]
+    if counter:
+        body_nodes += [h.make_node("Add", ["i_in", "st"], ["i_out"]), h.make_node(op, ["i_out", "n"], ["cond_out"])]
+    else:
+        body_nodes += [
+            h.make_node("Add", ["it", "st"], ["i1"]),
+            h.make_node(op, ["i1", "n"], ["cond_out"]),
+            h.make_node("Identity", ["i_in"], ["i_out"]),
+        ]
+    body_nodes.append(h.make_node("Identity", ["x"], ["row"]))
+    body = h.make_graph(
+        body_nodes,
+        "body",
+        [vi("it", T.INT64, []), vi("cond_in", T.BOOL, []), vi("i_in", T.INT64, [])],
+        [vi("cond_out", T.BOOL, []), vi("i_out", T.INT64, []), vi("row", T.FLOAT, None)],
+    )
+    nodes = [*_len(), h.make_node("Identity", ["s"], ["n"]), c("zero", 0), h.make_node(op, ["zero", "n"], ["cond0"])]
+    if trip == "n":
+        m = "n"
+    else:
+        nodes.append(c("mm", 2**63 - 1 if trip == "max" else trip))
+        m = "mm"
+    nodes.append(h.make_node("Loop", [m, "cond0", "zero"], ["i_final", "rows"], body=body))
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "seq"])], [vi("i_final", T.INT64, None), vi("rows", T.FLOAT, None)])
+
+
+@pytest.mark.parametrize(
+    ("kw", "count"),
+    [
+        ({}, "seq"),
+        ({"counter": False}, "seq"),
+        ({"trip": "max"}, "seq"),
+        ({"trip": 5}, "min(seq, 5)"),
+        ({"step": 2, "trip": "max"}, "(seq + 1)//2"),
+        ({"op": "LessOrEqual", "trip": "max"}, "seq + 1"),
+    ],
+)
+def test_a_loop_ended_by_its_counter_stacks_the_trip_count(kw, count):
+    """The scan output's leading dim is the number of iterations the condition allows (and the
+    trip count, when both end the loop), not a fresh symbol."""
+    r = _agrees(while_loop(**kw), [{"b": 2, "seq": 7}, {"b": 1, "seq": 4}])
+    assert r.dims("rows") == (D.parse(count), D.sym("b"), D.sym("seq"))
+    assert r.guards() == []
+
+
+def test_a_loop_ended_by_data_keeps_a_fresh_count():
+    """A condition on the data (not a counter against an invariant bound) decides nothing."""
+    m = while_loop()
+    body = m.graph.node[-1].attribute[0].g
+    for n in body.node:
+        if n.op_type == "Less":
+            n.input[1] = "data_bound"
+    body.node.insert(0, h.make_node("ReduceMax", ["x"], ["mx"], keepdims=0))
+    body.node.insert(1, h.make_node("Cast", ["mx"], ["data_bound"], to=T.INT64))
+    r = _agrees(m, [{"b": 2, "seq": 7}])
+    lead = r.dims("rows")[0]
+    assert type(lead) is not int and D.symbols(lead) <= set(r.fresh_symbols)

@@ -26,7 +26,7 @@ from onnx import TensorProto, TypeProto
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
-from shapeinfer.onnxio import type_fact
+from shapeinfer.onnxio import graph_path, type_fact
 from shapeinfer.ops.common import dim_values, norm_axis
 from shapeinfer.registry import register
 
@@ -393,12 +393,101 @@ def loop(ctx, ins: list) -> list:
             carried[k] = f.elem
     keeps_going = c0 is True and _known_bool(outs[0] if outs else None) is True
     trip = m if (m is not None and keeps_going) else None
+    if trip is None and c0 is True:
+        ends = _condition_trip(ctx, body, initial, carried)
+        if ends is not None:
+            trip = ends if m is None or m == D.INT64_MAX else ctx.symbols.simplify(D.dmin(m, ends))
     if trip is not None and type(trip) is int and trip < 0:
         trip = 0
     if trip is None:
         trip = ctx.fresh()
     scans = [_stack(f, trip) for f in outs[1 + n_carried :]]
     return [*carried, *scans]
+
+
+_INT_DTYPES = frozenset((TensorProto.INT64, TensorProto.INT32, TensorProto.INT16, TensorProto.INT8))
+
+#: Comparisons a loop condition may end on: (the left input is the smaller side, shift), so
+#: that the loop goes on while ``bigger - smaller + shift >= 1``.
+_CONDITIONS = {"Less": (True, 0), "Greater": (False, 0), "LessOrEqual": (True, 1), "GreaterOrEqual": (False, 1)}
+
+
+def _scalar_value(f: Fact | None) -> D.Dim | None:
+    if f is None or f.value is None or len(f.value) != 1 or (f.shape is not None and len(f.shape) > 1):
+        return None
+    v = f.value[0]
+    return v if type(v) is int or isinstance(v, D.Expr) else None
+
+
+def _condition_trip(ctx, body, initial: list[Fact | None], carried: list[Fact | None]) -> D.Dim | None:
+    """How many iterations a Loop runs when its body ends it by a comparison of a counter with a
+    loop-invariant bound (tf2onnx's while loops: ``cond = Less(i + 1, n)`` with ``i`` carried from
+    0 or the iteration number), else None.
+
+    Symbolic induction, in a sandbox that leaves no trace: ``j`` (a fresh symbol) stands for the
+    iterations run so far; a carried int scalar with a known initial value ``v0`` is a counter
+    when one body run adds a constant ``step`` to it, so after ``j`` runs it is
+    ``v0 + step*(j - 1)`` on entry. The body then runs once more at that point and the
+    condition's comparison becomes ``g(j) >= 1`` with ``g`` affine in ``j``, decreasing by ``s``
+    per run: the loop stops after ``max(1, (g(0) - 1 + s) // s)`` runs (the first always runs:
+    the condition holds on entry)."""
+    cond_out = body.output[0].name if body.output else ""
+    producer = {o: n for n in body.node for o in n.output if o}
+    node = producer.get(cond_out)
+    while node is not None and node.op_type in ("Identity", "Cast") and node.domain in ("", "ai.onnx") and node.input:
+        node = producer.get(node.input[0])
+    if node is None or node.op_type not in _CONDITIONS or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
+        return None
+    eng = ctx.engine
+    path = graph_path(ctx.graph, ctx.index, "body")
+    saved = eng.graph_facts.get(path)
+    iteration = lambda j: tensor(TensorProto.INT64, (), (D.sub(j, 1),))  # noqa: E731
+    try:
+        with sandbox(ctx, keep_diagnostics=False):
+            j = ctx.fresh()
+            # which carried values are counters: their step over one run
+            probe = list(carried)
+            starts: dict[int, tuple[D.Dim, D.Expr]] = {}
+            for i, (f0, f) in enumerate(zip(initial, carried)):
+                v0 = _scalar_value(f0)
+                if v0 is not None and f is not None and f.kind == "tensor" and f.dtype in _INT_DTYPES:
+                    c = ctx.fresh()
+                    starts[i] = (v0, c)
+                    probe[i] = Fact(f.dtype, f.shape if f.shape is not None else (), (c,), "tensor")
+            steps: dict[int, D.Dim] = {}
+            if starts:
+                outs = run_body(ctx, body, "body", [iteration(j), tensor(TensorProto.BOOL, (), (1,)), *probe])
+                for i, (v0, c) in starts.items():
+                    after = _scalar_value(outs[1 + i] if 1 + i < len(outs) else None)
+                    step = None if after is None else D.sub(after, c)
+                    if type(step) is int:
+                        steps[i] = D.add(v0, D.mul(step, D.sub(j, 1)))
+            at_j = list(carried)
+            for i, v in steps.items():
+                f = carried[i]
+                at_j[i] = Fact(f.dtype, f.shape if f.shape is not None else (), (v,), "tensor")
+            run_body(ctx, body, "body", [iteration(j), tensor(TensorProto.BOOL, (), (1,)), *at_j])
+            facts = eng.graph_facts.get(path, {})
+            got = [facts[x] if x in facts else ctx.scope.get(x) for x in node.input]  # the body's, else outer
+            lhs, rhs = (None if f is None else _scalar_value(eng.resolve_fact(f)) for f in got)
+            if lhs is None or rhs is None:
+                return None
+            left_smaller, shift = _CONDITIONS[node.op_type]
+            a, b = (lhs, rhs) if left_smaller else (rhs, lhs)
+            g = D.add(D.sub(b, a), shift)  # continue while g(j) >= 1
+            name = j.terms[0][0][0].name
+            g0, g1, g2 = (D.substitute(g, {name: x}) for x in (0, 1, 2))
+            slope = D.sub(g1, g0)
+            if type(slope) is not int or slope >= 0 or D.sub(g2, g1) != slope:
+                return None
+            if D.symbols(g0) & set(ctx.symbols.fresh_symbols[ctx.symbols.fresh_symbols.index(name) :]):
+                return None  # the bound depends on something this trial made up
+            s = -slope
+            trip = D.dmax(1, D.floordiv(D.add(g0, s - 1), s))
+            return ctx.symbols.simplify(trip)
+    finally:
+        if saved is not None:
+            eng.graph_facts[path] = saved
 
 
 def _loop_inputs(carried: list[Fact | None]) -> list[Fact | None]:
