@@ -26,9 +26,11 @@ Sections:
   windows: torch.roll, window padding), wav2vec2 (conv feature extractor on raw samples; once more
   with an attention mask, whose feature-level mask is flipped twice), Mamba2 (chunk padding), SAM's
   vision encoder, and small modules: pad to a multiple of 8, repeat_interleave by a tensor and by
-  an int, a conv stack with stride (floor chains), torch.roll, Tensor.unfold frames;
+  an int, a conv stack with stride (floor chains), torch.roll, Tensor.unfold frames, F.interpolate
+  by float scale factors;
 - ``tf`` (tf2onnx from ``tf.function``): a masked Keras LSTM, a GRU, ``tf.while_loop``, a dilated
-  Conv2D on dynamic H/W, ``tf.signal.frame``, a Slice-heavy model, a causal dilated Conv1D, and
+  Conv2D on dynamic H/W, ``tf.signal.frame``, a Slice-heavy model, a causal dilated Conv1D,
+  tf.image.resize to float-scaled sizes, and
   Keras 3's own ``model.export(format="onnx")`` of a masked LSTM + dilated Conv1D;
 - ``paddle`` (paddle2onnx from ``paddle.jit.save``): ``//`` on shapes, a strided conv net, padding;
 - ``jax`` (jax2onnx with symbolic dims): reshape by ``n // 2`` and strided slices, strided and
@@ -338,6 +340,26 @@ def torch_section(out: Path) -> None:
             [6],
         )
 
+    class Interp(torch.nn.Module):
+        """Resize by float scale factors on dynamic H/W (sizes floor(h * 1.5), 2 * w)."""
+
+        def forward(self, x):
+            a = F.interpolate(x, scale_factor=1.5, mode="nearest")
+            b = F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=False)
+            return a, b[:, :, : b.shape[2] // 3]
+
+    def interp():
+        x = torch.randn(2, 3, 9, 12)
+        h, w = Dim("h", min=2, max=256), Dim("w", min=2, max=256)
+        export(
+            Interp(),
+            (x,),
+            ({0: batch, 2: h, 3: w},),
+            "interpolate_scale",
+            [dict(batch=2, h=9, w=12), dict(batch=1, h=7, w=5)],
+            [4],
+        )
+
     def mamba2():
         from transformers import Mamba2Config, Mamba2Model
 
@@ -431,6 +453,7 @@ def torch_section(out: Path) -> None:
         ("wav2vec2", wav2vec2),
         ("wav2vec2_mask", wav2vec2_mask),
         ("unfold_frames", unfold),
+        ("interpolate_scale", interp),
         ("mamba2", mamba2),
         ("sam_vision", sam),
     ]:
@@ -552,6 +575,20 @@ def tf_section(out: Path) -> None:
         _rename_input_dims(path, ["batch", "seq"])
         _sidecar(path, bs, [5, 6])
 
+    def resize():
+        @tf.function
+        def fn(x):
+            hw = tf.cast(tf.cast(tf.shape(x)[1:3], tf.float32) * 1.5, tf.int32)
+            return tf.image.resize(x, hw, method="nearest"), tf.image.resize(x, tf.shape(x)[1:3] * 2)
+
+        export(
+            fn,
+            [spec([None, None, None, 3], "x")],
+            "image_resize",
+            [dict(batch=2, h=9, w=12), dict(batch=1, h=7, w=5)],
+            [4],
+        )
+
     def slices():
         @tf.function
         def fn(x):
@@ -575,6 +612,7 @@ def tf_section(out: Path) -> None:
         ("slices", slices),
         ("causal_conv1d", causal_conv1d),
         ("keras3_export", keras_export),
+        ("image_resize", resize),
     ]:
         _run(f"tf/{name}", fn)
 
