@@ -479,7 +479,39 @@ def lower_bound(a: Dim) -> int | None:
     if type(a) is int:
         return a
     lo = bounds(a)[0]
+    if lo < 1:  # maybe too weak where a floor division is correlated with its dividend
+        better = _lower_bound_by_remainder(a)
+        if better is not None and better > lo:
+            return better
     return None if lo == -INF else int(lo)
+
+
+#: The name standing for a division's remainder in :func:`_lower_bound_by_remainder`.
+_REMAINDER = "__remainder__"
+
+
+def _lower_bound_by_remainder(a: Expr) -> int | None:
+    """A lower bound of ``a`` through ``x//k == (x - r)/k`` with ``0 <= r < k``: for a term
+    ``c*(x//k)`` (an int ``k > 0``, the atom nowhere else in ``a``), ``k*a`` is ``c*(x - r)``
+    plus ``k`` times the rest, bounded with ``r`` in ``[0, k - 1]``; ``seq - seq//2 >= 1`` and
+    ``seq - 3*(seq//3) >= 0``, which interval arithmetic alone cannot see. None when ``a`` has
+    no such term."""
+    for m, c in a.terms:
+        if len(m) != 1 or m[0].kind != "floordiv":
+            continue
+        atom = m[0]
+        x, k = atom.args
+        if type(k) is not int or k <= 0:
+            continue
+        if sum(1 for mm, _ in a.terms for at in mm if at == atom) != 1:
+            continue
+        rest = sub(a, mul(c, _atom_expr(atom)))
+        scaled = add(mul(c, sub(x, sym(_REMAINDER))), mul(k, rest))
+        lo = bounds(scaled, {_REMAINDER: (0, k - 1)})[0]
+        if lo == -INF:
+            continue
+        return -((-int(lo)) // k)  # ceil(lo / k): a is an integer
+    return None
 
 
 def compare(a: Dim, b: Dim) -> int | None:

@@ -288,3 +288,54 @@ def test_a_loop_ended_by_data_keeps_a_fresh_count():
     r = _agrees(m, [{"b": 2, "seq": 7}])
     lead = r.dims("rows")[0]
     assert type(lead) is not int and D.symbols(lead) <= set(r.fresh_symbols)
+
+
+# ------------------------------------------------------------------ float quotients
+
+
+def float_div_then(op: str, scale: float = 2.0) -> onnx.ModelProto:
+    """``Cast(seq, float) / 2.0``, then ``op`` (``Floor``: paddle2onnx's ``//``; ``Mul``: times
+    ``scale``, exact), back to int64 and used as a Slice end on ``x``."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["sh"]),
+        c("i1", [1]),
+        h.make_node("Gather", ["sh", "i1"], ["s"]),
+        h.make_node("Cast", ["s"], ["sf"], to=T.FLOAT),
+        c("two", [2.0], np.float32),
+        h.make_node("Div", ["sf", "two"], ["q"]),
+    ]
+    if op == "Mul":
+        nodes += [c("k", [scale], np.float32), h.make_node("Mul", ["q", "k"], ["r"])]
+    else:
+        nodes.append(h.make_node(op, ["q"], ["r"]))
+    nodes += [
+        h.make_node("Cast", ["r"], ["e"], to=T.INT64),
+        c("st", [0]),
+        h.make_node("Slice", ["x", "st", "e", "i1"], ["y"]),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "seq"])], [vi("y", T.FLOAT, None)])
+
+
+def test_float_division_is_not_integer_division():
+    """``seq / 2.0 * 2.0`` is seq, not ``2*(seq//2)``: an inexact float quotient of a dim is
+    unknown unless a Floor or Ceil makes it an integer again."""
+    r = _agrees(float_div_then("Mul"), [{"b": 2, "seq": 7}, {"b": 1, "seq": 4}])
+    assert r.dims("y")[1] != D.parse("2*(seq//2)")
+
+
+@pytest.mark.parametrize(("op", "want"), [("Floor", "seq//2"), ("Ceil", "(seq + 1)//2")])
+def test_floor_of_a_float_quotient_is_floor_division_under_a_guard(op, want):
+    r = _agrees(float_div_then(op), [{"b": 2, "seq": 7}, {"b": 1, "seq": 4}])
+    assert r.dims("y") == (D.sym("b"), D.parse(want))
+    assert "seq <= 16777215" in [g.text for g in r.guards()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=small, q=small, c=small, k=st.integers(1, 6))
+def test_lower_bound_through_remainders_is_sound(p, q, c, k):
+    """``dims.lower_bound`` of ``p*s + c*(s//k) + q`` (the remainder reasoning included) never
+    exceeds the true minimum over positive sizes."""
+    d = D.add(D.add(D.mul(p, _sym), D.mul(c, D.floordiv(_sym, k))), q)
+    lb = D.lower_bound(d)
+    if lb is not None:
+        assert lb <= min(D.evaluate(d, {"s": s}) for s in range(1, 80)), D.format(d)

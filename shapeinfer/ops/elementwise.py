@@ -46,22 +46,29 @@ def _nonneg(v) -> bool:
     return provably_nonneg(v)
 
 
-def _div_in(ctx):
+def _div_in(ctx, out_dtype: int):
     """Div's values at ``ctx``: integer Div truncates toward zero (ONNX and onnxruntime). With
     a positive divisor that is the floor for a numerator >= 0 and ``-floor(-a/b)`` for one
     <= 0, each proven over the ranges and the bounds assumed so far; a numerator of unproven
-    sign takes the floor under the guard ``0 <= a`` (a G012 diagnostic), not a fresh symbol."""
+    sign takes the floor under the guard ``0 <= a`` (a G012 diagnostic), not a fresh symbol.
+    A float Div (``out_dtype``) of symbolic values is known only where the quotient is exact:
+    ``seq / 2.0`` is not ``seq // 2`` (Floor of it is: see :func:`_float_quotient`)."""
     sym = ctx.symbols
+    float_out = out_dtype in FLOAT_TYPES
 
     def div(a, b):
         if isinstance(a, float) or isinstance(b, float):
             return a / b
         if type(a) is int and type(b) is int:
+            if float_out:
+                return a / b
             q = abs(a) // abs(b)
             return q if (a >= 0) == (b > 0) else -q
         q = D.exact_div(a, b)
         if q is not None:
             return q
+        if float_out:
+            return None
         if (_nonneg(b) and b != 0) or sym.prove_le(1, b):
             if _nonneg(a) or sym.prove_le(0, a):
                 return D.floordiv(a, b)
@@ -263,7 +270,8 @@ register("Mod", since=10)(
 @register("Div")
 def div(ctx, ins: list) -> list:
     """Div: broadcast dims; values computed elementwise (integer Div truncates)."""
-    return _nary(ctx, ins, _div_in(ctx), ins[0].dtype if ins[0] is not None else 0)
+    dtype = ins[0].dtype if ins[0] is not None else 0
+    return _nary(ctx, ins, _div_in(ctx, dtype), dtype)
 
 
 def _variadic_rule(op: str):
@@ -341,11 +349,11 @@ def _abs(v):
 
 
 def _floor(v):
-    return math.floor(v) if isinstance(v, float) else v if type(v) is int else None
+    return math.floor(v) if isinstance(v, float) else v  # an int or a dim: integral already
 
 
 def _ceil(v):
-    return math.ceil(v) if isinstance(v, float) else v if type(v) is int else None
+    return math.ceil(v) if isinstance(v, float) else v
 
 
 def _sqrt(v):
@@ -405,7 +413,66 @@ _UNARY_SHAPE_ONLY = [
 ]
 
 for _op, _fn in _UNARY_VALUES.items():
-    register(_op)(_unary_value(_fn))
+    if _op not in ("Floor", "Ceil"):  # registered below, with float quotients
+        register(_op)(_unary_value(_fn))
+
+
+def _float_quotient(ctx) -> tuple[D.Dim, int, int] | None:
+    """``(a, b, dtype)`` when this node's one input is a one-element float ``Div`` of an integral
+    dim ``a`` by a positive int ``b`` (paddle2onnx's ``//``: Cast to float, Div, Floor, Cast
+    back), found through the producer in this graph; else None."""
+    name = ctx.node.input[0] if ctx.node.input else ""
+    nodes = ctx.engine.graph_nodes.get(ctx.graph, ())
+    for k in range(min(ctx.index, len(nodes)) - 1, -1, -1):
+        p = nodes[k]
+        if name not in p.output:
+            continue
+        if p.op_type != "Div" or p.domain not in ("", "ai.onnx") or len(p.input) != 2:
+            return None
+        fa, fb = (ctx.scope.get(x) for x in p.input)
+        if fa is None or fb is None or fa.dtype not in FLOAT_TYPES or fa.value is None or fb.value is None:
+            return None
+        if len(fa.value) != 1 or len(fb.value) != 1:
+            return None
+        a, b = ctx.engine.resolve_fact(fa).value[0], fb.value[0]
+        if isinstance(b, float) and math.isfinite(b) and b.is_integer():
+            b = int(b)
+        if not isinstance(a, D.Expr) or type(b) is not int or b <= 0:
+            return None
+        return a, b, fa.dtype
+    return None
+
+
+def _rounded_quotient(op: str):
+    plain = _unary_value(_UNARY_VALUES[op])
+
+    def rule(ctx, ins: list) -> list:
+        """Floor / Ceil: same shape; values rounded; of a float quotient of a dim by a positive
+        int, the floor (ceiling) division, under the guard that the dividend stays where float
+        division rounds it right (``|a| < 2**24`` in float32)."""
+        outs = plain(ctx, ins)
+        x = ins[0]
+        if x is None or x.shape is None or (x.value is not None and x.value[0] is not None):
+            return outs
+        if len(x.shape) > 1 or any(d != 1 for d in x.shape):
+            return outs
+        q = _float_quotient(ctx)
+        if q is None:
+            return outs
+        a, b, dtype = q
+        limit = EXACT_INT_LIMIT.get(dtype)
+        if limit is None:
+            return outs
+        ctx.assume("bound", a, limit - 1, report=True)
+        ctx.assume("bound", 1 - limit, a, report=True)
+        v = D.floordiv(a, b) if op == "Floor" else D.ceildiv(a, b)
+        return [tensor(x.dtype, x.shape, (v,))]
+
+    return rule
+
+
+for _op in ("Floor", "Ceil"):
+    register(_op)(_rounded_quotient(_op))
 for _op in _UNARY_SHAPE_ONLY:
     register(_op)(_unary_value(None))
 
