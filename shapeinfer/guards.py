@@ -343,18 +343,52 @@ def contradictions(ledger: Ledger, user: Ranges | None, symbols: Iterable[str] =
             continue
         if g.kind == "bound":
             ruled |= g.symbols
+    said = {id(g) for c in out for g in c.guards}
     syms = set(symbols)
     for g in ledger:
         syms |= g.symbols
-    for name, (lo, hi) in sorted(ledger.ranges(user, syms).items()):
-        if hi is None or lo <= hi or name in ruled:
-            continue
-        # the tightest bound on each side: a guard's, else the user's range
+    narrowed = ledger.ranges(user, syms)
+
+    def tightest(name: str) -> tuple[list[Guard], dict[str, Range]]:
+        """The bounds that give ``name`` its narrowed range: a guard's on each side, else the
+        user's range."""
+        lo, hi = narrowed[name]
         upper = [g for g in ledger if g.kind == "bound" and lone_symbol(g.lhs) == name and g.rhs == hi]
         lower = [g for g in ledger if g.kind == "bound" and lone_symbol(g.rhs) == name and g.lhs == lo]
         given = {name: user[name]} if name in user and not (upper and lower) else {}
-        out.append(Contradiction(lower[:1] + upper[:1], given))
+        return lower[:1] + upper[:1], given
+
+    for name, (lo, hi) in sorted(narrowed.items()):
+        if hi is None or lo <= hi or name in ruled:
+            continue
+        bounds, given = tightest(name)
+        out.append(Contradiction(bounds, given))
+    # a guard the bounds on its symbols rule out (seq <= 512 and seq == 600): the set is
+    # unsatisfiable because the narrowed ranges follow from those bounds and the user's ranges
+    for g in ledger:
+        if id(g) in said or not g.symbols or _is_symbol_bound(g):
+            continue
+        if any(narrowed[k][1] is not None and narrowed[k][0] > narrowed[k][1] for k in g.symbols):
+            continue  # an empty range: said above
+        if not _never(g, {k: narrowed[k] for k in g.symbols}):
+            continue
+        bounds: list[Guard] = []
+        given: dict[str, Range] = {}
+        for k in sorted(g.symbols):
+            b, r = tightest(k)
+            bounds += b
+            given.update(r)
+        out.append(Contradiction([*bounds, g], given))
     return out
+
+
+def _is_symbol_bound(g: Guard) -> bool:
+    """``x <= c`` or ``c <= x`` with ``x`` one symbol and ``c`` an int: what narrows a range."""
+    if g.kind != "bound":
+        return False
+    return (lone_symbol(g.lhs) is not None and type(g.rhs) is int) or (
+        lone_symbol(g.rhs) is not None and type(g.lhs) is int
+    )
 
 
 #: The diagnostic code of a contradiction (an error: the model cannot run in the ranges).

@@ -211,6 +211,21 @@ def test_bounds_that_exclude_each_other():
     assert "cannot all hold" in c.message and "low" in c.message and "high" in c.message
 
 
+def test_a_guard_the_bounds_rule_out():
+    led = Ledger()
+    led.add("equality", D.dmin(seq, 512), seq, "table")  # seq <= 512
+    led.add("equality", seq, 600, "fixed")  # seq == 600
+    (c,) = contradictions(led, None, ["seq"])
+    assert [g.text for g in c.guards] == ["seq <= 512", "seq == 600"] and c.ranges == {}
+    assert "table" in c.message and "fixed" in c.message and "cannot all hold" in c.message
+    (c,) = contradictions(led, {"seq": (1, 550)}, ["seq"])  # the range alone rules 600 out: it is named
+    assert [g.text for g in c.guards] == ["seq == 600"] and c.ranges == {"seq": (1, 550)}
+    led = Ledger()
+    led.add("bound", 8, seq, "low")
+    led.add("divisibility", seq, 16, "reshape")
+    assert contradictions(led, None, ["seq"]) == []  # 16 is >= 8
+
+
 def test_equality_that_never_holds():
     led = Ledger()
     led.add("equality", D.add(seq, 1), seq, "x")
