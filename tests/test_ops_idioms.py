@@ -339,3 +339,22 @@ def test_lower_bound_through_remainders_is_sound(p, q, c, k):
     lb = D.lower_bound(d)
     if lb is not None:
         assert lb <= min(D.evaluate(d, {"s": s}) for s in range(1, 80)), D.format(d)
+
+
+def test_a_loop_ended_by_a_conjunction_of_counters_runs_the_fewest():
+    """tf2onnx's Keras RNN loop: ``And(Less(float(iter), float(n)), Less(float(i + 1), float(n)))``
+    with M = n: the scan output has n rows (the second comparison ends it first)."""
+    m = while_loop()
+    body = m.graph.node[-1].attribute[0].g
+    cond = next(n for n in body.node if n.op_type == "Less")
+    cond.output[0] = "c_counter"
+    body.node.extend(
+        [
+            h.make_node("Cast", ["it"], ["itf"], to=T.FLOAT),
+            h.make_node("Cast", ["n"], ["nf"], to=T.FLOAT),
+            h.make_node("Less", ["itf", "nf"], ["c_iter"]),
+            h.make_node("And", ["c_iter", "c_counter"], ["cond_out"]),
+        ]
+    )
+    r = _agrees(m, [{"b": 2, "seq": 7}, {"b": 1, "seq": 4}])
+    assert r.dims("rows") == (D.sym("seq"), D.sym("b"), D.sym("seq"))

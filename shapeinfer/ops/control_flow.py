@@ -433,10 +433,21 @@ def _condition_trip(ctx, body, initial: list[Fact | None], carried: list[Fact | 
     the condition holds on entry)."""
     cond_out = body.output[0].name if body.output else ""
     producer = {o: n for n in body.node for o in n.output if o}
-    node = producer.get(cond_out)
-    while node is not None and node.op_type in ("Identity", "Cast") and node.domain in ("", "ai.onnx") and node.input:
-        node = producer.get(node.input[0])
-    if node is None or node.op_type not in _CONDITIONS or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
+
+    def comparisons(name: str, depth: int = 0) -> list | None:
+        """The comparisons whose conjunction ``name`` is (through Identity, Cast and And)."""
+        node = producer.get(name)
+        while node is not None and node.op_type in ("Identity", "Cast") and node.domain in ("", "ai.onnx"):
+            node = producer.get(node.input[0]) if node.input else None
+        if node is None or node.domain not in ("", "ai.onnx") or depth > 4:
+            return None
+        if node.op_type == "And" and len(node.input) == 2:
+            parts = [comparisons(x, depth + 1) for x in node.input]
+            return None if any(p is None for p in parts) else [c for p in parts for c in p]
+        return [node] if node.op_type in _CONDITIONS and len(node.input) == 2 else None
+
+    conds = comparisons(cond_out)
+    if not conds:
         return None
     eng = ctx.engine
     path = graph_path(ctx.graph, ctx.index, "body")
@@ -468,23 +479,26 @@ def _condition_trip(ctx, body, initial: list[Fact | None], carried: list[Fact | 
                 at_j[i] = Fact(f.dtype, f.shape if f.shape is not None else (), (v,), "tensor")
             run_body(ctx, body, "body", [iteration(j), tensor(TensorProto.BOOL, (), (1,)), *at_j])
             facts = eng.graph_facts.get(path, {})
-            got = [facts[x] if x in facts else ctx.scope.get(x) for x in node.input]  # the body's, else outer
-            lhs, rhs = (None if f is None else _scalar_value(eng.resolve_fact(f)) for f in got)
-            if lhs is None or rhs is None:
-                return None
-            left_smaller, shift = _CONDITIONS[node.op_type]
-            a, b = (lhs, rhs) if left_smaller else (rhs, lhs)
-            g = D.add(D.sub(b, a), shift)  # continue while g(j) >= 1
             name = j.terms[0][0][0].name
-            g0, g1, g2 = (D.substitute(g, {name: x}) for x in (0, 1, 2))
-            slope = D.sub(g1, g0)
-            if type(slope) is not int or slope >= 0 or D.sub(g2, g1) != slope:
-                return None
-            if D.symbols(g0) & set(ctx.symbols.fresh_symbols[ctx.symbols.fresh_symbols.index(name) :]):
-                return None  # the bound depends on something this trial made up
-            s = -slope
-            trip = D.dmax(1, D.floordiv(D.add(g0, s - 1), s))
-            return ctx.symbols.simplify(trip)
+            made_up = set(ctx.symbols.fresh_symbols[ctx.symbols.fresh_symbols.index(name) :])
+            trips = []
+            for node in conds:  # the loop ends at the first comparison that fails
+                got = [facts[x] if x in facts else ctx.scope.get(x) for x in node.input]  # the body's, else outer
+                lhs, rhs = (None if f is None else _scalar_value(eng.resolve_fact(f)) for f in got)
+                if lhs is None or rhs is None:
+                    return None
+                left_smaller, shift = _CONDITIONS[node.op_type]
+                a, b = (lhs, rhs) if left_smaller else (rhs, lhs)
+                g = D.add(D.sub(b, a), shift)  # continue while g(j) >= 1
+                g0, g1, g2 = (D.substitute(g, {name: x}) for x in (0, 1, 2))
+                slope = D.sub(g1, g0)
+                if type(slope) is not int or slope >= 0 or D.sub(g2, g1) != slope:
+                    return None
+                if D.symbols(g0) & made_up:
+                    return None  # the bound depends on something this trial made up
+                s = -slope
+                trips.append(D.dmax(1, D.floordiv(D.add(g0, s - 1), s)))
+            return ctx.symbols.simplify(D.dmin(*trips) if len(trips) > 1 else trips[0])
     finally:
         if saved is not None:
             eng.graph_facts[path] = saved
