@@ -358,3 +358,29 @@ def test_a_loop_ended_by_a_conjunction_of_counters_runs_the_fewest():
     )
     r = _agrees(m, [{"b": 2, "seq": 7}, {"b": 1, "seq": 4}])
     assert r.dims("rows") == (D.sym("seq"), D.sym("b"), D.sym("seq"))
+
+
+def float_scale(scale: float = 1.5) -> onnx.ModelProto:
+    """torch's ``F.interpolate(size=(int(h * 1.5), int(w * 1.5)))`` as exported: the sizes are
+    ``Cast(Cast(hw, float) * 1.5, int)`` (truncation), then a Resize to them."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"]),
+        c("two", [2]),
+        c("four", [4]),
+        c("zero", [0]),
+        h.make_node("Slice", ["s", "two", "four"], ["hw"]),
+        h.make_node("Cast", ["hw"], ["hwf"], to=T.FLOAT),
+        c("k", scale, np.float32),
+        h.make_node("Mul", ["hwf", "k"], ["m"]),
+        h.make_node("Cast", ["m"], ["m64"], to=T.INT64),
+        h.make_node("Slice", ["s", "zero", "two"], ["bc"]),
+        h.make_node("Concat", ["bc", "m64"], ["sizes"], axis=0),
+        h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest"),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", 3, "h", "w"])], [vi("y", T.FLOAT, None)])
+
+
+@pytest.mark.parametrize(("scale", "want"), [(1.5, "h + h//2"), (0.75, "(3*h)//4"), (2.0, "2*h")])
+def test_truncating_a_dim_times_a_dyadic_float_is_floor_division(scale, want):
+    r = _agrees(float_scale(scale), [{"b": 1, "h": 7, "w": 5}, {"b": 2, "h": 4, "w": 9}])
+    assert r.dims("y")[2] == D.parse(want)

@@ -417,56 +417,99 @@ for _op, _fn in _UNARY_VALUES.items():
         register(_op)(_unary_value(_fn))
 
 
-def _float_quotient(ctx) -> tuple[D.Dim, int, int] | None:
-    """``(a, b, dtype)`` when this node's one input is a one-element float ``Div`` of an integral
-    dim ``a`` by a positive int ``b`` (paddle2onnx's ``//``: Cast to float, Div, Floor, Cast
-    back), found through the producer in this graph; else None."""
+def _float_rational(ctx) -> tuple[tuple, int, int, int] | None:
+    """``(dims, m, e, dtype)`` when this node's one input is a float ``dims * (m / e)``: a float
+    ``Div`` of integral dims by a positive int ``e`` (``m`` 1; paddle2onnx's ``//``: Cast to
+    float, Div, Floor, Cast back), or a float ``Mul`` of integral dims by a positive constant
+    whose float value is ``m / e`` with ``e`` a power of two up to 1024 (``int(float(h) * 1.5)``);
+    found through the producer in this graph. Else None."""
     name = ctx.node.input[0] if ctx.node.input else ""
     nodes = ctx.engine.graph_nodes.get(ctx.graph, ())
     for k in range(min(ctx.index, len(nodes)) - 1, -1, -1):
         p = nodes[k]
         if name not in p.output:
             continue
-        if p.op_type != "Div" or p.domain not in ("", "ai.onnx") or len(p.input) != 2:
+        if p.op_type not in ("Div", "Mul") or p.domain not in ("", "ai.onnx") or len(p.input) != 2:
             return None
         fa, fb = (ctx.scope.get(x) for x in p.input)
-        if fa is None or fb is None or fa.dtype not in FLOAT_TYPES or fa.value is None or fb.value is None:
+        if fa is None or fb is None or fa.value is None or fb.value is None:
             return None
-        if len(fa.value) != 1 or len(fb.value) != 1:
+        if p.op_type == "Mul" and len(fa.value) == 1 and len(fb.value) != 1:
+            fa, fb = fb, fa
+        if fa.dtype not in FLOAT_TYPES or len(fb.value) != 1 or not fa.value:
             return None
-        a, b = ctx.engine.resolve_fact(fa).value[0], fb.value[0]
-        if isinstance(b, float) and math.isfinite(b) and b.is_integer():
-            b = int(b)
-        if not isinstance(a, D.Expr) or type(b) is not int or b <= 0:
+        dims = ctx.engine.resolve_fact(fa).value
+        if any(not (type(v) is int or isinstance(v, D.Expr)) for v in dims):
             return None
-        return a, b, fa.dtype
+        c = fb.value[0]
+        if isinstance(c, D.Expr) or c is None:
+            return None
+        if p.op_type == "Div":
+            if isinstance(c, float) and math.isfinite(c) and c.is_integer():
+                c = int(c)
+            if type(c) is not int or c <= 0:
+                return None
+            return dims, 1, c, fa.dtype
+        c = float(c)
+        if not math.isfinite(c) or c <= 0:
+            return None
+        m, e = c.as_integer_ratio()
+        if e > 1024 or m > 2**24:
+            return None
+        return dims, m, e, fa.dtype
     return None
+
+
+def _rational_values(ctx, kind: str) -> tuple | None:
+    """The values of ``kind`` (``floor``, ``ceil``, ``trunc``) of this node's float input when it
+    is a dim times ``m / e`` (:func:`_float_rational`), each under the guard that float
+    arithmetic rounds it right (``|a*m| < 2**24`` in float32); None when it is not one."""
+    q = _float_rational(ctx)
+    if q is None:
+        return None
+    dims, m, e, dtype = q
+    limit = EXACT_INT_LIMIT.get(dtype)
+    if limit is None:
+        return None
+    out = []
+    for a in dims:
+        n = D.mul(a, m)
+        if type(n) is int:
+            return None  # numbers are computed as numbers
+        if kind == "trunc":  # toward zero: the floor of a non-negative, the ceiling of a non-positive
+            if _nonneg(n) or ctx.symbols.prove_le(0, n):
+                kind_a = "floor"
+            elif _nonneg(D.neg(n)) or ctx.symbols.prove_le(n, 0):
+                kind_a = "ceil"
+            else:
+                return None
+        else:
+            kind_a = kind
+        out.append(D.floordiv(n, e) if kind_a == "floor" else D.ceildiv(n, e))
+    for a in dims:
+        n = D.mul(a, m)
+        ctx.assume("bound", n, limit - 1, report=True)
+        ctx.assume("bound", 1 - limit, n, report=True)
+    return tuple(out)
 
 
 def _rounded_quotient(op: str):
     plain = _unary_value(_UNARY_VALUES[op])
 
     def rule(ctx, ins: list) -> list:
-        """Floor / Ceil: same shape; values rounded; of a float quotient of a dim by a positive
-        int, the floor (ceiling) division, under the guard that the dividend stays where float
-        division rounds it right (``|a| < 2**24`` in float32)."""
+        """Floor / Ceil: same shape; values rounded; of a float dim times a rational (a Div by a
+        positive int, a Mul by a dyadic constant), the floor (ceiling) division, under the guard
+        that float arithmetic rounds it right."""
         outs = plain(ctx, ins)
         x = ins[0]
-        if x is None or x.shape is None or (x.value is not None and x.value[0] is not None):
+        if x is None or x.dtype not in FLOAT_TYPES or (x.value is not None and all(v is not None for v in x.value)):
             return outs
-        if len(x.shape) > 1 or any(d != 1 for d in x.shape):
+        values = _rational_values(ctx, "floor" if op == "Floor" else "ceil")
+        if values is None or (
+            x.shape is not None and len(values) != math.prod(d if type(d) is int else -1 for d in x.shape)
+        ):
             return outs
-        q = _float_quotient(ctx)
-        if q is None:
-            return outs
-        a, b, dtype = q
-        limit = EXACT_INT_LIMIT.get(dtype)
-        if limit is None:
-            return outs
-        ctx.assume("bound", a, limit - 1, report=True)
-        ctx.assume("bound", 1 - limit, a, report=True)
-        v = D.floordiv(a, b) if op == "Floor" else D.ceildiv(a, b)
-        return [tensor(x.dtype, x.shape, (v,))]
+        return [tensor(x.dtype, x.shape, values)]
 
     return rule
 
@@ -552,7 +595,20 @@ def cast(ctx, ins: list) -> list:
             to = TensorProto.DataType.Value(to.upper())
         except ValueError:
             to = 0
-    return _cast(ctx, ins[0], to)
+    outs = _cast(ctx, ins[0], to)
+    x = ins[0]
+    if (
+        to in INT_TYPES
+        and x is not None
+        and x.dtype in FLOAT_TYPES
+        and x.shape is not None
+        and (x.value is None or any(v is None for v in x.value))
+    ):
+        values = _rational_values(ctx, "trunc")  # float to int truncates toward zero
+        n = math.prod(d if type(d) is int else -1 for d in x.shape)
+        if values is not None and len(values) == n:
+            return [tensor(to, x.shape, values)]
+    return outs
 
 
 @register("CastLike", since=15)
