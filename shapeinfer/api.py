@@ -1,4 +1,5 @@
-"""The Python API: infer a model's shapes from a ModelProto or a path.
+"""The Python API: infer a model's shapes from a ModelProto, a path, the bytes of a model, an
+``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.modelsource`).
 
 ``bind``, ``input_shapes`` and ``dim_ranges`` are checked by :mod:`shapeinfer.bindings` (the
 same rules and wording as the command line's ``--bind``, ``--input-shape``, ``--dim-range``)
@@ -24,10 +25,9 @@ from shapeinfer.bindings import (  # BindError and the checks are importable fro
 )
 from shapeinfer.engine import Result, model_dir
 from shapeinfer.engine import infer as _infer
+from shapeinfer.modelsource import ModelLike, in_memory
 from shapeinfer.onnxio import load_model
 from shapeinfer.writer import annotate
-
-ModelLike = onnx.ModelProto | str | os.PathLike
 
 __all__ = [
     "BindError",
@@ -41,12 +41,15 @@ __all__ = [
 
 
 def _load(model: ModelLike, copy: bool) -> tuple[onnx.ModelProto, str | None]:
-    if isinstance(model, onnx.ModelProto):
-        if copy:
+    """``model`` as a ModelProto and the folder of its file (None in memory); a copy of the
+    caller's own ModelProto when ``copy`` (it is about to be changed)."""
+    given = in_memory(model)
+    if given is not None:
+        m, callers = given
+        if copy and callers:
             m = onnx.ModelProto()
-            m.CopyFrom(model)
-            return m, None
-        return model, None
+            m.CopyFrom(given[0])
+        return m, None
     path = os.fspath(model)
     return load_model(path), model_dir(path)
 
@@ -62,8 +65,10 @@ def infer(
 ) -> Result:
     """Infer every tensor's dims, the symbol table and diagnostics.
 
-    ``model`` is a ModelProto (not modified unless ``input_shapes`` is given, which rewrites its
-    graph inputs) or a path (external weights are not loaded). ``input_shapes`` overrides graph
+    ``model`` is a ModelProto (not modified), a path (external weights are not loaded), the
+    bytes of a serialised model, an ``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph``
+    (:mod:`shapeinfer.modelsource`; TypeError for anything else). ``result.model`` is the
+    ModelProto inferred (for a ModelProto without ``input_shapes``, the one given). ``input_shapes`` overrides graph
     inputs' dims: a sequence of dims (non-negative ints, symbol names or expressions) or the
     text the command line takes (``"1,seq"``), as many as the input's declared rank
     (:class:`~shapeinfer.bindings.UnknownInput`, a KeyError, for a name that is not a graph
@@ -107,7 +112,7 @@ def infer_shapes(
     """
     bind = check_bind_values(bind) if bind else None
     shapes = check_input_shapes(input_shapes) if input_shapes else None
-    m, where = _load(model, copy=isinstance(model, onnx.ModelProto))
+    m, where = _load(model, copy=True)
     annotated = annotate(_run(m, where, shapes, bind, None))
     if bind:
         specialise_inputs(annotated, bind)  # the graph inputs say what the value_info was inferred at

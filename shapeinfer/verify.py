@@ -30,6 +30,7 @@ import onnx
 
 from shapeinfer import dims as D
 from shapeinfer.facts import Fact
+from shapeinfer.modelsource import ModelLike, in_memory
 from shapeinfer.onnxio import dim_from_proto, ident, load_model
 from shapeinfer.progress import Progress
 
@@ -466,7 +467,7 @@ def _assumption_notes(result, binding: Mapping[str, int]) -> list[str]:
 
 
 def verify(
-    model: onnx.ModelProto | str | os.PathLike,
+    model: ModelLike,
     bindings: Sequence[Mapping[str, int]],
     *,
     base_dir: str | None = None,
@@ -478,8 +479,10 @@ def verify(
 ) -> Report:
     """Run ``model`` in onnxruntime at each binding and compare every main-graph tensor's shape.
 
-    ``model`` is a path (external weights resolved against its folder) or a ModelProto (not
-    modified; ``base_dir`` locates its external data). Every binding must give every input
+    ``model`` is a path (external weights resolved against its folder), or a ModelProto (not
+    modified), the bytes of a serialised model, an ``onnx_ir.Model`` or an
+    ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.modelsource`), whose external data
+    ``base_dir`` locates. Every binding must give every input
     symbol. ``result`` may pass an existing inference :class:`~shapeinfer.engine.Result` of
     the same model instead of inferring it here. A binding whose estimated memory
     (:func:`estimate_memory`) is above ``max_memory`` bytes is refused before anything is
@@ -493,10 +496,13 @@ def verify(
     from shapeinfer.bindings import check_bind_values, check_model, check_ranges
     from shapeinfer.engine import infer, model_dir
 
-    if isinstance(model, onnx.ModelProto):
-        src = onnx.ModelProto()
-        src.CopyFrom(model)
-        name = model.graph.name or "<model>"
+    given = in_memory(model)  # TypeError for what is no model
+    if given is not None:
+        src, callers = given
+        if callers:
+            src = onnx.ModelProto()
+            src.CopyFrom(given[0])
+        name = src.graph.name or "<model>"
     else:
         path = os.fspath(model)
         src = load_model(path)

@@ -39,6 +39,7 @@ from operator import itemgetter
 import onnx
 
 from shapeinfer.bindings import specialise_inputs
+from shapeinfer.modelsource import ModelLike
 
 #: Pass name -> module implementing it (``run(model, ctx) -> (model, changes)``).
 PASSES: dict[str, str] = {
@@ -314,14 +315,18 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, list | None
     valid UTF-8 (:func:`~shapeinfer.modeltext.decode_model_text`: names that are not are
     escaped alike everywhere), the folder of its file, the bytes it was parsed from when it is
     still as parsed from them (else None), and its tensors stored as external data as read
-    from the file (None for a given ModelProto: not looked for)."""
+    from the file (None for a model given in memory: not looked for)."""
     from shapeinfer.engine import model_dir
+    from shapeinfer.modelsource import in_memory
     from shapeinfer.modeltext import all_text_is_utf8, decode_model_text
     from shapeinfer.onnxio import load_model_file
 
-    if isinstance(model, onnx.ModelProto):
-        m = onnx.ModelProto()
-        m.CopyFrom(model)
+    given = in_memory(model)  # TypeError for what is no model
+    if given is not None:
+        m, callers = given
+        if callers:
+            m = onnx.ModelProto()
+            m.CopyFrom(given[0])
         return decode_model_text(m), None, None, None
     path = os.fspath(model)
     loaded = load_model_file(path)
@@ -362,7 +367,7 @@ def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> dict[str, int
 
 
 def optimize_with_report(
-    model: onnx.ModelProto | str | os.PathLike,
+    model: ModelLike,
     *,
     passes: Sequence[str] | None = None,
     bind: Mapping[str, int] | None = None,
@@ -371,7 +376,11 @@ def optimize_with_report(
     timeout: float | None = None,
     keep_alive: list | None = None,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
-    """Optimize ``model`` (a ModelProto, not modified, or a path) and say what each pass did.
+    """Optimize ``model`` and say what each pass did.
+
+    ``model``: a ModelProto (not modified), a path, the bytes of a serialised model, an
+    ``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.modelsource`;
+    TypeError for anything else). The result is always a ModelProto.
 
     ``passes`` selects and orders passes by name (default: all, in pipeline order); ``dce``
     always runs after them. ``bind`` specialises input symbols to ints first (the graph
@@ -596,7 +605,7 @@ def _optimize(
 
 
 def optimize(
-    model: onnx.ModelProto | str | os.PathLike,
+    model: ModelLike,
     *,
     passes: Sequence[str] | None = None,
     bind: Mapping[str, int] | None = None,
