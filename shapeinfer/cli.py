@@ -65,6 +65,9 @@ class DefaultGroup(click.Group):
     default_command = "infer"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:  # bare ``shapeinfer``: the help, as click >= 8.2 does
+            click.echo(ctx.get_help(), err=True)
+            ctx.exit(EXIT_USAGE)
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             first = args[0]
             if not first.startswith("-") and not os.path.lexists(first):
@@ -101,7 +104,33 @@ class DefaultGroup(click.Group):
         except click.Abort:
             click.echo("shapeinfer: error: interrupted", err=True)
             sys.exit(EXIT_USAGE)
+        except BrokenPipeError:
+            if not _stdout_gone():
+                raise
+            _silence_stdout()  # the reader of standard output went away (``| head``): say nothing
+            sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _stdout_gone() -> bool:
+    """True when standard output is a pipe whose reader has closed it (a write would fail)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in poller.poll(0))
+    except (AttributeError, ValueError, OSError):  # no real stdout (CliRunner), or no poll
+        return False
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device: what is still buffered, and the flush at
+    exit, go nowhere instead of failing again."""
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
 
 
 class Number(click.ParamType):
@@ -291,8 +320,8 @@ def _run_guarded(debug: bool, fn, path: str | None = None):
     except KeyboardInterrupt:
         raise CliError("interrupted") from None
     except Exception as e:  # never a traceback for users
-        if debug:
-            raise
+        if debug or (isinstance(e, BrokenPipeError) and _stdout_gone()):
+            raise  # ``-o - | head``: the reader went away, not an error (DefaultGroup.main ends quietly)
         where = f"{path}: " if path else ""
         raise CliError(f"{where}internal error: {type(e).__name__}: {e} (rerun with --debug for a traceback)") from None
 

@@ -14,8 +14,8 @@ Generated inputs: floats standard normal, bools False, integers in ``[0, min(10,
 value))`` so that they are safe as indices; integer inputs whose name contains ``mask`` are ones,
 ``type_ids`` zeros, and ``position`` counts ``0, 1, ...`` along the last axis.
 
-onnxruntime is an optional dependency (``pip install shapeinfer[verify]``); it is imported only
-here, when a verification runs.
+onnxruntime is an optional dependency (the ``verify`` extra: ``pip install -e '.[verify]'`` in
+a checkout, or ``pip install onnxruntime``); it is imported only here, when a verification runs.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ MAX_PROTO_BYTES = 2**31 - 2**24
 #: Memory a verification may use unless ``max_memory`` (``--max-memory``) says otherwise.
 DEFAULT_MAX_MEMORY = 4 << 30
 
-INSTALL_HINT = "onnxruntime is not installed: pip install shapeinfer[verify]"
+INSTALL_HINT = (
+    "onnxruntime is not installed: pip install 'onnxruntime>=1.17' "
+    "(or, in a shapeinfer checkout, pip install -e '.[verify]')"
+)
 
 
 class VerifyError(Exception):

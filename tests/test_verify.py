@@ -200,7 +200,7 @@ def test_onnxruntime_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails
     r = cli("verify", str(model_path("bert_ts")), "--bind", "batch=2,seq=7")
     assert r.exit_code == 2
-    assert "pip install shapeinfer[verify]" in r.output
+    assert "pip install 'onnxruntime>=1.17'" in r.output and "pip install -e '.[verify]'" in r.output
 
 
 def test_onnxruntime_failure_is_one_line(tmp_path):
