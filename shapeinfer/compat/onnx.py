@@ -1,0 +1,96 @@
+"""``onnx.shape_inference``'s ``infer_shapes`` and ``infer_shapes_path``, answered by shapeinfer.
+
+::
+
+    # from onnx.shape_inference import infer_shapes, infer_shapes_path
+    from shapeinfer.compat.onnx import infer_shapes, infer_shapes_path
+
+Same signatures, same return contract (a new ModelProto with ``value_info`` and graph output
+types; ``infer_shapes_path`` writes the file, over the input when ``output_path`` is empty), same
+exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode``). How the results
+differ from onnx's:
+
+- a dim onnx leaves unknown is an expression of the inputs' symbols where shapeinfer can say
+  one (``2*seq``, ``(seq + 1)//2``, written as ``dim_param``), or a fresh symbol (``unk_<n>``)
+  where nobody can (onnx leaves the dim empty);
+- values are propagated always (``data_prop`` is accepted and has no effect: shape tensors'
+  values are tracked symbolically in any case);
+- ``strict_mode`` raises on the first error inference reports (an invalid node, a declared
+  type inference contradicts), with shapeinfer's message; ``check_type`` is accepted: type
+  errors are errors in strict mode either way, and never raise without it (as in onnx);
+- ``infer_shapes`` also takes what :func:`shapeinfer.infer_shapes` takes (an ``onnx_ir.Model``,
+  an ``onnx_graphsurgeon.Graph``) besides a ModelProto and bytes; a path is a TypeError with
+  onnx's message, as in onnx;
+- ``infer_shapes_path`` never loads external weights, writes atomically (a failure leaves no
+  half-written file) and keeps external data references (copying the data files when the
+  output is in another folder), where onnx rewrites the model through protobuf.
+"""
+
+from __future__ import annotations
+
+import os
+
+import onnx
+from onnx.shape_inference import InferenceError
+
+from shapeinfer.api import infer
+from shapeinfer.api import infer_shapes as _infer_shapes
+from shapeinfer.engine import Result
+from shapeinfer.modelsource import in_memory, is_path
+from shapeinfer.writer import annotate, save_model
+
+__all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
+
+
+def _strict(result: Result) -> None:
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if errors:
+        raise InferenceError(f"[ShapeInferenceError] {errors[0]}")
+
+
+def infer_shapes(
+    model: onnx.ModelProto | bytes,
+    check_type: bool = False,
+    strict_mode: bool = False,
+    data_prop: bool = False,
+) -> onnx.ModelProto:
+    """A copy of ``model`` with every tensor's type in ``value_info`` (onnx's contract).
+
+    ``strict_mode``: raise :class:`onnx.shape_inference.InferenceError` when inference reports
+    an error; otherwise the model is returned with what could be inferred. ``check_type`` and
+    ``data_prop`` are accepted for compatibility (see the module docstring).
+    """
+    if is_path(model):
+        raise TypeError(
+            "infer_shapes only accepts ModelProto or bytes,you can use infer_shapes_path for the model path (String)."
+        )
+    if not strict_mode:
+        return _infer_shapes(model)
+    m, callers = in_memory(model)
+    if callers:  # annotate writes into the model inferred: never the caller's
+        m = onnx.ModelProto()
+        m.CopyFrom(model)
+    result = infer(m)
+    _strict(result)
+    return annotate(result)
+
+
+def infer_shapes_path(
+    model_path: str | os.PathLike,
+    output_path: str | os.PathLike = "",
+    check_type: bool = False,
+    strict_mode: bool = False,
+    data_prop: bool = False,
+) -> None:
+    """Infer the model at ``model_path`` and write it to ``output_path`` (``model_path`` itself
+    when empty), as onnx's ``infer_shapes_path`` does. External weights are not loaded; their
+    references are kept. ``strict_mode`` raises :class:`onnx.shape_inference.InferenceError`
+    before anything is written."""
+    if not is_path(model_path):
+        raise TypeError(f"infer_shapes_path only accepts model path (String), not {type(model_path).__name__}")
+    src = os.fspath(model_path)
+    out = os.fspath(output_path) if output_path else src
+    result = infer(src)
+    if strict_mode:
+        _strict(result)
+    save_model(annotate(result), out, src, in_place=True)

@@ -1,0 +1,190 @@
+"""onnxruntime's ``SymbolicShapeInference.infer_shapes`` and its command line, answered by shapeinfer.
+
+::
+
+    # from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    from shapeinfer.compat.onnxruntime import SymbolicShapeInference
+
+    model = SymbolicShapeInference.infer_shapes(model, auto_merge=True)
+
+    python -m shapeinfer.compat.onnxruntime --input M.onnx --output OUT.onnx [--auto_merge]
+        [--int_max N] [--guess_output_rank] [--verbose N] [--save_as_external_data ...]
+
+Same signature and return contract: a new ModelProto with ``value_info`` (graph outputs
+included, as onnxruntime lists them there too) and graph output types; None (and a warning)
+for a model below opset 7; ``Exception("Incomplete symbolic shape inference")`` when a
+tensor's type or rank is left unknown. How it differs from onnxruntime's:
+
+- dims are shapeinfer's: expressions of the inputs' symbols (``2*seq``) and fresh symbols
+  ``unk_<n>`` where onnxruntime writes ``unk__<n>`` or sympy text; where a dim holds only for
+  some sizes, shapeinfer writes the expression valid at every size (``min(seq, 512)`` for a
+  slice of a 512-row table, where onnxruntime writes ``seq``), or records the assumption;
+- an invalid model is not inferred through: an op in a domain it does not belong to
+  (``MatMulNBits`` in the default domain), or inputs that contradict each other (an Einsum
+  whose shared letter has two sizes), leave their outputs unknown, hence the
+  incomplete-inference exception, where onnxruntime matches ops by name and reads one side;
+- ``auto_merge`` has no effect: where two symbolic dims must be equal, shapeinfer always
+  continues and records the assumption (``result.guards()``), instead of stopping without it;
+- ``guess_output_rank`` has no effect: an op nobody knows keeps an unknown rank (a guessed rank
+  could be wrong), so such a model raises the incomplete-inference exception either way;
+- ``int_max`` has no effect: slice ends are compared as int64, past any sentinel;
+- ``verbose`` >= 1 logs shapeinfer's diagnostics (``logging``, logger ``shapeinfer.compat``);
+- nothing is written on failure (onnxruntime saves ``sym_shape_infer_temp.onnx`` in the
+  working folder); the model given is never modified;
+- the command line writes the model atomically, keeping external data references; with
+  ``--save_as_external_data`` it saves through ``onnx.save_model`` with the flags given, as
+  onnxruntime's does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import onnx
+
+from shapeinfer.api import infer
+from shapeinfer.modelsource import in_memory
+from shapeinfer.writer import annotate
+
+__all__ = ["SymbolicShapeInference", "main"]
+
+logger = logging.getLogger("shapeinfer.compat")
+
+INCOMPLETE = "Incomplete symbolic shape inference"
+
+
+def _opset(model: onnx.ModelProto) -> int | None:
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    return None
+
+
+def _unknown(result) -> list[str]:
+    """Main-graph tensors made by a node whose type or rank inference left unknown."""
+    out = []
+    for node in result.model.graph.node:
+        for name in node.output:
+            f = result.facts.get(name) if name else None
+            if name and (f is None or (f.kind == "tensor" and (not f.dtype or f.shape is None))):
+                out.append(name)
+    return out
+
+
+class SymbolicShapeInference:
+    """The class onnxruntime's tool exposes; only its static ``infer_shapes`` is offered."""
+
+    def __init__(self, int_max=2**31 - 1, auto_merge=False, guess_output_rank=False, verbose=0, prefix=""):
+        self.int_max_ = int_max
+        self.auto_merge_ = auto_merge
+        self.guess_output_rank_ = guess_output_rank
+        self.verbose_ = verbose
+        self.prefix_ = prefix
+
+    @staticmethod
+    def infer_shapes(
+        in_mp: onnx.ModelProto,
+        int_max: int = 2**31 - 1,
+        auto_merge: bool = False,
+        guess_output_rank: bool = False,
+        verbose: int = 0,
+    ) -> onnx.ModelProto | None:
+        """``in_mp`` with every tensor's type and dims (a new model; ``in_mp`` is not modified).
+
+        None, with a warning, below opset 7. Raises ``Exception("Incomplete symbolic shape
+        inference")`` when a tensor's element type or rank stays unknown. ``int_max``,
+        ``auto_merge`` and ``guess_output_rank`` are accepted and have no effect (the module
+        docstring says why); ``verbose`` >= 1 logs the diagnostics.
+        """
+        m, callers = in_memory(in_mp) or (None, False)
+        if m is None:
+            raise TypeError("infer_shapes takes a ModelProto (load a path with onnx.load)")
+        opset = _opset(m)
+        if not opset or opset < 7:
+            logger.warning("Only support models of onnx opset 7 and above.")
+            return None
+        if callers:
+            m = onnx.ModelProto()
+            m.CopyFrom(in_mp)
+        result = infer(m)
+        if verbose:
+            for d in result.diagnostics:
+                logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)
+        unknown = _unknown(result)
+        if unknown:
+            if verbose:
+                logger.warning("unknown type or rank: %s", ", ".join(unknown[:10]))
+            raise Exception(INCOMPLETE)  # onnxruntime's exact type and message
+        out = annotate(result)
+        listed = {vi.name for vi in out.graph.value_info}
+        out.graph.value_info.extend(o for o in out.graph.output if o.name not in listed and o.type.WhichOneof("value"))
+        return out
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m shapeinfer.compat.onnxruntime")
+    p.add_argument("--input", required=True, help="The input model file")
+    p.add_argument("--output", help="The output model file")
+    p.add_argument("--auto_merge", action="store_true", default=False, help="Accepted; shapeinfer always merges")
+    p.add_argument("--int_max", type=int, default=2**31 - 1, help="Accepted; no effect")
+    p.add_argument("--guess_output_rank", action="store_true", default=False, help="Accepted; no effect")
+    p.add_argument("--verbose", type=int, default=0, help="1 or more: log the diagnostics")
+    p.add_argument("--save_as_external_data", action="store_true", default=False)
+    p.add_argument("--all_tensors_to_one_file", action="store_true", default=False)
+    p.add_argument("--external_data_location", default="./")
+    p.add_argument("--external_data_size_threshold", type=int, default=1024)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line of ``python -m onnxruntime.tools.symbolic_shape_infer``; returns the
+    exit code (0 written or nothing asked, 1 inference incomplete or the model unreadable)."""
+    import os
+
+    from shapeinfer.external import ExternalDataError
+    from shapeinfer.onnxio import ModelLoadError, load_model
+    from shapeinfer.userfiles import UserFileError
+    from shapeinfer.writer import save_model
+
+    args = _arguments(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        out = SymbolicShapeInference.infer_shapes(
+            load_model(args.input), args.int_max, args.auto_merge, args.guess_output_rank, args.verbose
+        )
+    except ModelLoadError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if str(e) != INCOMPLETE:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if not args.output or out is None:
+        return 0
+    try:
+        if args.save_as_external_data:  # onnx writes the weights: they are read first
+            from onnx.external_data_helper import load_external_data_for_model
+
+            load_external_data_for_model(out, os.path.dirname(os.path.abspath(args.input)))
+            onnx.save_model(
+                out,
+                args.output,
+                save_as_external_data=True,
+                all_tensors_to_one_file=args.all_tensors_to_one_file,
+                location=args.external_data_location,
+                size_threshold=args.external_data_size_threshold,
+                convert_attribute=False,
+            )
+        else:
+            save_model(out, args.output, args.input, in_place=True)  # onnxruntime's may overwrite its input
+    except (UserFileError, ExternalDataError, OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
