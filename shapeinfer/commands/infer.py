@@ -224,19 +224,21 @@ def _report(
     facts = {} if contradicted else result.facts  # shapes that hold for no input asked about: none shown
     summary = summarize(result)
     if as_json:
+        made_by = _producers(g)
         if contradicted:
             tensors = {}
         elif table is None:
-            tensors = {text(k): _io_json(k, f) for k, f in facts.items()}
+            tensors = {text(k): _io_json(k, f, made_by) for k, f in facts.items()}
         else:
-            tensors = {text(r["name"]): _io_json(r["name"], r["fact"]) for r in table if r["graph"] == "main"}
+            tensors = {text(r["name"]): _io_json(r["name"], r["fact"], made_by) for r in table if r["graph"] == "main"}
         doc = {
+            "schema": JSON_SCHEMA_VERSION,
             "model": show(model),
-            "inputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.input],
-            "outputs": [_io_json(vi.name, facts.get(vi.name)) for vi in g.output],
+            "inputs": [_io_json(vi.name, facts.get(vi.name), made_by) for vi in g.input],
+            "outputs": [_io_json(vi.name, facts.get(vi.name), made_by) for vi in g.output],
             "tensors": tensors,
             "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
-            "equalities": [list(e) for e in result.equalities],
+            "equalities": [list(e) for e in dict.fromkeys(tuple(e) for e in result.equalities)],
             "guards": [g.to_dict() for g in result.guards()],
             "ranges": {k: list(v) for k, v in result.ranges().items()},
             "diagnostics": [d.to_dict() for d in result.diagnostics],
@@ -304,20 +306,71 @@ def _print_table(rows: list[dict], echo=click.echo) -> None:
     echo(f"{len(rows)} tensor{'s' if len(rows) != 1 else ''} listed")
 
 
-def _io_json(name: str, f) -> dict:
+#: The version of the ``--json`` documents of ``infer`` and ``optimize`` (their JSON Schemas are
+#: ``shapeinfer/schemas/infer.schema.json`` and ``optimize.schema.json``); raised when a key is
+#: removed or changes meaning, not when one is added.
+JSON_SCHEMA_VERSION = 1
+
+
+def _producers(graph) -> dict[str, dict]:
+    """Main-graph tensor name -> its producer, as ``--json`` gives it: ``{"op": op_type,
+    "node": node name}`` for a node's output, ``{"op": "input"}`` / ``{"op": "initializer"}``."""
     from shapeinfer.modeltext import text
 
+    out: dict[str, dict] = {t.name: {"op": "initializer"} for t in graph.initializer}
+    out.update((vi.name, {"op": "input"}) for vi in graph.input if vi.name not in out)
+    for n in graph.node:
+        made = {"op": text(n.op_type), "node": text(n.name)}
+        out.update((o, made) for o in n.output if o)
+    return out
+
+
+#: The element types whose tracked values ``--json`` gives (shape tensors, indices, masks; onnx's
+#: UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, UINT32, UINT64): not small float weights.
+_INTEGER_TYPES = frozenset({2, 3, 4, 5, 6, 7, 9, 12, 13})
+
+
+def _io_json(name: str, f, producers: dict | None = None) -> dict:
+    """One tensor in ``--json``: name, dtype, shape (ints and expression text, None unknown),
+    ``kind`` when not a tensor, ``producer`` (see :func:`_producers`) and, for an integer
+    tensor whose values inference tracks (a shape tensor: ``Shape`` outputs and the arithmetic
+    on them, small constants), ``value``: its elements flattened, as ints, expression text for
+    symbolic sizes, None per unknown element."""
+    from shapeinfer.modeltext import text
+
+    made = None if producers is None else producers.get(name)
     name = text(name)
     if f is None:
-        return {"name": name, "dtype": None, "shape": None}
-    d = {
-        "name": name,
-        "dtype": _dtype_name(f.dtype),
-        "shape": None if f.shape is None else [_json_dim(x) for x in f.shape],
-    }
-    if f.kind != "tensor":
-        d["kind"] = f.kind
+        d = {"name": name, "dtype": None, "shape": None}
+    else:
+        d = {
+            "name": name,
+            "dtype": _dtype_name(f.dtype),
+            "shape": None if f.shape is None else [_json_dim(x) for x in f.shape],
+        }
+        if f.kind != "tensor":
+            d["kind"] = f.kind
+        if f.value is not None and f.dtype in _INTEGER_TYPES:
+            d["value"] = [_json_value(v) for v in f.value]
+    if made is not None:
+        d["producer"] = made
     return d
+
+
+def _json_value(v):
+    """A tracked element value as JSON: ints and finite floats as they are, a symbolic size as
+    its expression text, an unknown element or a non-finite float as None."""
+    import math
+
+    if v is None or type(v) is int:
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return int(v)
+    return _json_dim(v)
 
 
 def _fmt_shape(f) -> str:

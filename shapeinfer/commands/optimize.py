@@ -109,11 +109,19 @@ def optimize_cmd(
 def _optimize_report(report, model: str, output: str | None, as_json: bool) -> None:
     echo = _echo_for(output)
     if as_json:
+        from shapeinfer.commands.infer import JSON_SCHEMA_VERSION
+
         doc = {
+            "schema": JSON_SCHEMA_VERSION,
             "model": show(model),
             "output": output,
             "passes": [
-                {"name": p.name, "changes": p.changes, "node_delta": p.node_delta, "seconds": round(p.seconds, 4)}
+                {
+                    "name": p.name,
+                    "changes": {_json_key(k): v for k, v in p.changes.items()},
+                    "node_delta": p.node_delta,
+                    "seconds": round(p.seconds, 4),
+                }
                 for p in report.passes
             ],
             "nodes_before": report.nodes_before,
@@ -144,3 +152,11 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         echo("wrote the model to standard output")
     else:
         echo(f"wrote {output}" if output else "no -o given: nothing written")
+
+
+def _json_key(what: str) -> str:
+    """A pass's change counter as a ``--json`` key: its text in snake case
+    (``"tensors folded to initializers"`` -> ``"tensors_folded_to_initializers"``)."""
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "_", what.lower()).strip("_")
