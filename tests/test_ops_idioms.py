@@ -384,3 +384,35 @@ def float_scale(scale: float = 1.5) -> onnx.ModelProto:
 def test_truncating_a_dim_times_a_dyadic_float_is_floor_division(scale, want):
     r = _agrees(float_scale(scale), [{"b": 1, "h": 7, "w": 5}, {"b": 2, "h": 4, "w": 9}])
     assert r.dims("y")[2] == D.parse(want)
+
+
+def pads_by_padding() -> onnx.ModelProto:
+    """Keras 3's export builds a Pad's pads by Pad-ing a small int tensor (then Transpose and
+    Reshape): the values must survive the inner Pads."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"], start=1, end=2),
+        c("one1", [1]),
+        c("two1", [2]),
+        c("zero1", [0]),
+        c("m1", [-1]),
+        c("padA", [1, 0, 0, 0]),
+        c("padB", [0, 0, 1, 0]),
+        h.make_node("Add", ["s", "one1"], ["a"]),
+        h.make_node("Div", ["a", "two1"], ["b2"]),
+        h.make_node("Mul", ["b2", "two1"], ["c2"]),
+        h.make_node("Sub", ["c2", "s"], ["r"]),
+        h.make_node("Add", ["r", "two1"], ["e"]),
+        h.make_node("Concat", ["two1", "e"], ["pe"], axis=0),
+        h.make_node("Unsqueeze", ["pe", "zero1"], ["p12"]),
+        h.make_node("Pad", ["p12", "padA"], ["p22"]),
+        h.make_node("Pad", ["p22", "padB"], ["p32"]),
+        h.make_node("Transpose", ["p32"], ["p23"], perm=[1, 0]),
+        h.make_node("Reshape", ["p23", "m1"], ["pads"]),
+        h.make_node("Pad", ["x", "pads"], ["y"]),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "seq", 16])], [vi("y", T.FLOAT, None)])
+
+
+def test_values_survive_a_pad_of_the_pads():
+    r = _agrees(pads_by_padding(), [{"b": 2, "seq": 7}, {"b": 1, "seq": 10}])
+    assert not set().union(*(D.symbols(d) for d in r.dims("y") if type(d) is not int)) - {"b", "seq"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
-from shapeinfer.facts import Fact, tensor
-from shapeinfer.ops.common import dim_values, known_ints, norm_axis
+from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, tensor
+from shapeinfer.ops.common import dim_values, is_static_shape, known_ints, norm_axis, row_major_strides
 from shapeinfer.registry import register
 
 
@@ -37,6 +37,39 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None) -> tu
     return tuple(out)
 
 
+def pad_values(x: Fact, out_shape: tuple, pads: list, axes: list[int] | None, fill) -> tuple | None:
+    """The values of constant-mode Pad of ``x`` (known values, static shape) to ``out_shape``:
+    ``fill`` outside, ``x``'s values inside (keras3's export builds its pads by padding a small
+    int tensor). None when anything is unknown or the result is large."""
+    if x.value is None or not is_static_shape(x.shape) or not is_static_shape(out_shape) or fill is None:
+        return None
+    r = len(x.shape)
+    axes = list(range(r)) if axes is None else [norm_axis(a, r) for a in axes]
+    if any(type(p) is not int for p in pads) or len(pads) != 2 * len(axes):
+        return None
+    n = 1
+    for d in out_shape:
+        n *= d
+    if n > MAX_VALUE_ELEMENTS:
+        return None
+    begin = [0] * r
+    for i, a in enumerate(axes):
+        begin[a] = pads[i]
+    st = row_major_strides(x.shape)
+    out = []
+    for k in range(n):
+        rest, src = k, 0
+        for axis in range(r - 1, -1, -1):
+            pos = rest % out_shape[axis] - begin[axis]
+            rest //= out_shape[axis]
+            if not 0 <= pos < x.shape[axis]:
+                src = None
+                break
+            src += pos * st[axis]
+        out.append(fill if src is None else x.value[src])
+    return tuple(out)
+
+
 @register("Pad", since=1)
 def pad_v1(ctx, ins: list) -> list:
     """Pad-1/2: ``paddings`` / ``pads`` attribute."""
@@ -63,7 +96,13 @@ def pad_v11(ctx, ins: list) -> list:
             return [tensor(x.dtype, ctx.fresh_shape(len(x.shape)))]
         axes = list(axes)
     pads = dim_values(pf)
-    return [tensor(x.dtype, pad_dims(ctx, x.shape, None if pads is None else list(pads), axes))]
+    shape = pad_dims(ctx, x.shape, None if pads is None else list(pads), axes)
+    value = None
+    if pads is not None and x.value is not None and ctx.attr("mode", "constant") in ("constant", b"constant"):
+        cf = ins[2] if len(ins) > 2 else None
+        fill = 0 if cf is None else (cf.value[0] if cf.value is not None and len(cf.value) == 1 else None)
+        value = pad_values(x, shape, list(pads), axes, fill)
+    return [tensor(x.dtype, shape, value)]
 
 
 @register("CenterCropPad", since=18)
