@@ -45,7 +45,12 @@ def test_infer_json_follows_its_schema(name):
 
 def test_infer_json_variants_follow_the_schema(tmp_path):
     path = str(model_path("bert_ts"))
-    for args in (["--all", "--json"], ["--filter", "Shape*", "--json"], ["--bind", "batch=2", "--json"]):
+    for args in (
+        ["--all", "--json"],
+        ["--filter", "Shape*", "--json"],
+        ["--bind", "batch=2", "--json"],
+        ["--summary", "--json"],
+    ):
         r = run_cli(path, *args, "-o", str(tmp_path / "o.onnx"))
         assert r.returncode == 0, r.stderr
         doc = json.loads(r.stdout)

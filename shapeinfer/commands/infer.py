@@ -59,6 +59,12 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 @click.option(
+    "--summary",
+    "with_summary",
+    is_flag=True,
+    help="Begin with the model at a glance: IR version, opsets, producer, node count, op histogram, parameters.",
+)
+@click.option(
     "--fail-on",
     type=click.Choice(["error", "warning"]),
     help="Exit 1 when a diagnostic of this severity or worse is reported (for CI).",
@@ -76,6 +82,7 @@ def infer_cmd(
     show_all: bool,
     filters: tuple[str, ...],
     as_json: bool,
+    with_summary: bool,
     fail_on: str | None,
     verbose: bool,
     debug: bool,
@@ -134,7 +141,12 @@ def infer_cmd(
     result, secs = _run_guarded(debug, run, model)
     contradicted = _contradicted(result)
     table = _tensor_rows(result, filters) if (show_all or filters) and not contradicted else None
-    _report(result, model, output, secs, as_json, verbose, table)
+    model_info = None
+    if with_summary:
+        from shapeinfer.summary import model_summary
+
+        model_info = model_summary(result.model)
+    _report(result, model, output, secs, as_json, verbose, table, model_info)
     if contradicted and output:
         click.echo(f"shapeinfer: {show(output)} not written: no input size satisfies the guards (G015)", err=True)
         click.get_current_context().exit(1)
@@ -214,7 +226,14 @@ def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
 
 
 def _report(
-    result, model: str, output: str | None, secs: float, as_json: bool, verbose: bool, table: list[dict] | None = None
+    result,
+    model: str,
+    output: str | None,
+    secs: float,
+    as_json: bool,
+    verbose: bool,
+    table: list[dict] | None = None,
+    model_info: dict | None = None,
 ) -> None:
     from shapeinfer.modeltext import text
 
@@ -245,6 +264,8 @@ def _report(
             "summary": summary,
             "seconds": round(secs, 4),
         }
+        if model_info is not None:
+            doc["model_summary"] = model_info
         if output and not contradicted:
             doc["written"] = output
         if contradicted:
@@ -252,6 +273,11 @@ def _report(
         echo(json.dumps(doc, indent=1))
         return
     echo(show(model))
+    if model_info is not None:
+        from shapeinfer.summary import format_summary
+
+        for line in format_summary(model_info):
+            echo(f"  {line}")
     if contradicted:
         echo("no shapes: the model cannot run at the sizes asked for (G015 below)")
     elif table is not None:
