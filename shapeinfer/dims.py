@@ -479,11 +479,36 @@ def lower_bound(a: Dim) -> int | None:
     if type(a) is int:
         return a
     lo = bounds(a)[0]
-    if lo < 1:  # maybe too weak where a floor division is correlated with its dividend
-        better = _lower_bound_by_remainder(a)
-        if better is not None and better > lo:
-            return better
+    if lo < 1:  # maybe too weak where an atom is correlated with the rest of the expression
+        for refine in (_lower_bound_by_remainder, _lower_bound_by_argument):
+            better = refine(a)
+            if better is not None and better > lo:
+                lo = better
+                if lo >= 1:
+                    break
     return None if lo == -INF else int(lo)
+
+
+def _lower_bound_by_argument(a: Expr) -> int | None:
+    """A lower bound of ``a`` through one term ``c*max(g1, g2, ...)`` with ``c > 0`` (or
+    ``c*min(...)`` with ``c < 0``): that term is at least ``c*gi`` for every argument, so ``a`` is
+    at least the rest plus ``c*gi``, bounded with the rest (``max(x, 10) - x >= 0``,
+    ``max(d - 1, 0) + 1 - d >= 0``). The best over the arguments of the first such term; None
+    when ``a`` has none."""
+    for m, c in a.terms:
+        if len(m) != 1 or not ((c > 0 and m[0].kind == "max") or (c < 0 and m[0].kind == "min")):
+            continue
+        rest = sub(a, Expr(((m, c),)))
+        best = -INF
+        for g in m[0].args:
+            e = add(rest, mul(c, g))
+            lo = bounds(e)[0]
+            if lo == -INF and isinstance(e, Expr):
+                r = _lower_bound_by_remainder(e)
+                lo = -INF if r is None else r
+            best = max(best, lo)
+        return None if best == -INF else int(best)
+    return None
 
 
 #: The name standing for a division's remainder in :func:`_lower_bound_by_remainder`.

@@ -416,3 +416,37 @@ def pads_by_padding() -> onnx.ModelProto:
 def test_values_survive_a_pad_of_the_pads():
     r = _agrees(pads_by_padding(), [{"b": 2, "seq": 7}, {"b": 1, "seq": 10}])
     assert not set().union(*(D.symbols(d) for d in r.dims("y") if type(d) is not int)) - {"b", "seq"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=small, q=small, c=small, k=st.integers(1, 6), use_min=st.booleans())
+def test_lower_bound_through_min_max_arguments_is_sound(p, q, c, k, use_min):
+    """``dims.lower_bound`` of ``p*s + c*max(s//k - 1, 0) + q`` (or min), where the argument
+    reasoning applies, never exceeds the true minimum over positive sizes."""
+    inner = D.sub(D.floordiv(_sym, k), 1)
+    atom = D.dmin(inner, 3) if use_min else D.dmax(inner, 0)
+    d = D.add(D.add(D.mul(p, _sym), D.mul(c, atom)), q)
+    lb = D.lower_bound(d)
+    if lb is not None:
+        assert lb <= min(D.evaluate(d, {"s": s}) for s in range(1, 80)), D.format(d)
+
+
+def test_a_flip_of_a_flip_keeps_its_length():
+    """torch.flip twice (wav2vec2's feature mask): each flip is a Slice with step -1 whose
+    length is ``min(d, max(d - 1, 0) + 1)``, which is ``d``."""
+    nodes = [
+        *_len(),
+        c("five", 5),
+        h.make_node("Div", ["s", "five"], ["n"]),
+        c("z", [0]),
+        h.make_node("Unsqueeze", ["n", "z"], ["n1"]),
+        c("one", [1]),
+        h.make_node("Slice", ["x", "z", "n1", "one"], ["xs"]),
+        c("m1", [-1]),
+        c("lo", [-(2**63)]),
+        h.make_node("Slice", ["xs", "m1", "lo", "one", "m1"], ["f1"]),
+        h.make_node("Slice", ["f1", "m1", "lo", "one", "m1"], ["y"]),
+    ]
+    m = mk(nodes, [vi("x", T.FLOAT, ["b", "s"])], [vi("y", T.FLOAT, None)])
+    r = _agrees(m, [{"b": 2, "s": 47}, {"b": 1, "s": 3}])
+    assert r.dims("y") == (D.sym("b"), D.parse("s//5"))

@@ -266,21 +266,9 @@ def probe_outputs(
 
 
 def provably_nonneg(d: D.Dim) -> bool:
-    """True when ``d >= 0`` for every binding of its symbols to positive integers.
-
-    Beyond :func:`shapeinfer.dims.lower_bound`, a term ``max(g1, g2, ...)`` (coefficient 1) may be
-    replaced by any one of its arguments: ``max(x, 10) - x >= 0`` because ``x - x >= 0``.
-    """
+    """True when ``d >= 0`` for every binding of its symbols to positive integers
+    (:func:`shapeinfer.dims.lower_bound`, the one bounds analysis)."""
     if type(d) is int:
         return d >= 0
     lb = D.lower_bound(d)
-    if lb is not None and lb >= 0:
-        return True
-    for mono, coeff in d.terms:
-        if coeff == 1 and len(mono) == 1 and mono[0].kind == "max":
-            rest = D.sub(d, D.Expr(((mono, 1),)))
-            for g in mono[0].args:
-                lb = D.lower_bound(D.add(g, rest))
-                if lb is not None and lb >= 0:
-                    return True
-    return False
+    return lb is not None and lb >= 0
