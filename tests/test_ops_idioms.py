@@ -450,3 +450,14 @@ def test_a_flip_of_a_flip_keeps_its_length():
     m = mk(nodes, [vi("x", T.FLOAT, ["b", "s"])], [vi("y", T.FLOAT, None)])
     r = _agrees(m, [{"b": 2, "s": 47}, {"b": 1, "s": 3}])
     assert r.dims("y") == (D.sym("b"), D.parse("s//5"))
+
+
+def test_a_symbol_broadcast_against_an_int_is_not_assumed_equal_to_it():
+    """``[b, 4, 128] + [b, 1, 4, 1, 128]``: b meets 4 on one axis, and runs at b = 1 as at b = 4.
+    The result there is 4 under the guard ``b == 1 or b == 4``; b itself stays b elsewhere."""
+    nodes = [h.make_node("Add", ["x", "z"], ["y"])]
+    m = mk(nodes, [vi("x", T.FLOAT, ["b", 4, 128]), vi("z", T.FLOAT, ["b", 1, 4, 1, 128])], [vi("y", T.FLOAT, None)])
+    r = _agrees(m, [{"b": 1}, {"b": 4}])
+    assert r.dims("y") == (D.sym("b"), 1, 4, 4, 128)
+    assert [g.text for g in r.guards()] == ["b == 1 or b == 4"]
+    assert not [d for d in r.diagnostics if d.code == "G003"]

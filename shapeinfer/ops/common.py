@@ -46,6 +46,13 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         # the unknown side is assumed to be 1 or the known one: a guard, said as G012
         ctx.assume("broadcast", a if fa else b, b if fa else a, report=True)
         return b if fa else a
+    # A symbolic dim against an int above 1 (``[b, 4, 128] + [b, 1, 4, 1, 128]``): the result is
+    # the int whether the symbol is 1 or equal to it; equating them would refuse b = 1, which runs.
+    if (type(a) is int) != (type(b) is int) and D.lower_bound(a if type(b) is int else b) is not None:
+        k, x = (a, b) if type(a) is int else (b, a)
+        if k > 1 and D.lower_bound(x) >= 1:
+            ctx.assume("broadcast", x, k, report=True)
+            return k
     return ctx.unify(a, b)
 
 
