@@ -65,16 +65,6 @@ def declared_types(model: onnx.ModelProto, main: str = "main") -> dict[str, dict
     return out
 
 
-def _resolve(d: D.Dim, subst: Mapping[str, D.Dim]) -> D.Dim:
-    if type(d) is int or not subst:
-        return d
-    for _ in range(8):
-        if not (D.symbols(d) & subst.keys()):
-            break
-        d = D.substitute(d, subst)
-    return d
-
-
 def contradictions(
     f: Fact | None,
     declared: onnx.TypeProto,
@@ -106,9 +96,9 @@ def contradictions(
             bad = [
                 i
                 for i, (a, b) in enumerate(zip(decl, f.shape))
-                if a is not None and _contradicts(_resolve(a, subst or {}), b, assumed, inputs)
+                if a is not None and _contradicts(D.resolve(a, subst or {}), b, assumed, inputs)
             ]
-            provable = provable or any(D.compare(_resolve(decl[i], subst or {}), f.shape[i]) in (-1, 1) for i in bad)
+            provable = provable or any(D.compare(D.resolve(decl[i], subst or {}), f.shape[i]) in (-1, 1) for i in bad)
             if bad:
                 problems.append(
                     f"shape {dims_text(decl)}, inferred {dims_text(f.shape)} (axis {', '.join(map(str, bad))})"

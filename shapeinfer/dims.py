@@ -55,6 +55,7 @@ __all__ = [
     "neg",
     "parse",
     "product",
+    "resolve",
     "size",
     "sub",
     "substitute",
@@ -628,6 +629,18 @@ def size(d: Dim) -> int:
                 n += 1 + sum(size(x) for x in atom.args)
         d._size = n
     return d._size
+
+
+def resolve(d: Dim, subst: Mapping[str, Dim], rounds: int = 8) -> Dim:
+    """``d`` with the symbols ``subst`` binds replaced, repeatedly (a binding may name another
+    bound symbol), at most ``rounds`` times."""
+    if type(d) is int or not subst:
+        return d
+    for _ in range(rounds):
+        if not (symbols(d) & subst.keys()):
+            break
+        d = substitute(d, subst)
+    return d
 
 
 def evaluate(d: Dim, binding: Mapping[str, int]) -> int:

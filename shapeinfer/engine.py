@@ -157,11 +157,7 @@ class Result:
         """``d`` with the fresh symbols inference bound later replaced; input symbols stay
         (a guard ``Q == P`` must not become ``P == P`` through the binding it recorded)."""
         fresh = {k: v for k, v in self.substitution.items() if k not in self.input_symbols}
-        for _ in range(8):
-            if type(d) is int or not (D.symbols(d) & fresh.keys()):
-                break
-            d = D.substitute(d, fresh)
-        return d
+        return D.resolve(d, fresh)
 
     def guards(self) -> list[Guard]:
         """The conditions on the input symbols under which the inferred shapes hold, simplified

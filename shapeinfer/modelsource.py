@@ -77,6 +77,19 @@ def in_memory(model: object) -> tuple[onnx.ModelProto, bool] | None:
     raise TypeError(f"expected {ACCEPTED} as the model, not {name}")
 
 
+def own_copy(model: object) -> onnx.ModelProto | None:
+    """The ``ModelProto`` of a model given in memory (:func:`in_memory`) that this package may
+    modify: a copy when it is the caller's own object. None for a path."""
+    given = in_memory(model)
+    if given is None:
+        return None
+    proto, callers = given
+    if callers:
+        proto = onnx.ModelProto()
+        proto.CopyFrom(given[0])
+    return proto
+
+
 #: Stands, during :func:`export_graphsurgeon`, for an empty list attribute (no attribute has it).
 _EMPTY = "\0shapeinfer: empty list"
 

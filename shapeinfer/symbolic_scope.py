@@ -149,14 +149,7 @@ class SymbolScope:
 
     def resolve(self, d: D.Dim) -> D.Dim:
         """``d`` with every bound symbol replaced by its representative."""
-        subst = self.subst
-        if type(d) is int or not subst:
-            return d
-        for _ in range(8):
-            if not (D.symbols(d) & subst.keys()):
-                break
-            d = D.substitute(d, subst)
-        return d
+        return D.resolve(d, self.subst)
 
     def _rank_key(self, d: D.Dim) -> tuple:
         syms = D.symbols(d)

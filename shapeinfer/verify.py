@@ -30,7 +30,7 @@ import onnx
 
 from shapeinfer import dims as D
 from shapeinfer.facts import Fact
-from shapeinfer.modelsource import ModelLike, in_memory
+from shapeinfer.modelsource import ModelLike, own_copy
 from shapeinfer.onnxio import dim_from_proto, ident, load_model
 from shapeinfer.progress import Progress
 
@@ -499,12 +499,8 @@ def verify(
     from shapeinfer.bindings import check_bind_values, check_model, check_ranges
     from shapeinfer.engine import infer, model_dir
 
-    given = in_memory(model)  # TypeError for what is no model
-    if given is not None:
-        src, callers = given
-        if callers:
-            src = onnx.ModelProto()
-            src.CopyFrom(given[0])
+    src = own_copy(model)  # TypeError for what is no model
+    if src is not None:
         name = src.graph.name or "<model>"
     else:
         path = os.fspath(model)

@@ -228,30 +228,24 @@ def _construct(kind: str, src: str, ks: list[int], dead: bool, cond: bool) -> tu
     if kind == "if":
         nodes, out = dead_if("i", src)
         return nodes + [helper.make_node("Identity", [out], ["out"])], _vi("out", F, None)
+
+    def loop(trips: int, body: list, out: str) -> tuple[list, onnx.ValueInfoProto]:
+        """A Loop of ``trips`` iterations carrying ``bv`` through ``body`` (ending in ``out``)."""
+        g = helper.make_graph(
+            body + [helper.make_node("Identity", ["bc"], ["bco"]), helper.make_node("Identity", [out], ["bvo"])],
+            "body",
+            [_vi("bi", I64, []), _vi("bc", B, []), _vi("bv", F, None)],
+            [_vi("bco", B, []), _vi("bvo", F, None)],
+        )
+        return [
+            _const("M", np.array(trips, np.int64)),
+            helper.make_node("Loop", ["M", "", src], ["out"], body=g),
+        ], _vi("out", F, None)
+
     if kind == "loop0":  # a Loop whose body never runs (trip count 0) holds the chain
-        body, out = chain("b", "bv")
-        g = helper.make_graph(
-            body + [helper.make_node("Identity", ["bc"], ["bco"]), helper.make_node("Identity", [out], ["bvo"])],
-            "body",
-            [_vi("bi", I64, []), _vi("bc", B, []), _vi("bv", F, None)],
-            [_vi("bco", B, []), _vi("bvo", F, None)],
-        )
-        return [
-            _const("M", np.array(0, np.int64)),
-            helper.make_node("Loop", ["M", "", src], ["out"], body=g),
-        ], _vi("out", F, None)
+        return loop(0, *chain("b", "bv"))
     if kind == "loop":  # a Loop that runs, whose body holds a dead If with the chain
-        body, out = dead_if("lb", "bv")
-        g = helper.make_graph(
-            body + [helper.make_node("Identity", ["bc"], ["bco"]), helper.make_node("Identity", [out], ["bvo"])],
-            "body",
-            [_vi("bi", I64, []), _vi("bc", B, []), _vi("bv", F, None)],
-            [_vi("bco", B, []), _vi("bvo", F, None)],
-        )
-        return [
-            _const("M", np.array(3, np.int64)),
-            helper.make_node("Loop", ["M", "", src], ["out"], body=g),
-        ], _vi("out", F, None)
+        return loop(3, *dead_if("lb", "bv"))
     # scan: a Scan over axis 0 whose body holds a dead If with the chain
     body, out = dead_if("sb", "sx")
     g = helper.make_graph(

@@ -317,16 +317,12 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, list | None
     still as parsed from them (else None), and its tensors stored as external data as read
     from the file (None for a model given in memory: not looked for)."""
     from shapeinfer.engine import model_dir
-    from shapeinfer.modelsource import in_memory
+    from shapeinfer.modelsource import own_copy
     from shapeinfer.modeltext import all_text_is_utf8, decode_model_text
     from shapeinfer.onnxio import load_model_file
 
-    given = in_memory(model)  # TypeError for what is no model
-    if given is not None:
-        m, callers = given
-        if callers:
-            m = onnx.ModelProto()
-            m.CopyFrom(given[0])
+    m = own_copy(model)  # TypeError for what is no model
+    if m is not None:
         return decode_model_text(m), None, None, None
     path = os.fspath(model)
     loaded = load_model_file(path)
