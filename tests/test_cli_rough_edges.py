@@ -108,3 +108,20 @@ def test_no_install_hint_names_the_unpublished_package():
     texts = [ROOT / "README.md", ROOT / "examples" / "github-workflow.yml", *(ROOT / "shapeinfer").rglob("*.py")]
     for path in texts:
         assert not unpublished.search(path.read_text()), path
+
+
+def test_a_failure_while_reporting_is_one_line_not_a_traceback(monkeypatch):
+    """The report runs guarded like inference: an internal error there is one stderr line, exit 2."""
+    from click.testing import CliRunner
+
+    import shapeinfer.commands.infer as infer_cmd
+    from shapeinfer.cli import main
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("report exploded")
+
+    monkeypatch.setattr(infer_cmd, "_report", broken)
+    res = CliRunner().invoke(main, [str(model_path("bert_ts"))])
+    assert res.exit_code == 2
+    assert "internal error: RuntimeError: report exploded" in res.output
+    assert "Traceback" not in res.output

@@ -576,3 +576,19 @@ def test_scan9_negative_axes_are_accepted_like_onnxruntime():
     assert not [d for d in r.diagnostics if d.severity == "error"]
     got = ort_oracle.run(m, {"s0": np.zeros(2, np.float32), "x": np.ones((2, 5), np.float32)})
     assert [r.dims("sf"), r.dims("ys")] == [a.shape for a in got] == [(2,), (2, 5)]
+
+
+def test_if_branches_of_different_element_types_are_an_error_as_in_onnxruntime():
+    """then_branch FLOAT, else_branch DOUBLE: onnx and onnxruntime refuse the model whichever
+    branch would run; so does inference (E031), instead of taking the declared output type."""
+    tb = helper.make_graph([const("a", np.array([1.0], np.float32))], "t", [], [vi("a", F, [1])])
+    eb = helper.make_graph([const("b", np.array([1.0], np.float64))], "e", [], [vi("b", TensorProto.DOUBLE, [1])])
+    m = model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=tb, else_branch=eb)], [vi("c", B, [])], [vi("y", F, None)]
+    )
+    with pytest.raises(Exception, match=r"(?i)mismatch"):
+        ort_oracle.session(m)
+    r = shapeinfer.infer(m)
+    (err,) = [d for d in r.diagnostics if d.severity == "error"]
+    assert err.code == "E031" and "float" in err.message and "double" in err.message
+    assert not [d for d in r.diagnostics if d.code == "G013"]

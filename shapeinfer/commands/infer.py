@@ -139,14 +139,19 @@ def infer_cmd(
         return result, secs
 
     result, secs = _run_guarded(debug, run, model)
-    contradicted = _contradicted(result)
-    table = _tensor_rows(result, filters) if (show_all or filters) and not contradicted else None
-    model_info = None
-    if with_summary:
-        from shapeinfer.summary import model_summary
 
-        model_info = model_summary(result.model)
-    _report(result, model, output, secs, as_json, verbose, table, model_info)
+    def report() -> bool:
+        contradicted = _contradicted(result)
+        table = _tensor_rows(result, filters) if (show_all or filters) and not contradicted else None
+        model_info = None
+        if with_summary:
+            from shapeinfer.summary import model_summary
+
+            model_info = model_summary(result.model)
+        _report(result, model, output, secs, as_json, verbose, table, model_info)
+        return contradicted
+
+    contradicted = _run_guarded(debug, report, model)  # a failure while reporting: one line, no traceback
     if contradicted and output:
         click.echo(f"shapeinfer: {show(output)} not written: no input size satisfies the guards (G015)", err=True)
         click.get_current_context().exit(1)

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from onnx import TensorProto, TypeProto
 
 from shapeinfer import dims as D
+from shapeinfer.declarations import dtype_name
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import Fact, tensor
 from shapeinfer.onnxio import graph_path, type_fact
@@ -240,6 +241,13 @@ def if_(ctx, ins: list) -> list:
             "E031",
             f"If branches give {len(then_out)} and {len(else_out)} outputs for {n} node output(s)",
         )
+    for i, (t, e) in enumerate(zip(then_out[:n], else_out[:n])):
+        if t is not None and e is not None and t.kind == e.kind and t.dtype and e.dtype and t.dtype != e.dtype:
+            # onnx and onnxruntime refuse the model whichever branch runs
+            raise InferenceError(
+                "E031",
+                f"If output {i}: then_branch gives {dtype_name(t.dtype)}, else_branch {dtype_name(e.dtype)}",
+            )
     if cond is None and any(_rank(t) != _rank(e) for t, e in zip(then_out[:n], else_out[:n])):
         cond = _decided_by_assumptions(ctx, ctx.node.input[0] if ctx.node.input else "")
         if cond is not None:
