@@ -355,3 +355,16 @@ def test_pre_commit_hook_and_workflow_example():
     wf = next(p for p in (ROOT / "examples").iterdir() if "workflow" in p.name)
     text = wf.read_text()
     assert "shapeinfer lint" in text and "--format sarif" in text and "upload-sarif" in text
+
+
+def test_folder_search_finds_models_whatever_the_suffix_case(tmp_path):
+    """``BERT.ONNX`` in a folder is linted like ``bert.onnx`` (issue 24); ``--fix`` copies
+    (``*.fixed.onnx``, any case) are still skipped."""
+    d = tmp_path / "upper"
+    d.mkdir()
+    onnx.save(reshape_const([2, 3, 4], [5, 5]), str(d / "BROKEN.ONNX"))
+    onnx.save(reshape_const([2, 3, 4], [5, 5]), str(d / "OLD.FIXED.ONNX"))
+    r = run(str(d), "--format", "json")
+    found = json.loads(r.stdout)
+    assert {os.path.basename(f["path"]) for f in found if f["code"] == "R004"} == {"BROKEN.ONNX"}
+    assert r.returncode == 1

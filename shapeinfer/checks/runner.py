@@ -66,13 +66,15 @@ def discover(paths: Sequence[str]) -> list[str]:
 
 
 def _is_model_name(name: str) -> bool:
-    """A file a folder search lints: ``*.onnx``, but not the ``*.fixed.onnx`` copies --fix writes."""
-    return name.endswith(".onnx") and not name.endswith(".fixed.onnx")
+    """A file a folder search lints: ``*.onnx`` in any case (``BERT.ONNX``), but not the
+    ``*.fixed.onnx`` copies --fix writes."""
+    low = name.lower()
+    return low.endswith(".onnx") and not low.endswith(".fixed.onnx")
 
 
 def fixed_path(path: str) -> str:
     """Where ``--fix`` writes without ``--in-place``: ``model.onnx`` -> ``model.fixed.onnx``."""
-    stem = path[: -len(".onnx")] if path.endswith(".onnx") else path
+    stem = path[: -len(".onnx")] if path.lower().endswith(".onnx") else path
     return stem + ".fixed.onnx"
 
 
