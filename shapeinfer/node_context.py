@@ -174,6 +174,16 @@ class NodeContext:
             Diagnostic(severity, code, message, self.node.name or None, self.op_type, self.index, self.graph)
         )
 
+    def producer(self, name: str, anywhere: bool = False) -> tuple[int, onnx.NodeProto] | None:
+        """``(index, node)`` of the node of this graph that produces tensor ``name``: among the
+        nodes before this one (``anywhere``: in the whole graph), the last such; None when none."""
+        nodes = self.engine.graph_nodes.get(self.graph, ())
+        limit = len(nodes) if anywhere else min(self.index, len(nodes))
+        for k in range(limit - 1, -1, -1):
+            if name in nodes[k].output:
+                return k, nodes[k]
+        return None
+
     @property
     def label(self) -> str:
         """The node as guards name it: its name, else ``<op_type> #<index>``."""

@@ -32,6 +32,7 @@ Contract:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -119,8 +120,6 @@ class SymbolScope:
         """Whether ``d``, which holds join symbols, equals ``x`` whichever alternative each join
         takes (``min(j, 10) == 10`` for a join of 220, 110 and 90); False when not proven or
         when there are more than ``limit`` combinations."""
-        import itertools
-
         names = sorted(s for s in D.symbols(d) if s in self.joins)
         if not names:
             return False

@@ -298,32 +298,29 @@ def _value_now(ctx, name: str, depth: int) -> Fact | None:
     f = eng.resolve_fact(f)
     if (f.value is not None and all(v is not None for v in f.value)) or depth > 6:
         return f
-    nodes = eng.graph_nodes.get(ctx.graph, ())
-    limit = ctx.index if depth == 0 else len(nodes)
-    for k in range(min(limit, len(nodes)) - 1, -1, -1):
-        p = nodes[k]
-        if name not in p.output:
-            continue
-        if p.domain not in ("", "ai.onnx") or p.op_type not in _COND_OPS:
-            return f
-        ins = [_value_now(ctx, i, depth + 1) if i else None for i in p.input]
-        if any(i and x is None for i, x in zip(p.input, ins)):
-            return f
-        from shapeinfer import registry
-        from shapeinfer.node_context import NodeContext
+    found = ctx.producer(name, anywhere=depth > 0)
+    if found is None:
+        return f
+    k, p = found
+    if p.domain not in ("", "ai.onnx") or p.op_type not in _COND_OPS:
+        return f
+    ins = [_value_now(ctx, i, depth + 1) if i else None for i in p.input]
+    if any(i and x is None for i, x in zip(p.input, ins)):
+        return f
+    from shapeinfer import registry
+    from shapeinfer.node_context import NodeContext
 
-        version = eng.opsets.get("", 0)
-        rule = registry.lookup("", p.op_type, version)
-        if rule is None:
+    version = eng.opsets.get("", 0)
+    rule = registry.lookup("", p.op_type, version)
+    if rule is None:
+        return f
+    with sandbox(ctx, keep_diagnostics=False):
+        try:
+            outs = rule(NodeContext(eng, p, version, k, ctx.graph, ctx.scope), ins)
+        except Exception:
             return f
-        with sandbox(ctx, keep_diagnostics=False):
-            try:
-                outs = rule(NodeContext(eng, p, version, k, ctx.graph, ctx.scope), ins)
-            except Exception:
-                return f
-        out = outs[list(p.output).index(name)] if outs and name in p.output else None
-        return f if out is None else out
-    return f
+    out = outs[list(p.output).index(name)] if outs else None
+    return f if out is None else out
 
 
 # ------------------------------------------------------------------------------ loops

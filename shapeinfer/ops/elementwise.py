@@ -15,7 +15,7 @@ import onnx
 from onnx import TensorProto
 
 from shapeinfer import dims as D
-from shapeinfer.facts import Fact, tensor
+from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, tensor
 from shapeinfer.ops.common import broadcast_shapes, broadcast_values, provably_nonneg
 from shapeinfer.registry import register
 
@@ -423,41 +423,50 @@ def _float_rational(ctx) -> tuple[tuple, int, int, int] | None:
     float, Div, Floor, Cast back), or a float ``Mul`` of integral dims by a positive constant
     whose float value is ``m / e`` with ``e`` a power of two up to 1024 (``int(float(h) * 1.5)``);
     found through the producer in this graph. Else None."""
-    name = ctx.node.input[0] if ctx.node.input else ""
-    nodes = ctx.engine.graph_nodes.get(ctx.graph, ())
-    for k in range(min(ctx.index, len(nodes)) - 1, -1, -1):
-        p = nodes[k]
-        if name not in p.output:
-            continue
-        if p.op_type not in ("Div", "Mul") or p.domain not in ("", "ai.onnx") or len(p.input) != 2:
+    found = ctx.producer(ctx.node.input[0]) if ctx.node.input else None
+    if found is None:
+        return None
+    p = found[1]
+    if p.op_type not in ("Div", "Mul") or p.domain not in ("", "ai.onnx") or len(p.input) != 2:
+        return None
+    fa, fb = (ctx.scope.get(x) for x in p.input)
+    if fa is None or fb is None or fa.value is None or fb.value is None:
+        return None
+    if p.op_type == "Mul" and len(fa.value) == 1 and len(fb.value) != 1:
+        fa, fb = fb, fa
+    if fa.dtype not in FLOAT_TYPES or len(fb.value) != 1 or not fa.value:
+        return None
+    dims = ctx.engine.resolve_fact(fa).value
+    if any(not (type(v) is int or isinstance(v, D.Expr)) for v in dims):
+        return None
+    c = fb.value[0]
+    if isinstance(c, D.Expr) or c is None:
+        return None
+    if p.op_type == "Div":
+        if isinstance(c, float) and math.isfinite(c) and c.is_integer():
+            c = int(c)
+        if type(c) is not int or c <= 0:
             return None
-        fa, fb = (ctx.scope.get(x) for x in p.input)
-        if fa is None or fb is None or fa.value is None or fb.value is None:
-            return None
-        if p.op_type == "Mul" and len(fa.value) == 1 and len(fb.value) != 1:
-            fa, fb = fb, fa
-        if fa.dtype not in FLOAT_TYPES or len(fb.value) != 1 or not fa.value:
-            return None
-        dims = ctx.engine.resolve_fact(fa).value
-        if any(not (type(v) is int or isinstance(v, D.Expr)) for v in dims):
-            return None
-        c = fb.value[0]
-        if isinstance(c, D.Expr) or c is None:
-            return None
-        if p.op_type == "Div":
-            if isinstance(c, float) and math.isfinite(c) and c.is_integer():
-                c = int(c)
-            if type(c) is not int or c <= 0:
-                return None
-            return dims, 1, c, fa.dtype
-        c = float(c)
-        if not math.isfinite(c) or c <= 0:
-            return None
-        m, e = c.as_integer_ratio()
-        if e > 1024 or m > 2**24:
-            return None
-        return dims, m, e, fa.dtype
-    return None
+        return dims, 1, c, fa.dtype
+    c = float(c)
+    if not math.isfinite(c) or c <= 0:
+        return None
+    m, e = c.as_integer_ratio()
+    if e > 1024 or m > 2**24:
+        return None
+    return dims, m, e, fa.dtype
+
+
+def _unknown_small_float(x: Fact | None) -> int | None:
+    """The element count of float ``x`` when its shape is static and small enough to carry
+    values (``MAX_VALUE_ELEMENTS``) and some are unknown; else None. Only such a tensor can be
+    a dim times a rational, so only then is its producer looked up (not for every activation)."""
+    if x is None or x.dtype not in FLOAT_TYPES or x.shape is None or not all(type(d) is int for d in x.shape):
+        return None
+    n = math.prod(x.shape)
+    if n > MAX_VALUE_ELEMENTS or (x.value is not None and all(v is not None for v in x.value)):
+        return None
+    return n
 
 
 def _rational_values(ctx, kind: str) -> tuple | None:
@@ -502,12 +511,11 @@ def _rounded_quotient(op: str):
         that float arithmetic rounds it right."""
         outs = plain(ctx, ins)
         x = ins[0]
-        if x is None or x.dtype not in FLOAT_TYPES or (x.value is not None and all(v is not None for v in x.value)):
+        n = _unknown_small_float(x)
+        if n is None:
             return outs
         values = _rational_values(ctx, "floor" if op == "Floor" else "ceil")
-        if values is None or (
-            x.shape is not None and len(values) != math.prod(d if type(d) is int else -1 for d in x.shape)
-        ):
+        if values is None or len(values) != n:
             return outs
         return [tensor(x.dtype, x.shape, values)]
 
@@ -597,15 +605,9 @@ def cast(ctx, ins: list) -> list:
             to = 0
     outs = _cast(ctx, ins[0], to)
     x = ins[0]
-    if (
-        to in INT_TYPES
-        and x is not None
-        and x.dtype in FLOAT_TYPES
-        and x.shape is not None
-        and (x.value is None or any(v is None for v in x.value))
-    ):
+    n = _unknown_small_float(x) if to in INT_TYPES else None
+    if n is not None:
         values = _rational_values(ctx, "trunc")  # float to int truncates toward zero
-        n = math.prod(d if type(d) is int else -1 for d in x.shape)
         if values is not None and len(values) == n:
             return [tensor(to, x.shape, values)]
     return outs
