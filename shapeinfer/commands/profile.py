@@ -7,6 +7,7 @@ Registered on the group by :mod:`shapeinfer.cli`, whose shared plumbing it impor
 from __future__ import annotations
 
 import json
+import shlex
 
 import click
 
@@ -30,8 +31,12 @@ def profile_cmd(model: str, dim_range: tuple, opt: tuple, show_all: bool, as_jso
     No shape outside the ranges is ever printed: a --dim-range under which a guard the model
     needs cannot hold (seq=513: where it needs seq <= 512), or an --opt value the model cannot
     run at, prints the error naming the range, the guard and its nodes instead of a profile.
+    The same min/opt/max are printed as onnxruntime free dimension overrides (one fixed size
+    per named dim: SessionOptions.add_free_dimension_override_by_name, onnxruntime_perf_test -f)
+    and as OpenVINO's ovc --input (each dim its min..max).
+
     Exit codes: 0 a profile, 1 no profile (the model cannot run in the ranges), 2 bad input or
-    usage (an --opt outside its --dim-range too).
+    usage (an --opt outside [min, max] of its symbol or violating a guard too).
     """
     ranges = parse_dim_ranges(dim_range)
     opt_b = parse_bind(opt, "--opt")
@@ -48,7 +53,10 @@ def profile_cmd(model: str, dim_range: tuple, opt: tuple, show_all: bool, as_jso
             if v < lo or (hi is not None and v > hi):
                 raise CliError(f"--opt {s}={v}: outside --dim-range {s}={lo}:{'' if hi is None else hi}")
         result = infer(m, base_dir=model_dir(model), dim_ranges=ranges or None)
-        return profile(result, opt_b, show(model))
+        prof = profile(result, opt_b, show(model))
+        if prof.bad_opt:  # the flag's value is wrong, not the model: a usage error
+            raise CliError("; ".join(prof.errors))
+        return prof
 
     prof = _run_guarded(debug, run, model)
     if as_json:
@@ -87,8 +95,36 @@ def _profile_text(prof, show_all: bool) -> None:
         click.echo(
             f"  {i['name']:<24} [{', '.join(i['dims'])}]  min {shp(i['min'])}  opt {shp(i['opt'])}  max {shp(i['max'])}"
         )
+    from shapeinfer.profile import shell_word, trtexec_name
+
+    bad = [i["name"] for i in prof.inputs if trtexec_name(i["name"]) is None]
     for k, v in prof.trtexec().items():
-        click.echo(f"--{k}={v}" if v is not None else f"--{k}: none (an input dim has no max)")
+        if v is not None:
+            click.echo(shell_word(f"--{k}={v}"))
+        elif bad:
+            click.echo(f"--{k}: none (trtexec's flags cannot name the input {bad[0]!r}: a ',' or a quote in it)")
+        else:
+            click.echo(f"--{k}: none (an input dim has no max)")
+    ort = prof.onnxruntime()
+    click.echo("onnxruntime free dimension overrides (one fixed size per named dim):")
+    for k, v in ort.items():
+        if v is None:
+            click.echo(f"  {k}: none (a named dim has no {k} value)")
+        elif not v:
+            click.echo(f"  {k}: none needed (no named dims)")
+        elif any(":" in d for d in v):  # onnxruntime_perf_test -f splits at the first ':'
+            click.echo(f"  {k}: " + ", ".join(f"{d!r}={n}" for d, n in v.items()) + " (perf_test -f cannot name them)")
+        else:
+            click.echo(f"  {k}: " + " ".join(f"-f {shell_word(f'{d}:{n}')}" for d, n in v.items()))
+    if ort["opt"]:
+        calls = "; ".join(f"so.add_free_dimension_override_by_name({d!r}, {n})" for d, n in ort["opt"].items())
+        click.echo(f"  python (opt): {calls}")
+    ov = prof.openvino()
+    click.echo(
+        f"openvino: ovc {shlex.quote(prof.model)} --input {shlex.quote(ov)}"
+        if ov
+        else "openvino: none (an input's rank is unknown)"
+    )
     rows = sorted(prof.tensors, key=lambda t: (t["bytes"] is not None, t["bytes"] or 0), reverse=True)
     unbounded = [t for t in rows if t["bytes"] is None]
     shown = rows if show_all else rows[:10]
