@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import onnx
@@ -34,6 +35,7 @@ def lint_model(
     target: str = "onnx",
     base_dir: str | None = None,
     timeout: float | None = None,
+    dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
 ) -> list[Finding]:
     """Every finding for ``model`` (not modified), sorted by graph, node index and code.
 
@@ -42,7 +44,9 @@ def lint_model(
     matches. Findings carry the rule's default severity (the engine's for engine codes);
     selection and severity overrides are :class:`~shapeinfer.checks.config.LintConfig`'s job.
     ``timeout`` (seconds) bounds inference and the checks together: past it, the model gets an
-    E001 error finding saying so, with the findings made so far.
+    E001 error finding saying so, with the findings made so far. ``dim_ranges`` gives input
+    symbols the sizes they take (``{"seq": (1, 512)}``, checked by the caller): what they prove
+    is no longer assumed (G003) or guarded (G012), and a guard they rule out is a G015 error.
     """
     import time
 
@@ -51,7 +55,7 @@ def lint_model(
     deadline = None if timeout is None else time.monotonic() + timeout
     declared = declared_types(model)  # before anything can touch the model's annotations
     try:
-        result = infer(model, base_dir=base_dir, timeout=timeout)
+        result = infer(model, base_dir=base_dir, timeout=timeout, dim_ranges=dim_ranges or None)
     except InferenceTimeout as e:
         return [Finding.of(path, "E001", "error", f"{e} (--timeout)", name=RULES["E001"].name)]
     except Exception as e:  # the engine promises not to raise; report it if it does

@@ -1,22 +1,29 @@
 """The body of ``shapeinfer lint`` (the click command itself is in :mod:`shapeinfer.commands.lint`).
 
-Exit codes: 0 no error-level finding, 1 at least one, 2 could not run (bad flag or
-configuration, a missing path, or a model file that cannot be read, reported as E900).
+Exit codes: 0 no finding at or above the ``--fail-on`` severity (default ``error``), 1 at least
+one, 2 could not run (bad flag or configuration, a missing path, or a model file that cannot be
+read, reported as E900). With ``--fix`` the findings counted are those left after fixing: the
+written model's, or the model's own where nothing was written (so a fix that wrote nothing
+leaves its findings, and exits 1 when they reach ``--fail-on``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+from collections import Counter
 from collections.abc import Sequence
 
 import click
 
 from shapeinfer.checks.config import ConfigError, LintConfig, resolve
-from shapeinfer.checks.registry import RULES, split_codes
+from shapeinfer.checks.context import Finding
+from shapeinfer.checks.registry import RULES, Rule, split_codes
 from shapeinfer.checks.report import github_lines, summary_line, text_lines, to_json, to_sarif
 from shapeinfer.checks.runner import FileResult, LintUsageError, default_jobs, discover, lint_paths
+from shapeinfer.diagnostics import SEVERITIES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_FAILED = 0, 1, 2
 
@@ -25,17 +32,37 @@ class LintError(Exception):
     """A user-facing failure before linting starts (one line, exit 2)."""
 
 
-def explain(code: str) -> str:
-    """A rule's documentation as plain text (``shapeinfer lint --explain R004``)."""
-    r = RULES.get(code.strip().upper())
+def find_rule(key: str) -> Rule:
+    """The rule a code (``R009``, any case) or a name (``reshape-noop``) names; LintError with a
+    "did you mean" otherwise."""
+    k = key.strip()
+    r = RULES.get(k.upper()) or next((r for r in RULES.values() if r.name == k.lower()), None)
     if r is None:
-        raise LintError(f"--explain: unknown rule code {code!r} (see --list-rules)")
-    lines = [f"{r.code} {r.name} ({r.severity})", "", r.summary, "", r.doc]
-    if r.fix:
-        lines += ["", f"Fixable: `shapeinfer lint --fix` applies the {r.fix} pass."]
-    if r.target:
-        lines += ["", f"Runs only with --target {r.target}."]
-    return "\n".join(lines)
+        from shapeinfer.suggest import did_you_mean
+
+        names = [*RULES, *(r.name for r in RULES.values())]
+        raise LintError(f"--explain: unknown rule {k!r}{did_you_mean(k, names)} (see --list-rules)")
+    return r
+
+
+def plain(text: str) -> str:
+    """A rule doc as plain text: the docstrings' reStructuredText literals (````x````) as ``x``."""
+    return re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+
+
+def explain(keys: str) -> str:
+    """The documentation of the rules ``keys`` names (codes or names, comma-separated: ``R004``,
+    ``reshape-noop``) as plain text (``shapeinfer lint --explain``)."""
+    out = []
+    for key in split_codes([keys]) or [keys]:
+        r = find_rule(key)
+        lines = [f"{r.code} {r.name} ({r.severity})", "", r.summary, "", plain(r.doc)]
+        if r.fix:
+            lines += ["", f"Fixable: shapeinfer lint --fix applies the {r.fix} pass."]
+        if r.target:
+            lines += ["", f"Runs only with --target {r.target}."]
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
 
 
 def list_rules() -> str:
@@ -56,7 +83,10 @@ def configure(
     target: str | None,
     config: str | None,
     isolated: bool,
+    dim_ranges: dict | None = None,
+    fail_on: str | None = None,
 ) -> LintConfig:
+    """The settings of one run (profile, project file, flags); LintError for anything invalid."""
     try:
         return resolve(
             rules=rules,
@@ -66,6 +96,8 @@ def configure(
             target=target,
             config=config,
             isolated=isolated,
+            dim_ranges=dim_ranges,
+            fail_on=fail_on,
         )
     except ConfigError as e:
         raise LintError(str(e)) from None
@@ -81,10 +113,14 @@ def run(
     in_place: bool = False,
     jobs: int = 0,
     version: str = "",
+    statistics: bool = False,
 ) -> int:
-    """Lint ``paths``, write the report, return the exit code."""
+    """Lint ``paths``, write the report (or, with ``statistics``, the counts per code), return
+    the exit code."""
     if in_place and not fix:
         raise LintError("--in-place only applies with --fix")
+    if statistics and fmt not in ("text", "json"):
+        raise LintError(f"--statistics prints text or json, not {fmt}")
     try:
         files = discover(paths)
     except LintUsageError as e:
@@ -104,9 +140,24 @@ def run(
     for r in results:
         for note in r.notes:
             click.echo(note, err=True)
+    if fix and not any(r.written for r in results):
+        left = sum(1 for r in results for f in r.findings if f.fix)
+        why = f"{left} fixable finding{'s' if left != 1 else ''} left" if left else "no fixable finding"
+        click.echo(f"shapeinfer: --fix wrote no file ({why})", err=True)
     findings = [f for r in results for f in r.findings]
     data = [p for r in results for p in r.data_files]
-    _write_report(findings, results, cfg, fmt, output_file, version, inputs=[*files, *cfg_files(cfg)], data_inputs=data)
+    _unused_ranges(cfg, results)
+    _write_report(
+        findings,
+        results,
+        cfg,
+        fmt,
+        output_file,
+        version,
+        inputs=[*files, *cfg_files(cfg)],
+        data_inputs=data,
+        statistics=statistics,
+    )
     unreadable = [r.path for r in results if r.unreadable]
     if unreadable:
         click.echo(
@@ -116,7 +167,64 @@ def run(
             err=True,
         )
         return EXIT_FAILED
-    return EXIT_FINDINGS if any(f.severity == "error" for f in findings) else EXIT_CLEAN
+    return EXIT_FINDINGS if any(cfg.fails(f.severity) for f in findings) else EXIT_CLEAN
+
+
+def _unused_ranges(cfg: LintConfig, results: Sequence[FileResult]) -> None:
+    """A warning on stderr for each range no linted model's inputs use (a typo, or a range
+    meant for other models): ranges set for a whole project are not errors."""
+    from shapeinfer.suggest import did_you_mean
+
+    read = [r for r in results if not r.unreadable]
+    if not read:
+        return
+    used: set[str] = set().union(*(r.symbols for r in read))
+    for sym in sorted(cfg.dim_ranges.keys() - used):
+        click.echo(
+            f"shapeinfer: warning: range {sym} ({cfg.range_sources.get(sym, '?')}): no linted model has an "
+            f"input dim named {sym!r}{did_you_mean(sym, used)}",
+            err=True,
+        )
+
+
+def statistics_rows(findings: Sequence[Finding]) -> list[dict]:
+    """Counts per code, most frequent first (then by code), as ruff's ``--statistics``: each row
+    the code, rule name, the most severe level reported, the count and how many are fixable."""
+    count = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.fix)
+    worst: dict[str, str] = {}
+    for f in findings:
+        cur = worst.get(f.code)
+        if cur is None or _rank(f.severity) < _rank(cur):
+            worst[f.code] = f.severity
+    names = {f.code: f.name for f in findings}
+    return [
+        {
+            "code": c,
+            "name": names[c] or (RULES[c].name if c in RULES else ""),
+            "severity": worst[c],
+            "count": n,
+            "fixable": fixable[c],
+        }
+        for c, n in sorted(count.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def _rank(severity: str) -> int:
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
+
+
+def statistics_lines(rows: Sequence[dict]) -> list[str]:
+    """The text table: ``count  code  [*]  severity  name`` (``[*]`` all fixable, ``[-]`` some)."""
+    if not rows:
+        return []
+    width = max(len(str(r["count"])) for r in rows)
+    sev_w = max(len(r["severity"]) for r in rows)
+    out = []
+    for r in rows:
+        mark = "[*]" if r["fixable"] == r["count"] else "[-]" if r["fixable"] else "[ ]"
+        out.append(f"{r['count']:>{width}}  {r['code']}  {mark}  {r['severity']:<{sev_w}}  {r['name']}")
+    return out
 
 
 def cfg_files(cfg: LintConfig) -> list[str]:
@@ -134,9 +242,17 @@ def _write_report(
     version: str,
     inputs: Sequence[str] = (),
     data_inputs: Sequence[str] = (),
+    statistics: bool = False,
 ) -> None:
     to_terminal = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    if fmt == "json":
+    if statistics:
+        rows = statistics_rows(findings)
+        if fmt == "json":
+            text = json.dumps(rows, indent=1)
+        else:
+            text = "\n".join([*statistics_lines(rows), summary_line(findings, len(results))])
+        to_terminal = False
+    elif fmt == "json":
         text = to_json(findings)
     elif fmt == "sarif":
         active = [c for c in RULES if cfg.is_active(c)]

@@ -11,8 +11,11 @@ Settings come in layers, applied in this order (a later layer wins):
 
 Every layer may set ``select`` (replaces the selection), ``extend-select`` (adds), ``ignore``
 (removes), ``target``, ``severity`` (a table code-or-prefix -> ``error``/``warning``/``info``),
-``warnings-as-errors`` and ``per-path-ignores`` (a table glob -> codes; globs are relative to the
-file that declares them). Codes accept prefixes (``R``, ``R00``) and ``ALL``.
+``warnings-as-errors``, ``per-path-ignores`` (a table glob -> codes; globs are relative to the
+file that declares them), ``ranges`` (a table symbol -> ``[lo, hi]`` or ``"lo:hi"``: the sizes
+an input symbol takes, checked by :mod:`shapeinfer.bindings` like ``--dim-range``; a later
+layer replaces a symbol's range) and ``fail-on`` (the severity from which lint exits 1).
+Codes accept prefixes (``R``, ``R00``) and ``ALL``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from shapeinfer.checks.context import Finding
 from shapeinfer.checks.registry import RULES, TARGETS, expand, split_codes
 from shapeinfer.diagnostics import SEVERITIES
 
+Range = tuple[int, int | None]
+
 PROFILE_DIR = "rules"
 DEFAULT_PROFILE = "default"
 SECTION = ("tool", "shapeinfer")
@@ -39,6 +44,8 @@ _KNOWN_KEYS = {
     "severity",
     "warnings-as-errors",
     "per-path-ignores",
+    "ranges",
+    "fail-on",
     "rules",
     "extends",
     "description",
@@ -112,6 +119,8 @@ class Layer:
     severity: dict[str, str] = field(default_factory=dict)
     warnings_as_errors: bool | None = None
     per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
+    ranges: dict[str, Range] = field(default_factory=dict)
+    fail_on: str | None = None
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], source: str, root: str) -> Layer:
@@ -147,7 +156,36 @@ class Layer:
             raise ConfigError(f"{source}: per-path-ignores must be a table of glob = [codes]")
         for glob, codes in ppi.items():
             layer.per_path_ignores[glob] = _codes(codes, source, f"per-path-ignores.{glob!r}")
+        layer.ranges = _ranges(table.get("ranges", {}), source)
+        if "fail-on" in table:
+            level = table["fail-on"]
+            if level not in SEVERITIES:
+                raise ConfigError(f"{source}: fail-on must be one of {', '.join(SEVERITIES)}, got {level!r}")
+            layer.fail_on = level
         return layer
+
+
+def _ranges(value: Any, source: str) -> dict[str, Range]:
+    """A ``ranges`` table (``{seq = [1, 512]}``, ``{seq = "1:512"}``, ``{seq = "2:"}``: no upper
+    bound) checked by the one validator of ranges, :mod:`shapeinfer.bindings` (the rules and
+    wording of ``--dim-range``); a parsed ``(lo, hi)`` tuple (the command line's) passes too."""
+    from shapeinfer.bindings import BindError, check_ranges, parse_dim_ranges
+
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{source}: ranges must be a table of symbol = [lo, hi] (e.g. ranges = {{seq = [1, 512]}})")
+    out: dict[str, Range] = {}
+    try:
+        for k, v in value.items():
+            if isinstance(v, str):
+                out.update(parse_dim_ranges([f"{k}={v}"]) if ":" in v else check_ranges({k: v}))
+            elif isinstance(v, (list, tuple)) and len(v) == 2:
+                out.update(check_ranges({k: tuple(v)}))
+            else:
+                expected = 'expected [lo, hi] or "lo:hi" ("lo:": no upper bound)'
+                raise ConfigError(f"{source}: ranges: {k} = {v!r}: {expected}")
+    except BindError as e:
+        raise ConfigError(f"{source}: ranges: {e.detail}") from None
+    return out
 
 
 def expand_or_fail(codes: Iterable[str], source: str, key: str) -> set[str]:
@@ -182,6 +220,16 @@ class LintConfig:
     profile: str = DEFAULT_PROFILE
     sources: list[str] = field(default_factory=list)
     timeout: float | None = None  # seconds per model (inference and checks), from --timeout
+    #: the sizes input symbols take (``--dim-range``, ``ranges``): inference decides what they prove
+    dim_ranges: dict[str, Range] = field(default_factory=dict)
+    #: where each range was set (a file's ``[tool.shapeinfer]``, a profile, ``--dim-range``)
+    range_sources: dict[str, str] = field(default_factory=dict)
+    #: the least severe finding that makes lint exit 1
+    fail_on: str = "error"
+
+    def fails(self, severity: str) -> bool:
+        """Whether a finding of ``severity`` makes lint exit 1 (at or above ``fail_on``)."""
+        return SEVERITIES.index(severity) <= SEVERITIES.index(self.fail_on) if severity in SEVERITIES else True
 
     def is_active(self, code: str) -> bool:
         """Whether rule ``code`` runs at all (selected, and its target is the one in force)."""
@@ -280,11 +328,14 @@ def resolve(
     config: str | None = None,
     isolated: bool = False,
     cwd: str | None = None,
+    dim_ranges: Mapping[str, Range] | None = None,
+    fail_on: str | None = None,
 ) -> LintConfig:
     """Resolve the settings from the profile, the project's pyproject.toml and the flags.
 
     ``config`` is a pyproject.toml (or any TOML file with ``[tool.shapeinfer]``, or a bare
     profile-style table) to use instead of discovery; ``isolated`` ignores project files.
+    ``dim_ranges`` (parsed ``--dim-range`` values) and ``fail_on`` are the flags' layer.
     Raises ConfigError for anything invalid.
     """
     sources = []
@@ -319,6 +370,8 @@ def resolve(
             "extend-select": list(extend_select),
             "ignore": list(ignore),
             **({"target": target} if target else {}),
+            **({"ranges": dict(dim_ranges)} if dim_ranges else {}),
+            **({"fail-on": fail_on} if fail_on else {}),
         },
         "command line",
         os.path.abspath(cwd or os.getcwd()),
@@ -329,6 +382,9 @@ def resolve(
     severity: dict[str, str] = {}
     wae = False
     ppi: list[tuple[str, str, frozenset[str]]] = []
+    ranges: dict[str, Range] = {}
+    range_sources: dict[str, str] = {}
+    level = "error"
     for layer in layers:
         if layer.select is not None:
             enabled = expand(layer.select)
@@ -343,4 +399,19 @@ def resolve(
             wae = layer.warnings_as_errors
         for glob, codes in layer.per_path_ignores.items():
             ppi.append((layer.root, glob, frozenset(expand(codes))))
-    return LintConfig(frozenset(enabled), tgt, severity, wae, ppi, profile, [*sources, "command line"])
+        for sym, r in layer.ranges.items():
+            ranges[sym] = r
+            range_sources[sym] = "--dim-range" if layer is cli else layer.source
+        level = layer.fail_on or level
+    return LintConfig(
+        frozenset(enabled),
+        tgt,
+        severity,
+        wae,
+        ppi,
+        profile,
+        [*sources, "command line"],
+        dim_ranges=ranges,
+        range_sources=range_sources,
+        fail_on=level,
+    )

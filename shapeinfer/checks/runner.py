@@ -35,6 +35,8 @@ class FileResult:
     notes: list[str] = field(default_factory=list)  # lines for stderr
     #: the files the linted model's external data names: inputs a report must never replace
     data_files: list[str] = field(default_factory=list)
+    #: the model's input symbols (which of the configured ranges applied to it)
+    symbols: frozenset[str] = frozenset()
 
 
 def discover(paths: Sequence[str]) -> list[str]:
@@ -91,7 +93,10 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
     Never raises for a bad model (E900). With ``fix`` and fixable findings, the passes named by
     the findings run, the result is written to :func:`fixed_path` (or over ``path`` with
     ``in_place``) and linted again: the returned findings are the written model's, under its path.
+    The configured ranges apply to the symbols the model's inputs have (a project's ``seq``
+    range is not an error for a model without one).
     """
+    from shapeinfer.bindings import input_symbols
     from shapeinfer.checks import lint_model
     from shapeinfer.engine import model_dir
     from shapeinfer.external import data_files, external_tensors
@@ -101,21 +106,24 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
         model = load_model(path)
     except Exception as e:  # ModelLoadError, or anything protobuf throws at a broken file
         return _unreadable(path, str(e) or type(e).__name__)
+    symbols = frozenset(input_symbols(model)) if config.dim_ranges else frozenset()
+    ranges = {k: r for k, r in config.dim_ranges.items() if k in symbols}
     findings = config.apply(
-        lint_model(model, path, target=config.target, base_dir=model_dir(path), timeout=config.timeout)
+        lint_model(
+            model, path, target=config.target, base_dir=model_dir(path), timeout=config.timeout, dim_ranges=ranges
+        )
     )
     data = data_files(external_tensors(model), model_dir(path))
-    if not fix:
-        return FileResult(path, findings, data_files=data)
-    fixable = [f for f in findings if f.fix]
+    fixable = [f for f in findings if f.fix] if fix else []
     if not fixable:
-        return FileResult(path, findings, data_files=data)
-    res = _fix(path, model, findings, fixable, config, in_place)
+        return FileResult(path, findings, data_files=data, symbols=symbols)
+    res = _fix(path, model, findings, fixable, config, in_place, ranges)
     res.data_files = data
+    res.symbols = symbols
     return res
 
 
-def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> FileResult:
+def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool, ranges: dict) -> FileResult:
     from shapeinfer.checks import lint_model
     from shapeinfer.engine import model_dir
 
@@ -139,7 +147,11 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool) -> 
     except Exception as e:
         res.notes.append(f"{path}: --fix failed in the optimize passes ({type(e).__name__}: {e}); nothing written")
         return res
-    after = config.apply(lint_model(fixed, out, target=config.target, base_dir=model_dir(path), timeout=config.timeout))
+    after = config.apply(
+        lint_model(
+            fixed, out, target=config.target, base_dir=model_dir(path), timeout=config.timeout, dim_ranges=ranges
+        )
+    )
     before_counts = Counter(f.code for f in fixable)
     after_counts = Counter(f.code for f in after if f.code in before_counts)
     gone = {c: n - after_counts.get(c, 0) for c, n in before_counts.items() if n - after_counts.get(c, 0) > 0}

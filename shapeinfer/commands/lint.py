@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from shapeinfer import __version__
-from shapeinfer.cli import SECONDS, CliError, Number, _run_guarded
+from shapeinfer.cli import SECONDS, CliError, Number, _run_guarded, parse_dim_ranges
 
 
 @click.command("lint", short_help="Check models against the rule catalog (CI gate).")
@@ -25,6 +25,24 @@ from shapeinfer.cli import SECONDS, CliError, Number, _run_guarded
     "--target",
     type=click.Choice(["onnx", "onnxruntime", "openvino", "onednn"]),  # checks.registry.TARGETS
     help="The runtime the model is for: its rules (P...) run, an error means it refuses the model.",
+)
+@click.option(
+    "--dim-range",
+    "dim_range",
+    multiple=True,
+    metavar="SYM=LO:HI",
+    help="The sizes an input symbol takes, e.g. seq=1:512 (HI may be empty: no max); what the range proves "
+    "is not reported as assumed (G003), a guard it rules out is a G015 error. Repeatable; "
+    "also `ranges` in [tool.shapeinfer].",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"]),
+    help="Exit 1 when a finding of this severity or worse remains (default: error; also `fail-on` in "
+    "[tool.shapeinfer]).",
+)
+@click.option(
+    "--statistics", is_flag=True, help="Print the number of findings per code instead of the findings (text, json)."
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True
@@ -42,7 +60,9 @@ from shapeinfer.cli import SECONDS, CliError, Number, _run_guarded
 )
 @click.option("--config", type=click.Path(dir_okay=False), help="TOML file with [tool.shapeinfer] (default: nearest).")
 @click.option("--isolated", is_flag=True, help="Ignore [tool.shapeinfer] in pyproject.toml.")
-@click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
+@click.option(
+    "--explain", metavar="CODE|NAME", help="Print rules' documentation (codes or names, comma-separated) and exit."
+)
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up on a model after this long (an E001 error).")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
@@ -53,6 +73,9 @@ def lint_cmd(
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     target: str | None,
+    dim_range: tuple[str, ...],
+    fail_on: str | None,
+    statistics: bool,
     fmt: str,
     output_file: str | None,
     fix: bool,
@@ -67,12 +90,16 @@ def lint_cmd(
 ) -> None:
     """Check models (files, or folders searched for *.onnx) against the rule catalog.
 
-    Exit codes: 0 no error-level finding, 1 error-level findings, 2 could not run.
+    Exit codes: 0 no finding at the --fail-on severity (default error) or worse, 1 such
+    findings (with --fix: those left after fixing, so a fix that wrote nothing counts its
+    findings), 2 could not run.
     Settings: --rules profile, then [tool.shapeinfer] in the nearest pyproject.toml, then flags.
     Folders are searched for *.onnx, leaving out the *.fixed.onnx files --fix writes.
     Text output is coloured on a terminal unless NO_COLOR is set.
     """
     from shapeinfer.checks import command
+
+    ranges = parse_dim_ranges(dim_range)
 
     def run() -> int:
         try:
@@ -84,10 +111,20 @@ def lint_cmd(
                 return 0
             if not paths:
                 raise CliError("lint needs at least one model file or folder")
-            cfg = command.configure(rules, select, extend_select, ignore, target, config, isolated)
+            cfg = command.configure(
+                rules, select, extend_select, ignore, target, config, isolated, dim_ranges=ranges, fail_on=fail_on
+            )
             cfg.timeout = timeout
             return command.run(
-                paths, cfg, fmt=fmt, output_file=output_file, fix=fix, in_place=in_place, jobs=jobs, version=__version__
+                paths,
+                cfg,
+                fmt=fmt,
+                output_file=output_file,
+                fix=fix,
+                in_place=in_place,
+                jobs=jobs,
+                version=__version__,
+                statistics=statistics,
             )
         except command.LintError as e:
             raise CliError(str(e)) from None
