@@ -46,7 +46,9 @@ def test_rule_case(case):
 def test_every_rule_has_a_triggering_and_a_clean_model():
     hit = {c.code for c in CASES if c.triggers}
     clean = {c.code for c in CASES if not c.triggers}
-    expected = set(RULES) - {"E900", "E003"}  # they need a file: test_lint_cli, test_lint_runtime
+    # E900, E003 need a file (test_lint_cli, test_lint_runtime); E001 is a rule's crash or the
+    # --timeout (test_hardening), E032 a loop past the fixpoint bound (test_lint_ci)
+    expected = set(RULES) - {"E900", "E003", "E001", "E032"}
     assert expected - hit == set()
     assert expected - clean == set()
     # and the catalog is the one the issue lists

@@ -16,7 +16,7 @@ import onnx
 import pytest
 from click.testing import CliRunner
 from conftest import ROOT, model_path
-from lint_models import make, out, reshape_const, vi
+from lint_models import CASES, make, out, reshape_const, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -243,3 +243,55 @@ def test_explain_takes_codes_and_names_in_plain_text():
         assert out.startswith(f"{code} {r.name} ({r.severity})")
     r = lint("--explain", "reshape-nop")
     assert r.exit_code == 2 and "did you mean 'reshape-noop'" in r.stderr
+
+
+# ------------------------------------------------------------------ every code under its own code
+
+
+def test_every_code_literal_in_the_package_is_in_the_catalog():
+    """The engine, the ops and the checks emit codes as literals ("E031", ctx.diag(..., "E017"));
+    each is a catalog entry, so --select/--ignore/--explain/severity work on it."""
+    package = ROOT / "shapeinfer"
+    found = {}
+    for p in package.rglob("*.py"):
+        for m in re.finditer(r"""["']([A-Z]\d{3})["']""", p.read_text(encoding="utf-8")):
+            found.setdefault(m.group(1), p.relative_to(ROOT).as_posix())
+    assert len(found) > 60
+    assert {c: where for c, where in found.items() if c not in RULES} == {}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.triggers], ids=lambda c: c.id)
+def test_lint_keeps_the_engines_codes(case):
+    """Each diagnostic inference reports on a rule's fixture is a finding under the same code,
+    never folded into another (E010 ... (E031), E001 ... (E002))."""
+    from shapeinfer.checks import lint_model
+    from shapeinfer.checks.registry import REMAPS
+    from shapeinfer.engine import infer
+
+    model = case.build()
+    engine = {d.code for d in infer(case.build()).diagnostics} - REMAPS.keys()  # R006/R007: the rules' own split
+    found = lint_model(model, "m.onnx", target=case.target)
+    assert engine <= {f.code for f in found}
+    for f in found:
+        assert not re.search(r"\([A-Z]\d{3}\)$", f.message), f.message
+        assert f.name == RULES[f.code].name
+
+
+def test_loop_that_does_not_settle_is_e032_under_its_own_code(monkeypatch):
+    """E032 is the safety net past the fixpoint bound (8 rounds; widening settles any loop in
+    fewer): with the bound at 1, a carried value whose shape changes once reaches it."""
+    import shapeinfer.ops.control_flow as cf
+    from shapeinfer.checks import lint_model
+
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["c_out"]), h.make_node("Concat", ["v", "v"], ["v_out"], axis=0)],
+        "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("v", T.FLOAT, None)],
+        [vi("c_out", T.BOOL, []), vi("v_out", T.FLOAT, None)],
+    )
+    node = h.make_node("Loop", ["n", "", "v0"], ["y"], name="bad", body=body)
+    model = make([node], [vi("n", T.INT64, []), vi("v0", T.FLOAT, [1, 2])], [out(rank=2)])
+    assert "E032" not in {f.code for f in lint_model(model, "m.onnx")}
+    monkeypatch.setattr(cf, "MAX_FIXPOINT_ITERATIONS", 1)
+    e032 = [f for f in lint_model(model, "m.onnx") if f.code == "E032"]
+    assert [(f.severity, f.node, f.name) for f in e032] == [("info", "bad", "loop-not-settled")]

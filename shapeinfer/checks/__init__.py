@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import onnx
 
+from shapeinfer.checks import engine_codes as _engine_codes  # noqa: F401  (registers E002-E090)
 from shapeinfer.checks import graph as _graph  # noqa: F401  (registers G/E rules)
 from shapeinfer.checks import model as _model  # noqa: F401  (registers E003, G014)
 from shapeinfer.checks import reshape as _reshape  # noqa: F401  (registers R rules)
@@ -39,8 +40,8 @@ def lint_model(
 ) -> list[Finding]:
     """Every finding for ``model`` (not modified), sorted by graph, node index and code.
 
-    Runs inference, turns its diagnostics into findings (R001-R005, S001-S003, G002-G005,
-    G007, E codes), then every check function; target rules (P...) run only when ``target``
+    Runs inference, turns its diagnostics into findings under their own codes (R001-R005,
+    S001-S003, G002-G005, G007, the E codes), then every check function; target rules (P...) run only when ``target``
     matches. Findings carry the rule's default severity (the engine's for engine codes);
     selection and severity overrides are :class:`~shapeinfer.checks.config.LintConfig`'s job.
     ``timeout`` (seconds) bounds inference and the checks together: past it, the model gets an
@@ -100,16 +101,15 @@ def _engine_findings(ctx: LintContext) -> None:
             continue  # the E003 check reports every external tensor (the engine only those it reads)
         if code in REMAPS:
             code, msg = REMAPS[code](d, ref)
-        elif code not in RULES or code == "E900":
-            if code.startswith("E") and code[1:].isdigit() and 10 <= int(code[1:]) < 900:
-                code, msg = "E010", f"{msg} ({d.code})"
-            else:
-                code, msg = "E001", msg if code == "E002" else f"{msg} ({d.code})"
-        r = RULES[code]
+        # every code the engine emits is in the catalog under its own code (engine_codes,
+        # graph, model); one that is not still keeps its code rather than another's
+        r = RULES.get(code)
         if d.severity == "error" and d.index is not None:
             ctx.error_nodes.add((d.graph, d.index))
-        severity = d.severity if d.severity in ("error", "warning", "info") else r.severity
-        ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), r.fix, r.name))
+        default = r.severity if r is not None else "warning"
+        severity = d.severity if d.severity in ("error", "warning", "info") else default
+        fix, name = (r.fix, r.name) if r is not None else (None, "")
+        ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name))
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -326,10 +326,12 @@ declare(
     "error",
     "a node's attributes or inputs are invalid",
     """
-    Inference found a node that violates its op's contract: an axis out of range, a Gather
-    index past the dim, a Transpose ``perm`` that is not a permutation, a Split that does not
-    add up, a Conv input of rank < 3, a Range with delta 0... The message carries the engine's
-    own code (E010-E099) and says what is wrong. The node fails at run time.
+    Inference found a node that violates its op's contract: an axis out of range for the
+    input's rank (Flatten, OneHot, DFT, any op with an ``axis``), an element type taken from an
+    attribute (Cast's ``to``) that is not an ONNX type. The message says what is wrong. The
+    node fails at run time. Op-specific problems have their own codes (E015-E090: a Transpose
+    ``perm`` that is not a permutation is E016, a Range with delta 0 E022, a Conv input of rank
+    < 3 E040...).
     """,
 )
 

@@ -91,7 +91,9 @@ def _artifact_uri(path: str) -> str:
 
 
 def _rule_descriptor(code: str) -> dict:
-    r = RULES[code]
+    r = RULES.get(code)
+    if r is None:  # a code outside the catalog (none is emitted today): described by its code only
+        return {"id": code, "shortDescription": {"text": code}, "defaultConfiguration": {"level": "warning"}}
     help_text = r.doc
     if r.fix:
         help_text += f"\n\nFixable: `shapeinfer lint --fix` applies the {r.fix} pass."
