@@ -474,15 +474,16 @@ def _atom_bounds(atom: Atom, ranges: Mapping[str, tuple[int, int | None]]) -> tu
     return max(i[0] for i in ivs), max(i[1] for i in ivs)
 
 
-def lower_bound(a: Dim) -> int | None:
-    """A proven lower bound of ``a`` for all bindings of its symbols to positive integers (the
-    low end of :func:`bounds`), None when unbounded below."""
+def lower_bound(a: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
+    """A proven lower bound of ``a`` for all bindings of its symbols inside ``ranges`` (default:
+    positive integers): the low end of :func:`bounds`, refined where that is below 1; None when
+    unbounded below."""
     if type(a) is int:
         return a
-    lo = bounds(a)[0]
+    lo = bounds(a, ranges)[0]
     if lo < 1:  # maybe too weak where an atom is correlated with the rest of the expression
         for refine in (_lower_bound_by_remainder, _lower_bound_by_argument):
-            better = refine(a)
+            better = refine(a, ranges)
             if better is not None and better > lo:
                 lo = better
                 if lo >= 1:
@@ -490,7 +491,7 @@ def lower_bound(a: Dim) -> int | None:
     return None if lo == -INF else int(lo)
 
 
-def _lower_bound_by_argument(a: Expr) -> int | None:
+def _lower_bound_by_argument(a: Expr, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
     """A lower bound of ``a`` through one term ``c*max(g1, g2, ...)`` with ``c > 0`` (or
     ``c*min(...)`` with ``c < 0``): that term is at least ``c*gi`` for every argument, so ``a`` is
     at least the rest plus ``c*gi``, bounded with the rest (``max(x, 10) - x >= 0``,
@@ -503,41 +504,59 @@ def _lower_bound_by_argument(a: Expr) -> int | None:
         best = -INF
         for g in m[0].args:
             e = add(rest, mul(c, g))
-            lo = bounds(e)[0]
+            lo = bounds(e, ranges)[0]
             if lo == -INF and isinstance(e, Expr):
-                r = _lower_bound_by_remainder(e)
+                r = _lower_bound_by_remainder(e, ranges)
                 lo = -INF if r is None else r
             best = max(best, lo)
         return None if best == -INF else int(best)
     return None
 
 
-#: The name standing for a division's remainder in :func:`_lower_bound_by_remainder`.
-_REMAINDER = "__remainder__"
+#: The names standing for divisions' remainders in :func:`_lower_bound_by_remainder`.
+_REMAINDER = "__remainder_{}__"
+
+#: How many floor divisions :func:`_lower_bound_by_remainder` replaces at most.
+_REMAINDER_STEPS = 6
 
 
-def _lower_bound_by_remainder(a: Expr) -> int | None:
+def _lower_bound_by_remainder(a: Expr, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
     """A lower bound of ``a`` through ``x//k == (x - r)/k`` with ``0 <= r < k``: for a term
-    ``c*(x//k)`` (an int ``k > 0``, the atom nowhere else in ``a``), ``k*a`` is ``c*(x - r)``
-    plus ``k`` times the rest, bounded with ``r`` in ``[0, k - 1]``; ``seq - seq//2 >= 1`` and
-    ``seq - 3*(seq//3) >= 0``, which interval arithmetic alone cannot see. None when ``a`` has
-    no such term."""
-    for m, c in a.terms:
-        if len(m) != 1 or m[0].kind != "floordiv":
-            continue
-        atom = m[0]
-        x, k = atom.args
-        if type(k) is not int or k <= 0:
-            continue
-        if sum(1 for mm, _ in a.terms for at in mm if at == atom) != 1:
-            continue
-        rest = sub(a, mul(c, _atom_expr(atom)))
-        scaled = add(mul(c, sub(x, sym(_REMAINDER))), mul(k, rest))
-        lo = bounds(scaled, {_REMAINDER: (0, k - 1)})[0]
-        if lo == -INF:
-            continue
-        return -((-int(lo)) // k)  # ceil(lo / k): a is an integer
-    return None
+    ``c*(x//k)`` (an int ``k > 0``), ``k*a`` is ``c*(x - r)`` plus ``k`` times the rest, exactly,
+    with ``r`` a new symbol in ``[0, k - 1]``; repeated on the divisions inside ``x``, so nested
+    divisions cancel against the symbols they divide (``seq - seq//2 >= 1``,
+    ``seq - 3*(seq//3) >= 0``, ``s - 2*(((s//10 + 1)//2 - 1)//2) >= 1``), which interval
+    arithmetic alone cannot see. An atom that also occurs inside another atom or a product keeps
+    its own interval there (sound, only less precise). The best bound over the steps; None when
+    ``a`` has no such term or no step bounds it."""
+    scaled: Dim = a
+    scale = 1
+    rem_ranges: dict[str, tuple[int, int | None]] = dict(ranges or {})
+    best: int | float = -INF
+    for step in range(_REMAINDER_STEPS):
+        if type(scaled) is int:
+            break
+        found = None
+        for m, c in scaled.terms:
+            if len(m) == 1 and m[0].kind == "floordiv":
+                x, k = m[0].args
+                if type(k) is int and k > 0:
+                    found = (m, c, x, k)
+                    break
+        if found is None:
+            break
+        m, c, x, k = found
+        name = _REMAINDER.format(step)
+        rest = sub(scaled, Expr(((m, c),)))
+        scaled = add(mul(c, sub(x, sym(name))), mul(k, rest))
+        scale *= k
+        rem_ranges[name] = (0, k - 1)
+        lo = bounds(scaled, rem_ranges)[0]
+        if lo != -INF:
+            best = max(best, -((-int(lo)) // scale))  # ceil(lo / scale): a is an integer
+            if best >= 1:
+                break
+    return None if best == -INF else int(best)
 
 
 def compare(a: Dim, b: Dim) -> int | None:

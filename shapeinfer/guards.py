@@ -24,7 +24,17 @@ from dataclasses import dataclass, field
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import Diagnostic
-from shapeinfer.intervals import DEFAULT_RANGE, Range, Ranges, holds_eq, holds_le, interval, simplify
+from shapeinfer.intervals import (
+    DEFAULT_RANGE,
+    Range,
+    Ranges,
+    holds_eq,
+    holds_le,
+    interval,
+    monotone,
+    simplify,
+    threshold,
+)
 
 __all__ = ["Contradiction", "Guard", "Ledger", "check", "contradiction_diagnostics", "contradictions", "parse_range"]
 
@@ -154,11 +164,13 @@ class Ledger:
             if node and node not in g.nodes:
                 g.nodes.append(node)
 
-    def ranges(self, user: Ranges | None, symbols: Iterable[str]) -> dict[str, Range]:
+    def ranges(
+        self, user: Ranges | None, symbols: Iterable[str], guards: Iterable[Guard] | None = None
+    ) -> dict[str, Range]:
         """Each symbol's range: the user's (default ``[1, inf)``) tightened by bound guards
-        between the symbol and an int."""
+        between the symbol and an int (of ``guards``, by default the ledger's)."""
         out = {s: tuple((user or {}).get(s, DEFAULT_RANGE)) for s in symbols}
-        for g in self._guards.values():
+        for g in self._guards.values() if guards is None else guards:
             if g.kind != "bound":
                 continue
             name = lone_symbol(g.lhs)
@@ -176,12 +188,18 @@ class Ledger:
         nodes of those it implies) and guards the ranges prove are dropped."""
         user = dict(user or {})
         syms = set(symbols)
+        guards = []
         for g in self._guards.values():
             syms |= g.symbols
-        ranges = self.ranges(user, syms)
+            if g.kind == "bound":  # 3 <= samples//10 reads 30 <= samples
+                lhs, rhs = as_symbol_bound(g.lhs, g.rhs, user)
+                if lhs is not g.lhs or rhs is not g.rhs:
+                    g = Guard("bound", lhs, rhs, list(g.nodes))
+            guards.append(g)
+        ranges = self.ranges(user, syms, guards)
         out: list[Guard] = []
         merged: dict[tuple, Guard] = {}
-        for g in self._guards.values():
+        for g in guards:
             if g.kind == "bound":
                 name, side = lone_symbol(g.lhs), "hi"
                 if name is None or type(g.rhs) is not int:
@@ -246,6 +264,45 @@ def lone_symbol(d: D.Dim) -> str | None:
         if atom.kind == "sym":
             return atom.name
     return None
+
+
+def monotone_bound(side: D.Dim, c: int, upper: bool, ranges: Ranges | None = None) -> tuple[str, int, bool] | None:
+    """``side <= c`` (``upper``) or ``c <= side``, for a ``side`` with one symbol in which it is
+    monotone, as the bound of that symbol it amounts to inside the symbol's range (default
+    ``[1, inf)``): ``1 <= (s//10 + 1)//2`` is ``s >= 10``. Returns ``(name, value, upper)``
+    (the symbol is at most / at least ``value``), or None (several symbols, not shown monotone,
+    or no value of the range satisfies it)."""
+    names = D.symbols(side)
+    if len(names) != 1:
+        return None
+    (name,) = names
+    ranges = ranges or {}
+    direction = monotone(side, name, ranges)
+    if not direction:
+        return None
+    f = side if direction > 0 else D.neg(side)
+    if direction < 0:
+        c, upper = -c, not upper  # side <= c  <=>  -side >= -c
+    lo, hi = ranges.get(name, DEFAULT_RANGE)
+    if upper:  # f(v) <= c: v lies below the first value where f exceeds c
+        first = threshold(f, name, c + 1, lo, hi)
+        return None if first is None or first <= lo else (name, first - 1, True)
+    first = threshold(f, name, c, lo, hi)
+    return None if first is None else (name, first, False)
+
+
+def as_symbol_bound(lhs: D.Dim, rhs: D.Dim, ranges: Ranges | None = None) -> tuple[D.Dim, D.Dim]:
+    """``lhs <= rhs`` as a bound of its one symbol where it is monotone in it (``3 <=
+    samples//10`` reads ``30 <= samples``), the same condition inside the symbol's range; else
+    as given."""
+    a, b = normal_bound(lhs, rhs)
+    for side, other, upper in ((a, b, True), (b, a, False)):
+        if type(other) is int and lone_symbol(side) is None:
+            bound = monotone_bound(side, other, upper, ranges)
+            if bound is not None:
+                name, value, upper = bound
+                return (D.sym(name), value) if upper else (value, D.sym(name))
+    return lhs, rhs
 
 
 #: Nodes named in a contradiction's message before "and N more".

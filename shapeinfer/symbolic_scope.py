@@ -40,7 +40,7 @@ from typing import NamedTuple
 from shapeinfer import dims as D
 from shapeinfer import intervals
 from shapeinfer.diagnostics import InferenceError
-from shapeinfer.guards import lone_symbol, normal_bound
+from shapeinfer.guards import as_symbol_bound, lone_symbol, monotone_bound, normal_bound
 
 __all__ = ["FRESH_PREFIX", "GuardEvent", "Mark", "SymbolScope"]
 
@@ -195,6 +195,8 @@ class SymbolScope:
         ``node``); returns the sides as recorded (simplified under the ranges)."""
         if self.ranges:
             lhs, rhs = intervals.simplify(lhs, self.ranges), intervals.simplify(rhs, self.ranges)
+        if kind == "bound":
+            lhs, rhs = as_symbol_bound(lhs, rhs, self.ranges)
         self.guard_events.append((kind, lhs, rhs, node))
         if kind == "bound":
             self._narrow(lhs, rhs)
@@ -204,8 +206,15 @@ class SymbolScope:
         """Narrow the assumed range of the one input symbol ``lhs <= rhs`` bounds, if any."""
         a, b = normal_bound(lhs, rhs)
         for side, other, upper in ((a, b, True), (b, a, False)):
+            if type(other) is not int:
+                continue
             name = lone_symbol(side)
-            if name is None or type(other) is not int or name not in self.input_symbols:
+            if name is None:
+                bound = self._monotone_bound(side, other, upper)
+                if bound is None:
+                    continue
+                name, other, upper = bound
+            if name not in self.input_symbols:
                 continue
             lo, hi = self.assumed.get(name) or self.ranges.get(name, D.DEFAULT_RANGE)
             new = (lo, other if hi is None else min(hi, other)) if upper else (max(lo, other), hi)
@@ -214,6 +223,14 @@ class SymbolScope:
                 self.assumed[name] = new
                 self._effective = None
             return
+
+    def _monotone_bound(self, side: D.Dim, c: int, upper: bool) -> tuple[str, int, bool] | None:
+        """``side <= c`` (``upper``) or ``c <= side`` as a bound of ``side``'s one input symbol
+        over the effective ranges (see :func:`shapeinfer.guards.monotone_bound`)."""
+        names = D.symbols(side)
+        if len(names) != 1 or not names <= self.input_symbols:
+            return None
+        return monotone_bound(side, c, upper, self.effective_ranges())
 
     # ------------------------------------------------------------------ bounds and proofs
     def effective_ranges(self) -> dict[str, tuple[int, int | None]]:

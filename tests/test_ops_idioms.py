@@ -461,3 +461,111 @@ def test_a_symbol_broadcast_against_an_int_is_not_assumed_equal_to_it():
     assert r.dims("y") == (D.sym("b"), 1, 4, 4, 128)
     assert [g.text for g in r.guards()] == ["b == 1 or b == 4"]
     assert not [d for d in r.diagnostics if d.code == "G003"]
+
+
+def crop_select(form: str) -> onnx.ModelProto:
+    """tf2onnx's BatchToSpaceND crop (dilated convolutions): x[b, h] padded to an even length,
+    ``crop = 2*((h + 1)//2) - h``, then cropped with ``end = crop == 0 ? INT32_MAX : -crop``,
+    written arithmetically (Equal, Not, Cast, Neg, Mul, Add) or as a Where."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"], start=1, end=2),
+        c("one1", [1]),
+        c("two1", [2]),
+        c("zero1", [0]),
+        c("imax", [2**31 - 1]),
+        h.make_node("Add", ["s", "one1"], ["a"]),
+        h.make_node("Div", ["a", "two1"], ["b_"]),
+        h.make_node("Mul", ["b_", "two1"], ["cc"]),
+        h.make_node("Sub", ["cc", "s"], ["crop"]),
+        h.make_node("Concat", ["zero1", "zero1", "zero1", "crop"], ["pads"], axis=0),
+        h.make_node("Pad", ["x", "pads"], ["xp"]),
+        h.make_node("Equal", ["crop", "zero1"], ["eq"]),
+        h.make_node("Neg", ["crop"], ["ncrop"]),
+    ]
+    if form == "arithmetic":
+        nodes += [
+            h.make_node("Not", ["eq"], ["ne"]),
+            h.make_node("Cast", ["ne"], ["nei"], to=T.INT64),
+            h.make_node("Mul", ["ncrop", "nei"], ["p1"]),
+            h.make_node("Cast", ["eq"], ["eqi"], to=T.INT64),
+            h.make_node("Mul", ["imax", "eqi"], ["p2"]),
+            h.make_node("Add", ["p1", "p2"], ["end"]),
+        ]
+    else:
+        nodes += [h.make_node("Where", ["eq", "imax", "ncrop"], ["end"])]
+    nodes += [h.make_node("Slice", ["xp", "zero1", "end", "one1"], ["y"])]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "h"])], [vi("xp", T.FLOAT, None), vi("y", T.FLOAT, None)])
+
+
+@pytest.mark.parametrize("form", ["arithmetic", "where"])
+def test_a_crop_whose_sign_depends_on_parity_is_decided_by_cases(form):
+    """The crop end is INT32_MAX for even h and -1 for odd h: each residue decides the clamp,
+    and the two cases recombine into one length, exactly (no guard)."""
+    r = _agrees(crop_select(form), [{"b": 2, "h": 9}, {"b": 1, "h": 16}, {"b": 1, "h": 1}, {"b": 3, "h": 2}])
+    assert r.dims("y") == (D.sym("b"), D.sym("h"))
+    assert r.guards() == []
+
+
+def even_slice_of_nested_floor() -> onnx.ModelProto:
+    """torch's conv_stack: ``n = (s//10 + 1)//2 - 1`` with int64 Div, then x[:, :2*(n//2)]."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["sh"], start=1, end=2),
+        c("z", [0]),
+        h.make_node("Squeeze", ["sh", "z"], ["n0"]),
+        c("ten", 10),
+        c("one", 1),
+        c("two", 2),
+        h.make_node("Div", ["n0", "ten"], ["a"]),
+        h.make_node("Add", ["a", "one"], ["b_"]),
+        h.make_node("Div", ["b_", "two"], ["cc"]),
+        h.make_node("Sub", ["cc", "one"], ["n"]),
+        h.make_node("Div", ["n", "two"], ["q"]),
+        h.make_node("Mul", ["q", "two"], ["e"]),
+        h.make_node("Unsqueeze", ["e", "z"], ["e1"]),
+        c("one1", [1]),
+        h.make_node("Slice", ["x", "z", "e1", "one1"], ["y"]),
+    ]
+    return mk(nodes, [vi("x", T.FLOAT, ["b", "s"])], [vi("y", T.FLOAT, None)])
+
+
+def test_a_slice_end_nested_in_floors_is_clamped_under_the_guard_it_needs():
+    """The truncating Div of ``n`` assumes ``n >= 0``, i.e. ``s >= 10``: that bound proves the
+    end non-negative and below ``s`` (remainders of nested divisions cancel), so the length is
+    the end itself, not a fresh symbol."""
+    r = _agrees(even_slice_of_nested_floor(), [{"b": 2, "s": 400}, {"b": 3, "s": 999}, {"b": 1, "s": 10}])
+    (b, n) = r.dims("y")
+    assert b == D.sym("b") and D.symbols(n) == {"s"}
+    for s in range(10, 200):
+        assert D.evaluate(n, {"s": s}) == 2 * ((((s // 10) + 1) // 2 - 1) // 2)
+    assert [check(g, {"s": 9}) for g in r.guards()] == [False]
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=small, q=small, c=small, k1=st.integers(1, 6), k2=st.integers(1, 6), a=small)
+def test_lower_bound_through_nested_remainders_is_sound(p, q, c, k1, k2, a):
+    """``dims.lower_bound`` of ``p*s + c*((s//k1 + a)//k2) + q`` over a range of ``s`` never
+    exceeds the true minimum there."""
+    d = D.add(D.add(D.mul(p, _sym), D.mul(c, D.floordiv(D.add(D.floordiv(_sym, k1), a), k2))), q)
+    lb = D.lower_bound(d, {"s": (5, 90)})
+    if lb is not None:
+        assert lb <= min(D.evaluate(d, {"s": s}) for s in range(5, 91)), D.format(d)
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=st.integers(-2, 2), q=st.integers(-3, 3), c=small, m=st.integers(2, 4), a=st.integers(0, 3), step=st.sampled_from([1, 2, -1]))
+def test_slice_length_by_residue_is_exact(p, q, c, m, a, step):
+    """Whatever ``slice_len`` answers for an end ``p*h + q*((h + a)//m) + c`` of a dim
+    ``m*((h + a)//m)`` (a residue split where the sign is open) equals the ONNX length at every
+    ``h`` in range."""
+    from shapeinfer.ops.gather_slice import onnx_slice_range, slice_len
+
+    fl = D.floordiv(D.add(_sym, a), m)
+    d = D.mul(m, fl)
+    end = D.add(D.add(D.mul(p, _sym), D.mul(q, fl)), c)
+    n = slice_len(d, 0, end, step, {"s": (1, None)})
+    if n is None:
+        return
+    for s in range(1, 60):
+        b = {"s": s}
+        want = len(onnx_slice_range(D.evaluate(d, b), 0, D.evaluate(end, b), step))
+        assert D.evaluate(n, b) == want, (D.format(n), s)

@@ -294,3 +294,49 @@ def test_bound_guards_narrow_the_ranges_proofs_use_and_roll_back_with_them():
         assert s.prove_le(D.sub(seq, 1), 999) and s.simplify(D.dmin(seq, 2000)) == seq
     assert s.assumed == {} and not s.prove_le(D.sub(seq, 1), 999)
     assert s.ranges == {"seq": (1, 4096)}  # the caller's ranges are never changed
+
+
+def test_a_bound_on_a_monotone_expression_narrows_its_one_symbol():
+    """``1 <= (s//10 + 1)//2`` holds exactly when ``s >= 10``; ``(s + 1)//4 <= 3`` when
+    ``s <= 14``; ``-s//3 >= -4`` when ``s <= 12``: the assumed range says so, and rolls back."""
+    s = D.sym("s")
+    scope = SymbolScope()
+    scope.input_symbols.add("s")
+    mark = scope.checkpoint()
+    scope.assume("bound", 1, D.floordiv(D.add(D.floordiv(s, 10), 1), 2))
+    assert scope.effective_ranges()["s"] == (10, None)
+    scope.assume("bound", D.floordiv(D.add(s, 1), 4), 3)
+    assert scope.effective_ranges()["s"] == (10, 14)
+    scope.rollback(mark, release_fresh=True)
+    assert "s" not in scope.effective_ranges()
+    scope.assume("bound", -4, D.floordiv(D.neg(s), 3))
+    assert scope.effective_ranges()["s"] == (1, 12)
+    # not monotone (a remainder): no narrowing
+    scope2 = SymbolScope()
+    scope2.input_symbols.add("s")
+    scope2.assume("bound", 1, D.sub(s, D.mul(2, D.floordiv(s, 2))))
+    assert "s" not in scope2.effective_ranges()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    a=st.integers(-3, 3),
+    k1=st.integers(1, 5),
+    k2=st.integers(1, 5),
+    b=st.integers(-4, 4),
+    c=st.integers(-6, 6),
+    upper=st.booleans(),
+)
+def test_monotone_bounds_narrow_to_exactly_the_satisfying_values(a, k1, k2, b, c, upper):
+    """Brute force: the narrowed range of ``s`` holds every ``s`` in [1, 120] that satisfies the
+    guard, and (where the guard is monotone) nothing else."""
+    s = D.sym("s")
+    e = D.floordiv(D.add(D.mul(a, D.floordiv(s, k1)), b), k2)
+    scope = SymbolScope()
+    scope.input_symbols.add("s")
+    lhs, rhs = (e, c) if upper else (c, e)
+    scope.assume("bound", lhs, rhs)
+    lo, hi = scope.effective_ranges().get("s", (1, None))
+    sat = {v for v in range(1, 121) if D.evaluate(lhs, {"s": v}) <= D.evaluate(rhs, {"s": v})}
+    inside = {v for v in range(1, 121) if lo <= v and (hi is None or v <= hi)}
+    assert sat <= inside

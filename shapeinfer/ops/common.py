@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
@@ -272,10 +272,10 @@ def probe_outputs(
         return {}
 
 
-def provably_nonneg(d: D.Dim) -> bool:
-    """True when ``d >= 0`` for every binding of its symbols to positive integers
-    (:func:`shapeinfer.dims.lower_bound`, the one bounds analysis)."""
+def provably_nonneg(d: D.Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> bool:
+    """True when ``d >= 0`` for every binding of its symbols inside ``ranges`` (default: positive
+    integers) (:func:`shapeinfer.dims.lower_bound`, the one bounds analysis)."""
     if type(d) is int:
         return d >= 0
-    lb = D.lower_bound(d)
+    lb = D.lower_bound(d, ranges)
     return lb is not None and lb >= 0

@@ -249,12 +249,46 @@ def _round_float(v: float, dtype: int) -> float:
     return v
 
 
+def _two_valued_cmp_in(ctx, test):
+    """A comparison's values at ``ctx``: as :func:`_cmp`, and where it cannot decide, a
+    difference ``x = a - b`` that takes only two values ``lo, lo + 1`` over the effective ranges
+    (``2*((h + 1)//2) - h`` is 0 or 1) gives the exact 0/1 value ``t0 + (t1 - t0)*(x - lo)``
+    (``Equal(crop, 0)`` is ``1 - crop``), which Not, Where and integer arithmetic carry on."""
+    plain = _cmp(test)
+    sym = ctx.symbols
+
+    def f(a, b):
+        r = plain(a, b)
+        if r is not None or isinstance(a, float) or isinstance(b, float):
+            return r
+        x = D.sub(a, b)
+        if type(x) is int:
+            return int(test((x > 0) - (x < 0)))
+        ranges = sym.effective_ranges()
+        lo, neg_lo = D.lower_bound(x, ranges), D.lower_bound(D.neg(x), ranges)
+        if lo is None or neg_lo is None or -neg_lo - lo != 1:
+            return None
+        t0, t1 = int(test((lo > 0) - (lo < 0))), int(test((lo + 1 > 0) - (lo + 1 < 0)))
+        return D.add(t0, D.mul(t1 - t0, D.sub(x, lo)))
+
+    return f
+
+
+_TESTS = {
+    "Equal": lambda s: s == 0,
+    "Less": lambda s: s < 0,
+    "LessOrEqual": lambda s: s <= 0,
+    "Greater": lambda s: s > 0,
+    "GreaterOrEqual": lambda s: s >= 0,
+}
+
+
 def _binary_rule(op: str):
     fn = _BINARY[op]
 
     def rule(ctx, ins: list) -> list:
         dtype = BOOL if op in _COMPARISONS else (ins[0].dtype if ins[0] is not None else 0)
-        return _nary(ctx, ins, fn, dtype)
+        return _nary(ctx, ins, _two_valued_cmp_in(ctx, _TESTS[op]) if op in _TESTS else fn, dtype)
 
     rule.__doc__ = f"{op}: broadcast dims; values computed elementwise."
     return rule
@@ -308,7 +342,12 @@ def where(ctx, ins: list) -> list:
     cond, x, y = ins[0], ins[1], ins[2]
 
     def pick(c, a, b):
-        return a if c else b
+        if _is_num(c):
+            return a if c else b
+        # a 0/1 condition known as an expression (a two-valued comparison): b + c*(a - b)
+        if isinstance(c, D.Expr) and not isinstance(a, float) and not isinstance(b, float):
+            return D.add(b, D.mul(c, D.sub(a, b)))
+        return None
 
     return _nary(ctx, [cond, x, y], pick, x.dtype or y.dtype)
 
@@ -369,7 +408,7 @@ _UNARY_VALUES = {
     "Reciprocal": lambda v: 1.0 / v if _is_num(v) else None,
     "Relu": lambda v: max(v, 0) if _is_num(v) else (v if _nonneg(v) else None),
     "Sign": lambda v: (v > 0) - (v < 0) if _is_num(v) else None,
-    "Not": lambda v: int(not v) if _is_num(v) else None,
+    "Not": lambda v: int(not v) if _is_num(v) else D.sub(1, v),  # a bool's value is 0 or 1
 }
 
 _UNARY_SHAPE_ONLY = [

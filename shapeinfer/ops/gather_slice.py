@@ -8,6 +8,7 @@ from __future__ import annotations
 from shapeinfer import dims as D
 from shapeinfer.diagnostics import InferenceError
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact, tensor
+from shapeinfer.intervals import Ranges, by_residue
 from shapeinfer.ops.common import (
     flat_index,
     is_static_shape,
@@ -108,10 +109,11 @@ def onnx_slice_range(d: int, start: int, end: int, step: int) -> range:
     return range(start, end, step)
 
 
-def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int) -> D.Dim | None:
+def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int, ranges: Ranges | None = None) -> D.Dim | None:
     """A start / end ``v`` made non-negative and clamped into ``[lo, d + hi_off]``, symbolically.
 
-    None when the sign of a symbolic ``v`` is unknown (the clamp then has no closed form).
+    None when the sign of a symbolic ``v`` is unknown over ``ranges`` (the symbols' ranges, by
+    default positive sizes; the clamp then has no closed form).
     """
     hi = D.add(d, hi_off)
     if type(v) is int:
@@ -122,9 +124,9 @@ def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int) -> D.Dim | None:
         if v < 0:
             return D.dmax(D.add(d, v), lo)
         return D.dmin(v, hi)
-    if provably_nonneg(v):
+    if provably_nonneg(v, ranges):
         return D.dmin(v, hi)
-    if D.compare(v, 0) == -1:
+    if (D.lower_bound(D.neg(v), ranges) or 0) >= 1:
         return D.dmax(D.add(d, v), lo)
     return None
 
@@ -134,15 +136,28 @@ def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int) -> D.Dim | None:
 AMBIGUOUS_NEGATIVE_STEP_ENDS = (2**31 - 1, 2**63 - 1)
 
 
-def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim) -> D.Dim | None:
+def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | None = None) -> D.Dim | None:
     """The number of elements ONNX Slice takes along a dim of size ``d``; None if not expressible
     (or when ONNX and onnxruntime disagree, see ``AMBIGUOUS_NEGATIVE_STEP_ENDS``). A symbolic
-    ``step`` counts only when it is provably positive."""
+    ``step`` counts only when it is provably positive. ``ranges`` (the symbols' ranges, default
+    positive sizes) decide the signs of symbolic starts and ends."""
+    n = _slice_len(d, start, end, step, ranges)
+    if n is None and type(step) is int:
+        # a start / end whose sign depends on a symbol's residue (tf2onnx's crop
+        # ``crop == 0 ? INT32_MAX : -crop`` with ``crop = 2*((h + 1)//2) - h``): decide each case
+        names = D.symbols(start) | D.symbols(end)
+        if len(names) == 1:
+            (name,) = names
+            n = by_residue(lambda a, rg: _slice_len(a[0], a[1], a[2], step, rg), [d, start, end], name, ranges)
+    return n
+
+
+def _slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | None) -> D.Dim | None:
     if isinstance(step, D.Expr):
         if (D.lower_bound(step) or 0) < 1:
             return None
-        s = _clamp_bound(d, start, 0, 0)
-        e = _clamp_bound(d, end, 0, 0)
+        s = _clamp_bound(d, start, 0, 0, ranges)
+        e = _clamp_bound(d, end, 0, 0, ranges)
         if s is None or e is None:
             return None
         return D.dmax(0, D.ceildiv(D.sub(e, s), step))
@@ -151,13 +166,13 @@ def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim) -> D.Dim | None:
     if type(d) is int and type(start) is int and type(end) is int:
         return len(onnx_slice_range(d, start, end, step))
     if step > 0:
-        s = _clamp_bound(d, start, 0, 0)
-        e = _clamp_bound(d, end, 0, 0)
+        s = _clamp_bound(d, start, 0, 0, ranges)
+        e = _clamp_bound(d, end, 0, 0, ranges)
         if s is None or e is None:
             return None
         return D.dmax(0, D.ceildiv(D.sub(e, s), step))
-    s = _clamp_bound(d, start, 0, -1)
-    e = _clamp_bound(d, end, -1, -1)
+    s = _clamp_bound(d, start, 0, -1, ranges)
+    e = _clamp_bound(d, end, -1, -1, ranges)
     if s is None or e is None:
         return None
     n = D.dmax(0, D.ceildiv(D.sub(s, e), -step))
@@ -197,7 +212,9 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
             shape[a] = ctx.fresh()
             plan = None
             continue
-        n = slice_len(data.shape[a], s, e, k)
+        n = slice_len(data.shape[a], s, e, k, ctx.symbols.effective_ranges())
+        if n is not None:
+            n = ctx.symbols.simplify(n)
         if type(k) is int and k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
             msg = f"Slice end {e} with step {k}: ONNX stops at the last index, onnxruntime runs to 0"
             ctx.diag("warning", "E017", msg)
