@@ -23,8 +23,9 @@ from shapeinfer.bindings import (  # BindError and the checks are importable fro
     check_ranges,
     specialise_inputs,
 )
-from shapeinfer.engine import Result, model_dir
+from shapeinfer.engine import Result, binding_contradictions, model_dir
 from shapeinfer.engine import infer as _infer
+from shapeinfer.guards import CONTRADICTION
 from shapeinfer.modelsource import ModelLike, in_memory
 from shapeinfer.onnxio import load_model
 from shapeinfer.writer import annotate
@@ -93,7 +94,13 @@ def _run(m: onnx.ModelProto, base_dir: str | None, shapes, bind, timeout: float 
     """Infer ``m`` with entries already checked by :mod:`shapeinfer.bindings`, after checking
     them against ``m`` (input names and ranks, bound and ranged symbols)."""
     check_model(m, shapes, bind, ranges)
-    return _infer(m, base_dir=base_dir, input_shapes=shapes, bind=bind, timeout=timeout, dim_ranges=ranges)
+    result = _infer(m, base_dir=base_dir, input_shapes=shapes, bind=bind, timeout=timeout, dim_ranges=ranges)
+    if bind and any(d.severity == "error" for d in result.diagnostics):
+        # a clash at a node may be a bound value no input can have: say so (G015), as the CLI does
+        result.diagnostics.extend(
+            binding_contradictions(m, bind, base_dir=base_dir, dim_ranges=ranges, timeout=timeout)
+        )
+    return result
 
 
 def infer_shapes(
@@ -108,12 +115,18 @@ def infer_shapes(
     Weights are left as they are (external data stays external). Arguments as for :func:`infer`.
     With ``bind``, the graph inputs carry the bound values too (as ``optimize(bind=...)`` writes
     them): the dims written are valid only at those values, and the model says so where a
-    runtime checks what it is fed.
+    runtime checks what it is fed. When no input those values or shapes allow satisfies the
+    model's guards (G015: ``bind={"seq": 1000}`` where the model needs ``seq <= 512``), nothing is
+    annotated: :class:`BindError` names the value, the guard and its nodes.
     """
     bind = check_bind_values(bind) if bind else None
     shapes = check_input_shapes(input_shapes) if input_shapes else None
     m, where = _load(model, copy=True)
-    annotated = annotate(_run(m, where, shapes, bind, None))
+    result = _run(m, where, shapes, bind, None)
+    clashes = [d.message for d in result.diagnostics if d.code == CONTRADICTION]
+    if clashes:  # its shapes hold for no input it was asked about: nothing to annotate
+        raise BindError("", "; ".join(clashes), "bind" if bind else "input_shapes")
+    annotated = annotate(result)
     if bind:
         specialise_inputs(annotated, bind)  # the graph inputs say what the value_info was inferred at
     return annotated

@@ -31,7 +31,8 @@ from shapeinfer.declarations import contradictions, dims_text, dtype_name
 from shapeinfer.diagnostics import Diagnostic, InferenceError
 from shapeinfer.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.facts import MAX_VALUE_ELEMENTS, Fact
-from shapeinfer.guards import Guard, Ledger, contradiction_diagnostics
+from shapeinfer.guards import CONTRADICTION, Guard, Ledger, contradiction_diagnostics
+from shapeinfer.guards import contradictions as guard_contradictions
 from shapeinfer.node_context import GraphScope, NodeContext, _show_number
 from shapeinfer.onnxio import (
     dim_from_proto,
@@ -1167,6 +1168,24 @@ def infer(
         led = result.ledger()
         result.diagnostics.extend(contradiction_diagnostics(led, sym.ranges, sym.input_symbols, input_shapes or ()))
     return result
+
+
+def binding_contradictions(
+    model: onnx.ModelProto,
+    bind: Mapping[str, int],
+    *,
+    base_dir: str | None = None,
+    dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
+    timeout: float | None = None,
+) -> list[Diagnostic]:
+    """G015 errors for the values of ``bind`` that contradict a guard of ``model`` inferred
+    without them (in the bound run a bound symbol is gone from the guards, and the clash shows
+    only as a G002 at some node): each names the value, the guard and its nodes. ``model``
+    carries any input-shape overrides already."""
+    free = infer(model, base_dir=base_dir, timeout=timeout, dim_ranges=dim_ranges)
+    given = {**(dim_ranges or {}), **{k: (v, v) for k, v in bind.items()}}
+    found = guard_contradictions(free.ledger(), given, free.input_symbols)
+    return [Diagnostic("error", CONTRADICTION, c.message) for c in found if c.ranges.keys() & bind.keys()]
 
 
 def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> None:

@@ -261,3 +261,22 @@ def test_a_contradiction_is_never_claimed_where_brute_force_finds_a_binding(guar
         for vn, vm in itertools.product(range(user["n"][0], user["n"][1] + 1), range(user["m"][0], user["m"][1] + 1)):
             binding = {"n": vn, "m": vm}
             assert not all(check(g, binding) for g in c.guards), (c.message, binding)
+
+
+def test_the_api_names_a_bound_value_no_input_can_have_as_the_cli_does():
+    """``infer(bind=)`` reports the G015 the command line reports (not only the G002 clash at a
+    node), and ``infer_shapes(bind=)`` refuses to annotate shapes that hold for no input; a
+    value inside the guard's range still annotates."""
+    from shapeinfer.api import BindError, infer_shapes
+
+    path = BERT
+    assert not bert_runs_at(1000)  # the oracle: onnxruntime refuses seq=1000
+    r = infer(path, bind={"seq": 1000})
+    g015 = [d.message for d in r.diagnostics if d.code == "G015"]
+    assert g015 and "seq=1000" in g015[0] and "seq <= 512" in g015[0]
+    cli = run(path, "--bind", "seq=1000")
+    assert any(line.strip().endswith(g015[0]) for line in cli.output.splitlines()), cli.output
+    with pytest.raises(BindError, match="seq <= 512"):
+        infer_shapes(path, bind={"seq": 1000})
+    assert not [d for d in infer(path, bind={"seq": 100}).diagnostics if d.severity == "error"]
+    assert len(infer_shapes(path, bind={"seq": 100}).graph.value_info) > 100

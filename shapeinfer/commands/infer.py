@@ -103,7 +103,7 @@ def infer_cmd(
 
     def run():
         from shapeinfer.bindings import specialise_inputs
-        from shapeinfer.engine import infer, model_dir
+        from shapeinfer.engine import binding_contradictions, infer, model_dir
         from shapeinfer.onnxio import load_model_file
         from shapeinfer.writer import annotate_for_writing, subgraphs_annotated
 
@@ -127,7 +127,11 @@ def infer_cmd(
             dim_ranges=ranges or None,
         )
         if binding and any(d.severity == "error" for d in result.diagnostics):
-            result.diagnostics.extend(_binding_contradictions(m, model, binding, ranges, timeout))
+            result.diagnostics.extend(
+                binding_contradictions(
+                    m, binding, base_dir=model_dir(model), dim_ranges=ranges or None, timeout=timeout
+                )
+            )
         secs = timer()
         if output and not _contradicted(result):
             # the new value_info entries go to the file as the bytes annotate built
@@ -167,21 +171,6 @@ def _contradicted(result) -> bool:
     from shapeinfer.guards import CONTRADICTION
 
     return any(d.code == CONTRADICTION for d in result.diagnostics)
-
-
-def _binding_contradictions(m, path: str, binding: dict, ranges: dict, timeout: float | None) -> list:
-    """G015 errors for the --bind values that contradict a guard of ``m`` inferred without them
-    (a bound symbol is gone from the guards of the bound run, where the clash is a G002 at a
-    node): each names the value, the guard and its nodes. ``m`` carries the --input-shape
-    overrides already."""
-    from shapeinfer.diagnostics import Diagnostic
-    from shapeinfer.engine import infer, model_dir
-    from shapeinfer.guards import CONTRADICTION, contradictions
-
-    free = infer(m, base_dir=model_dir(path), timeout=timeout, dim_ranges=ranges or None)
-    given = {**ranges, **{k: (v, v) for k, v in binding.items()}}
-    found = contradictions(free.ledger(), given, free.input_symbols)
-    return [Diagnostic("error", CONTRADICTION, c.message) for c in found if c.ranges.keys() & binding.keys()]
 
 
 def _graphs(graph, path: str = "main"):
