@@ -552,7 +552,14 @@ def test_lower_bound_through_nested_remainders_is_sound(p, q, c, k1, k2, a):
 
 
 @settings(max_examples=300, deadline=None)
-@given(p=st.integers(-2, 2), q=st.integers(-3, 3), c=small, m=st.integers(2, 4), a=st.integers(0, 3), step=st.sampled_from([1, 2, -1]))
+@given(
+    p=st.integers(-2, 2),
+    q=st.integers(-3, 3),
+    c=small,
+    m=st.integers(2, 4),
+    a=st.integers(0, 3),
+    step=st.sampled_from([1, 2, -1]),
+)
 def test_slice_length_by_residue_is_exact(p, q, c, m, a, step):
     """Whatever ``slice_len`` answers for an end ``p*h + q*((h + a)//m) + c`` of a dim
     ``m*((h + a)//m)`` (a residue split where the sign is open) equals the ONNX length at every
