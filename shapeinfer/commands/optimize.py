@@ -126,6 +126,8 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
             ],
             "nodes_before": report.nodes_before,
             "nodes_after": report.nodes_after,
+            "subgraph_nodes_before": report.subgraph_nodes_before,
+            "subgraph_nodes_after": report.subgraph_nodes_after,
             "opset_before": report.opset_before,
             "opset_after": report.opset_after,
             "rounds": report.rounds,
@@ -144,8 +146,11 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
     opset = f"opset {report.opset_before if report.opset_before is not None else '-'}"
     if report.opset_after != report.opset_before:
         opset += f" -> {report.opset_after}"
+    sub = ""
+    if report.subgraph_nodes_before:
+        sub = f", in subgraphs {report.subgraph_nodes_before} -> {report.subgraph_nodes_after}"
     echo(
-        f"nodes {report.nodes_before} -> {report.nodes_after}, {opset}, "
+        f"nodes {report.nodes_before} -> {report.nodes_after}{sub}, {opset}, "
         f"{report.rounds} round{'s' if report.rounds != 1 else ''} ({report.seconds:.2f}s)"
     )
     if output == "-":

@@ -115,6 +115,8 @@ class PassContext:
     defer: bool = False  # export gives a PendingModel (optimize's rounds; only from IR 4)
     settled: bool = False  # set by a pass that changed nothing and vouches for its SETTLED_UNDER
     keep_alive: list | None = None  # facts and indexes replaced go here instead of being freed
+    #: names used elsewhere in the model (a subgraph optimized on its own): new names avoid them
+    reserved: set[str] | None = None
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
     #: (a ModelProto, the bytes of its main graph's node fields as it was parsed from them):
@@ -197,6 +199,8 @@ class PassContext:
         if self._facts is not None and self._facts[0] is model and self._facts[2]:
             reads = self._facts[1].node_reads
         gm = GraphModel(model, self.base_dir, source, reads)
+        if self.reserved:
+            gm.names.update(self.reserved)
         self._retire(self._graph)
         self._graph = (model, gm)
         return gm
@@ -267,6 +271,9 @@ class OptimizeReport:
     rounds: int
     seconds: float
     notes: list[str] = field(default_factory=list)  # for the user (e.g. a --bind fallback)
+    #: nodes of the subgraphs (If branches, Loop and Scan bodies, at every depth) before and after
+    subgraph_nodes_before: int = 0
+    subgraph_nodes_after: int = 0
     #: the returned model's main-graph nodes as serialised GraphProto.node fields, when known
     #: (for :func:`shapeinfer.writer.save_model`'s ``node_fields``; stale once the model is edited)
     node_fields: bytes | None = field(default=None, repr=False)
@@ -416,75 +423,15 @@ def optimize_with_report(
             gc.enable()
 
 
-def _optimize(
-    model, passes, bind, target_opset, base_dir, progress, deadline=None, keep_alive=None
-) -> tuple[onnx.ModelProto, OptimizeReport]:
+def _run_pipeline(
+    m, names: list[str], ctx: PassContext, reports: dict[str, PassReport], progress, bind=None, target_opset=None
+) -> tuple[onnx.ModelProto | PendingModel, int]:
+    """The passes ``names`` on ``m``'s main graph (fold-if first, the Reshape-1 rewrite once,
+    then rounds of the others until one changes nothing), counted into ``reports``. Returns the
+    model (maybe still pending) and the number of rounds."""
     from shapeinfer.passes._graph import may_hold_subgraphs
-    from shapeinfer.passes._queries import default_opset
     from shapeinfer.passes._queries import has_control_flow as graph_has_control_flow
     from shapeinfer.passes.fold_if import has_control_flow
-    from shapeinfer.writer import annotate_serialised
-
-    t0 = time.perf_counter()
-    names = list(DEFAULT_PASSES if passes is None else passes)
-    for n in names:
-        pass_module(n)
-    if len(set(names)) != len(names):
-        raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
-    if bind:  # the values before the model is read, the symbols once it is
-        from shapeinfer.bindings import check_bind_values
-
-        bind = check_bind_values(bind)
-    m, where, data, external = _load(model)
-    inline = external == []
-    # the files the input's external data names: inputs the written model must never replace
-    if external:
-        from shapeinfer.external import data_files
-
-        input_data_files = data_files(external, where)
-    else:
-        input_data_files = []
-    del external
-    if bind:
-        check_bind(m, bind)
-    if keep_alive is not None:
-        keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
-    source = None  # the bytes of m's nodes, while they are as parsed (PassContext.source)
-    if data is not None:
-        from shapeinfer.wire import node_fields
-
-        nf = node_fields(data)
-        source = None if nf is None else (m, nf)
-    del data
-    base_dir = base_dir or where
-    ctx = PassContext(
-        base_dir=base_dir,
-        interface={vi.name for vi in m.graph.input},
-        bind=bind,
-        deadline=deadline,
-        keep_alive=keep_alive,
-        source=source,
-    )
-    if keep_alive is not None:
-        keep_alive.append(ctx)  # its index and facts, whatever the outcome
-    nodes_before = len(m.graph.node)
-    opset_before = default_opset(m)
-    # what the model declares of its values' types: the passes drop value_info, the writer keeps these
-    declared = {
-        vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
-        for vi in list(m.graph.value_info) + list(m.graph.output)
-    }
-    strict_types = None  # the input's declared graph input and output types, when it passes strict inference
-    if bind:
-        from shapeinfer.passes.load_check import load_error
-
-        progress.update("checking the input")
-        if load_error(m, base_dir) is None:
-            strict_types = tuple(
-                {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
-                for vis in (m.graph.input, m.graph.output)
-            )
-    reports: dict[str, PassReport] = {}
 
     def run(name: str, model: onnx.ModelProto) -> tuple[onnx.ModelProto, bool]:
         ctx.remaining()  # raises past the deadline
@@ -564,8 +511,132 @@ def _optimize(
             any_change |= changed
         if not any_change:
             break
+    return m, rounds
+
+
+def _in_subgraphs(
+    m: onnx.ModelProto, names: list[str], ctx: PassContext, reports, progress, reserved=None, model_inputs=None
+):
+    """``m`` with the passes ``names`` run in the subgraphs of its main graph's If, Loop and
+    Scan nodes, at every depth (:mod:`shapeinfer.passes._subgraphs`); ``m`` itself when none
+    changed. Their changes count into ``reports`` (node counts apart: see ``subgraph_nodes``)."""
+    from shapeinfer.passes._subgraphs import defined_names, has_subgraphs, optimize_subgraphs
+
+    if not has_subgraphs(m):
+        return m
+    res = ctx.infer(m, whole=True)
+    if reserved is None:
+        reserved = defined_names(m)
+    if model_inputs is None:  # the top level: m is the model given
+        model_inputs = frozenset(vi.name for vi in m.graph.input)
+
+    def optimize_graph(sub: onnx.ModelProto) -> onnx.ModelProto:
+        progress.update(f"subgraph {sub.graph.name} ({len(sub.graph.node)} nodes)")
+        sctx = PassContext(
+            base_dir=ctx.base_dir,
+            fold_cap=ctx.fold_cap,
+            interface={vi.name for vi in sub.graph.input},
+            deadline=ctx.deadline,
+            keep_alive=ctx.keep_alive,
+            reserved=reserved,
+        )
+        own: dict[str, PassReport] = {}
+        out, _ = _run_pipeline(sub, names, sctx, own, progress)
+        sctx.defer = False
+        out = sctx.materialize(out)
+        for name, rep in own.items():
+            total = reports.setdefault(name, PassReport(name))
+            for k, v in rep.changes.items():
+                total.changes[k] = total.changes.get(k, 0) + v
+            total.seconds += rep.seconds
+        return _in_subgraphs(out, names, sctx, reports, progress, reserved, model_inputs)
+
+    new = optimize_subgraphs(m, res, optimize_graph, reserved, model_inputs)
+    return m if new is None else new
+
+
+def _optimize(
+    model, passes, bind, target_opset, base_dir, progress, deadline=None, keep_alive=None
+) -> tuple[onnx.ModelProto, OptimizeReport]:
+    from shapeinfer.passes._queries import default_opset
+    from shapeinfer.passes._subgraphs import count_subgraph_nodes
+    from shapeinfer.writer import annotate_serialised
+
+    t0 = time.perf_counter()
+    names = list(DEFAULT_PASSES if passes is None else passes)
+    for n in names:
+        pass_module(n)
+    if len(set(names)) != len(names):
+        raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
+    if bind:  # the values before the model is read, the symbols once it is
+        from shapeinfer.bindings import check_bind_values
+
+        bind = check_bind_values(bind)
+    m, where, data, external = _load(model)
+    inline = external == []
+    # the files the input's external data names: inputs the written model must never replace
+    if external:
+        from shapeinfer.external import data_files
+
+        input_data_files = data_files(external, where)
+    else:
+        input_data_files = []
+    del external
+    if bind:
+        check_bind(m, bind)
+    if keep_alive is not None:
+        keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
+    source = None  # the bytes of m's nodes, while they are as parsed (PassContext.source)
+    if data is not None:
+        from shapeinfer.wire import node_fields
+
+        nf = node_fields(data)
+        source = None if nf is None else (m, nf)
+    del data
+    base_dir = base_dir or where
+    ctx = PassContext(
+        base_dir=base_dir,
+        interface={vi.name for vi in m.graph.input},
+        bind=bind,
+        deadline=deadline,
+        keep_alive=keep_alive,
+        source=source,
+    )
+    if keep_alive is not None:
+        keep_alive.append(ctx)  # its index and facts, whatever the outcome
+    nodes_before = len(m.graph.node)
+    opset_before = default_opset(m)
+    # what the model declares of its values' types: the passes drop value_info, the writer keeps these
+    declared = {
+        vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
+        for vi in list(m.graph.value_info) + list(m.graph.output)
+    }
+    strict_types = None  # the input's declared graph input and output types, when it passes strict inference
+    if bind:
+        from shapeinfer.passes.load_check import load_error
+
+        progress.update("checking the input")
+        if load_error(m, base_dir) is None:
+            strict_types = tuple(
+                {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
+                for vis in (m.graph.input, m.graph.output)
+            )
+    reports: dict[str, PassReport] = {}
+    m, rounds = _run_pipeline(m, names, ctx, reports, progress, bind, target_opset)
     ctx.defer = False
     m = ctx.materialize(m)
+    sub_after = sub_before = count_subgraph_nodes(m.graph)
+    if sub_before:
+        ctx.refresh()
+        sub = _in_subgraphs(m, names, ctx, reports, progress)
+        if sub is not m:
+            m = sub
+            sub_after = count_subgraph_nodes(m.graph)
+            m, dce = pass_module("dce").run(m, ctx)  # outer nodes only the subgraphs read may be dead now
+            rep = reports.setdefault("dce", PassReport("dce"))
+            for k, v in dce.items():
+                rep.changes[k] = rep.changes.get(k, 0) + v
+            m = ctx.materialize(m)
     progress.update("annotating")
     ctx.refresh()
     res = ctx.infer(m, whole=True)
@@ -591,6 +662,8 @@ def _optimize(
         opset_after=default_opset(m),
         rounds=rounds,
         seconds=time.perf_counter() - t0,
+        subgraph_nodes_before=sub_before,
+        subgraph_nodes_after=sub_after,
         notes=notes,
         node_fields=node_fields,
         value_info_fields=value_info_fields,

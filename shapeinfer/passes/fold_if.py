@@ -263,6 +263,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     out = onnx.ModelProto()
     out.CopyFrom(model)
     folder = _Folder(out, result)
+    folder.used |= getattr(ctx, "reserved", None) or set()  # names of the rest of the model
     if not folder.fold_graph(out.graph, MAIN, True):
         return model, {}
     for g in graphs_within(out.graph):
