@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import ort_oracle
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -576,3 +576,34 @@ def test_slice_length_by_residue_is_exact(p, q, c, m, a, step):
         b = {"s": s}
         want = len(onnx_slice_range(D.evaluate(d, b), 0, D.evaluate(end, b), step))
         assert D.evaluate(n, b) == want, (D.format(n), s)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    p=st.integers(-2, 2),
+    q=st.integers(-3, 3),
+    c=small,
+    m=st.integers(2, 4),
+    a=st.integers(0, 3),
+    op=st.sampled_from(["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]),
+)
+@example(p=-1, q=2, c=0, m=2, a=1, op="Equal")  # tf2onnx's crop, 0 or 1
+@example(p=1, q=-2, c=0, m=2, a=1, op="Less")  # its negation, -1 or 0
+@example(p=1, q=-3, c=1, m=3, a=0, op="GreaterOrEqual")  # s % 3 + 1: three values, stays open
+def test_a_two_valued_comparison_is_its_exact_indicator(p, q, c, m, a, op):
+    """Whatever value a comparison of ``p*s + q*((s + a)//m) + c`` with 0 is given (an int, or a
+    0/1 expression where the difference takes two values) equals the comparison at every ``s``."""
+    from types import SimpleNamespace
+
+    from shapeinfer.ops.elementwise import _TESTS, _two_valued_cmp_in
+    from shapeinfer.symbolic_scope import SymbolScope
+
+    x = D.add(D.add(D.mul(p, _sym), D.mul(q, D.floordiv(D.add(_sym, a), m))), c)
+    v = _two_valued_cmp_in(SimpleNamespace(symbols=SymbolScope()), _TESTS[op])(x, 0)
+    if (p, q, c, m, a) in ((-1, 2, 0, 2, 1), (1, -2, 0, 2, 1)):
+        assert isinstance(v, D.Expr)  # decided as an expression, not left unknown
+    if v is None:
+        return
+    for s in range(1, 60):
+        x_s = D.evaluate(x, {"s": s})
+        assert D.evaluate(v, {"s": s}) == int(_TESTS[op]((x_s > 0) - (x_s < 0))), (D.format(x), D.format(v), s)
