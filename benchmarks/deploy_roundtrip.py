@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-import ort_oracle  # the tests' inputs and comparison of results
+from support import ort_oracle  # the tests' inputs and comparison of results
 
 BINDINGS = ({"batch": 2, "seq": 7}, {"batch": 3, "seq": 11})
 

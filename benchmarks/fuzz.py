@@ -3,7 +3,7 @@
 Usage: python benchmarks/fuzz.py [--examples N] [--seed S] [--max-steps K] [--no-optimize]
                                  [--stop] [--save DIR]
 
-Generates N random valid graphs (tests/fuzz_graphs.py: Shape/Gather/Slice/Concat/Unsqueeze/
+Generates N random valid graphs (tests/support/fuzz_graphs.py: Shape/Gather/Slice/Concat/Unsqueeze/
 Squeeze/Reshape/Expand/Transpose/Flatten/MatMul/Add/Mul/Range/ConstantOfShape/Where over inputs
 with symbolic dims, opsets 11-23, up to K generator steps each) with hypothesis seed S, and
 checks each at 2-3 random bindings: every tensor's inferred dims against onnxruntime's actual
@@ -26,8 +26,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-import fuzz_graphs as fg  # noqa: E402
 import onnx  # noqa: E402
+from support import fuzz_graphs as fg  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,7 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
+from support import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
 
 SUBCOMMANDS = ["infer", "json", "out", "optimize", "lint", "verify"]
 
@@ -523,7 +523,7 @@ def child(args: list[str], cwd: str, allowed: list[str], timeout: float) -> None
     """Run one command line in this (forked) process; writes a JSON line to fd 3's file."""
     from click.testing import CliRunner
 
-    from shapeinfer.cli import main
+    from shapeinfer.cli.main import main
 
     roots = [os.path.realpath(p) for p in allowed]
     outside: list[str] = []
@@ -601,9 +601,10 @@ def main() -> int:
 
     import onnx
 
-    import shapeinfer.cli  # noqa: F401  (imported once, before the forks)
-    from shapeinfer import engine, passes  # noqa: F401
-    from shapeinfer.checks import command  # noqa: F401
+    import shapeinfer.cli.main  # noqa: F401  (imported once, before the forks)
+    from shapeinfer import passes  # noqa: F401
+    from shapeinfer.inference import engine  # noqa: F401
+    from shapeinfer.lint import command  # noqa: F401
 
     rng = random.Random(a.seed)
     sources = sorted(glob.glob(os.path.join(ROOT, "examples/models/*.onnx")))

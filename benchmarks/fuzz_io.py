@@ -17,7 +17,7 @@ in external data. A case mutates any of:
 - the subcommand (infer, ``--json``, optimize, lint, lint of the folder with ``-j 2``, ``--fix``,
   verify) and the working directory (one holding a decoy ``data.bin``, the model's folder, ``/``).
 
-Cases run in batches in fresh processes (tests/cli_driver.py: an audit hook records every file
+Cases run in batches in fresh processes (tests/support/cli_driver.py: an audit hook records every file
 opened outside the allowed folders, an alarm catches hangs, peak RSS is recorded) under an
 address-space limit. A case fails on: a traceback, a hang, an exit code other than 0/1/2, exit
 2 with anything but one ``shapeinfer: error:`` line (or an "internal error"), a file opened
@@ -44,7 +44,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "..", "tests", "cli_driver.py")
+DRIVER = os.path.join(HERE, "..", "tests", "support", "cli_driver.py")
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 RSS_LIMIT_MB = 400  # a batch runs ~25 commands in one process, onnxruntime included
@@ -142,6 +142,7 @@ class Workspace:
 
     def model_case(self, k: int, rng: random.Random) -> tuple[str, str]:
         """A model folder for case ``k`` with mutated external-data entries; (folder, model path)."""
+        sys.path.insert(0, os.path.join(HERE, "..", "tests", "io"))
         from test_external_hostile import WEIGHT, build
 
         folder = os.path.join(self.root, f"m{k}")

@@ -4,7 +4,7 @@ target's runtime refuses the model?
 For every model file (tests/models, examples/models and the folders given with ``--models``,
 by default ``../shared/models`` and ``../shared/models/deploy`` beside the repository when they
 exist) and every target, lint runs with the target's profile and the runtime loads the file
-(``tests/runtime_probe.py``: the onnx checker with ``full_check=True``, onnxruntime's CPU
+(``tests/support/runtime_probe.py``: the onnx checker with ``full_check=True``, onnxruntime's CPU
 ``InferenceSession``, OpenVINO ``read_model`` + ``compile_model("CPU")``). oneDNN Graph has no
 installable runtime: its column shows lint only.
 
@@ -38,7 +38,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # this checkout's shapeinfer, whatever is installed
 
-from runtime_probe import RUNTIME_OF, available, lint_verdict, probe  # noqa: E402
+from support.runtime_probe import RUNTIME_OF, available, lint_verdict, probe  # noqa: E402
 
 TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
 

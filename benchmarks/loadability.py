@@ -3,7 +3,7 @@
     python benchmarks/loadability.py MODEL.onnx ... [--tmp DIR]
 
 For each model: runs both commands, loads input and outputs in onnxruntime (default session
-options, CPU), feeds the same inputs (``ort_oracle.feeds``, as tests/test_loadability.py does:
+options, CPU), feeds the same inputs (``ort_oracle.feeds``, as tests/io/test_loadability.py does:
 open dims 2, ``seq`` 5; token ids in [0, 50), masks of ones, floats from a normal, strings a
 sentence) and prints a markdown table row: whether the input loads, whether the outputs' results
 are identical to the input's, the same within the tests' tolerance or different (with the first
@@ -24,11 +24,11 @@ import numpy as np
 import onnx
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-import ort_oracle  # the tests' inputs and comparison of results
+from support import ort_oracle  # the tests' inputs and comparison of results
 
 
 def feeds(path: str) -> dict[str, np.ndarray]:
-    """The inputs tests/test_loadability.py feeds the model at ``path`` (tensor inputs only)."""
+    """The inputs tests/io/test_loadability.py feeds the model at ``path`` (tensor inputs only)."""
     return ort_oracle.feeds(onnx.load(path, load_external_data=False), {"seq": 5}, unbound=2)
 
 

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import onnx
-from deploy_roundtrip import BINDINGS, feeds, ort_oracle  # what the round trip checks at; tests/ort_oracle.py
+from deploy_roundtrip import BINDINGS, feeds, ort_oracle  # what the round trip checks at; tests/support/ort_oracle.py
 
 ROOT = Path(__file__).resolve().parent.parent
 

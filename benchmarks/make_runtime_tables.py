@@ -1,4 +1,4 @@
-"""Regenerate ``shapeinfer/checks/runtime_ops.json``: which ops each runtime can load, by opset.
+"""Regenerate ``shapeinfer/lint/runtime_ops.json``: which ops each runtime can load, by opset.
 
 The lint targets ``openvino`` and ``onnxruntime`` report a node the runtime has no
 implementation for (P003, P201). What a runtime implements is read from the runtime itself,

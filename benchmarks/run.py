@@ -205,8 +205,8 @@ def run_tool(tool: str, model: onnx.ModelProto, path: str | None):
 
         return SymbolicShapeInference.infer_shapes(model, auto_merge=True)
     if tool == "infer":
-        from shapeinfer.engine import infer
-        from shapeinfer.writer import annotate
+        from shapeinfer.inference.annotate import annotate
+        from shapeinfer.inference.engine import infer
 
         return annotate(infer(model, base_dir=os.path.dirname(path) if path else None))
     raise ValueError(tool)
@@ -244,7 +244,7 @@ def _wait_child(cmd: list[str]) -> tuple[float, float]:
 
 def shapeinfer_cmd() -> list[str]:
     """The `shapeinfer` command, run through a wrapper that reports its peak RSS at exit."""
-    return [sys.executable, "-c", _HWM + "sys.argv[0] = 'shapeinfer'\nfrom shapeinfer.cli import main\nmain()\n"]
+    return [sys.executable, "-c", _HWM + "sys.argv[0] = 'shapeinfer'\nfrom shapeinfer.cli.main import main\nmain()\n"]
 
 
 def process_time(path: str, reps: int) -> tuple[float, float]:

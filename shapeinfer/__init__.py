@@ -6,7 +6,7 @@ Python API:
 - :func:`infer` — the full result: per-tensor facts (dims as ints / symbolic expressions),
   input and fresh symbols, assumed equalities, diagnostics.
 - :func:`optimize` — the rewriting passes of ``shapeinfer optimize``.
-- :mod:`shapeinfer.dims` — the symbolic dimension algebra.
+- :mod:`shapeinfer.symbolic.dims` — the symbolic dimension algebra.
 
 The names are imported on first use, so ``import shapeinfer`` (and ``shapeinfer --version``)
 does not load onnx.
@@ -22,13 +22,13 @@ __all__ = ["Result", "__version__", "infer", "infer_shapes", "optimize"]
 
 if TYPE_CHECKING:
     from shapeinfer.api import infer, infer_shapes
-    from shapeinfer.engine import Result
+    from shapeinfer.inference.engine import Result
     from shapeinfer.passes import optimize
 
 _LAZY = {
     "infer": "shapeinfer.api",
     "infer_shapes": "shapeinfer.api",
-    "Result": "shapeinfer.engine",
+    "Result": "shapeinfer.inference.engine",
     "optimize": "shapeinfer.passes",
 }
 

@@ -1,6 +1,6 @@
-"""``python -m shapeinfer``: the ``shapeinfer`` command (:func:`shapeinfer.cli.entry`)."""
+"""``python -m shapeinfer``: the ``shapeinfer`` command (:func:`shapeinfer.cli.main.entry`)."""
 
-from shapeinfer.cli import entry
+from shapeinfer.cli.main import entry
 
 if __name__ == "__main__":
     entry()

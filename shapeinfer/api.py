@@ -1,7 +1,7 @@
 """The Python API: infer a model's shapes from a ModelProto, a path, the bytes of a model, an
-``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.modelsource`).
+``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.io.modelsource`).
 
-``bind``, ``input_shapes`` and ``dim_ranges`` are checked by :mod:`shapeinfer.bindings` (the
+``bind``, ``input_shapes`` and ``dim_ranges`` are checked by :mod:`shapeinfer.inference.bindings` (the
 same rules and wording as the command line's ``--bind``, ``--input-shape``, ``--dim-range``)
 before anything is inferred.
 """
@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import onnx
 
-from shapeinfer import dims as D
-from shapeinfer.bindings import (  # BindError and the checks are importable from here too
+from shapeinfer.inference.annotate import annotate
+from shapeinfer.inference.bindings import (
     BindError,
     check_bind_symbols,
     check_bind_values,
@@ -23,12 +23,12 @@ from shapeinfer.bindings import (  # BindError and the checks are importable fro
     check_ranges,
     specialise_inputs,
 )
-from shapeinfer.engine import Result, binding_contradictions, model_dir
-from shapeinfer.engine import infer as _infer
-from shapeinfer.guards import CONTRADICTION
-from shapeinfer.modelsource import ModelLike, in_memory
-from shapeinfer.onnxio import load_model
-from shapeinfer.writer import annotate
+from shapeinfer.inference.engine import Result, binding_contradictions, model_dir
+from shapeinfer.inference.engine import infer as _infer
+from shapeinfer.io.modelsource import ModelLike, in_memory
+from shapeinfer.io.onnxio import load_model
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.guards import CONTRADICTION
 
 __all__ = [
     "BindError",
@@ -68,18 +68,18 @@ def infer(
 
     ``model`` is a ModelProto (not modified), a path (external weights are not loaded), the
     bytes of a serialised model, an ``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph``
-    (:mod:`shapeinfer.modelsource`; TypeError for anything else). ``result.model`` is the
+    (:mod:`shapeinfer.io.modelsource`; TypeError for anything else). ``result.model`` is the
     ModelProto inferred (for a ModelProto without ``input_shapes``, the one given). ``input_shapes`` overrides graph
     inputs' dims: a sequence of dims (non-negative ints, symbol names or expressions) or the
     text the command line takes (``"1,seq"``), as many as the input's declared rank
-    (:class:`~shapeinfer.bindings.UnknownInput`, a KeyError, for a name that is not a graph
+    (:class:`~shapeinfer.inference.bindings.UnknownInput`, a KeyError, for a name that is not a graph
     input); ``bind`` specialises input symbols to ints of at least 1. Anything that cannot be
     right (a symbol no graph input has, a value out of range, a wrong rank, junk text) raises
     :class:`BindError`, a ValueError, before anything is inferred. ``timeout`` (seconds)
-    raises :class:`shapeinfer.engine.InferenceTimeout` when inference runs longer.
+    raises :class:`shapeinfer.inference.engine.InferenceTimeout` when inference runs longer.
     ``dim_ranges`` gives input symbols integer ranges, ``{"seq": (1, 512)}`` (hi None: no upper
     bound; default ``[1, inf)``; BindError for a symbol no graph input has or an empty range).
-    ``result.dims(name)`` gives a tensor's dims as ints and :class:`shapeinfer.dims.Expr`;
+    ``result.dims(name)`` gives a tensor's dims as ints and :class:`shapeinfer.symbolic.dims.Expr`;
     ``result.guards()`` the conditions on the input symbols under which they hold and
     ``result.ranges()`` each symbol's range under them.
     """
@@ -91,7 +91,7 @@ def infer(
 
 
 def _run(m: onnx.ModelProto, base_dir: str | None, shapes, bind, timeout: float | None, ranges=None) -> Result:
-    """Infer ``m`` with entries already checked by :mod:`shapeinfer.bindings`, after checking
+    """Infer ``m`` with entries already checked by :mod:`shapeinfer.inference.bindings`, after checking
     them against ``m`` (input names and ranks, bound and ranged symbols)."""
     check_model(m, shapes, bind, ranges)
     result = _infer(m, base_dir=base_dir, input_shapes=shapes, bind=bind, timeout=timeout, dim_ranges=ranges)

@@ -29,13 +29,13 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx_graphsurgeon.importers.onnx_importer import OnnxImporter
 
-from shapeinfer import dims as D
 from shapeinfer.api import infer
-from shapeinfer.bindings import specialise_inputs
-from shapeinfer.writer import annotate as annotate_model
+from shapeinfer.inference.annotate import annotate as annotate_model
+from shapeinfer.inference.bindings import specialise_inputs
+from shapeinfer.symbolic import dims as D
 
 if TYPE_CHECKING:
-    from shapeinfer.engine import Result
+    from shapeinfer.inference.engine import Result
 
 __all__ = ["annotate"]
 
@@ -60,9 +60,9 @@ def annotate(
 
     The keywords are :func:`shapeinfer.infer`'s: ``input_shapes`` and ``bind`` change the graph
     inputs' types too (as ``-o --input-shape`` / ``--bind`` write them). Returns the inference
-    :class:`~shapeinfer.engine.Result` (``guards()``, ``diagnostics``, ``dims(name)``); its
+    :class:`~shapeinfer.inference.engine.Result` (``guards()``, ``diagnostics``, ``dims(name)``); its
     ``model`` is the exported ModelProto, annotated as ``-o`` writes it. Raises what
-    :func:`shapeinfer.infer` raises (:class:`~shapeinfer.bindings.BindError` for a binding that
+    :func:`shapeinfer.infer` raises (:class:`~shapeinfer.inference.bindings.BindError` for a binding that
     cannot be right), before any Variable is changed.
     """
     if not isinstance(graph, gs.Graph):

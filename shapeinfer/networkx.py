@@ -3,7 +3,7 @@
 Needs the ``networkx`` extra (``pip install -e '.[networkx]'`` in a checkout); this module
 imports networkx, nothing else in shapeinfer does.
 
-:func:`to_graph` turns an inference :class:`~shapeinfer.engine.Result` into a graph of the main
+:func:`to_graph` turns an inference :class:`~shapeinfer.inference.engine.Result` into a graph of the main
 graph's dataflow:
 
 - **nodes**: each operator, keyed by its index in ``model.graph.node`` (an int), with
@@ -15,7 +15,7 @@ graph's dataflow:
   reading it (an op, or the output node), one per input that reads it (``Mul(x, x)`` gives
   two; networkx numbers parallel edges), with ``tensor`` (its name), ``dtype`` (the
   ``onnx.TensorProto`` enum, 0 unknown), ``dims`` (a tuple of ints and
-  :class:`shapeinfer.dims.Expr`, None for an unknown rank), ``value`` (the values inference
+  :class:`shapeinfer.symbolic.dims.Expr`, None for an unknown rank), ``value`` (the values inference
   knows of a small tensor, flattened: ints, floats, ``Expr`` for symbolic sizes, None per
   unknown element; None when untracked), ``src_port`` / ``dst_port`` (output index at the
   producer, input index at the consumer) and ``implicit`` (True for a tensor a node's
@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING
 import networkx as nx
 import onnx
 
-from shapeinfer import dims as D
-from shapeinfer.onnxio import subgraph_attrs
+from shapeinfer.io.onnxio import subgraph_attrs
+from shapeinfer.symbolic import dims as D
 
 if TYPE_CHECKING:
-    from shapeinfer.engine import Result
-    from shapeinfer.facts import Fact
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.symbolic.facts import Fact
 
 __all__ = ["dim_inputs", "longest_dynamic_chain", "shape_subgraph", "to_graph"]
 

@@ -1,44 +1,14 @@
-"""Shared fixtures: the real models shipped in examples/models/, and the command line run as a
-subprocess."""
+"""Pytest set-up: the parametrized shipped-model fixture; shared helpers are in the
+``support`` package (tests/support/)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-import onnx
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-MODELS_DIR = ROOT / "examples" / "models"
+from support.common import MODEL_NAMES
 
 # onnx's own test files, vendored for tests/onnx_suite/harness.py (run in a subprocess with
 # shapeinfer in place of onnx's inference): never collected as this project's tests.
 collect_ignore = ["onnx_suite"]
-MODEL_NAMES = ["bert_ts", "gpt2_ts", "llama_ts", "bert_dynamo", "llama_dynamo", "vit_dynamo"]
-
-
-def model_path(name: str) -> Path:
-    """Path of a shipped model by stem (``bert_ts``)."""
-    return MODELS_DIR / f"{name}.onnx"
-
-
-def load_stripped(name: str) -> onnx.ModelProto:
-    """A shipped model with every annotation removed but the graph inputs' shapes."""
-    m = onnx.load(str(model_path(name)))
-    del m.graph.value_info[:]
-    for o in m.graph.output:
-        o.type.tensor_type.ClearField("shape")
-    return m
-
-
-def run_cli(*args: str, cwd: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``python -m shapeinfer.cli ARGS`` in a subprocess (as a user runs it), its stdout and
-    stderr captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "shapeinfer.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
-    )
 
 
 @pytest.fixture(params=MODEL_NAMES)

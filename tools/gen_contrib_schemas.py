@@ -1,9 +1,9 @@
-"""Generate shapeinfer/ops/contrib/schemas.json from onnxruntime's docs/ContribOperators.md.
+"""Generate shapeinfer/inference/ops/contrib/schemas.json from onnxruntime's docs/ContribOperators.md.
 
 onnxruntime documents its contrib operators (``com.microsoft``) in ``docs/ContribOperators.md``,
 a file it generates from its registered schemas. This script turns that document into the
-data file shapeinfer reads (:mod:`shapeinfer.ops.contrib.schemas`), so no schema is written
-by hand and inference never needs onnxruntime installed. ``tests/test_contrib_schemas.py``
+data file shapeinfer reads (:mod:`shapeinfer.inference.ops.contrib.schemas`), so no schema is written
+by hand and inference never needs onnxruntime installed. ``tests/inference/ops/test_contrib_schemas.py``
 checks the table against the schemas an installed onnxruntime registers.
 
 Usage::
@@ -29,7 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "shapeinfer" / "ops" / "contrib" / "schemas.json"
+OUT = Path(__file__).resolve().parent.parent / "shapeinfer" / "inference" / "ops" / "contrib" / "schemas.json"
 
 ATTR_TYPES = {
     "float": "FLOAT",

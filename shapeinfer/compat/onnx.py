@@ -35,9 +35,10 @@ from onnx.shape_inference import InferenceError
 
 from shapeinfer.api import infer
 from shapeinfer.api import infer_shapes as _infer_shapes
-from shapeinfer.engine import Result
-from shapeinfer.modelsource import in_memory, is_path
-from shapeinfer.writer import annotate, save_model
+from shapeinfer.inference.annotate import annotate
+from shapeinfer.inference.engine import Result
+from shapeinfer.io.modelsource import in_memory, is_path
+from shapeinfer.io.writer import save_model
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
 

@@ -45,8 +45,8 @@ import sys
 import onnx
 
 from shapeinfer.api import infer
-from shapeinfer.modelsource import in_memory
-from shapeinfer.writer import annotate
+from shapeinfer.inference.annotate import annotate
+from shapeinfer.io.modelsource import in_memory
 
 __all__ = ["SymbolicShapeInference", "main"]
 
@@ -143,10 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     exit code (0 written or nothing asked, 1 inference incomplete or the model unreadable)."""
     import os
 
-    from shapeinfer.external import ExternalDataError
-    from shapeinfer.onnxio import ModelLoadError, load_model
-    from shapeinfer.userfiles import UserFileError
-    from shapeinfer.writer import save_model
+    from shapeinfer.io.external import ExternalDataError
+    from shapeinfer.io.onnxio import ModelLoadError, load_model
+    from shapeinfer.io.userfiles import UserFileError
+    from shapeinfer.io.writer import save_model
 
     args = _arguments(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)

@@ -2,7 +2,7 @@
 
 Every pass takes a model and returns a model that computes exactly what its input computed
 (same graph inputs, same graph outputs under the same names, same values) together with a
-count of what it changed. Passes use inference facts (:func:`shapeinfer.engine.infer`) to
+count of what it changed. Passes use inference facts (:func:`shapeinfer.inference.engine.infer`) to
 decide, and a light index of the protobuf (:mod:`shapeinfer.passes._graph`) to rewrite.
 
 The passes, in pipeline order (each module's docstring states its contract):
@@ -38,8 +38,9 @@ from operator import itemgetter
 
 import onnx
 
-from shapeinfer.bindings import specialise_inputs
-from shapeinfer.modelsource import ModelLike
+from shapeinfer.inference.bindings import specialise_inputs
+from shapeinfer.io.modelsource import ModelLike
+from shapeinfer.passes.errors import OptimizeError
 
 #: Pass name -> module implementing it (``run(model, ctx) -> (model, changes)``).
 PASSES: dict[str, str] = {
@@ -59,10 +60,6 @@ MAX_ROUNDS = 8
 
 #: Largest tensor (elements) fold-shapes writes as an initializer.
 FOLD_CAP = 1024
-
-
-class OptimizeError(ValueError):
-    """Bad arguments or a model the passes cannot handle; the message is one line for users."""
 
 
 class PendingModel:
@@ -120,11 +117,11 @@ class PassContext:
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
     #: (a ModelProto, the bytes of its main graph's node fields as it was parsed from them):
-    #: its index writes unchanged nodes from them (:class:`~shapeinfer.wire.NodeFields`)
+    #: its index writes unchanged nodes from them (:class:`~shapeinfer.io.wire.NodeFields`)
     source: tuple | None = field(default=None, repr=False)
 
     def infer(self, model: onnx.ModelProto, whole: bool = False):
-        """Inference facts of ``model`` (:class:`shapeinfer.engine.Result`).
+        """Inference facts of ``model`` (:class:`shapeinfer.inference.engine.Result`).
 
         Passes never modify the model they are given, so facts are reused while the same
         ModelProto object is passed on (a pass that changes nothing returns its input), and
@@ -136,7 +133,7 @@ class PassContext:
         A model not indexed yet is inferred with ``record_reads``: its index (:meth:`graph`)
         then takes each node's op, inputs and outputs from what inference read.
         """
-        from shapeinfer.engine import infer
+        from shapeinfer.inference.engine import infer
 
         model = _written(model)
         if self._facts is not None and self._facts[0] is model and (self._facts[2] or not whole):
@@ -160,7 +157,7 @@ class PassContext:
             return None
         left = self.deadline - time.monotonic()
         if left <= 0:
-            from shapeinfer.engine import InferenceTimeout
+            from shapeinfer.inference.engine import InferenceTimeout
 
             raise InferenceTimeout("optimize took longer than its --timeout")
         return left
@@ -212,7 +209,9 @@ class PassContext:
         :class:`PendingModel`, written out by :meth:`materialize` when needed.
         """
         ir = gm.model.ir_version
-        out = PendingModel(gm) if self.defer and not (ir and ir < 4) else gm.export()
+        from shapeinfer.passes._export import export_model
+
+        out = PendingModel(gm) if self.defer and not (ir and ir < 4) else export_model(gm)
         self._graph = (out, gm)
         return out
 
@@ -232,7 +231,9 @@ class PassContext:
         if type(model) is not PendingModel:
             return model
         if model.real is None:
-            model.real = model.gm.export()
+            from shapeinfer.passes._export import export_model
+
+            model.real = export_model(model.gm)
             if self._facts is not None and self._facts[0] is model:
                 self._facts = (model.real, *self._facts[1:])
             self._graph = (model.real, model.gm)
@@ -275,13 +276,13 @@ class OptimizeReport:
     subgraph_nodes_before: int = 0
     subgraph_nodes_after: int = 0
     #: the returned model's main-graph nodes as serialised GraphProto.node fields, when known
-    #: (for :func:`shapeinfer.writer.save_model`'s ``node_fields``; stale once the model is edited)
+    #: (for :func:`shapeinfer.io.writer.save_model`'s ``node_fields``; stale once the model is edited)
     node_fields: bytes | None = field(default=None, repr=False)
     #: the same for its main graph's value_info (``save_model``'s ``value_info_fields``)
     value_info_fields: bytes | None = field(default=None, repr=False)
     #: the returned model's tensors stored as external data when known (``save_model``'s ``external``)
     external_tensors: list | None = field(default=None, repr=False)
-    #: the files the input model's external data names (:func:`shapeinfer.external.data_files`):
+    #: the files the input model's external data names (:func:`shapeinfer.io.external.data_files`):
     #: ``save_model``'s ``data_inputs``, which the written model must never replace
     input_data_files: list[str] = field(default_factory=list, repr=False)
 
@@ -300,7 +301,7 @@ def pass_module(name: str):
     """The module implementing pass ``name``; OptimizeError for an unknown name."""
     mod = PASSES.get(name)
     if mod is None:
-        from shapeinfer.suggest import did_you_mean
+        from shapeinfer.base.suggest import did_you_mean
 
         raise OptimizeError(f"unknown pass {name!r}{did_you_mean(name, PASSES)} (passes: {', '.join(PASSES)})")
     return importlib.import_module(mod)
@@ -319,14 +320,14 @@ def describe_passes() -> list[tuple[str, str]]:
 
 def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, list | None]:
     """``model`` as a ModelProto of its own (a copy of a given one) whose text fields are all
-    valid UTF-8 (:func:`~shapeinfer.modeltext.decode_model_text`: names that are not are
+    valid UTF-8 (:func:`~shapeinfer.io.modeltext.decode_model_text`: names that are not are
     escaped alike everywhere), the folder of its file, the bytes it was parsed from when it is
     still as parsed from them (else None), and its tensors stored as external data as read
     from the file (None for a model given in memory: not looked for)."""
-    from shapeinfer.engine import model_dir
-    from shapeinfer.modelsource import own_copy
-    from shapeinfer.modeltext import all_text_is_utf8, decode_model_text
-    from shapeinfer.onnxio import load_model_file
+    from shapeinfer.inference.engine import model_dir
+    from shapeinfer.io.modelsource import own_copy
+    from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
+    from shapeinfer.io.onnxio import load_model_file
 
     m = own_copy(model)  # TypeError for what is no model
     if m is not None:
@@ -359,10 +360,10 @@ def _infers_first(m: onnx.ModelProto, names: list[str], bind, target_opset) -> b
 
 
 def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> dict[str, int]:
-    """``bind`` checked for ``model`` (:mod:`shapeinfer.bindings`, the rules and wording of
-    ``infer`` and the command line): :class:`~shapeinfer.bindings.BindError` for a value that
+    """``bind`` checked for ``model`` (:mod:`shapeinfer.inference.bindings`, the rules and wording of
+    ``infer`` and the command line): :class:`~shapeinfer.inference.bindings.BindError` for a value that
     is not an int of at least 1 within int64 or a symbol no graph input uses. Returns it."""
-    from shapeinfer.bindings import check_bind_values, check_model
+    from shapeinfer.inference.bindings import check_bind_values, check_model
 
     bind = check_bind_values(bind)
     check_model(model, bind=bind)
@@ -382,13 +383,13 @@ def optimize_with_report(
     """Optimize ``model`` and say what each pass did.
 
     ``model``: a ModelProto (not modified), a path, the bytes of a serialised model, an
-    ``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.modelsource`;
+    ``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.io.modelsource`;
     TypeError for anything else). The result is always a ModelProto.
 
     ``passes`` selects and orders passes by name (default: all, in pipeline order); ``dce``
     always runs after them. ``bind`` specialises input symbols to ints first (the graph
     inputs' dims are rewritten, so the result is valid only at those values; a binding that
-    cannot be right raises :class:`~shapeinfer.bindings.BindError` up front, as ``infer`` does).
+    cannot be right raises :class:`~shapeinfer.inference.bindings.BindError` up front, as ``infer`` does).
     With ``bind``, a result that fails onnx's strict inference or has an
     engine error where the input has neither falls
     back to keeping declared dims (:mod:`shapeinfer.passes.load_check`; ``notes`` says so) or
@@ -397,7 +398,7 @@ def optimize_with_report(
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
     ``timeout`` (seconds) bounds the whole run: inference and each pass check it, and
-    :class:`~shapeinfer.engine.InferenceTimeout` is raised past it.
+    :class:`~shapeinfer.inference.engine.InferenceTimeout` is raised past it.
 
     ``keep_alive``: for a process that ends right after (the console script, which exits
     without tearing down): the run's large intermediate objects (the edited index, inference
@@ -407,7 +408,7 @@ def optimize_with_report(
     collecting them when the collector is re-enabled costs as much again, for memory the
     operating system reclaims at exit anyway.
     """
-    from shapeinfer.progress import Progress
+    from shapeinfer.base.progress import Progress
 
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the passes build large acyclic object graphs: collection passes only cost
@@ -558,9 +559,9 @@ def _in_subgraphs(
 def _optimize(
     model, passes, bind, target_opset, base_dir, progress, deadline=None, keep_alive=None
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
+    from shapeinfer.inference.annotate import annotate_serialised
     from shapeinfer.passes._queries import default_opset
     from shapeinfer.passes._subgraphs import count_subgraph_nodes
-    from shapeinfer.writer import annotate_serialised
 
     t0 = time.perf_counter()
     names = list(DEFAULT_PASSES if passes is None else passes)
@@ -569,14 +570,14 @@ def _optimize(
     if len(set(names)) != len(names):
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
     if bind:  # the values before the model is read, the symbols once it is
-        from shapeinfer.bindings import check_bind_values
+        from shapeinfer.inference.bindings import check_bind_values
 
         bind = check_bind_values(bind)
     m, where, data, external = _load(model)
     inline = external == []
     # the files the input's external data names: inputs the written model must never replace
     if external:
-        from shapeinfer.external import data_files
+        from shapeinfer.io.external import data_files
 
         input_data_files = data_files(external, where)
     else:
@@ -588,7 +589,7 @@ def _optimize(
         keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
     source = None  # the bytes of m's nodes, while they are as parsed (PassContext.source)
     if data is not None:
-        from shapeinfer.wire import node_fields
+        from shapeinfer.io.wire import node_fields
 
         nf = node_fields(data)
         source = None if nf is None else (m, nf)
@@ -647,7 +648,7 @@ def _optimize(
 
         progress.update("checking the output")
         notes = make_loadable(m, *strict_types, base_dir)
-    from shapeinfer.writer import subgraphs_annotated
+    from shapeinfer.inference.annotate import subgraphs_annotated
 
     # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
     node_fields = None if notes or subgraphs_annotated(res) else ctx.written_nodes(m)

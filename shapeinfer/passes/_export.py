@@ -17,7 +17,7 @@ The bytes written are kept in ``GraphModel.written_nodes`` for the final write t
 Why a module of its own: export only reads the IR (:mod:`shapeinfer.passes._graph`) and the
 GraphModel's export state (``model``, ``graph``, the new and dropped initializers, ``source``);
 nothing in the IR, the import or the editing helpers calls into it, and it holds all of the
-passes' graph code that writes the protobuf wire format by hand (with :mod:`shapeinfer.wire`).
+passes' graph code that writes the protobuf wire format by hand (with :mod:`shapeinfer.io.wire`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
+from shapeinfer.io.wire import read_varint as _read_varint
+from shapeinfer.io.wire import varint as _varint
 from shapeinfer.passes._graph import _NO_GRAPHS, Constant, Graph, Node
-from shapeinfer.wire import read_varint as _read_varint
-from shapeinfer.wire import varint as _varint
 
 if TYPE_CHECKING:
     from shapeinfer.passes._graph import GraphModel

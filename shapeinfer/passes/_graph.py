@@ -22,8 +22,8 @@ The passes' graph code is three modules, cut where the dependencies go one way:
   live with it;
 - :mod:`shapeinfer.passes._queries`: read-only walks (subgraphs, producers, order, constant
   values), which use the IR but nothing here uses them;
-- :mod:`shapeinfer.passes._export`: writing the model back (:meth:`GraphModel.export`
-  delegates to it), which reads the IR and the GraphModel's export state and is never called
+- :mod:`shapeinfer.passes._export`: writing the model back (:func:`~shapeinfer.passes._export.export_model`,
+  called by the pass manager), which reads the IR and the GraphModel's export state and is never called
   from here otherwise.
 """
 
@@ -39,8 +39,8 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
-from shapeinfer.onnxio import attribute_value
-from shapeinfer.wire import NodeFields
+from shapeinfer.io.onnxio import attribute_value
+from shapeinfer.io.wire import NodeFields
 
 #: Ops whose outputs are random: never merged, folded or moved.
 NONDETERMINISTIC = {
@@ -84,7 +84,7 @@ class Constant(Tensor):
     """A tensor whose value is stored in the model: an initializer or a tensor attribute.
 
     The value comes from ``proto`` (read on first use, external data through
-    :func:`shapeinfer.external.read_external_tensor`) or from a numpy ``array``.
+    :func:`shapeinfer.io.external.read_external_tensor`) or from a numpy ``array``.
     """
 
     __slots__ = ("_array", "base_dir", "proto")
@@ -113,7 +113,7 @@ class Constant(Tensor):
         """The value as a numpy array (raises when it cannot be read)."""
         if self._array is None:
             if self.proto.data_location == TensorProto.EXTERNAL:
-                from shapeinfer.external import read_external_tensor
+                from shapeinfer.io.external import read_external_tensor
 
                 self._array = read_external_tensor(self.proto, self.base_dir)
             else:
@@ -459,17 +459,6 @@ class GraphModel:
     def original_input_names(self, owner: Graph) -> set[str]:
         gp = owner.proto if isinstance(owner.proto, GraphProto) else None
         return set() if gp is None else {vi.name for vi in gp.input}
-
-    # ------------------------------------------------------------------ export
-    def export(self) -> ModelProto:
-        """The edited model as a new ModelProto (the imported one is not modified).
-
-        The GraphModel stays usable: further edits and exports continue from its current state.
-        Written by :func:`shapeinfer.passes._export.export_model`.
-        """
-        from shapeinfer.passes._export import export_model  # (it imports this module)
-
-        return export_model(self)
 
 
 # ---------------------------------------------------------------------- link edits

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import numpy as np
 from onnx import ModelProto
 
+from shapeinfer.base.toposort import lexicographic_order
 from shapeinfer.passes._graph import Constant, Graph, Node, Tensor
-from shapeinfer.toposort import lexicographic_order
 
 
 def subgraphs(node: Node) -> Iterator[Graph]:

@@ -41,11 +41,11 @@ from collections.abc import Callable
 import onnx
 from onnx import AttributeProto, GraphProto, NodeProto
 
-from shapeinfer import dims as D
-from shapeinfer.engine import graph_path
-from shapeinfer.facts import Fact
-from shapeinfer.onnxio import fact_type, graphs_within, subgraph_attrs
-from shapeinfer.symbolic_scope import FRESH_PREFIX
+from shapeinfer.inference.engine import graph_path
+from shapeinfer.io.onnxio import fact_type, graphs_within, subgraph_attrs
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.facts import Fact
+from shapeinfer.symbolic.scope import FRESH_PREFIX
 
 #: The ops whose subgraphs are optimized (default domain only).
 CONTROL_FLOW = ("If", "Loop", "Scan")
@@ -170,7 +170,7 @@ class _Renamer:
 
 
 def _complete(tp: onnx.TypeProto) -> bool:
-    from shapeinfer.writer import is_complete
+    from shapeinfer.inference.annotate import is_complete
 
     return tp.WhichOneof("value") is not None and is_complete(tp)
 

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from shapeinfer import dims as D
-from shapeinfer.ops.reduce import REDUCE_OPS
+from shapeinfer.inference.ops.reduce import REDUCE_OPS
 from shapeinfer.passes._graph import Constant, GraphModel, set_input
 from shapeinfer.passes._queries import const_array, default_opset, producer, toposort
+from shapeinfer.symbolic import dims as D
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
 KEEPS_VALUES = True

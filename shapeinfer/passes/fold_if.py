@@ -28,8 +28,8 @@ from collections.abc import Iterator
 import onnx
 from onnx import AttributeProto, GraphProto, NodeProto
 
-from shapeinfer.engine import MAIN, graph_path
-from shapeinfer.onnxio import graphs_within, subgraph_attrs
+from shapeinfer.inference.engine import MAIN, graph_path
+from shapeinfer.io.onnxio import graphs_within, subgraph_attrs
 
 #: The default domain's names.
 _DEFAULT = ("", "ai.onnx")

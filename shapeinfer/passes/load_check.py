@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import onnx
 from onnx import GraphProto, TypeProto
 
-from shapeinfer.onnxio import subgraph_attrs
+from shapeinfer.io.onnxio import subgraph_attrs
 
 #: Graph inputs specialised again one at a time (each costs a strict inference) up to this many.
 MAX_RETRIES = 8
@@ -43,7 +43,7 @@ def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | Non
     err = strict_error(model)
     if err is not None:
         return err
-    from shapeinfer.engine import infer
+    from shapeinfer.inference.engine import infer
 
     try:
         res = infer(model, base_dir=base_dir)
@@ -124,7 +124,7 @@ def make_loadable(
     outputs (the input model passed strict inference). Returns notes for the user (empty when
     the model passed as it was). Raises OptimizeError when even the fallbacks fail.
     """
-    from shapeinfer.passes import OptimizeError
+    from shapeinfer.passes.errors import OptimizeError
 
     first = load_error(model, base_dir)
     if first is None:

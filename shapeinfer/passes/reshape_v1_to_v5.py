@@ -26,13 +26,13 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.onnxio import graphs_within
+from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.passes._graph import Constant, GraphModel, append_input
 from shapeinfer.passes._queries import default_opset, subgraphs
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
-    from shapeinfer.writer import annotate
+    from shapeinfer.inference.annotate import annotate
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
@@ -50,7 +50,7 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
     import onnx.inliner
     from onnx import version_converter
 
-    from shapeinfer.passes import OptimizeError
+    from shapeinfer.passes.errors import OptimizeError
 
     src = default_opset(model)
     inlined = len(model.functions)
@@ -145,7 +145,9 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         rewrite(gm.graph, opset)
     for f in gm.graph.functions:
         rewrite(f, _fn_opset(f.proto, opset), is_function=True)
-    out = gm.export()
+    from shapeinfer.passes._export import export_model
+
+    out = export_model(gm)
     if opset < 5:
         _set_default_opset(out.opset_import, 5)
     for fp in out.functions:
@@ -161,7 +163,7 @@ def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
     ``value_info`` for the converter. Raises OptimizeError for a target below the model's
     opset or beyond what the installed onnx knows, or when the converter fails.
     """
-    from shapeinfer.passes import OptimizeError
+    from shapeinfer.passes.errors import OptimizeError
 
     cur = default_opset(model)
     if cur is None:

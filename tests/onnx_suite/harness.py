@@ -142,7 +142,7 @@ def _short(test_id: str) -> str:
 EXPLAINED: dict[str, str] = {
     "test_stft_reals": (
         "wrong on onnx's side: STFT's onesided defaults to 1, so 5-sample frames have 5//2 + 1 = 3 "
-        "bins as shapeinfer says (onnxruntime agrees: tests/test_onnx_suite.py); onnx gives 5"
+        "bins as shapeinfer says (onnxruntime agrees: tests/inference/test_onnx_suite.py); onnx gives 5"
     ),
     "test_duplicate_symbolic_shape": (
         "G006 is right: the graph declares output [2, unk__0] where it is [2, unk__0 + unk__1 + 3] for "

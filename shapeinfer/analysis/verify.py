@@ -1,0 +1,568 @@
+"""``shapeinfer verify``: check inferred shapes against what onnxruntime actually computes.
+
+The model is inferred once, symbolically. Then, for each binding of the input symbols
+(``{"batch": 2, "seq": 7}``), it is run in onnxruntime (graph optimisations off, every node
+output made a graph output) on generated inputs, and each main-graph tensor's inferred dims are
+evaluated at the binding and compared with the actual array:
+
+- a dim over the input symbols (or an int) that evaluates to something else, a wrong rank, a
+  wrong element type, or a tracked integer value that differs is a **mismatch**;
+- a dim holding a fresh symbol (``unk_<n>``), or an unknown rank, is **unresolved**: inference
+  honestly did not know, which is not wrong (``strict=True`` counts it as a mismatch).
+
+Generated inputs: floats standard normal, bools False, integers in ``[0, min(10, smallest bound
+value))`` so that they are safe as indices; integer inputs whose name contains ``mask`` are ones,
+``type_ids`` zeros, and ``position`` counts ``0, 1, ...`` along the last axis.
+
+onnxruntime is an optional dependency (the ``verify`` extra: ``pip install -e '.[verify]'`` in
+a checkout, or ``pip install onnxruntime``); it is imported only here, when a verification runs.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import onnx
+
+from shapeinfer.base.progress import Progress
+from shapeinfer.io.modelsource import ModelLike, own_copy
+from shapeinfer.io.onnxio import dim_from_proto, ident, load_model
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.facts import Fact
+
+#: Above this size a model is handed to onnxruntime as a file, not as bytes.
+MAX_PROTO_BYTES = 2**31 - 2**24
+
+#: Memory a verification may use unless ``max_memory`` (``--max-memory``) says otherwise.
+DEFAULT_MAX_MEMORY = 4 << 30
+
+INSTALL_HINT = (
+    "onnxruntime is not installed: pip install 'onnxruntime>=1.17' "
+    "(or, in a shapeinfer checkout, pip install -e '.[verify]')"
+)
+
+
+class VerifyError(Exception):
+    """A verification that cannot run (missing onnxruntime, incomplete binding, ORT failure)."""
+
+
+class GuardViolation(VerifyError):
+    """A binding that violates a guard (a condition the inferred shapes need) or lies outside a
+    given range: the model is not run. ``binding`` and ``guard`` (its text) say which."""
+
+    def __init__(self, message: str, binding: Mapping[str, int], guard: str) -> None:
+        super().__init__(message)
+        self.binding = dict(binding)
+        self.guard = guard
+
+
+def check_guards(result, bindings: Sequence[Mapping[str, int]]) -> None:
+    """Raise :class:`GuardViolation` for the first binding outside the caller's ranges or
+    violating a guard of ``result`` (guards with a symbol the binding leaves free are skipped),
+    and before any binding when no input in the ranges satisfies the guards (a G015 error:
+    a range that contradicts a guard, or a guard that never holds)."""
+    from shapeinfer.symbolic.guards import CONTRADICTION, check
+
+    for d in result.diagnostics:
+        if d.code == CONTRADICTION:
+            raise GuardViolation(f"{d.message}; not run", {}, d.message)
+    guards = result.guards()
+    for b in bindings:
+        for name, (lo, hi) in sorted(result.dim_ranges.items()):
+            v = b.get(name)
+            if v is not None and (v < lo or (hi is not None and v > hi)):
+                text = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
+                raise GuardViolation(f"{format_binding(b)} is outside the range {text} (--dim-range)", b, text)
+        for g in guards:
+            if check(g, b) is False:
+                more = ", ..." if len(g.nodes) > 3 else ""
+                where = f" (imposed by {', '.join(g.nodes[:3])}{more})" if g.nodes else ""
+                raise GuardViolation(f"{format_binding(b)} violates the guard {g.text}{where}; not run", b, g.text)
+
+
+@dataclass
+class Finding:
+    """One tensor at one binding whose inferred shape is wrong (a mismatch) or not known."""
+
+    tensor: str
+    op: str
+    binding: dict[str, int]
+    inferred: str  # the symbolic fact, e.g. "float [batch, seq*2]"
+    expected: str  # the inferred fact evaluated at the binding, e.g. "[2, 14]"
+    actual: str  # what onnxruntime produced
+    reason: str  # "dim" | "rank" | "dtype" | "value" | "kind" | "unresolved"
+
+
+@dataclass
+class Report:
+    """The outcome of :func:`verify`."""
+
+    model: str
+    bindings: list[dict[str, int]]
+    checked: int = 0  # (tensor, binding) pairs compared
+    mismatches: list[Finding] = field(default_factory=list)
+    unresolved: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    per_binding: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no tensor mismatches."""
+        return not self.mismatches
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "bindings": self.bindings,
+            "per_binding": self.per_binding,
+            "mismatches": [asdict(m) for m in self.mismatches],
+            "unresolved": [asdict(u) for u in self.unresolved],
+            "notes": self.notes,
+            "summary": {
+                "checked": self.checked,
+                "mismatches": len(self.mismatches),
+                "unresolved": len(self.unresolved),
+            },
+        }
+
+
+def format_binding(b: Mapping[str, int]) -> str:
+    """``{"batch": 2, "seq": 7}`` as ``batch=2,seq=7``."""
+    return ",".join(f"{k}={v}" for k, v in b.items()) or "(no symbols)"
+
+
+# ---------------------------------------------------------------------------------- formatting
+
+
+def _dtype_name(t: int) -> str:
+    if not t:
+        return "?"
+    try:
+        return onnx.helper.tensor_dtype_to_string(t).replace("TensorProto.", "").lower()
+    except Exception:
+        return str(t)
+
+
+def _fmt_dims(dims: Sequence[Any] | None) -> str:
+    if dims is None:
+        return "?"
+    return (
+        "["
+        + ", ".join(d if isinstance(d, str) else D.format(d) if isinstance(d, D.Expr) else str(d) for d in dims)
+        + "]"
+    )
+
+
+def _fmt_fact(f: Fact | None) -> str:
+    if f is None:
+        return "?"
+    if f.kind in ("sequence", "optional"):
+        return f"{f.kind}({_fmt_fact(f.elem)})"
+    return f"{_dtype_name(f.dtype)} {_fmt_dims(f.shape)}"
+
+
+def _fmt_actual(a: Any) -> str:
+    import numpy as np
+
+    if a is None:
+        return "none"
+    if isinstance(a, list):
+        return "sequence[" + ", ".join(_fmt_actual(x) for x in a[:4]) + (", ..." if len(a) > 4 else "") + "]"
+    arr = np.asarray(a)
+    return f"{_np_dtype_name(arr.dtype)} {list(arr.shape)}"
+
+
+def _np_dtype_name(dt: Any) -> str:
+    try:
+        return _dtype_name(onnx.helper.np_dtype_to_tensor_dtype(dt))
+    except Exception:
+        return str(dt)
+
+
+# ---------------------------------------------------------------------------------- comparison
+
+
+def _evaluate(d: D.Dim, binding: Mapping[str, int]) -> int | str | None:
+    """``d`` at ``binding``: an int, None when it holds an unbound (fresh) symbol, or an error text."""
+    if type(d) is int:
+        return d
+    if not D.symbols(d) <= binding.keys():
+        return None
+    try:
+        return D.evaluate(d, binding)
+    except (ZeroDivisionError, ValueError, OverflowError) as e:
+        return f"error: {e}"
+
+
+def compare(f: Fact | None, actual: Any, binding: Mapping[str, int]) -> tuple[str | None, bool, str]:
+    """Compare one inferred fact with an actual value at ``binding``.
+
+    Returns ``(reason, unresolved, expected)``: ``reason`` names the first disagreement (None
+    when there is none), ``unresolved`` tells whether some dim or the rank was not known, and
+    ``expected`` is the fact evaluated at the binding (for display).
+    """
+    import numpy as np
+
+    if f is None or (f.kind == "tensor" and not f.dtype and f.shape is None):
+        return None, True, "?"
+    if isinstance(actual, list) or actual is None:
+        if actual is None:
+            ok = f.kind == "optional"
+            return (None if ok else "kind"), False, f.kind
+        if f.kind == "optional":
+            f = f.elem if f.elem is not None else Fact()
+        if f.kind != "sequence":
+            return "kind", False, f.kind
+        unresolved = False
+        for x in actual:
+            reason, unres, exp = compare(f.elem, x, binding)
+            unresolved |= unres
+            if reason:
+                return reason, unresolved, f"sequence({exp})"
+        return None, unresolved, f"sequence({compare(f.elem, actual[0], binding)[2]})" if actual else "sequence"
+    if f.kind == "optional":
+        f = f.elem if f.elem is not None else Fact()
+    arr = np.asarray(actual)
+    if f.kind not in ("tensor", "sparse_tensor"):
+        return "kind", False, f.kind
+    if f.shape is None:
+        return _dtype_reason(f, arr), True, f"{_dtype_name(f.dtype)} ?"
+    vals = [_evaluate(d, binding) for d in f.shape]
+    expected = f"{_dtype_name(f.dtype)} {_fmt_dims(['?' if v is None else v for v in vals])}"
+    if len(f.shape) != arr.ndim:
+        return "rank", False, expected
+    unresolved = False
+    for v, a in zip(vals, arr.shape):
+        if v is None:
+            unresolved = True
+        elif v != a:
+            return "dim", unresolved, expected
+    reason = _dtype_reason(f, arr)
+    if reason is None and not unresolved:
+        reason = _value_reason(f, arr, binding)
+    return reason, unresolved, expected
+
+
+def _dtype_reason(f: Fact, arr: Any) -> str | None:
+    if not f.dtype or arr.dtype.kind in "OUS":
+        return None
+    try:
+        actual = onnx.helper.np_dtype_to_tensor_dtype(arr.dtype)
+    except Exception:
+        return None
+    return None if actual == f.dtype else "dtype"
+
+
+def _value_reason(f: Fact, arr: Any, binding: Mapping[str, int]) -> str | None:
+    """A tracked integer value that disagrees with the actual one."""
+    if f.value is None or arr.dtype.kind not in "iub" or arr.size != len(f.value):
+        return None
+    for v, a in zip(f.value, arr.reshape(-1).tolist()):
+        if v is None or isinstance(v, float):
+            continue
+        ev = _evaluate(v, binding)
+        if isinstance(ev, int) and ev != int(a):
+            return "value"
+    return None
+
+
+# ---------------------------------------------------------------------------------- running
+
+
+def input_dims(vi: onnx.ValueInfoProto, binding: Mapping[str, int]) -> tuple[list[int], set[str]]:
+    """The concrete dims of graph input ``vi`` at ``binding`` and the symbols it lacks.
+
+    An open dim (neither value nor name) is the symbol ``<input>_d<axis>``, as in inference.
+    """
+    tt = vi.type.tensor_type
+    dims: list[int] = []
+    missing: set[str] = set()
+    for axis, d in enumerate(tt.shape.dim):
+        v = dim_from_proto(d)
+        if v is None:
+            v = D.sym(f"{ident(vi.name)}_d{axis}")
+        if type(v) is int:
+            dims.append(v)
+            continue
+        lack = D.symbols(v) - binding.keys()
+        if lack:
+            missing |= lack
+            dims.append(0)
+            continue
+        n = D.evaluate(v, binding)
+        if n < 0:
+            raise VerifyError(f"input {vi.name!r}: dim {D.format(v)} is {n} at {format_binding(binding)}")
+        dims.append(n)
+    return dims, missing
+
+
+def _check_complete(graph: onnx.GraphProto, binding: Mapping[str, int]) -> None:
+    """VerifyError when ``binding`` leaves a graph input's symbol unbound (nothing allocated)."""
+    inits = {t.name for t in graph.initializer}
+    missing: set[str] = set()
+    for vi in graph.input:
+        if vi.name not in inits and vi.type.WhichOneof("value") == "tensor_type":
+            missing |= input_dims(vi, binding)[1]
+    if missing:
+        raise VerifyError(_missing_message(missing, binding))
+
+
+def make_feeds(graph: onnx.GraphProto, binding: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
+    """Generated inputs for every graph input (initializer-backed inputs keep their defaults)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    inits = {t.name for t in graph.initializer}
+    high = max(1, min([10, *(v for v in binding.values() if v > 0)]))
+    feeds: dict[str, Any] = {}
+    missing: set[str] = set()
+    for vi in graph.input:
+        if vi.name in inits:
+            continue
+        if vi.type.WhichOneof("value") != "tensor_type":
+            raise VerifyError(f"input {vi.name!r} is not a tensor: verify generates tensor inputs only")
+        shape, lack = input_dims(vi, binding)
+        missing |= lack
+        if lack:
+            continue
+        try:
+            dt = onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
+        except Exception:
+            raise VerifyError(f"input {vi.name!r}: no numpy type for its element type") from None
+        name = vi.name.lower()
+        kind = np.dtype(dt).kind
+        if kind == "b":
+            feeds[vi.name] = np.zeros(shape, dtype=dt)
+        elif kind in "iu":
+            if "mask" in name:
+                feeds[vi.name] = np.ones(shape, dtype=dt)
+            elif "type_ids" in name:
+                feeds[vi.name] = np.zeros(shape, dtype=dt)
+            elif "position" in name and shape:
+                feeds[vi.name] = np.broadcast_to(np.arange(shape[-1], dtype=dt), shape).copy()
+            else:
+                feeds[vi.name] = rng.integers(0, high, size=shape).astype(dt)
+        elif kind in "OUS":
+            feeds[vi.name] = np.full(shape, "a", dtype=object)
+        else:
+            feeds[vi.name] = rng.standard_normal(shape).astype(dt)
+    if missing:
+        raise VerifyError(_missing_message(missing, binding))
+    return feeds
+
+
+def _missing_message(missing: set[str], binding: Mapping[str, int]) -> str:
+    names = ", ".join(sorted(missing))
+    return f"--bind does not give {names} (binding {format_binding(binding)}): each --bind must give every input symbol"
+
+
+def _observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
+    """A copy of ``model`` whose outputs are every main-graph node output."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    have = {o.name for o in m.graph.output}
+    for n in m.graph.node:
+        for o in n.output:
+            if o and o not in have:
+                m.graph.output.append(onnx.helper.make_empty_tensor_value_info(o))
+                have.add(o)
+    return m, [o.name for o in m.graph.output]
+
+
+def _load_external(model: onnx.ModelProto, base_dir: str | None, cap: int) -> None:
+    """Read external weights into ``model`` through :mod:`shapeinfer.io.external` (every entry
+    checked first: the model's own folder, a regular file, offsets and lengths in range)."""
+    from shapeinfer.io.external import ExternalDataError, load_all
+
+    try:
+        load_all(model, base_dir, cap)
+    except ExternalDataError as e:
+        raise VerifyError(f"cannot read external data: {e}") from None
+    except OSError as e:
+        raise VerifyError(f"cannot read external data: {e.strerror or e}") from None
+
+
+def _fact_bytes(f: Fact | None, binding: Mapping[str, int]) -> int:
+    """Bytes of a tensor fact at ``binding``; 0 when a dim or the element size is unknown."""
+    if f is None or f.kind != "tensor" or f.shape is None or not f.dtype:
+        return 0
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(f.dtype).itemsize
+    except Exception:
+        return 0
+    n = itemsize
+    for d in f.shape:
+        v = _evaluate(d, binding)
+        if not isinstance(v, int) or v < 0:
+            return 0
+        n *= v
+    return n
+
+
+def estimate_memory(result, binding: Mapping[str, int]) -> int:
+    """Bytes a run at ``binding`` needs, from the inferred shapes: every main-graph tensor
+    (weights, inputs, and each node output twice: onnxruntime's buffer and the returned array,
+    since verify observes them all). Dims inference left unknown count as 0."""
+    total = 0
+    produced = {o for n in result.model.graph.node for o in n.output if o}
+    for name, f in result.facts.items():
+        b = _fact_bytes(f, binding)
+        total += 2 * b if name in produced else b
+    return total
+
+
+def format_bytes(n: int) -> str:
+    """``3221225472`` as ``3.0 GiB``; a count past 2**60 TiB as a power of two."""
+    if n.bit_length() > 100:  # beyond float range, and beyond any memory anyway
+        return f"2**{n.bit_length() - 1} bytes"
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _session(model: onnx.ModelProto):
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise VerifyError(INSTALL_HINT) from None
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 4  # failures are reported as one line of ours, not ORT's log
+    try:
+        if model.ByteSize() < MAX_PROTO_BYTES:
+            return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        with tempfile.TemporaryDirectory() as td:
+            path = os.path.join(td, "model.onnx")
+            onnx.save_model(model, path, save_as_external_data=True, location="model.onnx.data")
+            return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    except Exception as e:
+        raise VerifyError(f"onnxruntime cannot load the model: {_first_line(e)}") from None
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line[:400]
+    return type(e).__name__
+
+
+def _assumption_notes(result, binding: Mapping[str, int]) -> list[str]:
+    """Equalities inference assumed that this binding contradicts."""
+    notes = []
+    for rep, other in result.equalities:
+        try:
+            a, b = D.parse(rep), D.parse(other)
+        except Exception:
+            continue
+        va, vb = _evaluate(a, binding), _evaluate(b, binding)
+        if isinstance(va, int) and isinstance(vb, int) and va != vb:
+            notes.append(
+                f"at {format_binding(binding)}: inference assumed {other} == {rep}, but they are {vb} and {va}"
+            )
+    return notes
+
+
+def verify(
+    model: ModelLike,
+    bindings: Sequence[Mapping[str, int]],
+    *,
+    base_dir: str | None = None,
+    strict: bool = False,
+    seed: int = 0,
+    result=None,
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
+) -> Report:
+    """Run ``model`` in onnxruntime at each binding and compare every main-graph tensor's shape.
+
+    ``model`` is a path (external weights resolved against its folder), or a ModelProto (not
+    modified), the bytes of a serialised model, an ``onnx_ir.Model`` or an
+    ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.io.modelsource`), whose external data
+    ``base_dir`` locates. Every binding must give every input
+    symbol. ``result`` may pass an existing inference :class:`~shapeinfer.inference.engine.Result` of
+    the same model instead of inferring it here. A binding whose estimated memory
+    (:func:`estimate_memory`) is above ``max_memory`` bytes is refused before anything is
+    allocated. Every binding is checked against the guards inference recorded (and
+    ``dim_ranges``) first: :class:`GuardViolation` names the first guard one violates, before
+    anything runs. Raises :class:`VerifyError` when the check
+    cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime), and
+    :class:`~shapeinfer.inference.bindings.BindError` (the rules of ``infer``) for a value that is not an
+    int of at least 1, a symbol no graph input has, or a range that cannot be right.
+    """
+    from shapeinfer.inference.bindings import check_bind_values, check_model, check_ranges
+    from shapeinfer.inference.engine import infer, model_dir
+
+    src = own_copy(model)  # TypeError for what is no model
+    if src is not None:
+        name = src.graph.name or "<model>"
+    else:
+        path = os.fspath(model)
+        src = load_model(path)
+        base_dir = base_dir or model_dir(path)
+        name = path
+    try:
+        import onnxruntime
+    except ImportError:
+        raise VerifyError(INSTALL_HINT) from None
+    bindings = [check_bind_values(b) for b in bindings] or [{}]  # ints of at least 1, as everywhere
+    ranges = check_ranges(dim_ranges) if dim_ranges else None
+    for b in bindings:  # every binding complete, of the model's symbols, before anything runs or is allocated
+        check_model(src, bind=b, dim_ranges=ranges)
+        _check_complete(src.graph, b)
+    if result is None:
+        work = onnx.ModelProto()
+        work.CopyFrom(src)
+        result = infer(work, base_dir=base_dir, dim_ranges=ranges)
+    check_guards(result, bindings)
+    for b in bindings:
+        need = estimate_memory(result, b)
+        if need > max_memory:
+            raise VerifyError(
+                f"at {format_binding(b)} the model needs about {format_bytes(need)} (estimated from the inferred "
+                f"shapes), above the limit of {format_bytes(max_memory)}; raise it with --max-memory"
+            )
+    report = Report(name, bindings)
+
+    _load_external(src, base_dir, max_memory)
+    observed, names = _observable(src)
+    sess = _session(observed)
+    producer = {o: n.op_type for n in src.graph.node for o in n.output if o}
+    progress = Progress("verify", total=len(bindings))
+    for b in bindings:
+        progress.step(format_binding(b))
+        feeds = make_feeds(src.graph, b, seed)
+        try:
+            ro = onnxruntime.RunOptions()
+            ro.log_severity_level = 4
+            outs = sess.run(None, feeds, ro)
+        except Exception as e:
+            raise VerifyError(f"onnxruntime failed at {format_binding(b)}: {_first_line(e)}") from None
+        checked = mism = unres = 0
+        for tname, actual in zip(names, outs):
+            if tname not in producer:
+                continue
+            f = result.facts.get(tname)
+            reason, unresolved, expected = compare(f, actual, b)
+            checked += 1
+            finding = Finding(tname, producer[tname], dict(b), _fmt_fact(f), expected, _fmt_actual(actual), "")
+            if reason is not None:
+                finding.reason = reason
+                report.mismatches.append(finding)
+                mism += 1
+            elif unresolved:
+                finding.reason = "unresolved"
+                unres += 1
+                (report.mismatches if strict else report.unresolved).append(finding)
+                mism += int(strict)
+        report.checked += checked
+        report.per_binding.append({"binding": b, "checked": checked, "mismatches": mism, "unresolved": unres})
+        report.notes.extend(_assumption_notes(result, b))
+    progress.close()
+    return report

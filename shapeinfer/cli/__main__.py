@@ -1,0 +1,6 @@
+"""``python -m shapeinfer.cli``: the ``shapeinfer`` command (:func:`shapeinfer.cli.main.entry`)."""
+
+from shapeinfer.cli.main import entry
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

@@ -1,0 +1,452 @@
+"""``shapeinfer infer`` (also ``shapeinfer MODEL``, the default command): the click command and
+its reports (the summary, the --all / --filter table, the --json document).
+
+Registered on the group by :mod:`shapeinfer.cli.main`; imports the plumbing from
+:mod:`shapeinfer.cli.common`. Heavy
+imports (onnx, the engine) stay inside the functions, so start-up imports only click.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from shapeinfer.cli.common import (
+    DIM_RANGE_HELP,
+    SECONDS,
+    Timer,
+    _echo_for,
+    _run_guarded,
+    check_against_model,
+    check_output,
+    parse_bind,
+    parse_dim_ranges,
+    parse_input_shapes,
+    write_model,
+)
+from shapeinfer.io.userfiles import show
+
+_SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@click.command("infer", short_help="Infer every tensor's shape (the default command).")
+@click.argument("model", type=click.Path(dir_okay=True))
+@click.option("-o", "--output", type=click.Path(), help="Write the model with every tensor's shape in value_info.")
+@click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
+@click.option(
+    "--input-shape",
+    "input_shape",
+    multiple=True,
+    metavar="NAME=D0,D1,...",
+    help="Override a graph input's dims (ints or expressions over symbol names; as many as the input's rank). "
+    "Repeatable.",
+)
+@click.option(
+    "--bind",
+    multiple=True,
+    metavar="SYM=INT[,SYM=INT]",
+    help="Specialise an input symbol to an int (at least 1) everywhere; with -o the graph inputs "
+    "carry the value too, so the written model is valid only at it. Repeatable.",
+)
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
+@click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor: dtype, dims, op and node.")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="PATTERN",
+    help="List the tensors whose name, node name or op type contains PATTERN (a glob with * ? []). Repeatable.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option(
+    "--summary",
+    "with_summary",
+    is_flag=True,
+    help="Begin with the model at a glance: IR version, opsets, producer, node count, op histogram, parameters.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    help="Exit 1 when a diagnostic of this severity or worse is reported (for CI).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="List every diagnostic, not only errors and warnings.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
+def infer_cmd(
+    model: str,
+    output: str | None,
+    in_place: bool,
+    input_shape: tuple,
+    bind: tuple,
+    dim_range: tuple,
+    show_all: bool,
+    filters: tuple[str, ...],
+    as_json: bool,
+    with_summary: bool,
+    fail_on: str | None,
+    verbose: bool,
+    debug: bool,
+    timeout: float | None,
+) -> None:
+    """Infer the shape of every tensor in MODEL and print the graph's inputs and outputs.
+
+    With --all or --filter, print a table of every (matching) tensor instead. A --dim-range,
+    --bind or --input-shape under which a guard the model needs cannot hold (seq=513: where
+    it needs seq <= 512) is a G015 error naming the range, the guard and its nodes; no shape
+    is printed then, and -o writes nothing (exit 1). Exit codes: 0 done, 1 a diagnostic at the
+    --fail-on severity or a G015 error with -o, 2 bad input or usage.
+    """
+    binding = parse_bind(bind)
+    ranges = parse_dim_ranges(dim_range)
+    shapes = parse_input_shapes(input_shape)
+    check_output(output, model, in_place)
+
+    def run():
+        from shapeinfer.inference.annotate import annotate_for_writing, subgraphs_annotated
+        from shapeinfer.inference.bindings import specialise_inputs
+        from shapeinfer.inference.engine import binding_contradictions, infer, model_dir
+        from shapeinfer.io.onnxio import load_model_file
+
+        timer = Timer()
+        loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
+        m = loaded.model
+        if output and output != "-" and loaded.external:
+            # the files its external data names are inputs too: refused before inferring
+            from shapeinfer.io.external import data_files
+            from shapeinfer.io.userfiles import output_target
+
+            data = data_files(loaded.external, model_dir(model))
+            output_target(output, inputs=[model], allow_inputs=in_place, what="model", data_inputs=data)
+        check_against_model(m, shapes, binding, ranges)
+        result = infer(
+            m,
+            base_dir=model_dir(model),
+            input_shapes=shapes or None,
+            bind=binding or None,
+            timeout=timeout,
+            dim_ranges=ranges or None,
+        )
+        if binding and any(d.severity == "error" for d in result.diagnostics):
+            result.diagnostics.extend(
+                binding_contradictions(
+                    m, binding, base_dir=model_dir(model), dim_ranges=ranges or None, timeout=timeout
+                )
+            )
+        secs = timer()
+        if output and not _contradicted(result):
+            # the new value_info entries go to the file as the bytes annotate built
+            written, tail = annotate_for_writing(result)
+            if binding:  # the graph inputs carry the bound values the value_info holds
+                specialise_inputs(written, binding)
+            nodes_as_read = not subgraphs_annotated(result)
+            write_model(written, output, model, in_place, graph_tail=tail, loaded=loaded, nodes_as_read=nodes_as_read)
+        return result, secs
+
+    result, secs = _run_guarded(debug, run, model)
+
+    def report() -> bool:
+        contradicted = _contradicted(result)
+        table = _tensor_rows(result, filters) if (show_all or filters) and not contradicted else None
+        model_info = None
+        if with_summary:
+            from shapeinfer.analysis.summary import model_summary
+
+            model_info = model_summary(result.model)
+        _report(result, model, output, secs, as_json, verbose, table, model_info)
+        return contradicted
+
+    contradicted = _run_guarded(debug, report, model)  # a failure while reporting: one line, no traceback
+    if contradicted and output:
+        click.echo(f"shapeinfer: {show(output)} not written: no input size satisfies the guards (G015)", err=True)
+        click.get_current_context().exit(1)
+    if fail_on:
+        level = _SEVERITY_RANK[fail_on]
+        if any(_SEVERITY_RANK.get(d.severity, 0) >= level for d in result.diagnostics):
+            click.get_current_context().exit(1)
+
+
+def _contradicted(result) -> bool:
+    """Whether inference found guards no input inside the ranges satisfies (G015 errors):
+    then its shapes hold for no input the user asked about, and none is shown or written."""
+    from shapeinfer.symbolic.guards import CONTRADICTION
+
+    return any(d.code == CONTRADICTION for d in result.diagnostics)
+
+
+def _graphs(graph, path: str = "main"):
+    """``(path, graph)`` for the main graph and every subgraph, keyed like ``Result.graph_facts``."""
+    from shapeinfer.inference.engine import graph_path
+    from shapeinfer.io.onnxio import subgraph_attrs
+
+    yield path, graph
+    for k, n in enumerate(graph.node):
+        for attr, g in subgraph_attrs(n):
+            yield from _graphs(g, graph_path(path, k, attr))
+
+
+def _matches(pattern: str, fields: tuple[str, ...]) -> bool:
+    from fnmatch import fnmatchcase
+
+    if any(c in pattern for c in "*?["):
+        return any(fnmatchcase(f, pattern) for f in fields)
+    return any(pattern in f for f in fields)
+
+
+def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
+    """Every tensor of every inferred graph (graph order: inputs, initializers, node outputs)
+    with its producer's op type and node name, kept when it matches one of ``filters``."""
+    from shapeinfer.io.modeltext import text
+
+    rows = []
+    for path, g in _graphs(result.model.graph):
+        facts = result.graph_facts.get(path)
+        if facts is None:
+            continue
+        where: dict[str, tuple[str, str]] = {}
+        for vi in g.input:
+            where[vi.name] = ("input", "")
+        for t in g.initializer:
+            where[t.name] = ("initializer", "")
+        for n in g.node:
+            for o in n.output:
+                if o:
+                    where[o] = (n.op_type, n.name)
+        for name, f in facts.items():
+            op, node = where.get(name, ("", ""))
+            if filters and not any(_matches(p, (name, node, op)) for p in filters):
+                continue
+            rows.append({"graph": path, "name": text(name), "fact": f, "op": text(op), "node": text(node)})
+    return rows
+
+
+def _report(
+    result,
+    model: str,
+    output: str | None,
+    secs: float,
+    as_json: bool,
+    verbose: bool,
+    table: list[dict] | None = None,
+    model_info: dict | None = None,
+) -> None:
+    from shapeinfer.io.modeltext import text
+
+    echo = _echo_for(output)
+    g = result.model.graph
+    contradicted = _contradicted(result)
+    facts = {} if contradicted else result.facts  # shapes that hold for no input asked about: none shown
+    summary = summarize(result)
+    if as_json:
+        made_by = _producers(g)
+        if contradicted:
+            tensors = {}
+        elif table is None:
+            tensors = {text(k): _io_json(k, f, made_by) for k, f in facts.items()}
+        else:
+            tensors = {text(r["name"]): _io_json(r["name"], r["fact"], made_by) for r in table if r["graph"] == "main"}
+        doc = {
+            "schema": JSON_SCHEMA_VERSION,
+            "model": show(model),
+            "inputs": [_io_json(vi.name, facts.get(vi.name), made_by) for vi in g.input],
+            "outputs": [_io_json(vi.name, facts.get(vi.name), made_by) for vi in g.output],
+            "tensors": tensors,
+            "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
+            "equalities": [list(e) for e in dict.fromkeys(tuple(e) for e in result.equalities)],
+            "guards": [g.to_dict() for g in result.guards()],
+            "ranges": {k: list(v) for k, v in result.ranges().items()},
+            "diagnostics": [d.to_dict() for d in result.diagnostics],
+            "summary": summary,
+            "seconds": round(secs, 4),
+        }
+        if model_info is not None:
+            doc["model_summary"] = model_info
+        if output and not contradicted:
+            doc["written"] = output
+        if contradicted:
+            doc["contradicted"] = True
+        echo(json.dumps(doc, indent=1))
+        return
+    echo(show(model))
+    if model_info is not None:
+        from shapeinfer.analysis.summary import format_summary
+
+        for line in format_summary(model_info):
+            echo(f"  {line}")
+    if contradicted:
+        echo("no shapes: the model cannot run at the sizes asked for (G015 below)")
+    elif table is not None:
+        _print_table(table, echo)
+    else:
+        init = {t.name for t in g.initializer}
+        echo("inputs:")
+        for vi in g.input:
+            if vi.name in init:
+                continue
+            f = facts.get(vi.name)
+            echo(f"  {text(vi.name):<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+        echo("outputs:")
+        for vi in g.output:
+            f = facts.get(vi.name)
+            echo(f"  {text(vi.name):<24} {_dtype_name(f.dtype if f else 0):<8} {_fmt_shape(f)}")
+    shown = [d for d in result.diagnostics if verbose or d.severity != "info"]
+    if shown:
+        echo("diagnostics:")
+        for d in shown[:50]:
+            echo(f"  {d}")
+        if len(shown) > 50:
+            echo(f"  ... {len(shown) - 50} more (use --json for all)")
+    sev = summary["diagnostics"]
+    echo(
+        f"{summary['tensors']} tensors, {summary['resolved_pct']}% fully resolved, "
+        f"{summary['fresh_symbols']} fresh symbols, diagnostics: {sev['error']} error, "
+        f"{sev['warning']} warning, {sev['info']} info ({secs:.2f}s)"
+    )
+    if output and not contradicted:
+        echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
+    guards = result.guards()
+    if guards:
+        echo("holds when: " + "; ".join(g.text for g in guards))
+
+
+def _print_table(rows: list[dict], echo=click.echo) -> None:
+    """The --all / --filter table: one aligned line per tensor (a graph column when the model
+    has subgraphs)."""
+    subgraphs = any(r["graph"] != "main" for r in rows)
+    head = (["graph"] if subgraphs else []) + ["tensor", "dtype", "dims", "op", "node"]
+    lines = [head]
+    for r in rows:
+        f = r["fact"]
+        dtype = _dtype_name(f.dtype) if f.kind == "tensor" else f.kind
+        cells = [r["name"], dtype, _fmt_shape(f), r["op"], r["node"]]
+        lines.append(([r["graph"]] if subgraphs else []) + cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
+    echo("tensors:")
+    for line in lines:
+        echo(("  " + "  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1]).rstrip())
+    echo(f"{len(rows)} tensor{'s' if len(rows) != 1 else ''} listed")
+
+
+#: The version of the ``--json`` documents of ``infer`` and ``optimize`` (their JSON Schemas are
+#: ``shapeinfer/schemas/infer.schema.json`` and ``optimize.schema.json``); raised when a key is
+#: removed or changes meaning, not when one is added.
+JSON_SCHEMA_VERSION = 1
+
+
+def _producers(graph) -> dict[str, dict]:
+    """Main-graph tensor name -> its producer, as ``--json`` gives it: ``{"op": op_type,
+    "node": node name}`` for a node's output, ``{"op": "input"}`` / ``{"op": "initializer"}``."""
+    from shapeinfer.io.modeltext import text
+
+    out: dict[str, dict] = {t.name: {"op": "initializer"} for t in graph.initializer}
+    out.update((vi.name, {"op": "input"}) for vi in graph.input if vi.name not in out)
+    for n in graph.node:
+        made = {"op": text(n.op_type), "node": text(n.name)}
+        out.update((o, made) for o in n.output if o)
+    return out
+
+
+#: The element types whose tracked values ``--json`` gives (shape tensors, indices, masks; onnx's
+#: UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, UINT32, UINT64): not small float weights.
+_INTEGER_TYPES = frozenset({2, 3, 4, 5, 6, 7, 9, 12, 13})
+
+
+def _io_json(name: str, f, producers: dict | None = None) -> dict:
+    """One tensor in ``--json``: name, dtype, shape (ints and expression text, None unknown),
+    ``kind`` when not a tensor, ``producer`` (see :func:`_producers`) and, for an integer
+    tensor whose values inference tracks (a shape tensor: ``Shape`` outputs and the arithmetic
+    on them, small constants), ``value``: its elements flattened, as ints, expression text for
+    symbolic sizes, None per unknown element."""
+    from shapeinfer.io.modeltext import text
+
+    made = None if producers is None else producers.get(name)
+    name = text(name)
+    if f is None:
+        d = {"name": name, "dtype": None, "shape": None}
+    else:
+        d = {
+            "name": name,
+            "dtype": _dtype_name(f.dtype),
+            "shape": None if f.shape is None else [_json_dim(x) for x in f.shape],
+        }
+        if f.kind != "tensor":
+            d["kind"] = f.kind
+        if f.value is not None and f.dtype in _INTEGER_TYPES:
+            d["value"] = [_json_value(v) for v in f.value]
+    if made is not None:
+        d["producer"] = made
+    return d
+
+
+def _json_value(v):
+    """A tracked element value as JSON: ints and finite floats as they are, a symbolic size as
+    its expression text, an unknown element or a non-finite float as None."""
+    import math
+
+    if v is None or type(v) is int:
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return int(v)
+    return _json_dim(v)
+
+
+def _fmt_shape(f) -> str:
+    from shapeinfer.symbolic import dims as D
+
+    if f is None or f.shape is None:
+        return "?"
+    return "[" + ", ".join(D.format(d) for d in f.shape) + "]"
+
+
+def _dtype_name(t: int) -> str:
+    import onnx
+
+    try:
+        return onnx.helper.tensor_dtype_to_string(t).replace("TensorProto.", "").lower() if t else "?"
+    except Exception:
+        return str(t)
+
+
+def _json_dim(d):
+    from shapeinfer.symbolic import dims as D
+
+    return d if type(d) is int else D.format(d)
+
+
+def summarize(result) -> dict:
+    """Counts for the summary line: tensors, fully resolved share, fresh symbols, diagnostics.
+
+    A fact shared by many tensors (inference reuses one record for the same shape across
+    repeated layers) is checked once.
+    """
+    from shapeinfer.symbolic import dims as D
+
+    inputs = result.input_symbols
+    total = resolved = 0
+    seen: dict[int, bool] = {}
+    for gf in result.graph_facts.values():
+        for f in gf.values():
+            if f.kind != "tensor":
+                continue
+            total += 1
+            ok = seen.get(id(f))
+            if ok is None:
+                ok = seen[id(f)] = f.shape is not None and all(
+                    type(d) is int or D.symbols(d) <= inputs for d in f.shape
+                )
+            resolved += ok
+    sev = {"error": 0, "warning": 0, "info": 0}
+    for d in result.diagnostics:
+        sev[d.severity] = sev.get(d.severity, 0) + 1
+    return {
+        "tensors": total,
+        "resolved": resolved,
+        "resolved_pct": round(100.0 * resolved / total, 1) if total else 100.0,
+        "fresh_symbols": len(result.fresh_symbols),
+        "capped_expressions": result.capped,
+        "diagnostics": sev,
+    }

@@ -1,0 +1,177 @@
+"""``shapeinfer optimize``: the click command and its report (text or --json). The passes and
+the optimize run itself are in :mod:`shapeinfer.passes`.
+
+Registered on the group by :mod:`shapeinfer.cli.main`; imports the plumbing from
+:mod:`shapeinfer.cli.common`. The
+keep-alive list ``common._UNTIL_EXIT`` (set by :func:`shapeinfer.cli.main.entry`) is read through the
+module when the command runs, never copied at import.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from shapeinfer.cli import common
+from shapeinfer.cli.common import (
+    SECONDS,
+    CliError,
+    Number,
+    _echo_for,
+    _run_guarded,
+    check_output,
+    parse_bind,
+    write_model,
+)
+from shapeinfer.io.userfiles import show
+
+
+@click.command("optimize", short_help="Fold shape arithmetic, rewrite legacy Reshape.")
+@click.argument("model", type=click.Path(dir_okay=True), required=False)
+@click.option("-o", "--output", type=click.Path(), help="Write the optimized model here (else only report).")
+@click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
+@click.option(
+    "--bind",
+    multiple=True,
+    metavar="SYM=INT[,SYM=INT]",
+    help="Specialise an input symbol first (the graph inputs are rewritten); a static model folds completely.",
+)
+@click.option("--passes", "passes", metavar="A,B,...", help="Run only these passes, in this order (dce always runs).")
+@click.option("--list-passes", is_flag=True, help="List the passes and exit.")
+@click.option(
+    "--target-opset",
+    type=Number(int, "an opset number (1 or more)", 1, maximum=10_000),
+    metavar="N",
+    help="Lift the default-domain opset to N (onnx's converter).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+def optimize_cmd(
+    model: str | None,
+    output: str | None,
+    in_place: bool,
+    bind: tuple,
+    passes: str | None,
+    list_passes: bool,
+    target_opset: int | None,
+    as_json: bool,
+    timeout: float | None,
+    debug: bool,
+) -> None:
+    """Rewrite MODEL to compute the same values with less shape arithmetic and no Reshape-1.
+
+    Runs inference, then the passes (--list-passes), and writes a model annotated like
+    `shapeinfer -o`. Prints what each pass changed and the node counts before and after.
+    """
+    from shapeinfer.passes import describe_passes
+
+    if list_passes:
+        for name, summary in describe_passes():
+            click.echo(f"{name:<22} {summary}")
+        click.echo("(dce always runs after the selected passes; the others repeat until nothing changes)")
+        return
+    if not model:
+        raise CliError("optimize needs a MODEL (or --list-passes)")
+    binding = parse_bind(bind)
+    names = None
+    if passes is not None:
+        names = [p.strip() for p in passes.split(",") if p.strip()]
+        if not names:
+            raise CliError("--passes needs at least one pass name (see --list-passes)")
+    check_output(output, model, in_place)
+
+    def run():
+        from shapeinfer.inference.bindings import BindError
+        from shapeinfer.passes import OptimizeError, optimize_with_report
+
+        try:
+            optimized, report = optimize_with_report(
+                model,
+                passes=names,
+                bind=binding or None,
+                target_opset=target_opset,
+                timeout=timeout,
+                keep_alive=common._UNTIL_EXIT,
+            )
+        except OptimizeError as e:
+            raise CliError(str(e)) from None
+        except BindError as e:
+            raise CliError(e.flag_message()) from None
+        if output:
+            write_model(
+                optimized,
+                output,
+                model,
+                in_place,
+                node_fields=report.node_fields,
+                value_info_fields=report.value_info_fields,
+                external=report.external_tensors,
+                data_inputs=report.input_data_files,
+            )
+        return report
+
+    report = _run_guarded(debug, run)
+    _optimize_report(report, model, output, as_json)
+
+
+def _optimize_report(report, model: str, output: str | None, as_json: bool) -> None:
+    echo = _echo_for(output)
+    if as_json:
+        from shapeinfer.cli.commands.infer import JSON_SCHEMA_VERSION
+
+        doc = {
+            "schema": JSON_SCHEMA_VERSION,
+            "model": show(model),
+            "output": output,
+            "passes": [
+                {
+                    "name": p.name,
+                    "changes": {_json_key(k): v for k, v in p.changes.items()},
+                    "node_delta": p.node_delta,
+                    "seconds": round(p.seconds, 4),
+                }
+                for p in report.passes
+            ],
+            "nodes_before": report.nodes_before,
+            "nodes_after": report.nodes_after,
+            "subgraph_nodes_before": report.subgraph_nodes_before,
+            "subgraph_nodes_after": report.subgraph_nodes_after,
+            "opset_before": report.opset_before,
+            "opset_after": report.opset_after,
+            "rounds": report.rounds,
+            "seconds": round(report.seconds, 4),
+            "notes": report.notes,
+        }
+        echo(json.dumps(doc, indent=1))
+        return
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    echo(show(model))
+    for p in report.passes:
+        what = ", ".join(f"{v} {k}" for k, v in p.changes.items() if v) or "no change"
+        delta = f" (nodes {p.node_delta:+d})" if p.node_delta else ""
+        echo(f"  {p.name:<22} {what}{delta}")
+    opset = f"opset {report.opset_before if report.opset_before is not None else '-'}"
+    if report.opset_after != report.opset_before:
+        opset += f" -> {report.opset_after}"
+    sub = ""
+    if report.subgraph_nodes_before:
+        sub = f", in subgraphs {report.subgraph_nodes_before} -> {report.subgraph_nodes_after}"
+    echo(
+        f"nodes {report.nodes_before} -> {report.nodes_after}{sub}, {opset}, "
+        f"{report.rounds} round{'s' if report.rounds != 1 else ''} ({report.seconds:.2f}s)"
+    )
+    if output == "-":
+        echo("wrote the model to standard output")
+    else:
+        echo(f"wrote {output}" if output else "no -o given: nothing written")
+
+
+def _json_key(what: str) -> str:
+    """A pass's change counter as a ``--json`` key: its text in snake case
+    (``"tensors folded to initializers"`` -> ``"tensors_folded_to_initializers"``)."""
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "_", what.lower()).strip("_")

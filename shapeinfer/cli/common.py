@@ -1,0 +1,253 @@
+"""What the ``shapeinfer`` commands share: :class:`CliError` and exit codes, the
+``--bind`` / ``--dim-range`` / ``--input-shape`` parsers (over
+:mod:`shapeinfer.inference.bindings`, which the API and the passes use too),
+:class:`Number`, :func:`write_model`, :func:`check_output`, :func:`_run_guarded`, and the
+keep-alive list :data:`_UNTIL_EXIT` the console script sets. The command modules
+(:mod:`shapeinfer.cli.commands`) import these names from here; :mod:`shapeinfer.cli.main`
+imports the commands. Only click is imported at start-up."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import time
+
+import click
+
+EXIT_USAGE = 2
+
+
+class CliError(click.ClickException):
+    """A user-facing failure: one line on stderr, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file=None) -> None:
+        click.echo(f"shapeinfer: error: {self.format_message()}", err=True)
+
+
+def _stdout_gone() -> bool:
+    """True when standard output is a pipe whose reader has closed it (a write would fail)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in poller.poll(0))
+    except (AttributeError, ValueError, OSError):  # no real stdout (CliRunner), or no poll
+        return False
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device: what is still buffered, and the flush at
+    exit, go nowhere instead of failing again."""
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+
+
+class Number(click.ParamType):
+    """An int or float flag value within a range; the error names the text given (``0``, ``abc``)."""
+
+    def __init__(self, kind: type, what: str, minimum: float, minimum_open: bool = False, maximum=None) -> None:
+        self.kind = kind
+        self.what = what
+        self.name = kind.__name__
+        self.minimum = minimum
+        self.minimum_open = minimum_open
+        self.maximum = maximum
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, self.kind) and not isinstance(value, bool):
+            v = value
+        else:
+            text = str(value).strip()
+            try:
+                digits = text.lstrip("+-")
+                if self.kind is int and (not (digits.isascii() and digits.isdigit()) or len(text) > 25):
+                    raise ValueError
+                v = self.kind(text)
+            except ValueError:
+                self.fail(f"{value!r} is not {self.what}", param, ctx)
+        bad = (
+            (isinstance(v, float) and math.isnan(v))
+            or v < self.minimum
+            or (self.minimum_open and v == self.minimum)
+            or (self.maximum is not None and v > self.maximum)
+        )
+        if bad:
+            self.fail(f"{value} is not {self.what}", param, ctx)
+        return v
+
+
+SECONDS = Number(float, "a number of seconds above 0", 0.0, minimum_open=True)
+
+
+def parse_bytes(text: str, flag: str) -> int:
+    """``8G``, ``512M``, ``1.5GiB``, ``1000000`` as a byte count; CliError for anything else."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]{1,15}(?:\.[0-9]{1,6})?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise CliError(f"{flag} {text[:40]!r}: expected a size such as 8G, 512M or a byte count")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
+    n = int(float(m.group(1)) * scale)
+    if n <= 0:
+        raise CliError(f"{flag} {text!r}: must be positive")
+    return n
+
+
+def _flag_error(e, flag: str | None = None) -> CliError:
+    """A :class:`shapeinfer.inference.bindings.BindError` as the one-line usage error naming the flag."""
+    return CliError(e.flag_message(flag))
+
+
+def parse_bind(values: tuple[str, ...], flag: str = "--bind") -> dict[str, int]:
+    """``("batch=2,seq=7", ...)`` as ``{"batch": 2, "seq": 7}``; CliError for anything else
+    (:func:`shapeinfer.inference.bindings.parse_bind`'s rules: ints of at least 1 within int64, a symbol
+    given twice only with one value). ``flag`` names the option in the message."""
+    from shapeinfer.inference.bindings import BindError
+    from shapeinfer.inference.bindings import parse_bind as parse
+
+    try:
+        return parse(values)
+    except BindError as e:
+        raise _flag_error(e, flag) from None
+
+
+def parse_dim_ranges(values: tuple[str, ...]) -> dict[str, tuple[int, int | None]]:
+    """``("seq=1:512", "batch=1:8")`` as ``{"seq": (1, 512), ...}``; CliError for anything else
+    (:func:`shapeinfer.inference.bindings.parse_dim_ranges`)."""
+    from shapeinfer.inference.bindings import BindError
+    from shapeinfer.inference.bindings import parse_dim_ranges as parse
+
+    try:
+        return parse(values)
+    except BindError as e:
+        raise _flag_error(e) from None
+
+
+DIM_RANGE_HELP = "Give an input symbol an integer range, e.g. seq=1:512 (HI may be empty: no max). Repeatable."
+
+
+def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
+    """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``; CliError for anything else
+    (:func:`shapeinfer.inference.bindings.parse_input_shapes`: non-negative ints or dims expressions
+    within the expression cap, each input once). The model's own checks (input names, ranks,
+    symbols) are :func:`check_against_model`'s."""
+    from shapeinfer.inference.bindings import BindError
+    from shapeinfer.inference.bindings import parse_input_shapes as parse
+
+    try:
+        return parse(values)
+    except BindError as e:
+        raise _flag_error(e) from None
+
+
+def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bind_flag: str = "--bind") -> None:
+    """:func:`shapeinfer.inference.bindings.check_model` for parsed flags: CliError naming the flag for an
+    input shape of an input the model lacks or of another rank, or a symbol no graph input has."""
+    from shapeinfer.inference.bindings import BIND, BindError, check_model
+
+    try:
+        check_model(model, input_shapes or None, bind or None, dim_ranges or None)
+    except BindError as e:
+        raise _flag_error(e, bind_flag if e.kind == BIND else None) from None
+
+
+def write_model(
+    model,
+    out: str,
+    src: str | None,
+    in_place: bool = False,
+    graph_tail: bytes = b"",
+    loaded=None,
+    nodes_as_read=False,
+    node_fields: bytes | None = None,
+    value_info_fields: bytes | None = None,
+    external: list | None = None,
+    data_inputs: list[str] | tuple = (),
+) -> None:
+    """Write atomically next to ``out``; external data files are copied when the folder changes.
+    ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
+    LoadedModel ``model`` came from, when none of its tensors changed; ``nodes_as_read``: nor
+    its main graph's nodes; ``node_fields`` / ``value_info_fields``: its main graph's nodes /
+    value_info already serialised; ``external``: its tensors stored as external data, when
+    known; ``data_inputs``: the files the input model's external data names, never replaced
+    (see save_model)."""
+    from shapeinfer.io.writer import save_model
+
+    save_model(
+        model,
+        out,
+        src,
+        in_place=in_place,
+        graph_tail=graph_tail,
+        loaded=loaded,
+        nodes_as_read=nodes_as_read,
+        node_fields=node_fields,
+        value_info_fields=value_info_fields,
+        external=external,
+        data_inputs=data_inputs,
+    )
+
+
+def check_output(out: str | None, src: str, in_place: bool) -> None:
+    """Refuse an output path the write would refuse (missing folder, a folder, the input without
+    ``--in-place``, a symlink leaving its folder) before any work is done."""
+    from shapeinfer.io.userfiles import STDIO, UserFileError, output_target
+
+    if out is None or out == STDIO:
+        return
+    try:
+        output_target(out, inputs=[src], allow_inputs=in_place, what="model")
+    except UserFileError as e:
+        raise CliError(str(e)) from None
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __call__(self) -> float:
+        return time.perf_counter() - self.t0
+
+
+def _run_guarded(debug: bool, fn, path: str | None = None):
+    """Run ``fn``; anything it raises becomes one CliError line (exit 2) naming ``path``."""
+    from shapeinfer.inference.engine import InferenceTimeout
+    from shapeinfer.io.external import ExternalDataError
+    from shapeinfer.io.onnxio import ModelLoadError
+    from shapeinfer.io.userfiles import UserFileError
+
+    try:
+        return fn()
+    except click.ClickException:
+        raise
+    except (ModelLoadError, ExternalDataError, UserFileError) as e:
+        if debug:
+            raise
+        raise CliError(str(e)) from None
+    except InferenceTimeout as e:
+        raise CliError(f"{path}: {e}" if path else str(e)) from None
+    except KeyboardInterrupt:
+        raise CliError("interrupted") from None
+    except Exception as e:  # never a traceback for users
+        if debug or (isinstance(e, BrokenPipeError) and _stdout_gone()):
+            raise  # ``-o - | head``: the reader went away, not an error (DefaultGroup.main ends quietly)
+        where = f"{path}: " if path else ""
+        raise CliError(f"{where}internal error: {type(e).__name__}: {e} (rerun with --debug for a traceback)") from None
+
+
+def _echo_for(output: str | None):
+    """click.echo, to stderr when the model itself goes to stdout (``-o -``)."""
+    if output == "-":
+        return lambda *a, **k: click.echo(*a, **{**k, "err": True})
+    return click.echo
+
+
+#: done with are put here instead of being freed one by one (see ``optimize_with_report``).
+_UNTIL_EXIT: list | None = None

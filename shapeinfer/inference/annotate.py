@@ -1,0 +1,271 @@
+"""Inferred types written into a model: what a written type may look like.
+
+Types (:func:`annotate`): inferred facts go into ``value_info`` and graph outputs only as
+complete types (a tensor type has an element type, a sequence or optional an element type, a
+map a key and a value type), merged with what the model already declares. A declaration is a
+claim: inference refines it where it knows more, and where they disagree (element type, rank, a
+dim inference determined) the inferred type is written (inference reports the disagreement as
+G006). Where inference knows less (an unknown element type or rank, a dim that is only fresh
+symbols) the declared part stays, except over a dim that is one of several alternatives (a
+join: an If whose branches differ), which is written as inferred. Where it knows nothing and
+nothing is declared, nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import onnx
+from onnx import TypeProto
+
+from shapeinfer.inference.engine import Result, graph_path
+from shapeinfer.io.onnxio import fact_type, subgraph_attrs, write_shape
+from shapeinfer.io.wire import varint
+from shapeinfer.io.writer import _tag
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.facts import Fact
+
+
+def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) -> onnx.ModelProto:
+    """Write ``result``'s facts into its model's ``value_info`` and graph outputs (in place).
+
+    Every graph and subgraph inference reached is annotated. A value's written type is its fact
+    merged with its declared type (:func:`written_type`); a value with neither gets no entry, and
+    declared ``value_info`` entries for values inference does not know stay as they are.
+    ``declared`` adds declared types of main-graph values by name, taking precedence over the
+    graph's own (for a model rewritten since it was loaded: the types its original declared).
+    Graph inputs and initializers are never touched. Returns the model.
+    """
+    tail = _annotate_graph(result.model.graph, result, _adoptable(result), declared or {}, "main")
+    result.model.graph.MergeFromString(tail)
+    return result.model
+
+
+def annotate_serialised(result: Result, declared: Mapping[str, TypeProto] | None = None) -> bytes:
+    """:func:`annotate`, returning the main graph's ``value_info`` as it then is, serialised
+    (``GraphProto.value_info`` fields, for ``save_model(..., value_info_fields=...)``): the
+    entries kept serialised, then the new ones as they were written (not serialised again)."""
+    graph = result.model.graph
+    tail = _annotate_graph(graph, result, _adoptable(result), declared or {}, "main")
+    kept = [_field(_VALUE_INFO, vi.SerializeToString()) for vi in graph.value_info]
+    graph.MergeFromString(tail)
+    return b"".join([*kept, tail])
+
+
+def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:
+    """:func:`annotate`, except that the main graph's new ``value_info`` entries are returned as
+    serialised ``GraphProto`` fields instead of merged into the model (for
+    ``save_model(model, ..., graph_tail=...)``, which writes them without parsing them back).
+    The written file is the same model :func:`annotate` then :func:`save_model` would write."""
+    tail = _annotate_graph(result.model.graph, result, _adoptable(result), {}, "main")
+    return result.model, tail
+
+
+def subgraphs_annotated(result: Result) -> bool:
+    """True when :func:`annotate` changes nodes of the main graph: it writes into the subgraphs
+    inference reached, which live in node attributes; nothing else it does touches a node."""
+    return any(path != "main" for path in result.graph_facts)
+
+
+def is_complete(tp: TypeProto) -> bool:
+    """True when ``tp`` is a type a model may declare: every nested element type is present."""
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        return getattr(tp, which).elem_type != 0
+    if which == "sequence_type":
+        return tp.sequence_type.HasField("elem_type") and is_complete(tp.sequence_type.elem_type)
+    if which == "optional_type":
+        return tp.optional_type.HasField("elem_type") and is_complete(tp.optional_type.elem_type)
+    if which == "map_type":
+        mt = tp.map_type
+        return mt.key_type != 0 and mt.HasField("value_type") and is_complete(mt.value_type)
+    return which is not None  # opaque types: as declared
+
+
+def fact_is_complete(f: Fact | None) -> bool:
+    """True when ``fact_type(f)`` is complete (:func:`is_complete`)."""
+    if f is None:
+        return False
+    if f.kind in ("tensor", "sparse_tensor"):
+        return f.dtype != 0
+    if f.kind in ("sequence", "optional"):
+        return fact_is_complete(f.elem)
+    if f.kind == "map":
+        return f.dtype != 0 and fact_is_complete(f.elem)
+    return False
+
+
+_KIND_OF = {
+    "tensor_type": "tensor",
+    "sparse_tensor_type": "sparse_tensor",
+    "sequence_type": "sequence",
+    "optional_type": "optional",
+    "map_type": "map",
+}
+
+
+class _Conflict(Exception):
+    """Inference and the declaration disagree: the declaration is written as it is."""
+
+
+def _unknown(f: Fact | None) -> bool:
+    return f is None or (f.kind == "tensor" and not f.dtype and f.shape is None)
+
+
+def _adoptable(result: Result) -> set[str]:
+    """The fresh symbols a declared dim may stand for in what is written: all but the joins."""
+    return set(result.fresh_symbols) - set(result.join_symbols)
+
+
+def written_type(f: Fact | None, declared: TypeProto | None, fresh: set[str]) -> TypeProto | None:
+    """The type to write for a value with fact ``f`` and declared type ``declared``, or None.
+
+    Inference refines the declaration where it knows more (an element type, a rank, a dim): a
+    dim it determined (an integer, an expression of the inputs' symbols) is written, a declared
+    dim stays over one made only of the symbols in ``fresh`` (fresh ones a declaration may stand
+    for). Where they disagree (kind, element type, rank, two different integer dims) inference
+    wins: the declared parts it contradicts are not written. The result is always complete
+    (:func:`is_complete`); None when neither side gives one.
+    """
+    if declared is not None and declared.WhichOneof("value") is None:
+        declared = None
+    if declared is None:
+        return fact_type(f) if fact_is_complete(f) else None
+    if _unknown(f):
+        return declared if is_complete(declared) else None
+    try:
+        tp = _merge(f, declared, fresh)
+    except _Conflict:  # a different kind of value: the declaration says nothing of this one
+        return fact_type(f) if fact_is_complete(f) else None
+    if is_complete(tp):
+        return tp
+    return declared if is_complete(declared) else None
+
+
+def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
+    """``decl`` refined by ``f``; raises _Conflict where they disagree."""
+    which = decl.WhichOneof("value")
+    if _unknown(f):
+        return decl
+    if _KIND_OF.get(which) != f.kind:
+        raise _Conflict
+    tp = TypeProto()
+    if decl.denotation:
+        tp.denotation = decl.denotation
+    if which in ("tensor_type", "sparse_tensor_type"):
+        dt = getattr(decl, which)
+        out = getattr(tp, which)
+        if f.dtype or dt.elem_type:
+            out.elem_type = f.dtype or dt.elem_type
+        if f.shape is None:
+            if dt.HasField("shape"):
+                out.shape.CopyFrom(dt.shape)
+        elif not dt.HasField("shape"):
+            write_shape(out, f.shape)
+        elif len(dt.shape.dim) != len(f.shape):
+            write_shape(out, f.shape)  # the declared rank is wrong: none of its dims apply
+        else:
+            out.shape.SetInParent()
+            for d, x in zip(f.shape, dt.shape.dim):
+                _merge_dim(out.shape.dim.add(), d, x, fresh)
+    elif which == "sequence_type":
+        tp.sequence_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.sequence_type, fresh))
+    elif which == "optional_type":
+        tp.optional_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.optional_type, fresh))
+    else:  # map_type
+        mt = decl.map_type
+        tp.map_type.key_type = f.dtype or mt.key_type
+        if mt.HasField("value_type"):
+            tp.map_type.value_type.CopyFrom(_merge(f.elem, mt.value_type, fresh))
+        elif f.elem is not None:
+            tp.map_type.value_type.CopyFrom(fact_type(f.elem))
+    return tp
+
+
+def _merge_elem(elem: Fact | None, container, fresh: set[str]) -> TypeProto:
+    if container.HasField("elem_type"):
+        return _merge(elem, container.elem_type, fresh)
+    return TypeProto() if elem is None else fact_type(elem)
+
+
+def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
+    """One dim: inference wins where it determined the dim (an integer, or an expression of
+    the inputs' symbols); a declared dim stays over one made only of ``fresh`` symbols."""
+    if type(d) is int:
+        out.dim_value = d
+    elif D.symbols(d) <= fresh and x.HasField("dim_value"):
+        out.dim_value = x.dim_value
+    elif D.symbols(d) <= fresh and x.HasField("dim_param") and x.dim_param:
+        out.dim_param = x.dim_param
+    else:
+        out.dim_param = D.format(d)
+    if x.denotation:
+        out.denotation = x.denotation
+
+
+#: The one-byte length prefixes (lengths below 128).
+_SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
+
+
+def _field(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    n = len(payload)
+    return tag + (_SHORT_LENGTHS[n] if n < 0x80 else varint(n)) + payload
+
+
+_VALUE_INFO = _tag(onnx.GraphProto, "value_info")
+
+
+_VI_NAME = _tag(onnx.ValueInfoProto, "name")
+
+
+_VI_TYPE = _tag(onnx.ValueInfoProto, "type")
+
+
+def _annotate_graph(
+    graph: onnx.GraphProto, result: Result, fresh: set[str], declared: Mapping[str, TypeProto], path: str
+) -> bytes:
+    """Annotate ``graph`` and its inferred subgraphs; the new value_info entries of ``graph``
+    itself are returned as serialised fields (after the kept ones in ``graph.value_info``)."""
+    tail = b""
+    facts = result.graph_facts.get(path)
+    if facts is not None:
+        for vi in graph.output:
+            tp = written_type(facts.get(vi.name), declared.get(vi.name, vi.type), fresh)
+            if tp is not None and tp is not vi.type:
+                vi.type.CopyFrom(tp)
+        skip = {vi.name for vi in graph.input} | {vi.name for vi in graph.output}
+        skip.update(t.name for t in graph.initializer)
+        skip.update(t.values.name for t in graph.sparse_initializer)
+        own = {vi.name: vi for vi in graph.value_info}
+        kept = [vi for name, vi in own.items() if name not in facts and name not in skip]
+        del graph.value_info[:]  # the messages in ``own`` stay valid, detached
+        graph.value_info.extend(kept)
+        # by id (the facts stay alive in ``facts``): the written type and its value_info field
+        type_fields: dict[int, tuple[bytes | None, bytes | None]] = {}
+        chunks = []
+        for name, f in facts.items():
+            if name in skip:
+                continue
+            key = id(f)
+            if key not in type_fields:
+                tb = fact_type(f).SerializeToString() if fact_is_complete(f) else None
+                type_fields[key] = (tb, None if tb is None else _field(_VI_TYPE, tb))
+            tb, tf = type_fields[key]
+            decl = declared.get(name) or (own[name].type if name in own else None)
+            if decl is not None and (tb is None or decl.SerializeToString() != tb):
+                tp = written_type(f, decl, fresh)  # the declaration says something else
+                tf = None if tp is None else _field(_VI_TYPE, tp.SerializeToString())
+            if tf is not None:  # _field(_VALUE_INFO, _field(_VI_NAME, name) + tf), in pieces
+                nb = name if type(name) is bytes else name.encode()
+                n = len(nb)
+                name_head = _VI_NAME + (_SHORT_LENGTHS[n] if n < 0x80 else varint(n))
+                n += len(name_head) + len(tf)
+                chunks += (_VALUE_INFO, _SHORT_LENGTHS[n] if n < 0x80 else varint(n), name_head, nb, tf)
+        tail = b"".join(chunks)
+    if not any(p.startswith(path + "/") for p in result.graph_facts):
+        return tail  # no subgraph below this one was inferred
+    for k, n in enumerate(graph.node):
+        for attr, g in subgraph_attrs(n):
+            g.MergeFromString(_annotate_graph(g, result, fresh, {}, graph_path(path, k, attr)))
+    return tail

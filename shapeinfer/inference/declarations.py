@@ -1,0 +1,127 @@
+"""Declared types are claims: what a model declares (``value_info``, graph outputs) checked
+against what inference derives.
+
+Contract:
+
+- :func:`declared_types` copies every graph's declared tensor types, by graph path.
+- :func:`contradictions` lists how one declared type contradicts one inferred fact: a different
+  element type, a different rank, or a dim that provably differs from the inferred one (or
+  differs from it where both are over the graph inputs' symbols, unless inference itself assumed
+  the two equal, which G003 reports), and whether the contradiction holds at every binding
+  (``provable``) or only where those symbols differ. A declared ``-1`` or open dim is unknown
+  and contradicts nothing; an inferred dim with a fresh symbol is unknown too.
+- The engine reports each contradicted declaration as G006 (``infer`` and ``lint`` alike): an
+  error when provable, else a warning; it keeps the inferred fact, and the writer writes the
+  inferred type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+import onnx
+
+from shapeinfer.io.onnxio import dim_from_proto, graph_path, subgraph_attrs
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.facts import Fact
+
+__all__ = ["contradictions", "declared_types", "dims_text", "dtype_name"]
+
+
+def dims_text(shape) -> str:
+    """``[batch, 3, seq*2]`` (``?`` for an unknown rank or dim)."""
+    if shape is None:
+        return "?"
+    return "[" + ", ".join("?" if d is None else D.format(d) for d in shape) + "]"
+
+
+def dtype_name(t: int) -> str:
+    """``float``, ``int64``... for an onnx TensorProto data type (the schema spelling)."""
+    try:
+        return onnx.TensorProto.DataType.Name(t).lower()
+    except ValueError:
+        return str(t)
+
+
+def declared_types(model: onnx.ModelProto, main: str = "main") -> dict[str, dict[str, onnx.TypeProto]]:
+    """The types the model declares (value_info and graph outputs) of every graph, by graph path
+    (:func:`~shapeinfer.io.onnxio.graph_path`). Copies, so that they survive anything that later
+    rewrites the model's annotations."""
+    out: dict[str, dict[str, onnx.TypeProto]] = {}
+
+    def visit(g: onnx.GraphProto, path: str) -> None:
+        d = {}
+        for vi in list(g.value_info) + list(g.output):
+            if vi.HasField("type"):
+                tp = onnx.TypeProto()
+                tp.CopyFrom(vi.type)
+                d[vi.name] = tp
+        out[path] = d
+        for k, n in enumerate(g.node):
+            for attr, sg in subgraph_attrs(n):
+                visit(sg, graph_path(path, k, attr))
+
+    visit(model.graph, main)
+    return out
+
+
+def contradictions(
+    f: Fact | None,
+    declared: onnx.TypeProto,
+    input_symbols: Collection[str],
+    subst: Mapping[str, D.Dim] | None = None,
+    assumed: Collection[frozenset] = (),
+) -> tuple[list[str], bool]:
+    """How ``declared`` contradicts inferred fact ``f`` (empty when it does not): each item says
+    one disagreement (``type float, inferred int64``; ``rank 0 [], inferred rank 1 [1]``;
+    ``shape [N, 5], inferred [N, 4] (axis 1)``). Declared dims go through ``subst`` (the
+    substitution inference used, bindings included) first; ``assumed`` holds the pairs of dims
+    inference assumed equal. Returns (problems, provable): ``provable`` when some problem holds
+    at every binding (a type, a rank, two dims that provably differ)."""
+    if f is None or f.kind != "tensor" or declared.WhichOneof("value") != "tensor_type":
+        return [], False
+    tt = declared.tensor_type
+    problems = []
+    provable = False
+    if tt.elem_type and f.dtype and tt.elem_type != f.dtype:
+        provable = True
+        problems.append(f"type {dtype_name(tt.elem_type)}, inferred {dtype_name(f.dtype)}")
+    if tt.HasField("shape") and f.shape is not None:
+        decl = [dim_from_proto(d) for d in tt.shape.dim]
+        if len(decl) != len(f.shape):
+            provable = True
+            problems.append(f"rank {len(decl)} {dims_text(decl)}, inferred rank {len(f.shape)} {dims_text(f.shape)}")
+        else:
+            inputs = input_symbols if isinstance(input_symbols, (set, frozenset)) else set(input_symbols)
+            bad = [
+                i
+                for i, (a, b) in enumerate(zip(decl, f.shape))
+                if a is not None and _contradicts(D.resolve(a, subst or {}), b, assumed, inputs)
+            ]
+            provable = provable or any(D.compare(D.resolve(decl[i], subst or {}), f.shape[i]) in (-1, 1) for i in bad)
+            if bad:
+                problems.append(
+                    f"shape {dims_text(decl)}, inferred {dims_text(f.shape)} (axis {', '.join(map(str, bad))})"
+                )
+    return problems, provable
+
+
+def _contradicts(declared: D.Dim, inferred: D.Dim, assumed: Collection[frozenset], inputs: Collection[str]) -> bool:
+    """A declared dim contradicts the inferred one when they provably differ, or when both are
+    over the graph inputs' symbols, differ, and inference did not assume them equal (G003). A
+    declared dim naming a symbol no graph input has (optimum's ``past_sequence_length +
+    sequence_length`` in a decoder without past inputs) says nothing checkable: that symbol may
+    stand for anything, 0 included."""
+    if declared == inferred:
+        return False
+    if type(declared) is not int and not D.symbols(declared) <= inputs:
+        return False
+    if D.compare(declared, inferred) in (-1, 1):
+        return True
+    if frozenset((declared, inferred)) in assumed:
+        return False
+
+    def resolved(d: D.Dim) -> bool:
+        return type(d) is int or D.symbols(d) <= inputs
+
+    return resolved(declared) and resolved(inferred)

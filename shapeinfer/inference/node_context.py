@@ -1,0 +1,221 @@
+"""What a rule sees: :class:`NodeContext` (its node, attributes, opset version, and the run's
+symbolic side, the :class:`~shapeinfer.symbolic.scope.SymbolScope`) and :class:`GraphScope`
+(the facts visible in one graph).
+
+Rules (:mod:`shapeinfer.inference.ops`) import this module, never the engine: they see their node's
+inputs' facts and this context, and reach the engine only through the context's methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import onnx
+from onnx import AttributeProto
+
+from shapeinfer.base.diagnostics import Diagnostic, InferenceError
+from shapeinfer.inference.ops.common import MAX_RANK
+from shapeinfer.io.external import ExternalDataInvalid, ExternalDataMissing
+from shapeinfer.io.onnxio import attribute_value, graph_path, subgraph_attrs, tensor_fact
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.facts import Fact
+from shapeinfer.symbolic.guards import Ledger
+from shapeinfer.symbolic.scope import SymbolScope
+
+
+class Walker(Protocol):
+    """What a :class:`NodeContext` needs of the engine that runs it."""
+
+    symbols: SymbolScope
+    diagnostics: list[Diagnostic]
+    base_dir: str | None
+
+    def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]: ...
+
+    def run_graph(
+        self,
+        graph: onnx.GraphProto,
+        parent: GraphScope | None,
+        inputs: Sequence[Fact | None] | None,
+        name: str = ...,
+        call_attrs: Mapping[str, AttributeProto] | None = ...,
+    ) -> list[Fact]: ...
+
+
+def _show_number(d: D.Dim) -> str:
+    """``d`` as short text: a number past a few dozen digits is shown by its size (Python will
+    not even print one of 4,300 digits)."""
+    if type(d) is int:
+        return str(d) if d.bit_length() <= 128 else f"a {d.bit_length()}-bit number"
+    return "an expression with a coefficient past int64"
+
+
+class GraphScope:
+    """The facts visible in one graph, with the enclosing graph's scope behind it."""
+
+    __slots__ = ("declared", "facts", "parent")
+
+    def __init__(self, parent: GraphScope | None = None) -> None:
+        self.facts: dict[str, Fact] = {}
+        self.parent = parent
+        self.declared: dict[str, onnx.TypeProto] = {}  # types the graph declares (value_info, outputs)
+
+    def get(self, name: str) -> Fact | None:
+        s: GraphScope | None = self
+        while s is not None:
+            f = s.facts.get(name)
+            if f is not None:
+                return f
+            s = s.parent
+        return None
+
+
+class NodeContext:
+    """What a rule sees of its node and of the engine."""
+
+    __slots__ = (
+        "_attrs",
+        "call_attrs",
+        "domain",
+        "engine",
+        "graph",
+        "index",
+        "node",
+        "op_type",
+        "scope",
+        "symbols",
+        "version",
+    )
+
+    def __init__(
+        self,
+        engine: Walker,
+        node: onnx.NodeProto,
+        version: int,
+        index: int,
+        graph: str,
+        scope: GraphScope,
+        call_attrs: Mapping[str, AttributeProto] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.symbols = engine.symbols
+        self.node = node
+        self.op_type = node.op_type
+        self.domain = node.domain
+        self.version = version
+        self.index = index
+        self.graph = graph
+        self.scope = scope
+        self.call_attrs = call_attrs
+        self._attrs: dict[str, AttributeProto] | None = None
+
+    # ---- attributes
+    def _attr_protos(self) -> dict[str, AttributeProto]:
+        if self._attrs is None:
+            attrs = {}
+            for a in self.node.attribute:
+                if a.ref_attr_name:
+                    if self.call_attrs and a.ref_attr_name in self.call_attrs:
+                        attrs[a.name] = self.call_attrs[a.ref_attr_name]
+                    continue
+                attrs[a.name] = a
+            self._attrs = attrs
+        return self._attrs
+
+    def has_attr(self, name: str) -> bool:
+        return name in self._attr_protos()
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The decoded value of attribute ``name`` (ints, floats, strings, lists, tensors, graphs)."""
+        a = self._attr_protos().get(name)
+        if a is None:
+            return default
+        expected = self.engine.attr_types(self.domain, self.op_type, self.version).get(name)
+        if expected is not None and a.type != expected:
+            have = AttributeProto.AttributeType.Name(a.type).lower()
+            want = AttributeProto.AttributeType.Name(expected).lower()
+            raise InferenceError("E007", f"attribute {name!r} is {have}; {self.op_type} takes {want}")
+        return attribute_value(a)
+
+    def attr_tensor_fact(self, name: str) -> Fact | None:
+        a = self._attr_protos().get(name)
+        if a is None or a.type != AttributeProto.TENSOR:
+            return None
+        try:
+            return tensor_fact(a.t, self.engine.base_dir)
+        except (ExternalDataMissing, ExternalDataInvalid) as e:
+            sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
+            self.diag(sev, "E003", f"attribute {name!r}: {e}: values unknown")
+            return tensor_fact(a.t, None, with_value=False)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.node.output)
+
+    # ---- symbols and diagnostics
+    def fresh(self) -> D.Expr:
+        """A new symbol for a dim inference cannot determine."""
+        return self.symbols.fresh()
+
+    def fresh_shape(self, rank: int) -> tuple[D.Expr, ...]:
+        """``rank`` new symbols; a rank past MAX_RANK (a length read from the model) is E012."""
+        if type(rank) is not int or rank > MAX_RANK:
+            raise InferenceError(
+                "E012",
+                f"a rank of {D.format(rank) if type(rank) is not int else _show_number(rank)} "
+                f"(over {MAX_RANK}) cannot be built",
+            )
+        fresh = self.symbols.fresh
+        return tuple(fresh() for _ in range(rank))
+
+    def diag(self, severity: str, code: str, message: str) -> None:
+        self.engine.diagnostics.append(
+            Diagnostic(severity, code, message, self.node.name or None, self.op_type, self.index, self.graph)
+        )
+
+    def producer(self, name: str, anywhere: bool = False) -> tuple[int, onnx.NodeProto] | None:
+        """``(index, node)`` of the node of this graph that produces tensor ``name``: among the
+        nodes before this one (``anywhere``: in the whole graph), the last such; None when none."""
+        nodes = self.engine.graph_nodes.get(self.graph, ())
+        limit = len(nodes) if anywhere else min(self.index, len(nodes))
+        for k in range(limit - 1, -1, -1):
+            if name in nodes[k].output:
+                return k, nodes[k]
+        return None
+
+    @property
+    def label(self) -> str:
+        """The node as guards name it: its name, else ``<op_type> #<index>``."""
+        return self.node.name or f"{self.op_type} #{self.index}"
+
+    def unify(self, a: D.Dim, b: D.Dim) -> D.Dim:
+        """Record that dims ``a`` and ``b`` must be equal (a guard of this node, and a G003
+        warning when it equates symbols that are not all fresh); returns the representative.
+        Two different ints raise G002."""
+        rep, other = self.symbols.unify(a, b, self.label)
+        if other is not None and not all(self.symbols.is_fresh(s) for s in D.symbols(other)):
+            self.diag("warning", "G003", f"assuming {D.format(other)} == {D.format(rep)}")
+        return rep
+
+    def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, report: bool = False) -> None:
+        """Record that the inferred shapes hold only when ``lhs <kind> rhs`` (see
+        :mod:`shapeinfer.symbolic.guards`). ``report`` also makes it a G012 diagnostic of the node (for
+        the guards no other code reports: G003 says the equalities, G009 the float bounds)."""
+        lhs, rhs = self.symbols.assume(kind, lhs, rhs, self.label)
+        if report:
+            led = Ledger()
+            led.add(kind, lhs, rhs)
+            for g in led:
+                self.diag("info", "G012", f"the inferred shapes hold only when {g.text}")
+
+    def infer_graph(self, graph: onnx.GraphProto, inputs: Sequence[Fact | None], attr: str | None = None) -> list[Fact]:
+        """Infer subgraph ``graph`` (outer scope visible) with its inputs' facts; returns outputs'.
+
+        ``attr`` names the node attribute holding the graph (found by comparison when omitted).
+        """
+        if attr is None:
+            attr = next((name for name, g in subgraph_attrs(self.node) if g == graph), "?")
+        return self.engine.run_graph(
+            graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr), call_attrs=self.call_attrs
+        )

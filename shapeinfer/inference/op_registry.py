@@ -1,0 +1,114 @@
+"""Registry of native inference rules, keyed by (domain, op type) and opset version.
+
+A rule is a plain function ``rule(ctx, inputs) -> outputs``: ``ctx`` is the engine's
+:class:`~shapeinfer.inference.node_context.NodeContext` (attributes, opset version, fresh symbols,
+diagnostics), ``inputs`` a list of :class:`~shapeinfer.symbolic.facts.Fact` (``None`` for an omitted
+optional input) and the result a list of facts, one per node output (shorter lists and
+``None`` entries leave those outputs unknown). A rule raises
+:class:`~shapeinfer.inference.engine.Fallback` to hand the node to onnx's own per-node inference.
+
+Rules live in the op-family modules of :mod:`shapeinfer.inference.ops`, each registering its rules with
+:func:`register` when it is imported; that is the only place a rule is declared. The families
+are imported lazily: :func:`lookup` imports the modules that register the op it is asked for,
+as :mod:`shapeinfer.inference.ops.rule_index` lists them, so a command imports only the families its
+model uses. That index is generated from the registrations themselves
+(``python tools/gen_rule_index.py``, which records the module each :func:`register` call runs
+in) and a test checks that it still matches them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+Rule = Callable[[Any, list], list]
+
+_RULES: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
+
+#: For each key, the modules whose import registered a rule for it (what the index records).
+_SOURCES: dict[tuple[str, str], set[str]] = {}
+
+#: Keys whose modules have all been imported (their ``_RULES`` entry is complete).
+_COMPLETE: set[tuple[str, str]] = set()
+
+#: The package of op-family modules and the generated index of which module registers what.
+OPS_PACKAGE = "shapeinfer.inference.ops"
+INDEX_MODULE = "shapeinfer.inference.ops.rule_index"
+
+
+def register(op_types: str | list[str], since: int = 1, domain: str = "") -> Callable[[Rule], Rule]:
+    """Decorator: register the function as the rule for ``op_types`` from opset ``since`` on."""
+    names = [op_types] if isinstance(op_types, str) else list(op_types)
+
+    def deco(fn: Rule) -> Rule:
+        module = sys._getframe(1).f_globals.get("__name__", "")  # the module whose import registers it
+        for name in names:
+            entries = _RULES.setdefault((domain, name), [])
+            entries.append((since, fn))
+            entries.sort(key=lambda e: e[0])
+            _SOURCES.setdefault((domain, name), set()).add(module)
+        return fn
+
+    return deco
+
+
+def _load(key: tuple[str, str]) -> None:
+    """Import the modules the index names for ``key`` (once); afterwards its entry is complete."""
+    index = importlib.import_module(INDEX_MODULE).RULE_MODULES
+    for module in index.get(key, ()):
+        importlib.import_module(f"{OPS_PACKAGE}.{module}")
+    _COMPLETE.add(key)
+
+
+def lookup(domain: str, op_type: str, version: int) -> Rule | None:
+    """The rule in force for ``op_type`` at opset ``version`` of ``domain``, or None."""
+    key = ("" if domain == "ai.onnx" else domain, op_type)
+    if key not in _COMPLETE:
+        _load(key)
+    entries = _RULES.get(key)
+    if not entries:
+        return None
+    found = None
+    for since, fn in entries:
+        if since <= version:
+            found = fn
+    return found
+
+
+def family_modules() -> list[str]:
+    """Every module of the op-family package (found by walking it, not from the index)."""
+    import pkgutil
+
+    package = importlib.import_module(OPS_PACKAGE)
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(package.__path__, OPS_PACKAGE + ".")
+        if info.name != INDEX_MODULE and not info.ispkg
+    )
+
+
+def load_all() -> None:
+    """Import every op-family module, so every rule is registered (and every key complete)."""
+    for module in family_modules():
+        importlib.import_module(module)
+    _COMPLETE.update(_RULES)
+
+
+def sources() -> dict[tuple[str, str], tuple[str, ...]]:
+    """After :func:`load_all`: for each key, the op-family modules that register a rule for it
+    (names relative to :data:`OPS_PACKAGE`, sorted): what :mod:`shapeinfer.inference.ops.rule_index` holds."""
+    prefix = OPS_PACKAGE + "."
+    out = {}
+    for key, mods in sorted(_SOURCES.items()):
+        family = sorted(m[len(prefix) :] for m in mods if m.startswith(prefix))
+        if family:
+            out[key] = tuple(family)
+    return out
+
+
+def registered() -> list[tuple[str, str, int]]:
+    """Every registered (domain, op type, since version); imports every op family first."""
+    load_all()
+    return sorted((d, op, s) for (d, op), entries in _RULES.items() for s, _ in entries)

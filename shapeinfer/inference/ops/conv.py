@@ -1,0 +1,284 @@
+"""Convolutions and pools: output spatial sizes with pads, auto_pad, strides, dilations, ceil_mode.
+
+Every integer formula follows the ONNX operator documents (and onnxruntime, which agrees):
+
+- Conv / pools, explicit pads: ``floor((in + pb + pe - eff) / s) + 1`` with ``eff = (k-1)*d + 1``;
+  with ``ceil_mode`` the ceiling instead, minus one when the last window would start in the
+  right padding (``(out-1)*s >= in + pb``).
+- ``auto_pad`` SAME_UPPER / SAME_LOWER: ``ceil(in / s)``; VALID: ``ceil((in - eff + 1) / s)``.
+- ConvTranspose: ``s*(in-1) + output_padding + eff - pb - pe``, or ``in*s`` with SAME, or the
+  ``output_shape`` attribute.
+- MaxUnpool: ``(in-1)*s - pb - pe + k``, or the ``output_shape`` input.
+"""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from shapeinfer.base.diagnostics import InferenceError
+from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.ops.common import dim_values, known_ints, rank_from_model
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.dims import INT64_MAX
+from shapeinfer.symbolic.facts import Fact, tensor
+
+INT64 = TensorProto.INT64
+
+
+def conv_out_dim(
+    size: D.Dim,
+    kernel: D.Dim,
+    stride: int,
+    dilation: int,
+    pad_begin: int,
+    pad_end: int,
+    auto_pad: str,
+    ceil_mode: int = 0,
+) -> D.Dim | None:
+    """One spatial output size of a convolution or pool, per the ONNX formulas.
+
+    None when the size cannot be written as a dim (a symbolic ceil_mode case whose padding is
+    at least the window, where the one-step correction is not a ``min``).
+    """
+    if stride <= 0 or dilation <= 0 or (type(kernel) is int and kernel <= 0):
+        raise InferenceError("E040", f"invalid kernel {kernel} / stride {stride} / dilation {dilation}")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return D.ceildiv(size, stride)
+    eff = D.add(D.mul(D.sub(kernel, 1), dilation), 1)
+    if auto_pad == "VALID":
+        return D.ceildiv(D.sub(D.add(size, 1), eff), stride)
+    span = D.sub(D.add(size, pad_begin + pad_end), eff)
+    if not ceil_mode:
+        if type(span) is int and span < 0:
+            # ONNX's floor gives 0, onnxruntime's truncation 1: the node is invalid
+            raise InferenceError("E040", f"window of {eff} is larger than the padded input ({span + eff})")
+        return D.add(D.floordiv(span, stride), 1)
+    out = D.add(D.ceildiv(span, stride), 1)
+    # The last window must start inside the input or the left padding.
+    if type(out) is int and type(size) is int:
+        return out - 1 if (out - 1) * stride >= size + pad_begin else out
+    if D.compare(pad_end, eff) != -1:
+        return None
+    # With pe < eff the correction applies at most once, so it is min(out, ceil((in + pb) / s)).
+    return D.dmin(out, D.ceildiv(D.add(size, pad_begin), stride))
+
+
+def _ints_attr(ctx, name: str, n: int, default: int) -> list[int]:
+    v = ctx.attr(name)
+    if v is None:
+        return [default] * n
+    v = list(v)
+    if len(v) != n:
+        raise InferenceError("E040", f"{ctx.op_type} {name} has {len(v)} entries, expected {n}")
+    return v
+
+
+def spatial_dims(ctx, sizes, kernel, ceil_mode: int = 0) -> list[D.Dim]:
+    """The output spatial dims of a conv / pool over input spatial ``sizes``."""
+    n_sp = len(sizes)
+    if len(kernel) != n_sp:
+        raise InferenceError("E040", f"{ctx.op_type} kernel has {len(kernel)} dims for {n_sp} spatial dims")
+    strides = _ints_attr(ctx, "strides", n_sp, 1)
+    dil = _ints_attr(ctx, "dilations", n_sp, 1)
+    pads = _ints_attr(ctx, "pads", 2 * n_sp, 0)
+    auto_pad = ctx.attr("auto_pad", "NOTSET")
+    out = []
+    for i in range(n_sp):
+        d = conv_out_dim(sizes[i], kernel[i], strides[i], dil[i], pads[i], pads[i + n_sp], auto_pad, ceil_mode)
+        out.append(ctx.fresh() if d is None else d)
+    return out
+
+
+def conv_kernel(ctx, w: Fact | None, n_sp: int) -> list[D.Dim] | None:
+    """The kernel's spatial dims: ``kernel_shape``, else W's dims after the first two."""
+    kernel = ctx.attr("kernel_shape")
+    if kernel is not None:
+        return list(kernel)
+    if w is None or w.shape is None or len(w.shape) != n_sp + 2:
+        return None
+    return list(w.shape[2:])
+
+
+def conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
+    """A convolution's output ``N x M x spatial`` (M = W's first dim), typed ``dtype``."""
+    if x is None or x.shape is None:
+        r = None if w is None or w.shape is None else len(w.shape)
+        return [tensor(dtype, ctx.fresh_shape(r)) if r else Fact(dtype, None)]
+    n_sp = len(x.shape) - 2
+    if n_sp < 1:
+        raise InferenceError("E040", f"{ctx.op_type} input must have rank >= 3")
+    m = w.shape[0] if w is not None and w.shape is not None and w.shape else ctx.fresh()
+    kernel = conv_kernel(ctx, w, n_sp)
+    if kernel is None:
+        return [tensor(dtype, (x.shape[0], m) + ctx.fresh_shape(n_sp))]
+    return [tensor(dtype, (x.shape[0], m) + tuple(spatial_dims(ctx, x.shape[2:], kernel)))]
+
+
+@register("Conv")
+def conv(ctx, ins: list) -> list:
+    """Conv: ``N x M x spatial`` with M = W's first dim."""
+    return conv_like(ctx, ins[0], ins[1] if len(ins) > 1 else None, ins[0].dtype)
+
+
+@register("ConvInteger", since=10)
+def conv_integer(ctx, ins: list) -> list:
+    """ConvInteger: Conv's dims, int32."""
+    return conv_like(ctx, ins[0], ins[1], TensorProto.INT32)
+
+
+@register("QLinearConv", since=10)
+def qlinear_conv(ctx, ins: list) -> list:
+    """QLinearConv: Conv's dims over x (input 0) and w (input 3), typed like y_zero_point."""
+    yz = ins[7] if len(ins) > 7 else None
+    return conv_like(ctx, ins[0], ins[3], yz.dtype if yz is not None else ins[0].dtype)
+
+
+@register("DeformConv", since=19)
+def deform_conv(ctx, ins: list) -> list:
+    """DeformConv: Conv's output dims."""
+    return conv_like(ctx, ins[0], ins[1], ins[0].dtype)
+
+
+@register("ConvTranspose")
+def conv_transpose(ctx, ins: list) -> list:
+    """ConvTranspose: ``N x (W.shape[1]*group) x spatial`` per output_shape, auto_pad or pads."""
+    x, w = ins[0], ins[1]
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    n_sp = len(x.shape) - 2
+    if n_sp < 1:
+        raise InferenceError("E040", "ConvTranspose input must have rank >= 3")
+    group = ctx.attr("group", 1)
+    m = D.mul(w.shape[1], group) if w is not None and w.shape is not None and len(w.shape) > 1 else ctx.fresh()
+    out_shape = ctx.attr("output_shape")
+    if out_shape is not None:
+        out_shape = list(out_shape)
+        if len(out_shape) == n_sp + 2:
+            out_shape = out_shape[2:]
+        if len(out_shape) != n_sp:
+            raise InferenceError("E040", f"ConvTranspose output_shape has {len(out_shape)} entries for {n_sp}")
+        return [tensor(x.dtype, (x.shape[0], m) + tuple(out_shape))]
+    kernel = conv_kernel(ctx, w, n_sp)
+    if kernel is None:
+        return [tensor(x.dtype, (x.shape[0], m) + ctx.fresh_shape(n_sp))]
+    strides = _ints_attr(ctx, "strides", n_sp, 1)
+    dil = _ints_attr(ctx, "dilations", n_sp, 1)
+    outpad = _ints_attr(ctx, "output_padding", n_sp, 0)
+    auto_pad = ctx.attr("auto_pad", "NOTSET")
+    pads = [0] * (2 * n_sp) if auto_pad == "VALID" else _ints_attr(ctx, "pads", 2 * n_sp, 0)
+    spatial = []
+    for i in range(n_sp):
+        size = x.shape[2 + i]
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            spatial.append(D.mul(size, strides[i]))
+        else:
+            eff = D.add(D.mul(D.sub(kernel[i], 1), dil[i]), 1)
+            full = D.add(D.mul(strides[i], D.sub(size, 1)), D.add(eff, outpad[i] - pads[i] - pads[i + n_sp]))
+            spatial.append(full)
+    return [tensor(x.dtype, (x.shape[0], m) + tuple(spatial))]
+
+
+@register(["MaxPool", "AveragePool", "LpPool"])
+def pool(ctx, ins: list) -> list:
+    """Pools: channels kept, spatial sizes per kernel_shape, with ceil_mode; MaxPool's Indices int64."""
+    x = ins[0]
+    if x.shape is None:
+        return [Fact(x.dtype, None), Fact(INT64, None)]
+    if len(x.shape) < 3:
+        raise InferenceError("E041", f"{ctx.op_type} input must have rank >= 3")
+    kernel = ctx.attr("kernel_shape")
+    if kernel is None:
+        raise InferenceError("E041", f"{ctx.op_type} needs kernel_shape")
+    shape = tuple(x.shape[:2]) + tuple(spatial_dims(ctx, x.shape[2:], list(kernel), ctx.attr("ceil_mode", 0)))
+    return [tensor(x.dtype, shape), tensor(INT64, shape)]
+
+
+@register(["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"])
+def global_pool(ctx, ins: list) -> list:
+    """Global pools: spatial dims become 1."""
+    x = ins[0]
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    return [tensor(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
+
+
+@register("MaxUnpool", since=9)
+def max_unpool(ctx, ins: list) -> list:
+    """MaxUnpool: the ``output_shape`` input, else ``(in-1)*s - pb - pe + k`` per spatial dim."""
+    x = ins[0]
+    osf = ins[2] if len(ins) > 2 else None
+    if osf is not None:
+        vals = dim_values(osf)
+        if vals is not None:
+            return [tensor(x.dtype, tuple(ctx.fresh() if v is None else v for v in vals))]
+        if osf.shape is not None and len(osf.shape) == 1 and type(osf.shape[0]) is int:
+            return [tensor(x.dtype, ctx.fresh_shape(osf.shape[0]))]
+        return [Fact(x.dtype, None)]
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    kernel = list(ctx.attr("kernel_shape"))
+    n_sp = len(x.shape) - 2
+    if len(kernel) != n_sp:
+        raise InferenceError("E041", "MaxUnpool kernel_shape does not match the input rank")
+    strides = _ints_attr(ctx, "strides", n_sp, 1)
+    pads = _ints_attr(ctx, "pads", 2 * n_sp, 0)
+    spatial = tuple(
+        D.add(D.mul(D.sub(x.shape[2 + i], 1), strides[i]), kernel[i] - pads[i] - pads[i + n_sp]) for i in range(n_sp)
+    )
+    return [tensor(x.dtype, tuple(x.shape[:2]) + spatial)]
+
+
+@register("MaxRoiPool")
+def max_roi_pool(ctx, ins: list) -> list:
+    """MaxRoiPool: ``num_rois x C x pooled_shape``."""
+    x, rois = ins[0], ins[1]
+    pooled = list(ctx.attr("pooled_shape"))
+    n = rois.shape[0] if rois.shape else ctx.fresh()
+    c = x.shape[1] if x.shape is not None and len(x.shape) > 1 else ctx.fresh()
+    return [tensor(x.dtype, (n, c) + tuple(pooled))]
+
+
+@register("RoiAlign", since=10)
+def roi_align(ctx, ins: list) -> list:
+    """RoiAlign: ``num_rois x C x output_height x output_width``."""
+    x, rois = ins[0], ins[1]
+    n = rois.shape[0] if rois.shape else ctx.fresh()
+    c = x.shape[1] if x.shape is not None and len(x.shape) > 1 else ctx.fresh()
+    return [tensor(x.dtype, (n, c, ctx.attr("output_height", 1), ctx.attr("output_width", 1)))]
+
+
+@register("Col2Im", since=18)
+def col2im(ctx, ins: list) -> list:
+    """Col2Im: ``N x C x image_shape`` with C = input.shape[1] / prod(block_shape)."""
+    x, image, block = ins[0], ins[1], ins[2]
+    img = dim_values(image)
+    if img is None:
+        n_sp = rank_from_model(ctx, image.shape[0]) if image.shape is not None and len(image.shape) == 1 else None
+        if n_sp is None:
+            return [Fact(x.dtype, None)]
+        img = (None,) * n_sp
+    bl = known_ints(block)
+    n = x.shape[0] if x.shape is not None and x.shape else ctx.fresh()
+    c = None
+    if bl is not None and x.shape is not None and len(x.shape) == 3:
+        k = 1
+        for b in bl:
+            k *= b
+        if k <= 0:
+            raise InferenceError("E042", f"Col2Im block_shape {list(bl)}")
+        if k > INT64_MAX:
+            raise InferenceError("E013", f"Col2Im block_shape {list(bl)}: its product overflows int64")
+        # A valid input has exactly C*prod(block_shape) rows, so the floor is exact.
+        c = D.floordiv(x.shape[1], k)
+    return [tensor(x.dtype, (n, ctx.fresh() if c is None else c) + tuple(ctx.fresh() if v is None else v for v in img))]
+
+
+@register("CausalConvWithState", since=27)
+def causal_conv_with_state(ctx, ins: list) -> list:
+    """CausalConvWithState: output like the input; present_state ``B x C x (k-1)``."""
+    x, w = ins[0], ins[1]
+    k = w.shape[2] if w is not None and w.shape is not None and len(w.shape) == 3 else None
+    if x.shape is None or len(x.shape) != 3:
+        return [tensor(x.dtype, x.shape), Fact(x.dtype, None)]
+    state = (x.shape[0], x.shape[1], ctx.fresh() if k is None else D.sub(k, 1))
+    return [tensor(x.dtype, x.shape), tensor(x.dtype, state)]

@@ -1,0 +1,487 @@
+"""Indexing and joining: Gather*, Scatter*, ReverseSequence, Slice, Concat, Split, Squeeze, Unsqueeze, Identity.
+
+Values flow through all of them, which is what carries a Shape's dims on to a Reshape target.
+"""
+
+from __future__ import annotations
+
+from shapeinfer.base.diagnostics import InferenceError
+from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.ops.common import (
+    flat_index,
+    is_static_shape,
+    known_ints,
+    norm_axis,
+    provably_nonneg,
+    row_major_strides,
+    unravel_index,
+)
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
+from shapeinfer.symbolic.intervals import Ranges, by_residue
+
+#: Slice bounds at or beyond this magnitude mean "to the end" / "from the start".
+BIG = 2**31 - 1
+
+
+# ------------------------------------------------------------------------------ Gather
+
+
+@register("Gather")
+def gather(ctx, ins: list) -> list:
+    """Gather: ``data.shape[:axis] + indices.shape + data.shape[axis+1:]``; values gathered."""
+    data, idx = ins[0], ins[1]
+    if data.shape is None or idx.shape is None:
+        return [Fact(data.dtype, None)]
+    r = len(data.shape)
+    axis = norm_axis(ctx.attr("axis", 0), r)
+    shape = data.shape[:axis] + idx.shape + data.shape[axis + 1 :]
+    value = None
+    iv = known_ints(idx)
+    if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
+        n_axis = data.shape[axis]
+        if any(not -n_axis <= i < n_axis for i in iv):
+            raise InferenceError("E011", f"Gather index out of range for dim {n_axis}")
+        iv = [i + n_axis if i < 0 else i for i in iv]
+        outer = 1
+        for d in data.shape[:axis]:
+            outer *= d
+        inner = 1
+        for d in data.shape[axis + 1 :]:
+            inner *= d
+        value = []
+        for o in range(outer):
+            for i in iv:
+                base = (o * n_axis + i) * inner
+                value.extend(data.value[base : base + inner])
+    return [tensor(data.dtype, shape, value)]
+
+
+@register("GatherElements", since=11)
+def gather_elements(ctx, ins: list) -> list:
+    """GatherElements: the output has the indices' shape."""
+    data, idx = ins[0], ins[1]
+    shape = idx.shape
+    value = None
+    iv = known_ints(idx)
+    if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
+        axis = norm_axis(ctx.attr("axis", 0), len(data.shape))
+        value = []
+        for k, i in enumerate(iv):
+            pos = unravel_index(k, shape)
+            n = data.shape[axis]
+            pos[axis] = i + n if i < 0 else i
+            value.append(data.value[flat_index(pos, data.shape)])
+    return [tensor(data.dtype, shape, value)]
+
+
+@register("GatherND", since=11)
+def gather_nd(ctx, ins: list) -> list:
+    """GatherND: ``indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]``."""
+    data, idx = ins[0], ins[1]
+    b = ctx.attr("batch_dims", 0)
+    if data.shape is None or idx.shape is None or not idx.shape or type(idx.shape[-1]) is not int:
+        return [Fact(data.dtype, None)]
+    k = idx.shape[-1]
+    return [tensor(data.dtype, idx.shape[:-1] + data.shape[b + k :])]
+
+
+# ------------------------------------------------------------------------------ Slice
+
+
+def onnx_slice_range(d: int, start: int, end: int, step: int) -> range:
+    """The indices ``Slice`` takes along a dim of static size ``d``, per the ONNX clamping rules.
+
+    Negative start / end get ``d`` added; then for positive steps both are clamped to ``[0, d]``,
+    for negative steps start to ``[0, d-1]`` and end to ``[-1, d-1]``. This differs from Python
+    slicing: ``range(5)[-10:-10:-1]`` is empty, ONNX takes element 0.
+    """
+    if d == 0:
+        return range(0)
+    if start < 0:
+        start += d
+    if end < 0:
+        end += d
+    if step > 0:
+        start, end = min(max(start, 0), d), min(max(end, 0), d)
+    else:
+        start, end = min(max(start, 0), d - 1), min(max(end, -1), d - 1)
+    return range(start, end, step)
+
+
+def _clamp_bound(d: D.Dim, v: D.Dim, lo: int, hi_off: int, ranges: Ranges | None = None) -> D.Dim | None:
+    """A start / end ``v`` made non-negative and clamped into ``[lo, d + hi_off]``, symbolically.
+
+    None when the sign of a symbolic ``v`` is unknown over ``ranges`` (the symbols' ranges, by
+    default positive sizes; the clamp then has no closed form).
+    """
+    hi = D.add(d, hi_off)
+    if type(v) is int:
+        if v >= BIG:
+            return hi
+        if v <= -BIG:
+            return lo
+        if v < 0:
+            return D.dmax(D.add(d, v), lo)
+        return D.dmin(v, hi)
+    if provably_nonneg(v, ranges):
+        return D.dmin(v, hi)
+    if (D.lower_bound(D.neg(v), ranges) or 0) >= 1:
+        return D.dmax(D.add(d, v), lo)
+    return None
+
+
+#: With a negative step, onnxruntime reads these ends as "through index 0" (numpy's None) where
+#: the ONNX clamping rule gives "stop at d-1": the runtimes disagree, so the length stays open.
+AMBIGUOUS_NEGATIVE_STEP_ENDS = (2**31 - 1, 2**63 - 1)
+
+
+def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | None = None) -> D.Dim | None:
+    """The number of elements ONNX Slice takes along a dim of size ``d``; None if not expressible
+    (or when ONNX and onnxruntime disagree, see ``AMBIGUOUS_NEGATIVE_STEP_ENDS``). A symbolic
+    ``step`` counts only when it is provably positive. ``ranges`` (the symbols' ranges, default
+    positive sizes) decide the signs of symbolic starts and ends."""
+    n = _slice_len(d, start, end, step, ranges)
+    if n is None and type(step) is int:
+        # a start / end whose sign depends on a symbol's residue (tf2onnx's crop
+        # ``crop == 0 ? INT32_MAX : -crop`` with ``crop = 2*((h + 1)//2) - h``): decide each case
+        names = D.symbols(start) | D.symbols(end)
+        if len(names) == 1:
+            (name,) = names
+            n = by_residue(lambda a, rg: _slice_len(a[0], a[1], a[2], step, rg), [d, start, end], name, ranges)
+    return n
+
+
+def _slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | None) -> D.Dim | None:
+    if isinstance(step, D.Expr):
+        if (D.lower_bound(step) or 0) < 1:
+            return None
+        s = _clamp_bound(d, start, 0, 0, ranges)
+        e = _clamp_bound(d, end, 0, 0, ranges)
+        if s is None or e is None:
+            return None
+        return D.dmax(0, D.ceildiv(D.sub(e, s), step))
+    if step < 0 and type(end) is int and end in AMBIGUOUS_NEGATIVE_STEP_ENDS:
+        return None
+    if type(d) is int and type(start) is int and type(end) is int:
+        return len(onnx_slice_range(d, start, end, step))
+    if step > 0:
+        s = _clamp_bound(d, start, 0, 0, ranges)
+        e = _clamp_bound(d, end, 0, 0, ranges)
+        if s is None or e is None:
+            return None
+        return D.dmax(0, D.ceildiv(D.sub(e, s), step))
+    s = _clamp_bound(d, start, 0, -1, ranges)
+    e = _clamp_bound(d, end, -1, -1, ranges)
+    if s is None or e is None:
+        return None
+    n = D.dmax(0, D.ceildiv(D.sub(s, e), -step))
+    lb = D.lower_bound(d)
+    if lb is None or lb < 1:
+        # start clamps into [0, d-1], an empty interval when d is 0: then nothing is taken
+        # (n <= d whenever d >= 1, so the min changes nothing else)
+        n = D.dmin(n, d)
+    return n
+
+
+def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
+    if data.shape is None:
+        return [Fact(data.dtype, None)]
+    r = len(data.shape)
+    if starts is None or ends is None or axes is None or steps is None:
+        # unknown bounds: sliced axes are unknown; others keep their dims
+        if axes is None:
+            return [tensor(data.dtype, ctx.fresh_shape(r))]
+        shape = list(data.shape)
+        for a in axes:
+            shape[norm_axis(a, r)] = ctx.fresh()
+        return [tensor(data.dtype, shape)]
+    if not (len(starts) == len(ends) == len(axes) == len(steps)):
+        raise InferenceError("E012", "Slice starts/ends/axes/steps differ in length")
+    shape = list(data.shape)
+    seen = set()
+    plan = [(0, d, 1) for d in data.shape]
+    for s, e, a, k in zip(starts, ends, axes, steps):
+        a = norm_axis(a, r)
+        if a in seen:
+            raise InferenceError("E012", f"Slice axis {a} repeated")
+        seen.add(a)
+        if k == 0:
+            raise InferenceError("E012", "Slice step 0")
+        if s is None or e is None or k is None:
+            shape[a] = ctx.fresh()
+            plan = None
+            continue
+        n = slice_len(data.shape[a], s, e, k, ctx.symbols.effective_ranges())
+        if n is not None:
+            n = ctx.symbols.simplify(n)
+        if type(k) is int and k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
+            msg = f"Slice end {e} with step {k}: ONNX stops at the last index, onnxruntime runs to 0"
+            ctx.diag("warning", "E017", msg)
+        shape[a] = ctx.fresh() if n is None else n
+        if n is None or type(s) is not int or type(e) is not int or type(k) is not int:
+            plan = None
+        elif plan is not None:
+            plan[a] = (s, e, k)
+    value = None
+    if data.value is not None and plan is not None and is_static_shape(data.shape) and is_static_shape(shape):
+        ranges = [onnx_slice_range(d, s, e, k) for d, (s, e, k) in zip(data.shape, plan)]
+        value = []
+        st = row_major_strides(data.shape)
+        n = 1
+        for d in shape:
+            n *= d
+        for k in range(n):
+            pos = unravel_index(k, shape)
+            value.append(data.value[sum(ranges[i][p] * st[i] for i, p in enumerate(pos))])
+    return [tensor(data.dtype, shape, value)]
+
+
+def _bounds(f: Fact | None):
+    if f is None or f.value is None:
+        return None
+    out = []
+    for v in f.value:
+        if type(v) is int or isinstance(v, D.Expr):
+            out.append(v)
+        else:
+            out.append(None)
+    return out
+
+
+@register("Slice", since=1)
+def slice_v1(ctx, ins: list) -> list:
+    """Slice-1: starts/ends/axes attributes, step 1."""
+    data = ins[0]
+    starts, ends = ctx.attr("starts"), ctx.attr("ends")
+    if starts is None or ends is None:
+        raise InferenceError("E012", "Slice-1 needs starts and ends")
+    axes = ctx.attr("axes", list(range(len(starts))))
+    return _slice(ctx, data, starts, ends, axes, [1] * len(starts))
+
+
+@register("Slice", since=10)
+def slice_v10(ctx, ins: list) -> list:
+    """Slice-10+: starts/ends/axes/steps inputs; negative steps and clamping per the spec."""
+    data = ins[0]
+    starts, ends = _bounds(ins[1]), _bounds(ins[2])
+    n = None
+    for f in (ins[1], ins[2]):
+        if f is not None and f.shape is not None and len(f.shape) == 1 and type(f.shape[0]) is int:
+            n = f.shape[0]
+    axes_f = ins[3] if len(ins) > 3 else None
+    steps_f = ins[4] if len(ins) > 4 else None
+    if axes_f is None:
+        axes = list(range(n)) if n is not None else None
+    else:
+        axes = known_ints(axes_f)
+    if steps_f is None:
+        steps = [1] * n if n is not None else None
+    else:
+        steps = _bounds(steps_f)  # per axis: an int, a symbolic step, or None (that axis unknown)
+    return _slice(ctx, data, starts, ends, axes, steps)
+
+
+# ------------------------------------------------------------------------------ Concat / Split
+
+
+@register("Concat")
+def concat(ctx, ins: list) -> list:
+    """Concat: dims equal except ``axis``, which sums; values concatenated."""
+    facts = [f for f in ins if f is not None]
+    dtype = next((f.dtype for f in facts if f.dtype), 0)
+    shapes = [f.shape for f in facts]
+    known = [s for s in shapes if s is not None]
+    if not known:
+        return [Fact(dtype, None)]
+    r = len(known[0])
+    if any(len(s) != r for s in known):
+        raise InferenceError("E013", "Concat inputs differ in rank")
+    if ctx.has_attr("axis"):
+        axis = norm_axis(ctx.attr("axis"), r)
+    elif ctx.version < 4:
+        axis = norm_axis(1, r)  # Concat-1's default
+    else:
+        raise InferenceError("E013", "Concat needs an axis attribute")
+    if len(known) < len(shapes):
+        shape = list(known[0])
+        shape[axis] = ctx.fresh()
+        for s in known[1:]:
+            for i in range(r):
+                if i != axis:
+                    shape[i] = ctx.unify(shape[i], s[i])
+        return [tensor(dtype, shape)]
+    shape = list(known[0])
+    total: D.Dim = 0
+    for s in known:
+        total = D.add(total, s[axis])
+        for i in range(r):
+            if i != axis and s is not known[0]:
+                shape[i] = ctx.unify(shape[i], s[i])
+    shape[axis] = total
+    value = None
+    if any(f.value is not None for f in facts) and is_static_shape(shape):
+        # a part whose values are unknown contributes unknown elements (kept per element)
+        facts = [
+            tensor(f.dtype, f.shape, (None,) * _numel(f.shape)) if f.value is None and is_static_shape(f.shape) else f
+            for f in facts
+        ]
+    if all(f.value is not None for f in facts) and is_static_shape(shape):
+        n = 1
+        for d in shape:
+            n *= d
+        if n <= MAX_VALUE_ELEMENTS:
+            outer = 1
+            for d in shape[:axis]:
+                outer *= d
+            value = []
+            for o in range(outer):
+                for f in facts:
+                    inner = 1
+                    for d in f.shape[axis:]:
+                        inner *= d
+                    value.extend(f.value[o * inner : (o + 1) * inner])
+    return [tensor(dtype, shape, value)]
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def split_sizes(ctx, dim: D.Dim, n_out: int, split: list | None, num_outputs: int | None) -> list:
+    """The per-output sizes Split gives along its axis."""
+    if split is not None:
+        return list(split)
+    n = num_outputs or n_out
+    if type(dim) is int:
+        if ctx.version >= 18 and num_outputs:
+            chunk = -(-dim // n)
+            sizes = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
+            if sizes[-1] < 0:
+                raise InferenceError("E014", f"Split of {dim} into {n} outputs leaves a negative last chunk")
+            return sizes
+        if dim % n:
+            raise InferenceError("E014", f"Split of {dim} into {n} equal parts")
+        return [dim // n] * n
+    q = D.exact_div(dim, n)
+    if q is not None:
+        return [q] * n
+    if ctx.version >= 18 and num_outputs:
+        chunk = D.ceildiv(dim, n)
+        return [chunk] * (n - 1) + [D.sub(dim, D.mul(chunk, n - 1))]
+    return [D.floordiv(dim, n)] * n
+
+
+@register("Split")
+def split(ctx, ins: list) -> list:
+    """Split (attribute form before 13, input form from 13, num_outputs from 18)."""
+    data = ins[0]
+    n_out = ctx.num_outputs
+    num_outputs = ctx.attr("num_outputs") if ctx.version >= 18 else None
+    if num_outputs is not None and num_outputs != n_out:  # checked before anything is sized by it
+        raise InferenceError("E014", f"Split num_outputs={num_outputs} but the node has {n_out} outputs")
+    if data.shape is None:
+        return [Fact(data.dtype, None)] * n_out
+    r = len(data.shape)
+    axis = norm_axis(ctx.attr("axis", 0), r)
+    if ctx.version >= 13:
+        sf = ins[1] if len(ins) > 1 else None
+        split = None if sf is None else known_ints(sf)
+        if sf is not None and split is None:
+            out = []
+            for _ in range(n_out):
+                s = list(data.shape)
+                s[axis] = ctx.fresh()
+                out.append(tensor(data.dtype, s))
+            return out
+    else:
+        split = ctx.attr("split")
+        if ctx.version < 2 and split is None and len(ins) > 1 and ins[1] is not None:
+            split = known_ints(ins[1])
+    sizes = split_sizes(ctx, data.shape[axis], n_out, split, num_outputs)
+    if len(sizes) != n_out:
+        raise InferenceError("E014", f"Split gives {len(sizes)} parts for {n_out} outputs")
+    out = []
+    offset = 0
+    for sz in sizes:
+        s = list(data.shape)
+        s[axis] = sz
+        value = None
+        if data.value is not None and is_static_shape(data.shape) and type(sz) is int:
+            value = _slice(ctx, data, [offset], [offset + sz], [axis], [1])[0].value
+            offset += sz
+        out.append(tensor(data.dtype, s, value))
+    return out
+
+
+# ------------------------------------------------------------------------------ Squeeze / Unsqueeze
+
+
+def _axes(ctx, ins: list, since_input: int) -> list | None:
+    if ctx.version >= since_input:
+        f = ins[1] if len(ins) > 1 else None
+        if f is None:
+            return []  # none given
+        v = known_ints(f)
+        return None if v is None else list(v)
+    return list(ctx.attr("axes", []))
+
+
+@register("Squeeze")
+def squeeze(ctx, ins: list) -> list:
+    """Squeeze: drop the listed size-1 axes (all static 1s when none are listed)."""
+    data = ins[0]
+    axes = _axes(ctx, ins, 13)
+    if data.shape is None or axes is None:
+        return [Fact(data.dtype, None)]
+    r = len(data.shape)
+    if not axes:
+        sym = [d for d in data.shape if type(d) is not int]
+        if sym:
+            return [Fact(data.dtype, None)]
+        shape = tuple(d for d in data.shape if d != 1)
+    else:
+        ax = {norm_axis(a, r) for a in axes}
+        for a in ax:
+            d = data.shape[a]
+            if type(d) is int and d != 1:
+                raise InferenceError("E015", f"Squeeze axis {a} has size {d}")
+            if type(d) is not int:
+                ctx.unify(d, 1)
+        shape = tuple(d for i, d in enumerate(data.shape) if i not in ax)
+    return [tensor(data.dtype, shape, data.value)]
+
+
+@register("Unsqueeze")
+def unsqueeze(ctx, ins: list) -> list:
+    """Unsqueeze: insert size-1 axes at the listed output positions."""
+    data = ins[0]
+    axes = _axes(ctx, ins, 13)
+    if data.shape is None or axes is None:
+        return [Fact(data.dtype, None)]
+    r = len(data.shape) + len(axes)
+    ax = sorted(norm_axis(a, r) for a in axes)
+    if len(set(ax)) != len(ax):
+        raise InferenceError("E015", "Unsqueeze axes repeated")
+    shape = list(data.shape)
+    for a in ax:
+        shape.insert(a, 1)
+    return [tensor(data.dtype, shape, data.value)]
+
+
+@register("Identity")
+def identity(ctx, ins: list) -> list:
+    """Identity: the input's fact (tensors, sequences and optionals alike)."""
+    return [ins[0]]
+
+
+@register("Scatter", since=9)
+@register(["ScatterElements", "ScatterND"], since=11)
+@register("ReverseSequence", since=10)
+def like_data(ctx, ins: list) -> list:
+    """Scatter, ScatterElements, ScatterND, ReverseSequence: the data input's type and shape."""
+    x = ins[0]
+    return [tensor(x.dtype, x.shape)]

@@ -1,0 +1,121 @@
+"""Pad and CenterCropPad: dims grow (or shrink) by the pads, symbolic pads allowed."""
+
+from __future__ import annotations
+
+from shapeinfer.base.diagnostics import InferenceError
+from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.ops.common import dim_values, is_static_shape, known_ints, norm_axis, row_major_strides
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
+
+
+def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None) -> tuple:
+    """``shape`` with ``pads`` ([begins..., ends...] over ``axes``) added; fresh where unknown."""
+    r = len(shape)
+    if axes is None:
+        axes = list(range(r))
+    axes = [norm_axis(a, r) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise InferenceError("E060", f"Pad axes {axes} repeat")
+    out = list(shape)
+    if pads is None:
+        for a in axes:
+            out[a] = ctx.fresh()
+        return tuple(out)
+    if len(pads) != 2 * len(axes):
+        raise InferenceError("E060", f"Pad has {len(pads)} pads for {len(axes)} axes")
+    n = len(axes)
+    for i, a in enumerate(axes):
+        b, e = pads[i], pads[i + n]
+        if b is None or e is None:
+            out[a] = ctx.fresh()
+            continue
+        d = D.add(D.add(shape[a], b), e)
+        if type(d) is int and d < 0:
+            raise InferenceError("E060", f"Pad gives a negative dim {d} on axis {a}")
+        out[a] = d
+    return tuple(out)
+
+
+def pad_values(x: Fact, out_shape: tuple, pads: list, axes: list[int] | None, fill) -> tuple | None:
+    """The values of constant-mode Pad of ``x`` (known values, static shape) to ``out_shape``:
+    ``fill`` outside, ``x``'s values inside (keras3's export builds its pads by padding a small
+    int tensor). None when anything is unknown or the result is large."""
+    if x.value is None or not is_static_shape(x.shape) or not is_static_shape(out_shape) or fill is None:
+        return None
+    r = len(x.shape)
+    axes = list(range(r)) if axes is None else [norm_axis(a, r) for a in axes]
+    if any(type(p) is not int for p in pads) or len(pads) != 2 * len(axes):
+        return None
+    n = 1
+    for d in out_shape:
+        n *= d
+    if n > MAX_VALUE_ELEMENTS:
+        return None
+    begin = [0] * r
+    for i, a in enumerate(axes):
+        begin[a] = pads[i]
+    st = row_major_strides(x.shape)
+    out = []
+    for k in range(n):
+        rest, src = k, 0
+        for axis in range(r - 1, -1, -1):
+            pos = rest % out_shape[axis] - begin[axis]
+            rest //= out_shape[axis]
+            if not 0 <= pos < x.shape[axis]:
+                src = None
+                break
+            src += pos * st[axis]
+        out.append(fill if src is None else x.value[src])
+    return tuple(out)
+
+
+@register("Pad", since=1)
+def pad_v1(ctx, ins: list) -> list:
+    """Pad-1/2: ``paddings`` / ``pads`` attribute."""
+    x = ins[0]
+    pads = ctx.attr("pads") if ctx.has_attr("pads") else ctx.attr("paddings")
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    if pads is None:
+        raise InferenceError("E060", "Pad needs pads")
+    return [tensor(x.dtype, pad_dims(ctx, x.shape, list(pads), None))]
+
+
+@register("Pad", since=11)
+def pad_v11(ctx, ins: list) -> list:
+    """Pad-11+: ``pads`` input (symbolic values allowed), ``axes`` input from 18."""
+    x, pf = ins[0], ins[1]
+    af = ins[3] if len(ins) > 3 and ctx.version >= 18 else None
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    axes = None
+    if af is not None:
+        axes = known_ints(af)
+        if axes is None:
+            return [tensor(x.dtype, ctx.fresh_shape(len(x.shape)))]
+        axes = list(axes)
+    pads = dim_values(pf)
+    shape = pad_dims(ctx, x.shape, None if pads is None else list(pads), axes)
+    value = None
+    if pads is not None and x.value is not None and ctx.attr("mode", "constant") in ("constant", b"constant"):
+        cf = ins[2] if len(ins) > 2 else None
+        fill = 0 if cf is None else (cf.value[0] if cf.value is not None and len(cf.value) == 1 else None)
+        value = pad_values(x, shape, list(pads), axes, fill)
+    return [tensor(x.dtype, shape, value)]
+
+
+@register("CenterCropPad", since=18)
+def center_crop_pad(ctx, ins: list) -> list:
+    """CenterCropPad: the listed axes (all by default) take the ``shape`` input's values."""
+    x, sf = ins[0], ins[1]
+    if x.shape is None:
+        return [Fact(x.dtype, None)]
+    r = len(x.shape)
+    axes = [norm_axis(a, r) for a in ctx.attr("axes", list(range(r)))]
+    vals = dim_values(sf)
+    out = list(x.shape)
+    for i, a in enumerate(axes):
+        v = vals[i] if vals is not None and i < len(vals) else None
+        out[a] = ctx.fresh() if v is None else v
+    return [tensor(x.dtype, out)]

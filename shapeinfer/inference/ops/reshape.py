@@ -1,0 +1,163 @@
+"""Reshape: one rule for ONNX Reshape-1/5/13/14/19/21/23, OpenVINO Reshape-1, oneDNN DynamicReshape.
+
+:func:`reshape_dims` is the whole semantics; the registered ONNX rules only read the target
+(attribute before opset 5, second input from 5) and ``allowzero`` (from 14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from onnx import TensorProto
+
+from shapeinfer.base.diagnostics import InferenceError
+from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.ops.common import dim_values
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.dims import INT64_MAX
+from shapeinfer.symbolic.facts import Fact, tensor
+
+
+def reshape_dims(
+    input_dims: Sequence[D.Dim] | None,
+    target: Sequence[D.Dim | None],
+    zero_copies: bool,
+    on_floor: Callable[[D.Dim, D.Dim], None] | None = None,
+) -> tuple[D.Dim | None, ...]:
+    """The output dims of reshaping ``input_dims`` to ``target``.
+
+    ``zero_copies`` is ONNX ``allowzero=0`` / OpenVINO ``special_zero=true``: a 0 in the target
+    copies the input dim at its index; otherwise 0 is a literal zero dim. One ``-1`` is inferred
+    so that element counts match. An empty target means a scalar. ``input_dims`` None means
+    unknown rank; a ``None`` target entry is an unknown value. Symbolic target entries are
+    taken to be positive dims. An output entry is None where it cannot be determined. A ``-1``
+    whose quotient is not provably exact is the floor quotient: exact wherever the model runs,
+    and ``on_floor(total, known)`` is called so the caller can record that condition (a guard).
+
+    Raises InferenceError (code R001-R005) for: more than one -1 (R001); both 0 and -1 with
+    literal zeros (R002); a copying 0 at an index >= input rank (R003); element counts that
+    provably differ, a -1 that cannot be inferred, or int64 overflow (R004); a value < -1 (R005).
+    """
+    ints = [t for t in target if type(t) is int]
+    if ints.count(-1) > 1:
+        raise InferenceError("R001", f"target {_fmt(target)} has more than one -1")
+    bad = [t for t in ints if t < -1]
+    if bad:
+        raise InferenceError("R005", f"target {_fmt(target)} has value {bad[0]} < -1")
+    if not zero_copies and 0 in ints and -1 in ints:
+        raise InferenceError("R002", f"target {_fmt(target)} has both 0 and -1 with allowzero=1")
+    out: list[D.Dim | None] = []
+    infer_at = None
+    for i, t in enumerate(target):
+        if t == 0 and type(t) is int and zero_copies:
+            if input_dims is None:
+                out.append(None)
+            elif i >= len(input_dims):
+                raise InferenceError(
+                    "R003", f"target {_fmt(target)} copies dim {i} (0) but the input has rank {len(input_dims)}"
+                )
+            else:
+                out.append(input_dims[i])
+        elif t == -1 and type(t) is int:
+            infer_at = i
+            out.append(None)
+        else:
+            out.append(t)
+    total = None if input_dims is None else D.product(input_dims)
+    if infer_at is not None:
+        others = [d for k, d in enumerate(out) if k != infer_at]
+        if total is not None and all(d is not None for d in others):
+            known = D.product(others)
+            if type(known) is int and known > INT64_MAX:
+                raise InferenceError("R004", f"target {_fmt(target)} overflows int64")
+            if known == 0:
+                raise InferenceError("R004", f"cannot infer -1 in {_fmt(target)}: the other dims multiply to 0")
+            q = D.exact_div(total, known)
+            if q is None and type(total) is int and type(known) is int:
+                raise InferenceError(
+                    "R004", f"cannot reshape {total} elements to {_fmt(target)}: not divisible by {known}"
+                )
+            # Not provably exact symbolically; but wherever the model runs the division is exact,
+            # so the floor quotient is the dim (e.g. (7*seq)//2).
+            out[infer_at] = D.floordiv(total, known) if q is None else q
+            if q is None and on_floor is not None:
+                on_floor(total, known)
+    elif total is not None and all(d is not None for d in out):
+        count = D.product(out)
+        if count != total:
+            if type(count) is int and type(total) is int:
+                raise InferenceError("R004", f"cannot reshape {total} elements into {_fmt(out)} ({count} elements)")
+            ratio = D.exact_div(count, total)
+            if D.compare(count, total) in (-1, 1) or type(ratio) is int:
+                raise InferenceError("R004", f"element counts differ: {D.format(total)} in, {D.format(count)} out")
+    ints_out = [d for d in out if type(d) is int]
+    n = 1
+    for d in ints_out:
+        n *= d
+    if any(d > INT64_MAX for d in ints_out) or n > INT64_MAX:
+        raise InferenceError("R004", f"target {_fmt(out)} overflows int64")
+    return tuple(out)
+
+
+def _fmt(dims: Sequence) -> str:
+    return "[" + ", ".join("?" if d is None else D.format(d) for d in dims) + "]"
+
+
+def openvino_reshape(input_dims: Sequence[D.Dim], pattern: Sequence[D.Dim], special_zero: bool) -> tuple:
+    """OpenVINO opset1 Reshape: ``special_zero`` true copies input dims at 0 entries."""
+    return reshape_dims(input_dims, pattern, zero_copies=special_zero)
+
+
+def onednn_dynamic_reshape(input_dims: Sequence[D.Dim], shape: Sequence[D.Dim], special_zero: bool) -> tuple:
+    """oneDNN Graph DynamicReshape (and StaticReshape with the shape as attribute)."""
+    return reshape_dims(input_dims, shape, zero_copies=special_zero)
+
+
+def _finish(ctx, data: Fact | None, target: Sequence | None, target_len: D.Dim | None, zero_copies: bool) -> list:
+    dtype = data.dtype if data is not None else 0
+    in_dims = None if data is None else data.shape
+    if target is None:
+        if type(target_len) is int:
+            return [tensor(dtype, ctx.fresh_shape(target_len))]
+        return [Fact(dtype, None)]
+
+    def on_floor(total: D.Dim, known: D.Dim) -> None:
+        ctx.assume("divisibility", total, known, report=True)
+
+    dims = reshape_dims(in_dims, target, zero_copies, on_floor)
+    shape = tuple(ctx.fresh() if d is None else d for d in dims)
+    value = data.value if data is not None and data.value is not None else None
+    return [tensor(dtype, shape, value)]
+
+
+@register("Reshape", since=1)
+def reshape_v1(ctx, ins: list) -> list:
+    """Reshape-1: target from the ``shape`` attribute; ``consumed_inputs`` is ignored."""
+    target = ctx.attr("shape")
+    data = ins[0] if ins else None
+    if target is None:
+        raise InferenceError("R006", "Reshape-1 without a shape attribute")
+    return _finish(ctx, data, list(target), len(target), True)
+
+
+@register("Reshape", since=5)
+def reshape_v5(ctx, ins: list) -> list:
+    """Reshape-5/13/14/19/21/23: target from the second input, ``allowzero`` from 14."""
+    data = ins[0]
+    shp = ins[1] if len(ins) > 1 else None
+    if shp is None:
+        raise InferenceError("R007", "Reshape needs a shape input from opset 5")
+    allowzero = ctx.attr("allowzero", 0) if ctx.version >= 14 else 0
+    if shp.shape is not None and len(shp.shape) != 1:
+        raise InferenceError("R011", f"Reshape target must be 1-D, got rank {len(shp.shape)}")
+    if shp.dtype and shp.kind == "tensor" and shp.dtype != TensorProto.INT64:
+        name = TensorProto.DataType.Name(shp.dtype).lower()
+        ctx.diag(
+            "error",
+            "R011",
+            f"target {ctx.node.input[1]!r} is {name}; Reshape takes an int64 target: "
+            "cast it (Cast to=INT64) or store it as int64",
+        )
+    target = dim_values(shp)
+    target_len = shp.shape[0] if shp.shape else None
+    return _finish(ctx, data, target, target_len, not allowzero)

@@ -1,0 +1,276 @@
+"""The body of ``shapeinfer lint`` (the click command itself is in :mod:`shapeinfer.cli.commands.lint`).
+
+Exit codes: 0 no finding at or above the ``--fail-on`` severity (default ``error``), 1 at least
+one, 2 could not run (bad flag or configuration, a missing path, or a model file that cannot be
+read, reported as E900). With ``--fix`` the findings counted are those left after fixing: the
+written model's, or the model's own where nothing was written (so a fix that wrote nothing
+leaves its findings, and exits 1 when they reach ``--fail-on``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections import Counter
+from collections.abc import Sequence
+
+import click
+
+from shapeinfer.base.diagnostics import SEVERITIES
+from shapeinfer.lint.config import ConfigError, LintConfig, resolve
+from shapeinfer.lint.context import Finding
+from shapeinfer.lint.registry import RULES, Rule, split_codes
+from shapeinfer.lint.report import github_lines, summary_line, text_lines, to_json, to_sarif
+from shapeinfer.lint.runner import FileResult, LintUsageError, default_jobs, discover, lint_paths
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_FAILED = 0, 1, 2
+
+
+class LintError(Exception):
+    """A user-facing failure before linting starts (one line, exit 2)."""
+
+
+def find_rule(key: str) -> Rule:
+    """The rule a code (``R009``, any case) or a name (``reshape-noop``) names; LintError with a
+    "did you mean" otherwise."""
+    k = key.strip()
+    r = RULES.get(k.upper()) or next((r for r in RULES.values() if r.name == k.lower()), None)
+    if r is None:
+        from shapeinfer.base.suggest import did_you_mean
+
+        names = [*RULES, *(r.name for r in RULES.values())]
+        raise LintError(f"--explain: unknown rule {k!r}{did_you_mean(k, names)} (see --list-rules)")
+    return r
+
+
+def plain(text: str) -> str:
+    """A rule doc as plain text: the docstrings' reStructuredText literals (````x````) as ``x``."""
+    return re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+
+
+def explain(keys: str) -> str:
+    """The documentation of the rules ``keys`` names (codes or names, comma-separated: ``R004``,
+    ``reshape-noop``) as plain text (``shapeinfer lint --explain``)."""
+    out = []
+    for key in split_codes([keys]) or [keys]:
+        r = find_rule(key)
+        lines = [f"{r.code} {r.name} ({r.severity})", "", r.summary, "", plain(r.doc)]
+        if r.fix:
+            lines += ["", f"Fixable: shapeinfer lint --fix applies the {r.fix} pass."]
+        if r.target:
+            lines += ["", f"Runs only with --target {r.target}."]
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def list_rules() -> str:
+    """One line per rule: code, severity, fix, name, summary."""
+    out = []
+    for code in sorted(RULES):
+        r = RULES[code]
+        tags = [r.severity] + (["fix"] if r.fix else []) + ([r.target] if r.target else [])
+        out.append(f"{code}  {r.name:<42} {','.join(tags):<20} {r.summary}")
+    return "\n".join(out)
+
+
+def configure(
+    rules: str | None,
+    select: Sequence[str],
+    extend_select: Sequence[str],
+    ignore: Sequence[str],
+    target: str | None,
+    config: str | None,
+    isolated: bool,
+    dim_ranges: dict | None = None,
+    fail_on: str | None = None,
+) -> LintConfig:
+    """The settings of one run (profile, project file, flags); LintError for anything invalid."""
+    try:
+        return resolve(
+            rules=rules,
+            select=split_codes(select) or None,
+            extend_select=split_codes(extend_select),
+            ignore=split_codes(ignore),
+            target=target,
+            config=config,
+            isolated=isolated,
+            dim_ranges=dim_ranges,
+            fail_on=fail_on,
+        )
+    except ConfigError as e:
+        raise LintError(str(e)) from None
+
+
+def run(
+    paths: Sequence[str],
+    cfg: LintConfig,
+    *,
+    fmt: str = "text",
+    output_file: str | None = None,
+    fix: bool = False,
+    in_place: bool = False,
+    jobs: int = 0,
+    version: str = "",
+    statistics: bool = False,
+) -> int:
+    """Lint ``paths``, write the report (or, with ``statistics``, the counts per code), return
+    the exit code."""
+    if in_place and not fix:
+        raise LintError("--in-place only applies with --fix")
+    if statistics and fmt not in ("text", "json"):
+        raise LintError(f"--statistics prints text or json, not {fmt}")
+    try:
+        files = discover(paths)
+    except LintUsageError as e:
+        raise LintError(str(e)) from None
+    if output_file is not None:  # refused before any work, like a model's -o
+        from shapeinfer.io.userfiles import UserFileError, output_target
+
+        try:
+            output_target(output_file, inputs=[*files, *cfg_files(cfg)], what="report")
+        except UserFileError as e:
+            raise LintError(str(e)) from None
+    n_jobs = jobs or default_jobs(len(files))
+    from shapeinfer.base.progress import Progress
+
+    with Progress("lint", total=len(files)) as bar:
+        results = lint_paths(files, cfg, fix=fix, in_place=in_place, jobs=n_jobs, on_done=lambda r: bar.advance())
+    for r in results:
+        for note in r.notes:
+            click.echo(note, err=True)
+    if fix and not any(r.written for r in results):
+        left = sum(1 for r in results for f in r.findings if f.fix)
+        why = f"{left} fixable finding{'s' if left != 1 else ''} left" if left else "no fixable finding"
+        click.echo(f"shapeinfer: --fix wrote no file ({why})", err=True)
+    findings = [f for r in results for f in r.findings]
+    data = [p for r in results for p in r.data_files]
+    _unused_ranges(cfg, results)
+    _write_report(
+        findings,
+        results,
+        cfg,
+        fmt,
+        output_file,
+        version,
+        inputs=[*files, *cfg_files(cfg)],
+        data_inputs=data,
+        statistics=statistics,
+    )
+    unreadable = [r.path for r in results if r.unreadable]
+    if unreadable:
+        click.echo(
+            f"shapeinfer: error: {len(unreadable)} file(s) could not be read as ONNX models (E900): "
+            + ", ".join(unreadable[:5])
+            + (" ..." if len(unreadable) > 5 else ""),
+            err=True,
+        )
+        return EXIT_FAILED
+    return EXIT_FINDINGS if any(cfg.fails(f.severity) for f in findings) else EXIT_CLEAN
+
+
+def _unused_ranges(cfg: LintConfig, results: Sequence[FileResult]) -> None:
+    """A warning on stderr for each range no linted model's inputs use (a typo, or a range
+    meant for other models): ranges set for a whole project are not errors."""
+    from shapeinfer.base.suggest import did_you_mean
+
+    read = [r for r in results if not r.unreadable]
+    if not read:
+        return
+    used: set[str] = set().union(*(r.symbols for r in read))
+    for sym in sorted(cfg.dim_ranges.keys() - used):
+        click.echo(
+            f"shapeinfer: warning: range {sym} ({cfg.range_sources.get(sym, '?')}): no linted model has an "
+            f"input dim named {sym!r}{did_you_mean(sym, used)}",
+            err=True,
+        )
+
+
+def statistics_rows(findings: Sequence[Finding]) -> list[dict]:
+    """Counts per code, most frequent first (then by code), as ruff's ``--statistics``: each row
+    the code, rule name, the most severe level reported, the count and how many are fixable."""
+    count = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.fix)
+    worst: dict[str, str] = {}
+    for f in findings:
+        cur = worst.get(f.code)
+        if cur is None or _rank(f.severity) < _rank(cur):
+            worst[f.code] = f.severity
+    names = {f.code: f.name for f in findings}
+    return [
+        {
+            "code": c,
+            "name": names[c] or (RULES[c].name if c in RULES else ""),
+            "severity": worst[c],
+            "count": n,
+            "fixable": fixable[c],
+        }
+        for c, n in sorted(count.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def _rank(severity: str) -> int:
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
+
+
+def statistics_lines(rows: Sequence[dict]) -> list[str]:
+    """The text table: ``count  code  [*]  severity  name`` (``[*]`` all fixable, ``[-]`` some)."""
+    if not rows:
+        return []
+    width = max(len(str(r["count"])) for r in rows)
+    sev_w = max(len(r["severity"]) for r in rows)
+    out = []
+    for r in rows:
+        mark = "[*]" if r["fixable"] == r["count"] else "[-]" if r["fixable"] else "[ ]"
+        out.append(f"{r['count']:>{width}}  {r['code']}  {mark}  {r['severity']:<{sev_w}}  {r['name']}")
+    return out
+
+
+def cfg_files(cfg: LintConfig) -> list[str]:
+    """The configuration files ``cfg`` was read from (inputs a report must not overwrite)."""
+    paths = [src.split(" [", 1)[0] for src in cfg.sources]
+    return [p for p in paths if os.path.isfile(p)]
+
+
+def _write_report(
+    findings,
+    results: list[FileResult],
+    cfg: LintConfig,
+    fmt: str,
+    output_file,
+    version: str,
+    inputs: Sequence[str] = (),
+    data_inputs: Sequence[str] = (),
+    statistics: bool = False,
+) -> None:
+    to_terminal = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    if statistics:
+        rows = statistics_rows(findings)
+        if fmt == "json":
+            text = json.dumps(rows, indent=1)
+        else:
+            text = "\n".join([*statistics_lines(rows), summary_line(findings, len(results))])
+        to_terminal = False
+    elif fmt == "json":
+        text = to_json(findings)
+    elif fmt == "sarif":
+        active = [c for c in RULES if cfg.is_active(c)]
+        text = json.dumps(to_sarif(findings, version, active), indent=1)
+    elif fmt == "github":
+        text = "\n".join(github_lines(findings))
+    else:
+        lines = text_lines(findings, color=to_terminal)
+        lines.append(summary_line(findings, len(results)))
+        text = "\n".join(lines)
+    if output_file is None:
+        if text:
+            click.echo(text, color=to_terminal)
+        return
+    from shapeinfer.io.userfiles import UserFileError, write_output
+
+    try:
+        data = (text + ("\n" if text else "")).encode("utf-8", "backslashreplace")
+        write_output(output_file, data, inputs=inputs, what="report", data_inputs=data_inputs)
+    except UserFileError as e:
+        raise LintError(str(e)) from None

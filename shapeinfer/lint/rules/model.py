@@ -1,0 +1,72 @@
+"""Model-level rules: external data every runtime needs (E003), ops the onnx checker does not
+know (G014).
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from shapeinfer.lint.context import LintContext
+from shapeinfer.lint.registry import rule
+
+#: Domains whose ops onnx's checker looks up (an op of another domain is not checked).
+ONNX_DOMAINS = frozenset({"", *(s.domain for s in onnx.defs.get_all_schemas_with_history())})
+
+
+@rule("E003", "external-data-unreadable", "error", "an external-data file that is missing or does not hold the tensor")
+def external_data(ctx: LintContext) -> None:
+    """
+    A tensor stored outside the model (``data_location: EXTERNAL``) names a file that is absent,
+    not a regular file, or shorter than the entry's ``offset`` + ``length`` or the tensor's size
+    (a Git LFS pointer left in place of the weights: ``git lfs pull``), or the entry itself is
+    malformed. onnx's checker, onnxruntime and OpenVINO all refuse to load such a model.
+    Inference goes on without the tensor's values (they are unknown). Copy the data file next
+    to the model, or re-save the model with its data. Only checked for a model read from a file
+    (its folder is where the data must be).
+    """
+    if ctx.base_dir is None:
+        return
+    from shapeinfer.io.external import ExternalDataError, external_tensors, resolve, tensor_nbytes
+
+    for t in external_tensors(ctx.model):
+        try:
+            ref = resolve(t, ctx.base_dir)
+        except ExternalDataError as e:
+            problem = str(e)
+        else:
+            need = tensor_nbytes(t)
+            if need is None or need <= ref.nbytes:
+                continue
+            problem = (
+                f"tensor {t.name!r}: external data {ref.location!r} holds {ref.nbytes} bytes at offset "
+                f"{ref.offset} for a tensor of {need} bytes"
+            )
+        ctx.report("E003", f"{problem}: runtimes cannot load the model", tensor=t.name or None)
+
+
+@rule(
+    "G014", "op-unknown-to-onnx", "error", "an op of an onnx domain with no schema at the opset in force", target="onnx"
+)
+def unknown_onnx_op(ctx: LintContext) -> None:
+    """
+    The node's domain is one onnx defines (the default domain, ``ai.onnx.ml``,
+    ``ai.onnx.preview.training``) but onnx has no schema for the op at the opset the model
+    imports, and no model-local function defines it: ``onnx.checker.check_model`` refuses the
+    model ("No Op registered for ... with domain_version of ..."). Typical after onnxruntime's
+    transformer optimizer, which writes its own ops (``SimplifiedLayerNormalization``) into the
+    default domain: such a model runs in onnxruntime (lint it with ``--target onnxruntime``) but
+    is not a valid ONNX model. Other domains (``com.microsoft``, vendor domains) are not checked
+    by onnx and not reported here (see G007 and the runtime targets).
+    """
+    from shapeinfer.lint import runtimes
+
+    for ref in ctx.nodes():
+        n = ref.node
+        domain = "" if n.domain == "ai.onnx" else n.domain
+        if domain not in ONNX_DOMAINS or (n.domain, n.op_type) in ctx.functions or ctx.schema(n) is not None:
+            continue
+        v = ctx.opset(domain)
+        msg = f"onnx has no op {domain or 'ai.onnx'}.{n.op_type} at opset {v}: onnx.checker refuses the model"
+        if runtimes.loads("onnxruntime", domain, n.op_type, v):
+            msg += " (an onnxruntime op: lint with --target onnxruntime for a model meant for onnxruntime only)"
+        ctx.report("G014", msg, ref)

@@ -1,0 +1,331 @@
+"""Reshape rules R001-R011.
+
+R001-R005 are the target errors :func:`shapeinfer.inference.ops.reshape.reshape_dims` raises while
+inferring (reported from the engine's diagnostics). The others are checks over the graph and the
+inferred facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shapeinfer.inference.engine import MAIN
+from shapeinfer.lint.context import (
+    LintContext,
+    NodeRef,
+    allowed_types,
+    dims_text,
+    dtype_name,
+    formal_input,
+    short_types,
+    type_string,
+)
+from shapeinfer.lint.registry import declare, remaps, rule
+from shapeinfer.symbolic import dims as D
+
+declare(
+    "R001",
+    "reshape-multiple-inferred-dims",
+    "error",
+    "Reshape target has more than one -1",
+    """
+    A Reshape target may contain at most one ``-1`` (the dim inferred from the element
+    count). With two, the output shape is ambiguous and every runtime rejects the node.
+    Replace all but one ``-1`` by the actual dim (or ``0`` to copy the input dim at that index).
+    """,
+)
+
+declare(
+    "R002",
+    "reshape-allowzero-zero-and-minus-one",
+    "error",
+    "allowzero=1 with both 0 and -1 in the target",
+    """
+    With ``allowzero=1`` (Reshape-14 and later) a ``0`` in the target is a literal zero-size
+    dim, so the element count is 0 and a ``-1`` cannot be inferred: the ONNX spec makes a target
+    with both invalid. Either drop ``allowzero`` (so ``0`` copies the input dim) or spell the
+    ``-1`` out.
+    """,
+)
+
+declare(
+    "R003",
+    "reshape-copy-beyond-rank",
+    "error",
+    "a copying 0 at an index past the input rank",
+    """
+    With ``allowzero=0`` (the default) a ``0`` in the target copies the input dim at the same
+    index. A ``0`` at an index >= the input's rank has nothing to copy and the node is invalid.
+    Write the intended dim explicitly.
+    """,
+)
+
+declare(
+    "R004",
+    "reshape-element-count-mismatch",
+    "error",
+    "element counts provably differ (static or symbolic, incl. int64 overflow)",
+    """
+    The input's element count and the target's differ for every value of the model's symbols
+    (for example 24 elements into ``[5, 5]``, or ``batch*8`` into ``[batch, 3]``), a ``-1``
+    cannot be inferred because the rest of the target does not divide the count, or the target
+    overflows int64. The node fails at run time whatever the inputs; fix the target or the
+    computation that produces it.
+    """,
+)
+
+declare(
+    "R005",
+    "reshape-invalid-target-value",
+    "error",
+    "a target value below -1",
+    """
+    Target values must be ``-1`` (infer), ``0`` (copy or zero) or a positive dim. A value such
+    as ``-2`` is invalid in every Reshape version and usually comes from shape arithmetic gone
+    wrong upstream.
+    """,
+)
+
+
+@rule(
+    "R006",
+    "reshape-legacy-attribute",
+    "warning",
+    "legacy Reshape-1 attribute form",
+    fix="reshape-v1-to-v5",
+)
+def reshape_legacy(ctx: LintContext) -> None:
+    """
+    Before opset 5 Reshape took its target as the ``shape`` attribute. Opset 5 moved it to a
+    second input (so it can be computed), and tools and runtimes increasingly drop the old
+    form. Fixable: the ``reshape-v1-to-v5`` pass moves the attribute into an int64 initializer
+    and raises the model's default-domain opset to 5.
+    """
+    for ref in _reshapes(ctx):
+        if _version(ctx, ref) < 5 and ref.has_attr("shape"):
+            ctx.report(
+                "R006",
+                f"Reshape-1 attribute form (shape={list(ref.attr('shape'))}, opset {ctx.opset('')}): "
+                "move the target to an int64 input (reshape-v1-to-v5)",
+                ref,
+            )
+
+
+@rule(
+    "R007",
+    "reshape-target-form-mismatch",
+    "error",
+    "target as an attribute where the opset wants an input, or the reverse",
+)
+def reshape_target_form(ctx: LintContext) -> None:
+    """
+    Reshape-1 reads its target from the ``shape`` attribute; Reshape-5 and later from the
+    second input and have no ``shape`` attribute. A node written in the other version's form
+    (a target input under opset < 5, a ``shape`` attribute or a missing second input under
+    opset >= 5) is invalid or silently ignores its target. Write the target in the form the
+    opset in force expects (or change the model's opset import).
+    """
+    for ref in _reshapes(ctx):
+        v = _version(ctx, ref)
+        n_in = len(ref.node.input)
+        if v >= 5 and ref.has_attr("shape") and n_in >= 2:
+            ctx.report(
+                "R007",
+                f"Reshape-{v} has a 'shape' attribute (the Reshape-1 form), which it ignores: "
+                "drop it, the target is the second input",
+                ref,
+            )
+        elif v < 5 and ref.has_attr("shape") and n_in >= 2 and ref.node.input[1]:
+            ctx.report(
+                "R007",
+                f"Reshape-1 (opset {ctx.opset('')}) ignores its second input {ref.node.input[1]!r}: "
+                "the target is the 'shape' attribute",
+                ref,
+            )
+
+
+@remaps("R006")
+def _reshape1_without_attribute(diag, ref: NodeRef | None) -> tuple[str, str]:
+    """The engine's "Reshape-1 without a shape attribute" is a target-form problem (R007)."""
+    msg = "Reshape-1 takes its target as the 'shape' attribute, but it has none"
+    if ref is not None and len(ref.node.input) >= 2:
+        msg += " (the target is given as an input, the form of opset >= 5: import opset 5 or later)"
+    return "R007", msg
+
+
+@remaps("R007")
+def _reshape5_without_input(diag, ref: NodeRef | None) -> tuple[str, str]:
+    msg = diag.message
+    if ref is not None and ref.has_attr("shape"):
+        msg += " (it has a 'shape' attribute, the Reshape-1 form: move the target to an int64 input)"
+    return "R007", msg
+
+
+@rule(
+    "R008",
+    "reshape-unsupported-data-type",
+    "error",
+    "data type not allowed by the Reshape version in force",
+)
+def reshape_data_type(ctx: LintContext) -> None:
+    """
+    Each Reshape version accepts a fixed set of data types, read here from the type constraint
+    ``T`` of the ``onnx.defs`` schema in force: Reshape-1 takes only float16/float/double (an
+    int32 tensor is invalid), bfloat16 arrives in Reshape-13, the float8 types in Reshape-19,
+    4-bit types in Reshape-21. Runtimes reject the node. Raise the opset or cast the data.
+    """
+    for ref in _reshapes(ctx):
+        schema = ctx.schema(ref.node)
+        have = type_string(ref.input_fact(0))
+        if schema is None or have is None:
+            continue
+        allowed = allowed_types(schema, formal_input(schema, 0))
+        if have not in allowed:
+            ctx.report(
+                "R008",
+                f"Reshape-{schema.since_version} (opset {ctx.opset('')}) does not accept "
+                f"{dtype_name(ref.input_fact(0).dtype)} data; it takes {short_types(allowed)}",
+                ref,
+                tensor=ref.node.input[0],
+            )
+
+
+@rule(
+    "R009",
+    "reshape-noop",
+    "warning",
+    "Reshape that leaves the shape unchanged",
+    fix="remove-noop-reshape",
+)
+def reshape_noop(ctx: LintContext) -> None:
+    """
+    The Reshape's output has exactly the input's dims (for every value of the symbols), so the
+    node copies its input and does nothing else. It costs a node (and often the shape
+    computation feeding it) and hides the real data flow. Fixable: ``remove-noop-reshape``
+    reconnects its consumers to its input.
+    """
+    for ref in _reshapes(ctx):
+        data, out = ref.input_fact(0), ref.output_fact(0)
+        if data is None or out is None or data.shape is None or out.shape is None:
+            continue
+        if data.shape == out.shape:
+            ctx.report(
+                "R009",
+                f"Reshape leaves the shape {dims_text(data.shape)} unchanged: remove it",
+                ref,
+                fix=_removable(ctx, ref),
+            )
+
+
+def _removable(ctx: LintContext, ref: NodeRef) -> bool:
+    """Whether remove-noop-reshape can take the node out (its contract: main graph; a graph
+    output keeps its name only if the input can be renamed to it)."""
+    if ref.graph != MAIN:
+        return False
+    outs = ctx.graph_outputs(MAIN)
+    if ref.node.output[0] not in outs:
+        return True
+    src = ref.node.input[0]
+    return src not in outs and ctx.producer(MAIN, src) is not None
+
+
+def canonical_target(
+    in_shape: Sequence[D.Dim] | None, out_shape: Sequence[D.Dim] | None, allowzero: bool = False
+) -> list[int] | None:
+    """The constant Reshape target that gives ``out_shape`` from ``in_shape``, or None.
+
+    The spelling canonicalize-reshape uses: every output dim an int, or (``allowzero`` 0 only)
+    ``0`` where it equals the input dim at its index, except at most one dim written ``-1``
+    (not when the input has a zero-size dim). With a literal zero-size output dim only an
+    all-int target under ``allowzero=1`` says the same.
+    """
+    if out_shape is None:
+        return None
+    ints = [d for d in out_shape if type(d) is int]
+    if 0 in ints:
+        return list(out_shape) if allowzero and len(ints) == len(out_shape) else None
+    if any(d < 0 for d in ints):
+        return None
+    target: list[int] = []
+    for i, d in enumerate(out_shape):
+        if type(d) is int:
+            target.append(d)
+        elif not allowzero and in_shape is not None and i < len(in_shape) and in_shape[i] == d:
+            target.append(0)
+        else:
+            target.append(-1)
+    if target.count(-1) > 1:
+        return None
+    if -1 in target and in_shape is not None and any(type(d) is int and d == 0 for d in in_shape):
+        return None
+    return target
+
+
+def runtime_target(ref: NodeRef) -> bool:
+    """True when the Reshape's target is computed by the graph (not an initializer/Constant)."""
+    return len(ref.node.input) >= 2 and bool(ref.node.input[1]) and not ref.is_constant(ref.node.input[1])
+
+
+def constant_target_for(ctx: LintContext, ref: NodeRef) -> list[int] | None:
+    """The constant target a runtime-target Reshape could use instead, or None."""
+    if not runtime_target(ref):
+        return None
+    data, out = ref.input_fact(0), ref.output_fact(0)
+    if out is None or out.shape is None:
+        return None
+    allowzero = bool(ref.attr("allowzero", 0)) if _version(ctx, ref) >= 14 else False
+    return canonical_target(None if data is None else data.shape, out.shape, allowzero)
+
+
+@rule(
+    "R010",
+    "reshape-runtime-target-could-be-constant",
+    "info",
+    "runtime-computed target that could be a constant",
+    fix="canonicalize-reshape",
+)
+def reshape_runtime_target(ctx: LintContext) -> None:
+    """
+    The target is computed at run time (typically ``Shape -> Gather -> Unsqueeze -> Concat``)
+    but every output dim is either a constant or (with ``allowzero`` 0) the input dim at the
+    same index, with at most one left to infer: a constant target with ``0`` (copy) and one
+    ``-1`` says the same. The shape subgraph then becomes dead, and runtimes that compile static
+    reshapes (oneDNN StaticReshape, TensorRT) can do so. Fixable (main graph):
+    ``canonicalize-reshape``, whose spelling this check uses.
+    """
+    for ref in _reshapes(ctx):
+        if _version(ctx, ref) < 5:
+            continue
+        target = constant_target_for(ctx, ref)
+        if target is not None:
+            ctx.report(
+                "R010",
+                f"target {ref.node.input[1]!r} is computed at run time but is always {target}: make it a constant",
+                ref,
+                fix=ref.graph == MAIN,
+            )
+
+
+declare(
+    "R011",
+    "reshape-target-not-int64",
+    "error",
+    "target is not a 1-D int64 tensor",
+    """
+    From Reshape-5 the target input must be a 1-D ``tensor(int64)``. An int32 target (common
+    after hand-written shape arithmetic or a converter) or a target of another rank is rejected
+    by onnxruntime and by the ONNX checker. Cast it to int64 (or store the constant as int64) and
+    flatten it to 1-D.
+    """,
+)
+
+
+def _reshapes(ctx: LintContext):
+    for ref in ctx.nodes():
+        if ref.node.op_type == "Reshape" and ref.node.domain in ("", "ai.onnx"):
+            yield ref
+
+
+def _version(ctx: LintContext, ref: NodeRef) -> int:
+    schema = ctx.schema(ref.node)
+    return schema.since_version if schema is not None else ctx.opset("")

@@ -1,0 +1,264 @@
+"""Target rules: what OpenVINO (P0xx), oneDNN Graph (P1xx) and onnxruntime (P2xx) accept.
+
+They run only under ``--target openvino`` / ``onednn`` / ``onnxruntime`` (or a profile that
+sets the target). An error means the runtime refuses the model (checked against the runtime by
+``benchmarks/lint_vs_runtime.py``); a warning means it runs the model on a fallback or slower
+path; info is for review. Which ops a runtime loads is read from ``runtime_ops.json``
+(:mod:`~shapeinfer.lint.runtimes`), generated from OpenVINO's ONNX frontend and onnxruntime's
+CPU kernels; the Reshape rules follow OpenVINO opset1 Reshape and oneDNN Graph
+StaticReshape/DynamicReshape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from onnx import TensorProto
+
+from shapeinfer.inference.ops.common import dim_values
+from shapeinfer.lint import runtimes
+from shapeinfer.lint.context import LintContext, NodeRef, dtype_name
+from shapeinfer.lint.registry import rule
+from shapeinfer.lint.rules.reshape import _reshapes, _version, constant_target_for, runtime_target
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+#: Element types that are not numbers: OpenVINO Reshape-1's T is "any numeric type".
+NON_NUMERIC = (TensorProto.BOOL, TensorProto.STRING)
+#: oneDNN Graph DynamicReshape's T1 (the data): f32, f16, bf16.
+ONEDNN_DATA = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
+
+
+def _data_types(ctx: LintContext) -> Iterator[tuple[NodeRef, int]]:
+    """``(reshape, element type of its data)`` for each Reshape whose data type is known."""
+    for ref in _reshapes(ctx):
+        data = ref.input_fact(0)
+        if data is not None and data.kind == "tensor" and data.dtype:
+            yield ref, data.dtype
+
+
+def _target_values(ctx: LintContext, ref: NodeRef) -> Sequence | None:
+    """The target a Reshape gives: Reshape-1's ``shape`` attribute, else the known values of its
+    second input (ints, or symbolic dims); None when they are not known."""
+    if _version(ctx, ref) < 5:
+        return list(ref.attr("shape") or [])
+    return dim_values(ref.input_fact(1)) if len(ref.node.input) > 1 else None
+
+
+@rule("P001", "openvino-reshape-non-numeric", "info", "Reshape data of a non-numeric type", target="openvino")
+def openvino_non_numeric(ctx: LintContext) -> None:
+    """
+    OpenVINO's opset1 Reshape specification lists data of "any numeric type" ``T``; a Reshape of
+    bool or string data is outside the letter of that spec. OpenVINO's ONNX frontend and CPU
+    plugin read, compile and run such Reshapes all the same (checked with OpenVINO 2026.4 on the
+    attention masks of GPT-2, BERT and Llama exports), so this is for review only, for a plugin
+    that follows the spec to the letter: a Cast to uint8 before and after the Reshape keeps the
+    graph within it.
+    """
+    for ref, dtype in _data_types(ctx):
+        if dtype in NON_NUMERIC:
+            ctx.report(
+                "P001",
+                f"this Reshape's data is {dtype_name(dtype)}, outside the numeric T of OpenVINO's Reshape-1 spec "
+                "(OpenVINO's CPU plugin runs it)",
+                ref,
+                tensor=ref.node.input[0],
+            )
+
+
+@rule("P002", "openvino-special-zero-mapping", "info", "how allowzero maps to special_zero", target="openvino")
+def openvino_special_zero(ctx: LintContext) -> None:
+    """
+    OpenVINO's Reshape has ``special_zero`` where ONNX has ``allowzero``, with the opposite
+    sense: ONNX ``allowzero=0`` (the default, a 0 copies the input dim) becomes
+    ``special_zero=true``; ``allowzero=1`` (a 0 is a literal zero dim) becomes
+    ``special_zero=false``. Reported for every Reshape whose target holds a 0, or whose target
+    is only known at run time, so that the mapping can be checked where it matters.
+    """
+    for ref in _reshapes(ctx):
+        allowzero = bool(ref.attr("allowzero", 0)) if _version(ctx, ref) >= 14 else False
+        values = _target_values(ctx, ref)
+        mapping = "allowzero=1 maps to special_zero=false" if allowzero else "allowzero=0 maps to special_zero=true"
+        meaning = "a 0 is a literal zero-size dim" if allowzero else "a 0 copies the input dim at its index"
+        if values is None:
+            ctx.report("P002", f"{mapping} ({meaning}); the target is only known at run time", ref)
+        elif any(type(t) is int and t == 0 for t in values):
+            zeros = [i for i, t in enumerate(values) if type(t) is int and t == 0]
+            ctx.report("P002", f"{mapping}: the 0 at index {', '.join(map(str, zeros))}: {meaning}", ref)
+
+
+@rule("P101", "onednn-reshape-data-type", "warning", "Reshape data type outside f32/f16/bf16", target="onednn")
+def onednn_data_type(ctx: LintContext) -> None:
+    """
+    oneDNN Graph's StaticReshape/DynamicReshape take data ``T1`` of f32, f16 or bf16 only. A
+    Reshape of integer or bool data (shape arithmetic, masks, token ids) is not mapped to them:
+    it is left out of oneDNN's partitions and runs on the framework's own implementation (a
+    fallback, and a partition boundary), which is why this is a warning, not an error. Keep
+    such Reshapes out of the part of the graph given to oneDNN, or fold them (``shapeinfer
+    optimize``) when they are shape arithmetic.
+    """
+    for ref, dtype in _data_types(ctx):
+        if dtype not in ONEDNN_DATA:
+            ctx.report(
+                "P101",
+                f"oneDNN Graph Reshape takes f32/f16/bf16 data; this Reshape's data is {dtype_name(dtype)}: "
+                "it falls back to the framework's implementation outside oneDNN's partitions",
+                ref,
+                tensor=ref.node.input[0],
+            )
+
+
+@rule("P102", "onednn-shape-out-of-int32", "error", "target values outside int32", target="onednn")
+def onednn_int32_target(ctx: LintContext) -> None:
+    """
+    oneDNN Graph DynamicReshape's shape input ``T2`` is s32, while an ONNX target is int64: a
+    runtime target (which becomes a DynamicReshape, see P103) holding a value outside the int32
+    range cannot be represented. It is usually a dim so large the model is wrong anyway, or a
+    sentinel from shape arithmetic. A constant target becomes StaticReshape, whose ``shape``
+    attribute is s64 in oneDNN's op definition: not reported.
+    """
+    for ref in _reshapes(ctx):
+        if _version(ctx, ref) < 5 or not runtime_target(ref):
+            continue  # a constant target: StaticReshape's s64 shape attribute holds it
+        bad = [t for t in _target_values(ctx, ref) or () if type(t) is int and not INT32_MIN <= t <= INT32_MAX]
+        if bad:
+            ctx.report("P102", f"target value {bad[0]} does not fit the int32 shape oneDNN Graph takes", ref)
+
+
+@rule(
+    "P103",
+    "onednn-dynamic-reshape",
+    "warning",
+    "Reshape with a runtime target (becomes DynamicReshape)",
+    fix="canonicalize-reshape",
+    target="onednn",
+)
+def onednn_dynamic_reshape(ctx: LintContext) -> None:
+    """
+    A Reshape whose target is computed at run time maps to oneDNN Graph's DynamicReshape; one
+    with a constant target maps to StaticReshape, which can be compiled into the partition. When
+    the target is equivalent to a constant (see R010) the fix is ``shapeinfer optimize`` (the
+    ``canonicalize-reshape`` pass, also applied by ``lint --fix``); otherwise the finding says
+    the target is genuinely dynamic.
+    """
+    for ref in _reshapes(ctx):
+        if _version(ctx, ref) < 5 or not runtime_target(ref):
+            continue
+        target = constant_target_for(ctx, ref)
+        if target is not None:
+            ctx.report(
+                "P103",
+                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape (the slower path: the target "
+                f"is read at run time, not compiled in); it is always {target}: "
+                "`shapeinfer optimize` (canonicalize-reshape) makes it a StaticReshape",
+                ref,
+                fix=ref.graph == "main",
+            )
+        else:
+            ctx.report(
+                "P103",
+                f"runtime target {ref.node.input[1]!r} makes this a DynamicReshape (the slower path: the target "
+                "is read at run time, not compiled in; no constant target spells it)",
+                ref,
+                fix=None,
+            )
+
+
+def _op_name(domain: str, op: str) -> str:
+    return f"{domain}.{op}" if domain else op
+
+
+def _unloadable(ctx: LintContext, runtime: str, skip_domains: tuple[str, ...] = ()) -> Iterator[tuple[NodeRef, str]]:
+    """``(node, why)`` for each node ``runtime`` has no implementation for (model-local functions,
+    which runtimes inline, and ``skip_domains`` aside), per :func:`runtimes.loads`."""
+    for ref in ctx.nodes():
+        n = ref.node
+        domain = "" if n.domain == "ai.onnx" else n.domain
+        if (n.domain, n.op_type) in ctx.functions or domain in skip_domains:
+            continue
+        v = ctx.opset(domain)
+        ok = runtimes.loads(runtime, domain, n.op_type, v)
+        if ok is None:
+            yield ref, f"no op of domain {domain!r}"
+        elif not ok:
+            yield ref, f"{_op_name(domain, n.op_type)} at opset {v}"
+
+
+@rule(
+    "P003", "openvino-no-conversion-rule", "error", "an op OpenVINO's ONNX frontend cannot convert", target="openvino"
+)
+def openvino_conversion_rule(ctx: LintContext) -> None:
+    """
+    OpenVINO reads an ONNX model through its ONNX frontend, which converts every node with a
+    conversion rule for the node's domain, op and opset; a node without one makes
+    ``read_model`` fail ("No conversion rule found for operations: ..."). The frontend covers
+    most of the default domain, one op of ``ai.onnx.ml`` and a part of onnxruntime's
+    ``com.microsoft`` ops (Attention, SkipLayerNormalization, MatMulNBits, QuickGelu, ... but
+    not QAttention, QEmbedLayerNormalization, the ``com.microsoft.nchwc`` layout ops of
+    onnxruntime's offline optimizer, nor traditional-ML ops); ops of other domains are refused
+    (``org.openvinotoolkit`` aside, whose ops are OpenVINO's own). The list is the one of the
+    OpenVINO version recorded in ``runtime_ops.json`` (see its ``supported_ops.md``). Export the
+    model without the runtime-specific fusions (before onnxruntime's optimizer or quantizer), or
+    register an OpenVINO extension for the op.
+    """
+    for ref, what in _unloadable(ctx, "openvino", skip_domains=("org.openvinotoolkit",)):
+        ctx.report(
+            "P003",
+            f"OpenVINO {runtimes.version('openvino')}'s ONNX frontend has no conversion rule for {what}: "
+            "read_model refuses the model",
+            ref,
+        )
+
+
+@rule(
+    "P004",
+    "openvino-non-tensor-value",
+    "error",
+    "a graph input, output or value_info that is not a tensor",
+    target="openvino",
+)
+def openvino_non_tensor(ctx: LintContext) -> None:
+    """
+    OpenVINO's ONNX frontend reads the main graph's inputs, outputs and ``value_info`` as
+    tensors only: a sequence, map or optional there (the ``ZipMap`` probabilities of a
+    scikit-learn classifier, a list of tensors returned by the model) makes ``read_model`` fail
+    ("Unsupported value_info type"). Return tensors (drop ``ZipMap`` with skl2onnx's
+    ``zipmap=False``), or drop the non-tensor ``value_info`` entries.
+    """
+    g = ctx.model.graph
+    for where, values in (("input", g.input), ("output", g.output), ("value_info", g.value_info)):
+        for v in values:
+            kind = v.type.WhichOneof("value") if v.HasField("type") else None
+            if kind is not None and kind != "tensor_type":
+                ctx.report(
+                    "P004",
+                    f"{where} {v.name!r} is a {kind.replace('_type', '')}: OpenVINO reads only tensors here "
+                    "(read_model refuses the model)",
+                    tensor=v.name,
+                    graph="main",
+                )
+
+
+@rule(
+    "P201", "onnxruntime-no-kernel", "error", "an op onnxruntime's CPU provider has no kernel for", target="onnxruntime"
+)
+def onnxruntime_kernel(ctx: LintContext) -> None:
+    """
+    onnxruntime assigns every node a kernel when it creates the session; with the CPU provider
+    (the one every build has) a node whose domain, op and opset have no CPU kernel, and that is
+    not a function onnxruntime expands, makes ``InferenceSession`` fail ("Could not find an
+    implementation for ...", "... is not a registered function/op"). Examples: ``GemmFastGelu``
+    and ``BiasAdd`` (GPU kernels only), ops of a domain no library registers, default-domain ops
+    of an opset below 7. The table is the one of the onnxruntime version recorded in
+    ``runtime_ops.json``. Unlike onnx's checker, onnxruntime runs its own default-domain ops
+    (``SimplifiedLayerNormalization``) and the ``com.microsoft`` contrib ops it has CPU kernels
+    for. A custom-op library (onnxruntime-extensions) registered in the session supplies its
+    ops: ignore the rule for those.
+    """
+    for ref, what in _unloadable(ctx, "onnxruntime"):
+        ctx.report(
+            "P201",
+            f"onnxruntime {runtimes.version('onnxruntime')} (CPU) has no kernel for {what}: "
+            "InferenceSession refuses the model",
+            ref,
+        )

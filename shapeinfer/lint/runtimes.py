@@ -1,0 +1,45 @@
+"""What the runtimes behind the lint targets can load: ``runtime_ops.json``.
+
+The file is generated from the installed runtimes by ``benchmarks/make_runtime_tables.py``
+(onnxruntime's CPU kernels, and ops it expands; the ops OpenVINO's ONNX frontend has a
+conversion rule for), and records the runtime versions it was made with. For each runtime and
+each domain it probed: op name -> the ranges of that domain's opset versions it loads.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+#: The runtimes in the table (lint targets with a table of their own).
+RUNTIMES = ("onnxruntime", "openvino")
+
+
+@lru_cache(maxsize=1)
+def table() -> dict:
+    """The parsed ``runtime_ops.json``."""
+    text = (resources.files("shapeinfer.lint") / "runtime_ops.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def version(runtime: str) -> str:
+    """The version of ``runtime`` the table was generated with (``2026.4.1``)."""
+    return table()[runtime]["version"]
+
+
+def knows_domain(runtime: str, domain: str) -> bool:
+    """Whether the table lists ``domain``'s ops for ``runtime`` (``ai.onnx`` is ``""``)."""
+    return ("" if domain == "ai.onnx" else domain) in table()[runtime]["ops"]
+
+
+def loads(runtime: str, domain: str, op: str, opset: int) -> bool | None:
+    """Whether ``runtime`` loads ``domain.op`` under ``domain``'s opset ``opset``: None when the
+    table does not cover ``domain``. A version above the highest probed counts as the highest."""
+    domain = "" if domain == "ai.onnx" else domain
+    t = table()[runtime]
+    ops = t["ops"].get(domain)
+    if ops is None:
+        return None
+    v = min(opset, t["opsets"][domain][1])
+    return any(lo <= v <= hi for lo, hi in ops.get(op, ()))

@@ -1,0 +1,903 @@
+"""Symbolic dimensions: a small integer algebra that knows nothing of ONNX.
+
+A *dim* is either a Python ``int`` or an :class:`Expr`, a symbolic expression over named
+symbols built from sums, products, integer coefficients, floor division, ceil division,
+modulo, min and max. Symbols stand for positive integers (tensor dimensions; a zero-size
+dim is written as the literal 0).
+
+Contract:
+
+- Every expression has one canonical form. Two dims are equal (``==``) exactly when their
+  canonical forms are equal, and ``hash`` agrees with ``==``. A symbolic expression that
+  simplifies to a constant is returned as a plain ``int``; an :class:`Expr` never equals an
+  ``int``.
+- Ceil division and modulo are expressed through floor division
+  (``ceildiv(a, b) == -((-a) // b)``, ``a % b == a - b*(a // b)``), so they share its
+  canonical form.
+- :func:`format` writes Python syntax over symbol names and :func:`parse` reads it back:
+  ``parse(format(e)) == e`` for expressions over identifier-named symbols (and powers of an
+  atom up to ``s**64``; a higher power reads back as one opaque symbol). Text that is not
+  such an expression (``"batch size"``, ``"N/A"``) parses as one opaque symbol.
+- :func:`evaluate` gives the integer value under a binding of every symbol.
+- :func:`exact_div` returns ``a / b`` only when the quotient is provably exact.
+
+``Expr`` supports ``+ - * // %`` and unary ``-`` with ints and other ``Expr`` objects, so
+rule code can compute on dims without caring which kind it holds.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from typing import Union
+
+#: The largest value a dim (and any ONNX int64) may take.
+INT64_MAX = 2**63 - 1
+
+__all__ = [
+    "INT64_MAX",
+    "Dim",
+    "Expr",
+    "add",
+    "bounds",
+    "ceildiv",
+    "compare",
+    "dmax",
+    "dmin",
+    "evaluate",
+    "exact_div",
+    "floordiv",
+    "format",
+    "is_symbolic",
+    "lower_bound",
+    "mod",
+    "mul",
+    "neg",
+    "parse",
+    "product",
+    "resolve",
+    "size",
+    "sub",
+    "substitute",
+    "sym",
+    "symbols",
+]
+
+
+class Atom:
+    """An indivisible factor of a monomial: a symbol or an opaque function application."""
+
+    __slots__ = ("_hash", "args", "key", "kind", "name")
+
+    def __init__(self, kind: str, name: str | None, args: tuple = ()) -> None:
+        self.kind = kind  # "sym" | "floordiv" | "min" | "max"
+        self.name = name
+        self.args = args
+        if kind == "sym":
+            self.key = (0, name)
+        else:
+            self.key = (1, kind, tuple(_sortkey(a) for a in args))
+        self._hash = hash((kind, name, args))
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Atom)
+            and self._hash == other._hash
+            and self.kind == other.kind
+            and self.name == other.name
+            and self.args == other.args
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Atom({_atom_text(self)})"
+
+
+def _sortkey(d: Dim) -> tuple:
+    if type(d) is int:
+        return (0, d)
+    return (1, d.sortkey)
+
+
+def _mono_key(mono: tuple[Atom, ...]) -> tuple:
+    return (-len(mono), tuple(a.key for a in mono))
+
+
+class Expr:
+    """A canonical symbolic expression: a sum of integer-coefficient monomials over atoms.
+
+    Never constructed directly: use :func:`sym`, :func:`parse` or arithmetic on dims.
+    """
+
+    __slots__ = ("_hash", "_size", "_text", "sortkey", "terms")
+
+    def __init__(self, terms: tuple) -> None:
+        self.terms = terms  # ((mono, coeff), ...) sorted by _mono_key; mono = tuple of Atoms
+        self._hash = hash(terms)
+        self._text: str | None = None
+        self._size: int | None = None
+        self.sortkey = tuple((tuple(a.key for a in m), c) for m, c in terms)
+
+    # Equality and hashing are structural on the canonical form.
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, Expr):
+            return self._hash == other._hash and self.terms == other.terms
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Expr({format(self)!r})"
+
+    def __str__(self) -> str:
+        return format(self)
+
+    def __add__(self, o: Dim) -> Dim:
+        return add(self, o)
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Dim) -> Dim:
+        return sub(self, o)
+
+    def __rsub__(self, o: Dim) -> Dim:
+        return sub(o, self)
+
+    def __mul__(self, o: Dim) -> Dim:
+        return mul(self, o)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o: Dim) -> Dim:
+        return floordiv(self, o)
+
+    def __rfloordiv__(self, o: Dim) -> Dim:
+        return floordiv(o, self)
+
+    def __mod__(self, o: Dim) -> Dim:
+        return mod(self, o)
+
+    def __rmod__(self, o: Dim) -> Dim:
+        return mod(o, self)
+
+    def __neg__(self) -> Dim:
+        return neg(self)
+
+    def __pos__(self) -> Expr:
+        return self
+
+
+Dim = Union[int, Expr]  # noqa: UP007  (a runtime alias; X | Y needs both to be types)
+
+
+def is_symbolic(d: object) -> bool:
+    """True for an :class:`Expr` (a dim that is not a known integer)."""
+    return isinstance(d, Expr)
+
+
+# --------------------------------------------------------------------------- construction
+
+_SYMS: dict[str, Expr] = {}
+
+
+def sym(name: str) -> Expr:
+    """The expression consisting of the single symbol ``name`` (any string; ``bytes`` that are
+    not valid UTF-8, as protobuf gives such a ``dim_param``, are decoded with escapes)."""
+    if type(name) is bytes:
+        name = name.decode("utf-8", "backslashreplace")
+    e = _SYMS.get(name)
+    if e is None:
+        e = Expr((((Atom("sym", name),), 1),))
+        _SYMS[name] = e
+    return e
+
+
+def _atom_expr(atom: Atom) -> Expr:
+    return Expr((((atom,), 1),))
+
+
+def _terms(d: Dim) -> tuple:
+    if type(d) is int:
+        return (((), d),) if d else ()
+    if isinstance(d, Expr):
+        return d.terms
+    if isinstance(d, bool) or not isinstance(d, int):
+        raise TypeError(f"not a dim: {d!r}")
+    return (((), int(d)),) if d else ()
+
+
+def _make(tdict: dict) -> Dim:
+    items = [(m, c) for m, c in tdict.items() if c]
+    if not items:
+        return 0
+    if len(items) == 1 and items[0][0] == ():
+        return items[0][1]
+    items.sort(key=lambda mc: _mono_key(mc[0]))
+    return Expr(tuple(items))
+
+
+def _mono_mul(m1: tuple, m2: tuple) -> tuple:
+    if not m1:
+        return m2
+    if not m2:
+        return m1
+    return tuple(sorted(m1 + m2, key=lambda a: a.key))
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+def add(a: Dim, b: Dim) -> Dim:
+    """``a + b``."""
+    if type(a) is int and type(b) is int:
+        return a + b
+    d: dict = {}
+    for m, c in _terms(a):
+        d[m] = c
+    for m, c in _terms(b):
+        d[m] = d.get(m, 0) + c
+    return _make(d)
+
+
+def neg(a: Dim) -> Dim:
+    """``-a``."""
+    if type(a) is int:
+        return -a
+    return Expr(tuple((m, -c) for m, c in a.terms))
+
+
+def sub(a: Dim, b: Dim) -> Dim:
+    """``a - b``."""
+    if type(a) is int and type(b) is int:
+        return a - b
+    return add(a, neg(b))
+
+
+def mul(a: Dim, b: Dim) -> Dim:
+    """``a * b``."""
+    if type(a) is int and type(b) is int:
+        return a * b
+    if type(b) is int:
+        a, b = b, a
+    if type(a) is int:
+        if a == 0:
+            return 0
+        if a == 1:
+            return b
+        return Expr(tuple((m, c * a) for m, c in b.terms))
+    d: dict = {}
+    for m1, c1 in a.terms:
+        for m2, c2 in b.terms:
+            m = _mono_mul(m1, m2)
+            d[m] = d.get(m, 0) + c1 * c2
+    return _make(d)
+
+
+def product(dims: Iterable[Dim]) -> Dim:
+    """The product of ``dims`` (1 for none)."""
+    p: Dim = 1
+    for d in dims:
+        p = mul(p, d)
+    return p
+
+
+def _mono_div(m: tuple, by: tuple) -> tuple | None:
+    """``m / by`` for monomials, or None when ``by`` does not divide ``m``."""
+    if not by:
+        return m
+    rest = list(m)
+    for a in by:
+        try:
+            rest.remove(a)
+        except ValueError:
+            return None
+    return tuple(rest)
+
+
+def exact_div(a: Dim, b: Dim) -> Dim | None:
+    """``a / b`` when the quotient is provably an exact integer expression, else None."""
+    if type(b) is int:
+        if b == 0:
+            return None
+        if type(a) is int:
+            return a // b if a % b == 0 else None
+        if any(c % b for _, c in a.terms):
+            return None
+        return Expr(tuple((m, c // b) for m, c in a.terms))
+    if type(a) is int:
+        return 0 if a == 0 else None
+    if a == b:
+        return 1
+    # Multivariate division by leading terms (graded order); exact only if it leaves nothing.
+    rem = dict(a.terms)
+    bl_m, bl_c = b.terms[0]
+    quot: dict = {}
+    for _ in range(256):
+        if not rem:
+            return _make(quot)
+        lm = min(rem, key=_mono_key)
+        lc = rem[lm]
+        qm = _mono_div(lm, bl_m)
+        if qm is None or lc % bl_c:
+            return None
+        qc = lc // bl_c
+        quot[qm] = quot.get(qm, 0) + qc
+        for m, c in b.terms:
+            pm = _mono_mul(qm, m)
+            v = rem.get(pm, 0) - qc * c
+            if v:
+                rem[pm] = v
+            else:
+                rem.pop(pm, None)
+    return None
+
+
+def floordiv(a: Dim, b: Dim) -> Dim:
+    """``a // b`` with floor semantics. Raises ZeroDivisionError for ``b == 0``."""
+    if type(b) is int:
+        if b == 0:
+            raise ZeroDivisionError("dim floor division by zero")
+        if type(a) is int:
+            return a // b
+        if b < 0:
+            a, b = neg(a), -b
+        if b == 1:
+            return a
+        # a = b*q + r: nonconstant remainders keep their coefficient's sign (|r| < b), the
+        # constant remainder lies in [0, b).
+        q: dict = {}
+        r: dict = {}
+        for m, c in a.terms:
+            if m:
+                qc = -((-c) // b) if c < 0 else c // b
+                rc = c - qc * b
+            else:
+                qc, rc = divmod(c, b)
+            if qc:
+                q[m] = qc
+            if rc:
+                r[m] = rc
+        rest = _make(r)
+        if type(rest) is int:  # 0 <= rest < b
+            return _make(q)
+        if rest.terms[0][1] < 0:
+            # floor(r/b) == -floor((b - 1 - r)/b): keep the numerator's leading coefficient positive
+            return sub(_make(q), floordiv(add(neg(rest), b - 1), b))
+        # (x // p) // q == x // (p*q) for positive integers p, q
+        if len(rest.terms) == 1 and rest.terms[0][1] == 1 and len(rest.terms[0][0]) == 1:
+            atom = rest.terms[0][0][0]
+            if atom.kind == "floordiv" and type(atom.args[1]) is int and atom.args[1] > 0:
+                return add(_make(q), floordiv(atom.args[0], atom.args[1] * b))
+        return add(_make(q), _decided(_atom_expr(Atom("floordiv", None, (rest, b)))))
+    e = exact_div(a, b)
+    if e is not None:
+        return e
+    if b.terms[0][1] < 0:  # a // b == (-a) // (-b): keep the divisor's leading coefficient positive
+        a, b = neg(a), neg(b)
+    return _decided(_atom_expr(Atom("floordiv", None, (a, b))))
+
+
+def _decided(q: Expr) -> Dim:
+    """A floor-division atom ``q`` whose value its operands' bounds fix (``2 // (8*h)`` is 0,
+    ``min(s, 3) // 8`` is 0 for positive sizes) as that int; else ``q``."""
+    lo, hi = bounds(q)
+    return int(lo) if lo == hi and lo not in (INF, -INF) else q
+
+
+def ceildiv(a: Dim, b: Dim) -> Dim:
+    """``ceil(a / b)``."""
+    if type(b) is int and b > 0:
+        return floordiv(add(a, b - 1), b)
+    return neg(floordiv(neg(a), b))
+
+
+def mod(a: Dim, b: Dim) -> Dim:
+    """``a % b`` with the sign of ``b`` (Python / floor semantics)."""
+    if type(a) is int and type(b) is int:
+        return a % b
+    return sub(a, mul(b, floordiv(a, b)))
+
+
+#: Positive and negative infinity of :func:`bounds` (an unbounded side).
+INF = float("inf")
+
+#: The range of a symbol nobody constrained: a positive size.
+DEFAULT_RANGE: tuple[int, int | None] = (1, None)
+
+
+def _mul_ext(a: int | float, b: int | float) -> int | float:
+    if a == 0 or b == 0:
+        return 0
+    return a * b
+
+
+def _fdiv_ext(a: int | float, b: int | float) -> int | float:
+    """Floor division for b > 0 (finite or inf) in the extended integers."""
+    if b == INF:
+        if a in (INF, -INF):  # dominated by another corner in every use
+            return 0 if a > 0 else -1
+        return 0 if a >= 0 else -1
+    if a in (INF, -INF):
+        return a
+    return a // b
+
+
+def bounds(d: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> tuple[int | float, int | float]:
+    """Sound ``(lo, hi)`` of ``d`` (``-INF`` / ``INF`` where unbounded) for every binding of its
+    symbols inside ``ranges`` (``SYM -> (lo, hi)``, hi None when unbounded; a symbol without one
+    is a positive size, ``[1, inf)``). The one bounds analysis of the package: interval
+    arithmetic over monomials, min/max and floor division; :mod:`shapeinfer.symbolic.intervals` builds
+    its proofs and simplification on it."""
+    if type(d) is int:
+        return d, d
+    if ranges is None:
+        ranges = {}
+    lo: int | float = 0
+    hi: int | float = 0
+    for m, c in d.terms:
+        mlo: int | float = c
+        mhi: int | float = c
+        for atom in m:
+            alo, ahi = _atom_bounds(atom, ranges)
+            cands = (_mul_ext(mlo, alo), _mul_ext(mlo, ahi), _mul_ext(mhi, alo), _mul_ext(mhi, ahi))
+            mlo, mhi = min(cands), max(cands)
+        lo += mlo
+        hi += mhi
+    return lo, hi
+
+
+def _atom_bounds(atom: Atom, ranges: Mapping[str, tuple[int, int | None]]) -> tuple[int | float, int | float]:
+    if atom.kind == "sym":
+        lo, hi = ranges.get(atom.name, DEFAULT_RANGE)
+        return lo, (INF if hi is None else hi)
+    if atom.kind == "floordiv":
+        x, y = atom.args
+        xlo, xhi = bounds(x, ranges)
+        ylo, yhi = bounds(y, ranges)
+        if ylo <= 0 <= yhi:
+            return -INF, INF
+        if yhi < 0:  # x // y == (-x) // (-y)
+            xlo, xhi, ylo, yhi = -xhi, -xlo, -yhi, -ylo
+        cands = (_fdiv_ext(xlo, ylo), _fdiv_ext(xlo, yhi), _fdiv_ext(xhi, ylo), _fdiv_ext(xhi, yhi))
+        return min(cands), max(cands)
+    ivs = [bounds(x, ranges) for x in atom.args]
+    if atom.kind == "min":
+        return min(i[0] for i in ivs), min(i[1] for i in ivs)
+    return max(i[0] for i in ivs), max(i[1] for i in ivs)
+
+
+def lower_bound(a: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
+    """A proven lower bound of ``a`` for all bindings of its symbols inside ``ranges`` (default:
+    positive integers): the low end of :func:`bounds`, refined where that is below 1; None when
+    unbounded below."""
+    if type(a) is int:
+        return a
+    lo = bounds(a, ranges)[0]
+    if lo < 1:  # maybe too weak where an atom is correlated with the rest of the expression
+        for refine in (_lower_bound_by_remainder, _lower_bound_by_argument):
+            better = refine(a, ranges)
+            if better is not None and better > lo:
+                lo = better
+                if lo >= 1:
+                    break
+    return None if lo == -INF else int(lo)
+
+
+def _lower_bound_by_argument(a: Expr, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
+    """A lower bound of ``a`` through one term ``c*max(g1, g2, ...)`` with ``c > 0`` (or
+    ``c*min(...)`` with ``c < 0``): that term is at least ``c*gi`` for every argument, so ``a`` is
+    at least the rest plus ``c*gi``, bounded with the rest (``max(x, 10) - x >= 0``,
+    ``max(d - 1, 0) + 1 - d >= 0``). The best over the arguments of the first such term; None
+    when ``a`` has none."""
+    for m, c in a.terms:
+        if len(m) != 1 or not ((c > 0 and m[0].kind == "max") or (c < 0 and m[0].kind == "min")):
+            continue
+        rest = sub(a, Expr(((m, c),)))
+        best = -INF
+        for g in m[0].args:
+            e = add(rest, mul(c, g))
+            lo = bounds(e, ranges)[0]
+            if lo == -INF and isinstance(e, Expr):
+                r = _lower_bound_by_remainder(e, ranges)
+                lo = -INF if r is None else r
+            best = max(best, lo)
+        return None if best == -INF else int(best)
+    return None
+
+
+#: The names standing for divisions' remainders in :func:`_lower_bound_by_remainder`.
+_REMAINDER = "__remainder_{}__"
+
+#: How many floor divisions :func:`_lower_bound_by_remainder` replaces at most.
+_REMAINDER_STEPS = 6
+
+
+def _lower_bound_by_remainder(a: Expr, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
+    """A lower bound of ``a`` through ``x//k == (x - r)/k`` with ``0 <= r < k``: for a term
+    ``c*(x//k)`` (an int ``k > 0``), ``k*a`` is ``c*(x - r)`` plus ``k`` times the rest, exactly,
+    with ``r`` a new symbol in ``[0, k - 1]``; repeated on the divisions inside ``x``, so nested
+    divisions cancel against the symbols they divide (``seq - seq//2 >= 1``,
+    ``seq - 3*(seq//3) >= 0``, ``s - 2*(((s//10 + 1)//2 - 1)//2) >= 1``), which interval
+    arithmetic alone cannot see. An atom that also occurs inside another atom or a product keeps
+    its own interval there (sound, only less precise). The best bound over the steps; None when
+    ``a`` has no such term or no step bounds it."""
+    scaled: Dim = a
+    scale = 1
+    rem_ranges: dict[str, tuple[int, int | None]] = dict(ranges or {})
+    best: int | float = -INF
+    for step in range(_REMAINDER_STEPS):
+        if type(scaled) is int:
+            break
+        found = None
+        for m, c in scaled.terms:
+            if len(m) == 1 and m[0].kind == "floordiv":
+                x, k = m[0].args
+                if type(k) is int and k > 0:
+                    found = (m, c, x, k)
+                    break
+        if found is None:
+            break
+        m, c, x, k = found
+        name = _REMAINDER.format(step)
+        rest = sub(scaled, Expr(((m, c),)))
+        scaled = add(mul(c, sub(x, sym(name))), mul(k, rest))
+        scale *= k
+        rem_ranges[name] = (0, k - 1)
+        lo = bounds(scaled, rem_ranges)[0]
+        if lo != -INF:
+            best = max(best, -((-int(lo)) // scale))  # ceil(lo / scale): a is an integer
+            if best >= 1:
+                break
+    return None if best == -INF else int(best)
+
+
+def compare(a: Dim, b: Dim) -> int | None:
+    """The sign of ``a - b`` (-1, 0, 1) when provable for all bindings, else None."""
+    d = sub(a, b)
+    if type(d) is int:
+        return (d > 0) - (d < 0)
+    lb = lower_bound(d)
+    if lb is not None and lb > 0:
+        return 1
+    lb = lower_bound(neg(d))
+    if lb is not None and lb > 0:
+        return -1
+    return None
+
+
+def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
+    flat: list[Dim] = []
+    for x in args:
+        if isinstance(x, Expr) and len(x.terms) == 1 and x.terms[0][1] == 1:
+            m = x.terms[0][0]
+            if len(m) == 1 and m[0].kind == kind:
+                flat.extend(m[0].args)
+                continue
+        flat.append(x)
+
+    def worse(x: Dim, y: Dim) -> bool:  # x can be dropped in favour of y
+        lb = lower_bound(sub(y, x) if kind == "max" else sub(x, y))
+        return lb is not None and lb >= 0
+
+    # Sorted first so that, of two args each provably no better than the other (equal
+    # values, different forms), the same one survives whatever the argument order.
+    flat.sort(key=_sortkey)
+    out: list[Dim] = []
+    for x in flat:
+        if any(worse(x, y) for y in out):
+            continue
+        out = [y for y in out if not worse(y, x)]
+        out.append(x)
+    if not out:
+        raise ValueError(f"{kind}() of no dims")
+    if len(out) == 1:
+        return out[0]
+    out.sort(key=lambda d: (type(d) is int, _sortkey(d)))  # constants last: ``max(s, 8)``
+    return _atom_expr(Atom(kind, None, tuple(out)))
+
+
+def dmax(*args: Dim) -> Dim:
+    """``max(args...)``."""
+    if all(type(x) is int for x in args):
+        return max(args)
+    return _minmax("max", args)
+
+
+def dmin(*args: Dim) -> Dim:
+    """``min(args...)``."""
+    if all(type(x) is int for x in args):
+        return min(args)
+    return _minmax("min", args)
+
+
+# --------------------------------------------------------------------------- inspection
+
+
+def _walk_atoms(d: Dim):
+    if type(d) is int:
+        return
+    for m, _ in d.terms:
+        for atom in m:
+            yield atom
+            for x in atom.args:
+                yield from _walk_atoms(x)
+
+
+def symbols(d: Dim) -> frozenset[str]:
+    """The names of the symbols ``d`` depends on."""
+    return frozenset(a.name for a in _walk_atoms(d) if a.kind == "sym")
+
+
+def size(d: Dim) -> int:
+    """A measure of expression complexity: 1 for an int, grows with terms, atoms and nesting."""
+    if type(d) is int:
+        return 1
+    if d._size is None:
+        n = 0
+        for m, _ in d.terms:
+            n += 1
+            for atom in m:
+                n += 1 + sum(size(x) for x in atom.args)
+        d._size = n
+    return d._size
+
+
+def resolve(d: Dim, subst: Mapping[str, Dim], rounds: int = 8) -> Dim:
+    """``d`` with the symbols ``subst`` binds replaced, repeatedly (a binding may name another
+    bound symbol), at most ``rounds`` times."""
+    if type(d) is int or not subst:
+        return d
+    for _ in range(rounds):
+        if not (symbols(d) & subst.keys()):
+            break
+        d = substitute(d, subst)
+    return d
+
+
+def evaluate(d: Dim, binding: Mapping[str, int]) -> int:
+    """The integer value of ``d`` with every symbol bound. Raises KeyError for a free symbol."""
+    if type(d) is int:
+        return d
+    total = 0
+    for m, c in d.terms:
+        v = c
+        for atom in m:
+            v *= _eval_atom(atom, binding)
+        total += v
+    return total
+
+
+def _eval_atom(atom: Atom, binding: Mapping[str, int]) -> int:
+    if atom.kind == "sym":
+        return binding[atom.name]
+    vals = [evaluate(x, binding) for x in atom.args]
+    if atom.kind == "floordiv":
+        return vals[0] // vals[1]
+    return max(vals) if atom.kind == "max" else min(vals)
+
+
+def substitute(d: Dim, mapping: Mapping[str, Dim]) -> Dim:
+    """``d`` with each symbol named in ``mapping`` replaced by its dim (recanonicalised)."""
+    if type(d) is int or not mapping:
+        return d
+    total: Dim = 0
+    for m, c in d.terms:
+        v: Dim = c
+        for atom in m:
+            v = mul(v, _subst_atom(atom, mapping))
+        total = add(total, v)
+    return total
+
+
+def _subst_atom(atom: Atom, mapping: Mapping[str, Dim]) -> Dim:
+    if atom.kind == "sym":
+        r = mapping.get(atom.name)
+        return _atom_expr(atom) if r is None else r
+    args = [substitute(x, mapping) for x in atom.args]
+    if atom.kind == "floordiv":
+        return floordiv(args[0], args[1])
+    return dmax(*args) if atom.kind == "max" else dmin(*args)
+
+
+# --------------------------------------------------------------------------- text
+
+
+#: Characters that make an opaque symbol's name (dim_param text this module could not read, such
+#: as ``seq + foo(seq)``) read as an expression: such a name is parenthesised wherever it is not
+#: the whole dim, so that ``2*(seq + foo(seq))`` does not print as ``2*seq + foo(seq)``.
+_OPERATOR_CHARS = frozenset(" +-*/%(),<>=!&|^~")
+
+
+def _is_plain(d: Dim) -> bool:
+    """True when ``d`` formats as a single token (non-negative int or bare symbol/call)."""
+    if type(d) is int:
+        return d >= 0
+    if len(d.terms) != 1:
+        return False
+    m, c = d.terms[0]
+    if c != 1 or len(m) != 1 or m[0].kind == "floordiv":
+        return False
+    return m[0].kind != "sym" or _OPERATOR_CHARS.isdisjoint(m[0].name)
+
+
+def _wrapped(d: Dim) -> str:
+    t = format(d)
+    return t if _is_plain(d) else f"({t})"
+
+
+def _atom_text(atom: Atom) -> str:
+    if atom.kind == "sym":
+        name = atom.name
+        return f"({name})" if not _OPERATOR_CHARS.isdisjoint(name) else name
+    if atom.kind == "floordiv":
+        return f"{_wrapped(atom.args[0])}//{_wrapped(atom.args[1])}"
+    return f"{atom.kind}({', '.join(format(x) for x in atom.args)})"
+
+
+def _mono_text(m: tuple, alone: bool) -> str:
+    parts = []
+    i = 0
+    while i < len(m):
+        j = i
+        while j < len(m) and m[j] == m[i]:
+            j += 1
+        t = _atom_text(m[i])
+        power = j - i
+        if m[i].kind == "floordiv" and (not alone or power > 1 or len(m) > 1):
+            t = f"({t})"
+        parts.append(t if power == 1 else f"{t}**{power}")
+        i = j
+    return "*".join(parts)
+
+
+def format(d: Dim) -> str:
+    """Python-syntax text of ``d``: ``batch*seq``, ``seq + 1``, ``(seq + 1)//2``, ``max(s, 8)``."""
+    if type(d) is int:
+        return str(d)
+    if d._text is not None:
+        return d._text
+    if len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1 and d.terms[0][0][0].kind == "sym":
+        d._text = d.terms[0][0][0].name  # a lone symbol is its name, whatever it spells
+        return d._text
+    out = []
+    for k, (m, c) in enumerate(d.terms):
+        if not m:
+            body, mag = str(abs(c)), None
+        else:
+            mag = abs(c)
+            body = _mono_text(m, alone=((mag == 1 and c > 0) or (mag == 1 and k > 0)))
+            if mag != 1:
+                body = f"{mag}*{body}"
+        if k == 0:
+            out.append(f"-{body}" if c < 0 else body)
+        else:
+            out.append(f" - {body}" if c < 0 else f" + {body}")
+    d._text = "".join(out)
+    return d._text
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _cheap_power(base: Dim, n: int) -> bool:
+    """Whether ``base**n`` is small enough to expand; bigger powers are left as opaque text."""
+    if type(base) is int:
+        return base.bit_length() * n <= 4096
+    if len(base.terms) == 1:  # a monomial (format writes ``s**12``): grows linearly
+        return n <= 64 and size(base) * n <= 4096
+    return n <= 8 and size(base) * n <= 256  # a sum's power multiplies out
+
+
+_CALLS = {"max": "max", "Max": "max", "min": "min", "Min": "min"}
+
+
+#: Two-argument functions torch.export (sympy) writes in dim_param text: ``Mod(a, b)`` is floor
+#: modulo (the divisor's sign), ``FloorDiv`` / ``CleanDiv`` floor division, ``CeilDiv`` ceiling.
+_BINARY_CALLS = {
+    "Mod": "mod",
+    "PythonMod": "mod",
+    "FloorDiv": "floor",
+    "CleanDiv": "floor",
+    "CeilDiv": "ceil",
+}
+
+
+def _from_ast(n: ast.AST) -> Dim:
+    if isinstance(n, ast.Constant) and type(n.value) is int:
+        return n.value
+    if isinstance(n, ast.Name):
+        return sym(n.id)
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+        v = _from_ast(n.operand)
+        return neg(v) if isinstance(n.op, ast.USub) else v
+    if isinstance(n, ast.BinOp):
+        left, right = _from_ast(n.left), _from_ast(n.right)
+        op = n.op
+        if isinstance(op, ast.Add):
+            return add(left, right)
+        if isinstance(op, ast.Sub):
+            return sub(left, right)
+        if isinstance(op, ast.Mult):
+            return mul(left, right)
+        if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            if right == 0:
+                raise _Unsupported
+            return floordiv(left, right) if isinstance(op, ast.FloorDiv) else mod(left, right)
+        if isinstance(op, ast.Pow) and type(right) is int and right >= 0 and _cheap_power(left, right):
+            return product([left] * right)
+        if isinstance(op, ast.Div):
+            q = exact_div(left, right)
+            if q is not None:
+                return q
+        raise _Unsupported
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
+        fname = n.func.id
+        if fname in _CALLS and n.args:
+            args = [_from_ast(a) for a in n.args]
+            return dmax(*args) if _CALLS[fname] == "max" else dmin(*args)
+        if fname in _BINARY_CALLS and len(n.args) == 2:  # sympy / torch.export spellings
+            x, y = _from_ast(n.args[0]), _from_ast(n.args[1])
+            if y == 0:
+                raise _Unsupported
+            kind = _BINARY_CALLS[fname]
+            return mod(x, y) if kind == "mod" else floordiv(x, y) if kind == "floor" else ceildiv(x, y)
+        if fname in ("FloorToInt", "CeilToInt") and len(n.args) == 1:
+            fname = "floor" if fname == "FloorToInt" else "ceil"
+        if fname in ("floor", "ceil", "ceiling") and len(n.args) == 1:
+            a = n.args[0]
+            if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div):
+                x, y = _from_ast(a.left), _from_ast(a.right)
+                if y == 0:
+                    raise _Unsupported
+                return floordiv(x, y) if fname == "floor" else ceildiv(x, y)
+            return _from_ast(a)
+    raise _Unsupported
+
+
+_PARSED: dict[str, Dim] = {}
+
+
+def parse_expression(text: str, max_nodes: int = 100) -> Dim:
+    """The dim ``text`` spells when it is an int or an expression over symbol names; ValueError
+    otherwise (for text a user types, where junk such as ``seq]`` must not silently become an
+    opaque symbol). Text with more than ``max_nodes`` syntax nodes is refused before it is
+    expanded, so a hostile product of sums cannot take long."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body if len(text) <= 4000 else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is None:
+        raise ValueError(f"{text!r} is not an int or a dims expression over symbol names")
+    if sum(1 for _ in ast.walk(tree)) > max_nodes:
+        raise ValueError(f"{text[:20]!r}...: expression too long ({max_nodes} syntax nodes at most)")
+    try:
+        return _from_ast(tree)
+    except (_Unsupported, RecursionError):
+        raise ValueError(f"{text!r} is not an int or a dims expression over symbol names") from None
+
+
+def parse(text: str) -> Dim:
+    """The dim spelled by ``text``; text that is not a valid expression is one opaque symbol
+    (``bytes`` that are not valid UTF-8 are decoded with escapes first)."""
+    if type(text) is bytes:
+        text = text.decode("utf-8", "backslashreplace")
+    r = _PARSED.get(text)
+    if r is not None:
+        return r
+    try:
+        if len(text) > 4000:
+            raise _Unsupported
+        r = _from_ast(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, _Unsupported, RecursionError, MemoryError):
+        r = sym(text)
+    _PARSED[text] = r
+    return r

@@ -1,0 +1,488 @@
+"""The guard ledger: conditions on input symbols under which the inferred shapes hold.
+
+Knows nothing of ONNX. A :class:`Guard` is one condition with its kind and the nodes that
+imposed it:
+
+- ``equality``: ``lhs == rhs`` (broadcasting, unify, an op contract);
+- ``bound``: ``lhs <= rhs`` (a ``min`` taken as one of its sides, a fixed-size table);
+- ``divisibility``: ``lhs % rhs == 0`` (a Reshape ``-1`` whose quotient is not provably exact,
+  a pool/concat that only lines up then);
+- ``broadcast``: ``lhs == 1 or lhs == rhs`` (an unknown dim broadcast against a known one,
+  which inference takes as the result).
+
+An equality of the form ``min(x, c) == x`` is recorded as the bound ``x <= c`` (``max``: ``x >=
+c`` as ``c <= x``), and ``c*(x//c) == x`` as the divisibility ``x % c == 0``: the same condition,
+said plainly. :meth:`Ledger.simplified` merges bounds on one symbol (the tightest stays, with
+the nodes of every guard it implies) and drops guards the ranges already prove.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from shapeinfer.base.diagnostics import Diagnostic
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.intervals import (
+    DEFAULT_RANGE,
+    Range,
+    Ranges,
+    holds_eq,
+    holds_le,
+    interval,
+    monotone,
+    simplify,
+    threshold,
+)
+
+__all__ = ["Contradiction", "Guard", "Ledger", "check", "contradiction_diagnostics", "contradictions", "parse_range"]
+
+
+@dataclass
+class Guard:
+    """One condition: ``kind`` is ``equality`` / ``bound`` / ``divisibility``; ``nodes`` are
+    the names (or ``op #index``) of the nodes that imposed it, in the order met."""
+
+    kind: str
+    lhs: D.Dim
+    rhs: D.Dim
+    nodes: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The condition in the dims syntax: ``seq <= 512``, ``H % 32 == 0``, ``a == b``."""
+        a, b = D.format(self.lhs), D.format(self.rhs)
+        if self.kind == "equality":
+            return f"{a} == {b}"
+        if self.kind == "bound":
+            return f"{a} <= {b}"
+        if self.kind == "broadcast":
+            return f"{a} == 1 or {a} == {b}"
+        return f"{_wrap(self.lhs)} % {_wrap(self.rhs)} == 0"
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        return D.symbols(self.lhs) | D.symbols(self.rhs)
+
+    def key(self) -> tuple:
+        return (self.kind, self.lhs, self.rhs)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "text": self.text, "nodes": list(self.nodes)}
+
+
+def _wrap(d: D.Dim) -> str:
+    t = D.format(d)
+    return t if type(d) is int or t.isidentifier() else f"({t})"
+
+
+def check(g: Guard, binding: Mapping[str, int]) -> bool | None:
+    """Whether ``g`` holds at ``binding``; None when the binding leaves one of its symbols free."""
+    try:
+        a, b = D.evaluate(g.lhs, binding), D.evaluate(g.rhs, binding)
+    except (KeyError, ZeroDivisionError):
+        return None
+    if g.kind == "equality":
+        return a == b
+    if g.kind == "bound":
+        return a <= b
+    if g.kind == "broadcast":
+        return a in (1, b)
+    return b != 0 and a % b == 0
+
+
+def _minmax_atom(d: D.Dim) -> D.Atom | None:
+    if isinstance(d, D.Expr) and len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1:
+        atom = d.terms[0][0][0]
+        if atom.kind in ("min", "max"):
+            return atom
+    return None
+
+
+def _divisibility(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim] | None:
+    """``(x, c)`` when ``a - b`` is ``±(x % c)``: then ``a == b`` says ``x % c == 0``."""
+    diff = D.sub(a, b)
+    if type(diff) is int:
+        return None
+    for m, _ in diff.terms:
+        for atom in m:
+            if atom.kind == "floordiv":
+                x, c = atom.args
+                r = D.mod(x, c)
+                if diff == r or diff == D.neg(r):
+                    return x, c
+    return None
+
+
+def split_equality(a: D.Dim, b: D.Dim) -> list[tuple[str, D.Dim, D.Dim]]:
+    """The guards ``a == b`` amounts to, said plainly (see the module docstring)."""
+    for x, y in ((a, b), (b, a)):
+        atom = _minmax_atom(x)
+        if atom is not None and y in atom.args:
+            rest = [z for z in atom.args if z != y]
+            if atom.kind == "min":
+                return [("bound", y, z) for z in rest]
+            return [("bound", z, y) for z in rest]
+    div = _divisibility(a, b)
+    if div is not None:
+        return [("divisibility", div[0], div[1])]
+    return [("equality", a, b)]
+
+
+class Ledger:
+    """Guards in the order they were imposed, one per condition (nodes merged)."""
+
+    def __init__(self) -> None:
+        self._guards: dict[tuple, Guard] = {}
+
+    def __len__(self) -> int:
+        return len(self._guards)
+
+    def __iter__(self):
+        return iter(self._guards.values())
+
+    def add(self, kind: str, lhs: D.Dim, rhs: D.Dim, node: str | None = None) -> None:
+        """Record one guard (equalities are split as :func:`split_equality` says)."""
+        parts = split_equality(lhs, rhs) if kind == "equality" else [(kind, lhs, rhs)]
+        for k, a, b in parts:
+            if k == "bound":
+                if D.compare(a, b) in (-1, 0):
+                    continue  # always true
+                a, b = normal_bound(a, b)
+            if k == "divisibility":
+                if type(b) is int and type(a) is not int:  # 3*n % 6 == 0 reads n % 2 == 0
+                    g = abs(b)
+                    for _, coef in a.terms:
+                        g = math.gcd(g, coef)
+                    a, b = D.exact_div(a, g), abs(b) // g
+                if D.exact_div(a, b) is not None or b in (1, -1):
+                    continue
+            g = self._guards.get((k, a, b))
+            if g is None:
+                g = self._guards[(k, a, b)] = Guard(k, a, b)
+            if node and node not in g.nodes:
+                g.nodes.append(node)
+
+    def ranges(
+        self, user: Ranges | None, symbols: Iterable[str], guards: Iterable[Guard] | None = None
+    ) -> dict[str, Range]:
+        """Each symbol's range: the user's (default ``[1, inf)``) tightened by bound guards
+        between the symbol and an int (of ``guards``, by default the ledger's)."""
+        out = {s: tuple((user or {}).get(s, DEFAULT_RANGE)) for s in symbols}
+        for g in self._guards.values() if guards is None else guards:
+            if g.kind != "bound":
+                continue
+            name = lone_symbol(g.lhs)
+            if name is not None and type(g.rhs) is int:
+                lo, hi = out.get(name, DEFAULT_RANGE)
+                out[name] = (lo, g.rhs if hi is None else min(hi, g.rhs))
+            name = lone_symbol(g.rhs)
+            if name is not None and type(g.lhs) is int:
+                lo, hi = out.get(name, DEFAULT_RANGE)
+                out[name] = (max(lo, g.lhs), hi)
+        return out
+
+    def simplified(self, user: Ranges | None = None, symbols: Iterable[str] = ()) -> list[Guard]:
+        """The guards left once bounds on one symbol are merged (the tightest stays, with the
+        nodes of those it implies) and guards the ranges prove are dropped."""
+        user = dict(user or {})
+        syms = set(symbols)
+        guards = []
+        for g in self._guards.values():
+            syms |= g.symbols
+            if g.kind == "bound":  # 3 <= samples//10 reads 30 <= samples
+                lhs, rhs = as_symbol_bound(g.lhs, g.rhs, user)
+                if lhs is not g.lhs or rhs is not g.rhs:
+                    g = Guard("bound", lhs, rhs, list(g.nodes))
+            guards.append(g)
+        ranges = self.ranges(user, syms, guards)
+        out: list[Guard] = []
+        merged: dict[tuple, Guard] = {}
+        for g in guards:
+            if g.kind == "bound":
+                name, side = lone_symbol(g.lhs), "hi"
+                if name is None or type(g.rhs) is not int:
+                    name, side = lone_symbol(g.rhs), "lo"
+                    if type(g.lhs) is not int:
+                        name = None
+                if name is not None:
+                    lo, hi = ranges[name]
+                    ulo, uhi = user.get(name, DEFAULT_RANGE)
+                    tight = hi if side == "hi" else lo
+                    user_tight = uhi if side == "hi" else ulo
+                    if user_tight is not None and (tight == user_tight):
+                        continue  # the user's range already says it
+                    key = (name, side)
+                    m = merged.get(key)
+                    if m is None:
+                        lhs, rhs = (D.sym(name), tight) if side == "hi" else (tight, D.sym(name))
+                        m = merged[key] = Guard("bound", lhs, rhs)
+                        out.append(m)
+                    m.nodes.extend(x for x in g.nodes if x not in m.nodes)
+                    continue
+            out.append(g)
+        final = []
+        for g in out:
+            if g in merged.values():
+                final.append(g)
+                continue
+            narrowed = {k: v for k, v in ranges.items()}
+            if g.kind == "bound" and holds_le(g.lhs, g.rhs, narrowed):
+                continue
+            if g.kind == "equality" and holds_eq(g.lhs, g.rhs, narrowed):
+                continue
+            if g.kind == "divisibility" and type(g.rhs) is int:
+                lo, hi = interval(g.lhs, narrowed)
+                if lo is not None and lo == hi and lo % g.rhs == 0:
+                    continue
+            final.append(g)
+        return final
+
+
+def normal_bound(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim]:
+    """``a <= b`` as ``e <= c`` (or ``c <= e``) with the int ``c`` alone on its side, the
+    symbolic side's leading coefficient positive and its coefficients' common factor divided
+    out: ``seq - 1 <= 1023`` reads ``seq <= 1024``."""
+    d = D.sub(a, b)
+    if type(d) is int:
+        return a, b
+    c = sum(coef for m, coef in d.terms if not m)
+    e = D.sub(d, c)  # e + c <= 0
+    g = 0
+    for _, coef in e.terms:
+        g = math.gcd(g, coef)
+    if e.terms[0][1] > 0:  # e <= -c  ->  e/g <= floor(-c/g)
+        return D.exact_div(e, g), (-c) // g
+    # -e >= c  ->  (-e)/g >= ceil(c/g)
+    return -((-c) // g), D.exact_div(D.neg(e), g)
+
+
+def lone_symbol(d: D.Dim) -> str | None:
+    if isinstance(d, D.Expr) and len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1:
+        atom = d.terms[0][0][0]
+        if atom.kind == "sym":
+            return atom.name
+    return None
+
+
+def monotone_bound(side: D.Dim, c: int, upper: bool, ranges: Ranges | None = None) -> tuple[str, int, bool] | None:
+    """``side <= c`` (``upper``) or ``c <= side``, for a ``side`` with one symbol in which it is
+    monotone, as the bound of that symbol it amounts to inside the symbol's range (default
+    ``[1, inf)``): ``1 <= (s//10 + 1)//2`` is ``s >= 10``. Returns ``(name, value, upper)``
+    (the symbol is at most / at least ``value``), or None (several symbols, not shown monotone,
+    or no value of the range satisfies it)."""
+    names = D.symbols(side)
+    if len(names) != 1:
+        return None
+    (name,) = names
+    ranges = ranges or {}
+    direction = monotone(side, name, ranges)
+    if not direction:
+        return None
+    f = side if direction > 0 else D.neg(side)
+    if direction < 0:
+        c, upper = -c, not upper  # side <= c  <=>  -side >= -c
+    lo, hi = ranges.get(name, DEFAULT_RANGE)
+    if upper:  # f(v) <= c: v lies below the first value where f exceeds c
+        first = threshold(f, name, c + 1, lo, hi)
+        return None if first is None or first <= lo else (name, first - 1, True)
+    first = threshold(f, name, c, lo, hi)
+    return None if first is None else (name, first, False)
+
+
+def as_symbol_bound(lhs: D.Dim, rhs: D.Dim, ranges: Ranges | None = None) -> tuple[D.Dim, D.Dim]:
+    """``lhs <= rhs`` as a bound of its one symbol where it is monotone in it (``3 <=
+    samples//10`` reads ``30 <= samples``), the same condition inside the symbol's range; else
+    as given."""
+    a, b = normal_bound(lhs, rhs)
+    for side, other, upper in ((a, b, True), (b, a, False)):
+        if type(other) is int and lone_symbol(side) is None:
+            bound = monotone_bound(side, other, upper, ranges)
+            if bound is not None:
+                name, value, upper = bound
+                return (D.sym(name), value) if upper else (value, D.sym(name))
+    return lhs, rhs
+
+
+#: Nodes named in a contradiction's message before "and N more".
+_SHOWN_NODES = 3
+
+
+def _never(g: Guard, ranges: Ranges) -> bool:
+    """True when no binding of ``g``'s symbols inside ``ranges`` (default ``[1, inf)``)
+    satisfies ``g``: proven with sound intervals, so False means "not proven impossible"."""
+    a, b = simplify(g.lhs, ranges), simplify(g.rhs, ranges)
+
+    def excludes(d: D.Dim, v: int) -> bool:
+        lo, hi = interval(d, ranges)
+        return (lo is not None and lo > v) or (hi is not None and hi < v)
+
+    if g.kind == "equality":
+        return excludes(D.sub(a, b), 0)
+    if g.kind == "bound":
+        lo, _ = interval(D.sub(a, b), ranges)
+        return lo is not None and lo > 0
+    if g.kind == "broadcast":
+        return excludes(a, 1) and excludes(D.sub(a, b), 0)
+    if type(b) is not int or b == 0:  # divisibility by an expression: not decided here
+        return False
+    lo, hi = interval(a, ranges)
+    return lo is not None and hi is not None and hi // abs(b) * abs(b) < lo  # no multiple in [lo, hi]
+
+
+def _range_text(name: str, r: Range) -> str:
+    """``seq=513:``, ``seq=1:512``; a one-value range (a binding) as ``seq=600``."""
+    lo, hi = r
+    if lo == hi:
+        return f"{name}={lo}"
+    return f"{name}={lo}:{'' if hi is None else hi}"
+
+
+def _nodes_text(nodes: list[str]) -> str:
+    if not nodes:
+        return "no node recorded"
+    shown = ", ".join(nodes[:_SHOWN_NODES])
+    more = len(nodes) - _SHOWN_NODES
+    return f"{'node' if len(nodes) == 1 else 'nodes'} {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass
+class Contradiction:
+    """Guards that no input inside the ranges can satisfy: the model cannot run there.
+
+    ``guards``: the guard, or the bounds on one symbol that cannot hold together, each with the
+    nodes that imposed it. ``ranges``: the caller's ranges that rule them out (``SYM -> (lo,
+    hi)``); empty when the guards fail for every size (an input shape that makes the model
+    invalid, such as ``seq + 1 == seq``).
+    """
+
+    guards: list[Guard]
+    ranges: dict[str, Range] = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        """One line naming the ranges, the guards and the nodes that imposed them."""
+        said = "; ".join(f"{g.text} (from {_nodes_text(g.nodes)})" for g in self.guards)
+        what = "the guard" if len(self.guards) == 1 else "the guards"
+        if self.ranges:
+            given = ", ".join(_range_text(k, v) for k, v in self.ranges.items())
+            if all(lo == hi for lo, hi in self.ranges.values()):  # bindings
+                return f"the value {given} contradicts {what} {said}: the model cannot run there"
+            return f"the range {given} contradicts {what} {said}: the model cannot run at any size in the range"
+        how = "never holds" if len(self.guards) == 1 else "cannot all hold"
+        return f"{what} {said} {how}: the model cannot run at any input size"
+
+    def to_dict(self) -> dict:
+        return {
+            "guards": [g.to_dict() for g in self.guards],
+            "ranges": {k: list(v) for k, v in self.ranges.items()},
+            "message": self.message,
+        }
+
+
+def contradictions(ledger: Ledger, user: Ranges | None, symbols: Iterable[str] = ()) -> list[Contradiction]:
+    """The guards of ``ledger`` that no binding of the input ``symbols`` inside the ``user``
+    ranges (default ``[1, inf)``) satisfies: each guard alone, and the bounds on one symbol
+    together (``seq <= 100`` and ``200 <= seq``). A guard that fails for every size comes with
+    no range; one that only the user's ranges rule out names them. Sound: an interval proof, so
+    a listed contradiction is real (given the guards), and some may be missed.
+    """
+    user = {k: tuple(v) for k, v in (user or {}).items()}
+    out: list[Contradiction] = []
+    ruled: set[str] = set()  # symbols whose bounds a contradiction already names
+    for g in ledger:
+        if _never(g, {}):
+            out.append(Contradiction([g]))
+        elif user and _never(g, user):
+            out.append(Contradiction([g], {k: user[k] for k in sorted(g.symbols) if k in user}))
+        else:
+            continue
+        if g.kind == "bound":
+            ruled |= g.symbols
+    said = {id(g) for c in out for g in c.guards}
+    syms = set(symbols)
+    for g in ledger:
+        syms |= g.symbols
+    narrowed = ledger.ranges(user, syms)
+
+    def tightest(name: str) -> tuple[list[Guard], dict[str, Range]]:
+        """The bounds that give ``name`` its narrowed range: a guard's on each side, else the
+        user's range."""
+        lo, hi = narrowed[name]
+        upper = [g for g in ledger if g.kind == "bound" and lone_symbol(g.lhs) == name and g.rhs == hi]
+        lower = [g for g in ledger if g.kind == "bound" and lone_symbol(g.rhs) == name and g.lhs == lo]
+        given = {name: user[name]} if name in user and not (upper and lower) else {}
+        return lower[:1] + upper[:1], given
+
+    for name, (lo, hi) in sorted(narrowed.items()):
+        if hi is None or lo <= hi or name in ruled:
+            continue
+        bounds, given = tightest(name)
+        out.append(Contradiction(bounds, given))
+    # a guard the bounds on its symbols rule out (seq <= 512 and seq == 600): the set is
+    # unsatisfiable because the narrowed ranges follow from those bounds and the user's ranges
+    for g in ledger:
+        if id(g) in said or not g.symbols or _is_symbol_bound(g):
+            continue
+        if any(narrowed[k][1] is not None and narrowed[k][0] > narrowed[k][1] for k in g.symbols):
+            continue  # an empty range: said above
+        if not _never(g, {k: narrowed[k] for k in g.symbols}):
+            continue
+        bounds: list[Guard] = []
+        given: dict[str, Range] = {}
+        for k in sorted(g.symbols):
+            b, r = tightest(k)
+            bounds += b
+            given.update(r)
+        out.append(Contradiction([*bounds, g], given))
+    return out
+
+
+def _is_symbol_bound(g: Guard) -> bool:
+    """``x <= c`` or ``c <= x`` with ``x`` one symbol and ``c`` an int: what narrows a range."""
+    if g.kind != "bound":
+        return False
+    return (lone_symbol(g.lhs) is not None and type(g.rhs) is int) or (
+        lone_symbol(g.rhs) is not None and type(g.lhs) is int
+    )
+
+
+#: The diagnostic code of a contradiction (an error: the model cannot run in the ranges).
+CONTRADICTION = "G015"
+
+
+def contradiction_diagnostics(
+    ledger: Ledger, user: Ranges | None, symbols: Iterable[str] = (), overridden: Iterable[str] = ()
+) -> list[Diagnostic]:
+    """One ``G015`` error per :func:`contradictions` entry. ``overridden``: the graph inputs
+    whose shapes the caller gave (``--input-shape``), named in the message of a guard that
+    fails at every size, which such an override can cause."""
+    names = ", ".join(overridden)
+    out = []
+    for c in contradictions(ledger, user, symbols):
+        hint = f" (with the input shapes given for {names})" if names and not c.ranges else ""
+        out.append(Diagnostic("error", CONTRADICTION, c.message + hint))
+    return out
+
+
+def parse_range(text: str) -> tuple[str, Range]:
+    """``"seq=1:512"`` as ``("seq", (1, 512))``; ``"seq=8:"`` leaves the top open. ValueError
+    for anything else (a bound below 1, ``lo > hi``, not ints)."""
+    name, sep, rest = text.partition("=")
+    name = name.strip()
+    lo_t, colon, hi_t = rest.partition(":")
+    if not sep or not colon or not name.isidentifier():
+        raise ValueError(f"{text!r}: expected SYM=LO:HI (e.g. seq=1:512; HI may be empty)")
+    try:
+        lo = int(lo_t) if lo_t.strip() else 1
+        hi = int(hi_t) if hi_t.strip() else None
+    except ValueError:
+        raise ValueError(f"{text!r}: LO and HI must be ints") from None
+    if lo < 1:
+        raise ValueError(f"{text!r}: symbols stand for sizes of at least 1")
+    if hi is not None and hi < lo:
+        raise ValueError(f"{text!r}: the range is empty ({lo} > {hi})")
+    if hi is not None and hi > D.INT64_MAX:
+        raise ValueError(f"{text!r}: larger than int64 allows")
+    return name, (lo, hi)

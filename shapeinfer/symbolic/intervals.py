@@ -1,0 +1,266 @@
+"""Integer ranges of symbolic dims: proofs and simplification over :mod:`shapeinfer.symbolic.dims`
+expressions, on the package's one bounds analysis, :func:`shapeinfer.symbolic.dims.bounds`.
+
+Knows nothing of ONNX. A *range* of a symbol is ``(lo, hi)`` with ints and ``hi`` None when
+unbounded; a symbol without one lies in ``[1, inf)`` (dims are positive sizes).
+
+Contract:
+
+- :func:`interval` returns ``(lo, hi)`` such that for every binding of the symbols inside their
+  ranges, ``lo <= evaluate(d) <= hi``; ``None`` stands for minus infinity (``lo``) or plus
+  infinity (``hi``). The interval may be wider than the true set of values, never narrower.
+- :func:`simplify` rewrites the ``min``/``max`` (and floor division) parts of an expression
+  that the ranges decide: ``min(seq, 512)`` is ``seq`` when ``seq <= 512`` in range. The
+  result equals ``d`` at every binding inside the ranges.
+- :func:`holds_le` / :func:`holds_eq` prove ``a <= b`` / ``a == b`` over the ranges (False
+  means "not proven", not "false").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+from shapeinfer.symbolic import dims as D
+
+__all__ = [
+    "DEFAULT_RANGE",
+    "Range",
+    "Ranges",
+    "by_residue",
+    "holds_eq",
+    "holds_le",
+    "interval",
+    "monotone",
+    "simplify",
+    "threshold",
+]
+
+Range = tuple[int, "int | None"]
+Ranges = Mapping[str, Range]
+
+#: The range of a symbol nobody constrained: a positive size.
+DEFAULT_RANGE: Range = D.DEFAULT_RANGE
+
+
+def _ival(d: D.Dim, ranges: Ranges) -> tuple[int | float, int | float]:
+    return D.bounds(d, ranges)
+
+
+def _back(v: int | float) -> int | None:
+    return None if v in (D.INF, -D.INF) else int(v)
+
+
+def interval(d: D.Dim, ranges: Ranges | None = None) -> tuple[int | None, int | None]:
+    """A sound interval ``(lo, hi)`` of ``d`` over the symbols' ``ranges`` (None: unbounded)."""
+    lo, hi = _ival(d, ranges or {})
+    return _back(lo), _back(hi)
+
+
+def holds_le(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
+    """True when ``a <= b`` is proven for every binding inside ``ranges``."""
+    if D.compare(a, b) in (-1, 0):
+        return True
+    diff = D.sub(simplify(b, ranges), simplify(a, ranges))
+    if type(diff) is int:
+        return diff >= 0
+    lo = D.lower_bound(diff, ranges or {})
+    return lo is not None and lo >= 0
+
+
+def holds_eq(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
+    """True when ``a == b`` is proven for every binding inside ``ranges``."""
+    if a == b:
+        return True
+    sa, sb = simplify(a, ranges), simplify(b, ranges)
+    if sa == sb:
+        return True
+    lo, hi = _ival(D.sub(sa, sb), ranges or {})
+    return lo == hi == 0
+
+
+def simplify(d: D.Dim, ranges: Ranges | None = None) -> D.Dim:
+    """``d`` with every ``min``/``max`` the ranges decide replaced by the winning argument (and a
+    floor division whose quotient the ranges fix replaced by it); equal to ``d`` inside them."""
+    if type(d) is int or not ranges:
+        return d
+    total: D.Dim = 0
+    for m, c in d.terms:
+        v: D.Dim = c
+        for atom in m:
+            v = D.mul(v, _simplify_atom(atom, ranges))
+        total = D.add(total, v)
+    return total
+
+
+def _simplify_atom(atom: D.Atom, ranges: Ranges) -> D.Dim:
+    if atom.kind == "sym":
+        lo, hi = ranges.get(atom.name, DEFAULT_RANGE)
+        return lo if lo == hi else D.sym(atom.name)
+    args = [simplify(x, ranges) for x in atom.args]
+    if atom.kind == "floordiv":
+        r = D.floordiv(args[0], args[1])
+        lo, hi = interval(r, ranges)
+        return lo if lo is not None and lo == hi else r
+
+    # keep the arguments that can still win: drop x when another y is provably as good (of two
+    # provably equal ones, the earlier stays)
+    def better(y: D.Dim, x: D.Dim) -> bool:
+        diff = D.sub(y, x) if atom.kind == "min" else D.sub(x, y)
+        if _ival(diff, ranges)[1] <= 0:
+            return True
+        lo = D.lower_bound(D.neg(diff), ranges) if isinstance(diff, D.Expr) else None
+        return lo is not None and lo >= 0
+
+    keep = [
+        x
+        for i, x in enumerate(args)
+        if not any(j != i and better(y, x) and (j < i or not better(x, y)) for j, y in enumerate(args))
+    ] or args
+    return D.dmin(*keep) if atom.kind == "min" else D.dmax(*keep)
+
+
+def monotone(d: D.Dim, name: str, ranges: Ranges | None = None) -> int | None:
+    """The direction in which ``d`` moves with the symbol ``name`` alone (its other symbols held
+    fixed): 1 non-decreasing, -1 non-increasing, 0 constant, None not shown. Read from the
+    structure: sums of same-direction terms, floor division by a positive int, min and max of
+    same-direction arguments, a product of factors whose bounds over ``ranges`` are non-negative."""
+    if type(d) is int or name not in D.symbols(d):
+        return 0
+    ranges = ranges or {}
+    total = 0
+    for m, c in d.terms:
+        direction = 1 if c > 0 else -1
+        moving = [atom for atom in m if name in D.symbols(D.Expr((((atom,), 1),)))]
+        if not moving:
+            continue
+        if len(m) > 1:  # a product: monotone when every factor is >= 0 and the moving ones agree
+            for atom in m:
+                if D.bounds(D.Expr((((atom,), 1),)), ranges)[0] < 0:
+                    return None
+        for atom in moving:
+            ad = _atom_monotone(atom, name, ranges)
+            if ad is None:
+                return None
+            direction *= ad
+            if ad == 0:
+                break
+        if direction == 0:
+            continue
+        if total and direction != total:
+            return None
+        total = direction
+    return total
+
+
+def _atom_monotone(atom: D.Atom, name: str, ranges: Ranges) -> int | None:
+    if atom.kind == "sym":
+        return 1 if atom.name == name else 0
+    if atom.kind == "floordiv":
+        x, k = atom.args
+        if type(k) is not int or k == 0:
+            return None
+        inner = monotone(x, name, ranges)
+        return None if inner is None else inner * (1 if k > 0 else -1)
+    total = 0
+    for x in atom.args:
+        ad = monotone(x, name, ranges)
+        if ad is None or (ad and total and ad != total):
+            return None
+        total = total or ad
+    return total
+
+
+#: The largest value :func:`threshold` searches.
+_SEARCH_TOP = 1 << 62
+
+
+def threshold(d: D.Dim, name: str, at_least: int, lo: int, hi: int | None) -> int | None:
+    """For ``d`` non-decreasing in its one symbol ``name``: the least value ``v`` in
+    ``[lo, hi]`` with ``d(v) >= at_least``, found by bisection; None when none is (or when it
+    would lie beyond ``2**62``)."""
+    top = _SEARCH_TOP if hi is None else hi
+    if lo > top or D.evaluate(d, {name: top}) < at_least:
+        return None
+    while lo < top:
+        mid = (lo + top) // 2
+        if D.evaluate(d, {name: mid}) >= at_least:
+            top = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+#: The largest modulus :func:`by_residue` splits a symbol by.
+MAX_MODULUS = 8
+
+#: The name of the quotient symbol inside :func:`by_residue`'s cases.
+_QUOTIENT = "__residue_quotient__"
+
+
+def _divisors(d: D.Dim, name: str, out: set[int]) -> None:
+    if type(d) is int:
+        return
+    for m, _ in d.terms:
+        for atom in m:
+            if atom.kind == "floordiv":
+                x, k = atom.args
+                if type(k) is int and k > 1 and name in D.symbols(x):
+                    out.add(k)
+            for x in atom.args:
+                _divisors(x, name, out)
+
+
+def by_residue(
+    f: Callable[[list[D.Dim], Ranges], D.Dim | None], args: list[D.Dim], name: str, ranges: Ranges | None = None
+) -> D.Dim | None:
+    """``f(args, ranges)`` decided case by case over ``name``'s residue modulo the floor divisors
+    of ``name`` inside ``args``: with ``name = m*q + r`` for each ``r`` in ``[0, m)`` the
+    divisions become exact (``(h + 1)//2`` is ``q`` or ``q + 1``), so ``f`` can decide what it
+    could not for ``name`` at large. When every case's result is ``f0(q) + c*r`` for one int
+    ``c``, the answer is ``f0(name//m) + c*(name - m*(name//m))``, equal to ``f`` at every value
+    of ``name`` inside its range; else (or when a case is None, or ``m`` is 1 or above
+    :data:`MAX_MODULUS`) None."""
+    ranges = dict(ranges or {})
+    found: set[int] = set()
+    for a in args:
+        _divisors(a, name, found)
+    if not found:
+        return None
+    m = math.lcm(*found)
+    if m > MAX_MODULUS:
+        return None
+    lo, hi = ranges.get(name, DEFAULT_RANGE)
+    q = D.sym(_QUOTIENT)
+    results: dict[int, D.Dim] = {}
+    for r in range(m):
+        qlo = -((r - lo) // m)  # ceil((lo - r) / m)
+        qhi = None if hi is None else (hi - r) // m
+        if qhi is not None and qlo > qhi:
+            continue  # no value of name has this residue inside its range
+        case_ranges = {**ranges, _QUOTIENT: (qlo, qhi)}
+        case_ranges.pop(name, None)
+        value = D.add(D.mul(m, q), r)
+        case_args = [D.substitute(a, {name: value}) for a in args]
+        out = f(case_args, case_ranges)
+        if out is None:
+            return None
+        results[r] = simplify(out, case_ranges)
+    if not results:
+        return None
+    r0 = min(results)
+    base, c = results[r0], None
+    for r, v in results.items():
+        if r == r0:
+            continue
+        diff = D.sub(v, base)
+        if type(diff) is not int or diff % (r - r0):
+            return None
+        step = diff // (r - r0)
+        if c is not None and step != c:
+            return None
+        c = step
+    c = c or 0
+    quotient = D.floordiv(D.sym(name), m)
+    base = D.substitute(D.sub(base, c * r0), {_QUOTIENT: quotient})
+    return D.add(base, D.mul(c, D.sub(D.sym(name), D.mul(m, quotient))))

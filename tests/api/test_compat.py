@@ -1,0 +1,170 @@
+"""The drop-ins of shapeinfer.compat against the originals they replace: onnx's
+``infer_shapes`` / ``infer_shapes_path`` and onnxruntime's ``SymbolicShapeInference``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import onnx
+import onnx.shape_inference
+import pytest
+from onnx import TensorProto, helper
+from support.common import load_stripped, model_path
+
+from shapeinfer.compat import onnx as compat_onnx
+from shapeinfer.compat.onnxruntime import SymbolicShapeInference
+
+
+def _dims(vi: onnx.ValueInfoProto) -> list:
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in vi.type.tensor_type.shape.dim]
+
+
+def _types(m: onnx.ModelProto) -> dict[str, tuple]:
+    g = m.graph
+    return {vi.name: (vi.type.tensor_type.elem_type, tuple(_dims(vi))) for vi in (*g.value_info, *g.output)}
+
+
+def _static_model() -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], [0.0] * 108)
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [2, -1])
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["t", "shape"], ["y"]),
+    ]
+    g = helper.make_graph(nodes, "g", [x], [y], initializer=[w, shape])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_onnx_infer_shapes_agrees_with_onnx_where_onnx_knows_the_dims():
+    m = _static_model()
+    ours = compat_onnx.infer_shapes(m)
+    theirs = onnx.shape_inference.infer_shapes(m)
+    assert _types(ours) == _types(theirs) and len(_types(ours)) == 4
+    assert ours is not m and len(m.graph.value_info) == 0  # the input is not modified
+    assert _types(compat_onnx.infer_shapes(m.SerializeToString())) == _types(theirs)
+
+
+def test_onnx_infer_shapes_on_a_real_model_has_every_tensor_and_the_symbolic_dims():
+    m = load_stripped("bert_ts")
+    ours = compat_onnx.infer_shapes(m, check_type=True, strict_mode=True, data_prop=True)
+    theirs = onnx.shape_inference.infer_shapes(m, data_prop=True)
+    produced = {o for n in m.graph.node for o in n.output if o}
+    assert set(_types(ours)) >= produced
+    for name, (dtype, dims) in _types(theirs).items():  # where onnx knows a dim, the same
+        o_dtype, o_dims = _types(ours)[name]
+        assert o_dtype == dtype and len(o_dims) == len(dims), name
+        for a, b in zip(o_dims, dims):
+            if isinstance(b, int) and b > 0:
+                assert a == b, name
+    assert _dims(ours.graph.output[0]) == ["batch", "seq", 64]
+
+
+def test_onnx_infer_shapes_takes_no_path_like_onnx():
+    with pytest.raises(TypeError, match="infer_shapes_path"):
+        compat_onnx.infer_shapes(str(model_path("bert_ts")))
+    with pytest.raises(TypeError, match="infer_shapes_path"):
+        onnx.shape_inference.infer_shapes(str(model_path("bert_ts")))
+
+
+def _broken_model() -> onnx.ModelProto:
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [4, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"])], "g", [a, b], [y])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_strict_mode_raises_onnx_inference_error_like_onnx():
+    m = _broken_model()
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    with pytest.raises(onnx.shape_inference.InferenceError, match="ShapeInferenceError"):
+        compat_onnx.infer_shapes(m, strict_mode=True)
+    assert isinstance(compat_onnx.infer_shapes(m), onnx.ModelProto)  # not strict: returned
+    assert len(m.graph.value_info) == 0
+
+
+def test_onnx_infer_shapes_path(tmp_path):
+    src = tmp_path / "m.onnx"
+    onnx.save(_static_model(), str(src))
+    out = tmp_path / "out.onnx"
+    compat_onnx.infer_shapes_path(src, out)
+    onnx.shape_inference.infer_shapes_path(str(src), str(tmp_path / "theirs.onnx"))
+    assert _types(onnx.load(str(out))) == _types(onnx.load(str(tmp_path / "theirs.onnx")))
+    compat_onnx.infer_shapes_path(str(src))  # no output: over the input, as onnx does
+    assert _types(onnx.load(str(src))) == _types(onnx.load(str(out)))
+    broken = tmp_path / "broken.onnx"
+    onnx.save(_broken_model(), str(broken))
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        compat_onnx.infer_shapes_path(broken, tmp_path / "never.onnx", strict_mode=True)
+    assert not (tmp_path / "never.onnx").exists()
+
+
+@pytest.fixture
+def ort_tool():
+    pytest.importorskip("onnxruntime")
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference as Original
+
+    return Original
+
+
+@pytest.mark.parametrize("name", ["bert_ts", "gpt2_ts"])
+def test_ort_infer_shapes_agrees_with_onnxruntime(name, ort_tool, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # onnxruntime's tool may write sym_shape_infer_temp.onnx here
+    m = load_stripped(name)
+    ours = SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+    theirs = ort_tool.infer_shapes(m, auto_merge=True)
+    assert [_dims(o) for o in ours.graph.output] == [_dims(o) for o in theirs.graph.output]
+    ours_t, theirs_t = _types(ours), _types(theirs)
+    assert set(ours_t) == set(theirs_t)
+    for name_, (dtype, dims) in theirs_t.items():
+        assert ours_t[name_][0] == dtype and len(ours_t[name_][1]) == len(dims), name_
+        for a, b in zip(ours_t[name_][1], dims):
+            if isinstance(b, int) and b > 0:  # where onnxruntime knows a dim, the same (its symbolic dims can
+                assert a == b, name_  # differ: it writes 'seq' for a slice of 512 where shapeinfer says min(seq, 512))
+    assert len(m.graph.value_info) == 0
+    assert {o.name for o in ours.graph.output} <= {vi.name for vi in ours.graph.value_info}  # as onnxruntime's
+
+
+def test_ort_infer_shapes_on_torch_export_models_where_onnxruntime_fails(ort_tool, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    m = onnx.load(str(model_path("llama_dynamo")))
+    with pytest.raises(Exception):  # noqa: B017 (onnxruntime's tool crashes on torch.export models)
+        ort_tool.infer_shapes(m, auto_merge=True)
+    ours = SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+    assert _dims(ours.graph.output[0]) == ["batch", "seq", 1000]
+
+
+def test_ort_contract_incomplete_and_old_opset():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Mystery", ["x"], ["y"], domain="custom.x")], "g", [x], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom.x", 1)])
+    with pytest.raises(Exception, match=r"^Incomplete symbolic shape inference$"):
+        SymbolicShapeInference.infer_shapes(m)
+    old = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 6)],
+    )
+    assert SymbolicShapeInference.infer_shapes(old) is None
+
+
+def test_ort_command_line(tmp_path):
+    src = tmp_path / "m.onnx"
+    onnx.save(load_stripped("bert_ts"), str(src))
+    out = tmp_path / "out.onnx"
+    args = ["--input", str(src), "--output", str(out), "--auto_merge", "--int_max", "100", "--guess_output_rank"]
+    r = subprocess.run([sys.executable, "-m", "shapeinfer.compat.onnxruntime", *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert _dims(onnx.load(str(out)).graph.output[0]) == ["batch", "seq", 64]
+    r = subprocess.run(
+        [sys.executable, "-m", "shapeinfer.compat.onnxruntime", "--input", str(tmp_path / "none.onnx")],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 1 and "error:" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,127 @@
+"""The rough edges of issue 26, as a user meets them: a pipe closed early, a bare
+``shapeinfer``, ``python -m shapeinfer``, the dependencies the package imports, the install
+hints."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+
+import pytest
+from support.common import ROOT, model_path, run_cli
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@pytest.mark.parametrize("module", ["shapeinfer", "shapeinfer.cli"])
+@pytest.mark.parametrize("command", [[], ["optimize"]])
+def test_output_pipe_closed_early_is_quiet(module, command):
+    """``shapeinfer M -o - | head -c 10``: the reader leaves; no 'internal error', no traceback."""
+    args = [sys.executable, "-m", module, *command, str(model_path("bert_ts")), "-o", "-"]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    head = p.stdout.read(10)
+    p.stdout.close()  # as head does after 10 bytes (the model is 1 MB: the writer is still writing)
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    assert p.wait(timeout=300) == 1
+    assert len(head) == 10
+    assert err == ""
+
+
+def test_report_pipe_closed_early_is_quiet():
+    args = [sys.executable, "-m", "shapeinfer", str(model_path("llama_ts")), "--all"]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    p.wait(timeout=300)
+    assert "error" not in err.lower() and "Traceback" not in err
+
+
+def test_bare_command_prints_the_help_without_error_prefix():
+    r = run_cli()
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr.startswith("Usage: shapeinfer MODEL [OPTIONS]")
+    assert "error:" not in r.stderr
+    assert "Commands:" in r.stderr and "optimize" in r.stderr
+
+
+def test_python_dash_m_shapeinfer():
+    r = subprocess.run([sys.executable, "-m", "shapeinfer", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("shapeinfer ")
+    path = str(model_path("vit_dynamo"))
+    a = subprocess.run([sys.executable, "-m", "shapeinfer", path, "--json"], capture_output=True, text=True)
+    b = run_cli(path, "--json")
+    assert a.returncode == b.returncode == 0
+    strip = re.compile(r'"(elapsed|seconds|time)[^"]*": [0-9.e-]+')
+    assert strip.sub("", a.stdout) == strip.sub("", b.stdout)
+    r = subprocess.run([sys.executable, "-m", "shapeinfer", "nope.onnx"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("shapeinfer: error:")
+
+
+#: Import name -> distribution name, where they differ.
+_DIST = {"google": "protobuf", "onnx_graphsurgeon": "onnx-graphsurgeon", "onnx_ir": "onnx-ir"}
+
+
+def _requirement_names(reqs: list[str]) -> set[str]:
+    return {re.split(r"[\s<>=!~;\[@]", r, maxsplit=1)[0].lower() for r in reqs}
+
+
+def test_every_imported_package_is_declared():
+    """Each third-party package shapeinfer imports is a dependency, or an extra's for the
+    optional modules (those import it only when used)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = _requirement_names(project["dependencies"])
+    extras = set().union(*(_requirement_names(v) for v in project["optional-dependencies"].values()))
+    imported: dict[str, set[str]] = {}
+    for path in (ROOT / "shapeinfer").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top != "shapeinfer" and top not in sys.stdlib_module_names and top != "tomli":
+                    imported.setdefault(_DIST.get(top, top).lower(), set()).add(path.name)
+    assert {"numpy", "protobuf", "onnx", "click"} <= set(imported)
+    for dist, files in imported.items():
+        assert dist in runtime or dist in extras, (dist, sorted(files))
+        if dist not in runtime:  # optional: only the interop modules and verify import it
+            assert files <= {"graphsurgeon.py", "networkx.py", "verify.py", "modelsource.py"}, (dist, files)
+
+
+def test_no_install_hint_names_the_unpublished_package():
+    """shapeinfer is not on PyPI: every hint installs from a checkout or a repository URL."""
+    unpublished = re.compile(r"pip install ['\"]?shapeinfer(?!(\[[\w,]+\])?\s*@)")
+    assert unpublished.search("pip install shapeinfer[verify]") and unpublished.search("pip install 'shapeinfer'")
+    assert not unpublished.search("pip install 'shapeinfer[verify] @ git+https://HOST/OWNER/shapeinfer'")
+    texts = [ROOT / "README.md", ROOT / "examples" / "github-workflow.yml", *(ROOT / "shapeinfer").rglob("*.py")]
+    for path in texts:
+        assert not unpublished.search(path.read_text()), path
+
+
+def test_a_failure_while_reporting_is_one_line_not_a_traceback(monkeypatch):
+    """The report runs guarded like inference: an internal error there is one stderr line, exit 2."""
+    from click.testing import CliRunner
+
+    import shapeinfer.cli.commands.infer as infer_cmd
+    from shapeinfer.cli.main import main
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("report exploded")
+
+    monkeypatch.setattr(infer_cmd, "_report", broken)
+    res = CliRunner().invoke(main, [str(model_path("bert_ts"))])
+    assert res.exit_code == 2
+    assert "internal error: RuntimeError: report exploded" in res.output
+    assert "Traceback" not in res.output

@@ -1,0 +1,208 @@
+"""Lint targets agree with their runtimes (issue 24): an error under a target means that runtime
+refuses the model, a warning a fallback. The runtimes are the oracles: onnx's checker and
+onnxruntime always (test dependencies), OpenVINO where it is installed (not a test dependency:
+those checks skip without it). The full comparison is benchmarks/lint_vs_runtime.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+from support.common import ROOT, model_path
+from support.runtime_probe import RUNTIME_OF, available, lint_verdict, probe
+
+from shapeinfer.cli.main import main
+from shapeinfer.lint import RULES, lint_model
+
+DEPLOY = ROOT / "tests" / "models" / "deploy"
+SKLEARN = ROOT / "tests" / "models" / "sklearn"
+HAVE_OPENVINO = available("openvino")
+needs_openvino = pytest.mark.skipif(not HAVE_OPENVINO, reason="openvino is not installed (not a test dependency)")
+
+
+def lint(*args: str):
+    return CliRunner().invoke(main, ["lint", *args], catch_exceptions=False)
+
+
+def codes(findings, severity: str | None = None) -> set[str]:
+    return {f.code for f in findings if severity is None or f.severity == severity}
+
+
+# ---------------------------------------------------------------------------- false errors
+
+
+BOOL_RESHAPES = [model_path("gpt2_ts"), DEPLOY / "gpt2_ts.tfopt.nbits_gather.onnx"]
+
+
+@pytest.mark.parametrize("path", BOOL_RESHAPES, ids=lambda p: p.name)
+def test_openvino_target_passes_bool_reshapes(path):
+    """gpt2_ts's attention-mask Reshapes are bool: OpenVINO runs them, so no error (P001 is info)."""
+    r = lint(str(path), "--rules", "openvino")
+    assert r.exit_code == 0, r.output
+    assert "P001 [info]" in r.output and "[error]" not in r.output
+
+
+@needs_openvino
+def test_openvino_compiles_the_bool_reshape_model():
+    assert probe("openvino", str(model_path("gpt2_ts"))) is None
+
+
+# ---------------------------------------------------------------------------- missed errors
+
+
+@pytest.mark.parametrize(
+    ("name", "ops"),
+    [
+        ("bert_ts.tfopt.qdyn.onnx", {"com.microsoft.QAttention", "com.microsoft.QEmbedLayerNormalization"}),
+        ("vit_dynamo.ortall.onnx", {"com.microsoft.nchwc.Conv", "com.microsoft.nchwc.ReorderOutput"}),
+    ],
+)
+def test_openvino_target_reports_ops_without_a_conversion_rule(name, ops):
+    findings = lint_verdict(str(DEPLOY / name), "openvino")
+    named = {f.message.split("conversion rule for ")[1].split(" at opset")[0] for f in findings if f.code == "P003"}
+    assert named == ops
+    r = lint(str(DEPLOY / name), "--rules", "openvino")
+    assert r.exit_code == 1 and "P003 [error]" in r.output and "read_model refuses the model" in r.output
+
+
+def test_openvino_target_reports_zipmap_outputs():
+    findings = lint_verdict(str(SKLEARN / "logreg_zipmap.onnx"), "openvino")
+    p004 = [f for f in findings if f.code == "P004"]
+    assert [f.tensor for f in p004] == ["output_probability"]
+
+
+@needs_openvino
+@pytest.mark.parametrize("path", [DEPLOY / "bert_ts.tfopt.qdyn.onnx", SKLEARN / "logreg_zipmap.onnx"], ids=str)
+def test_openvino_refuses_what_the_openvino_target_reports(path):
+    assert probe("openvino", str(path)) is not None
+
+
+# ---------------------------------------------------------------------------- oneDNN
+
+
+def test_onednn_reshape_data_type_is_a_fallback_warning():
+    """P101 (int64/bool Reshape data) is a fallback, as --explain says: a warning, said in the message."""
+    assert RULES["P101"].severity == "warning"
+    r = lint(str(model_path("gpt2_ts")), "--rules", "onednn")
+    assert r.exit_code == 0, r.output
+    p101 = [line for line in r.output.splitlines() if " P101 " in line]
+    assert p101 and all("[warning]" in line and "falls back" in line for line in p101)
+    assert "fallback" in lint("--explain", "P101").output
+
+
+# ---------------------------------------------------------------------------- onnx's checker
+
+
+ORT_ONLY = DEPLOY / "llama_ts.tfopt.ortext.nbits.onnx"  # SimplifiedLayerNormalization in the default domain
+
+
+def test_onnx_target_reports_ops_onnx_does_not_know():
+    assert probe("onnx", str(ORT_ONLY)) is not None  # the checker refuses it
+    r = lint(str(ORT_ONLY), "--select", "E,G")
+    assert r.exit_code == 1 and "G014 [error]" in r.output and "SimplifiedLayerNormalization" in r.output
+    # onnxruntime runs it: not an error for that target
+    assert probe("onnxruntime", str(ORT_ONLY)) is None
+    assert lint_verdict(str(ORT_ONLY), "onnxruntime") == []
+
+
+def external_model(folder, small: bool) -> str:
+    """A MatMul weight (and with ``small`` an int64 Reshape target, a value inference reads)
+    stored in ``m.data``, which is then deleted (Git LFS not pulled)."""
+    os.makedirs(folder, exist_ok=True)
+    w = numpy_helper.from_array(np.ones((8, 8), np.float32), "w")
+    t = numpy_helper.from_array(np.array([-1, 8], np.int64), "t")
+    nodes = [h.make_node("MatMul", ["x", "w"], ["m"]), h.make_node("Reshape", ["m", "t"], ["y"])]
+    g = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["n", 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, ["n", 8])],
+        [w, t] if small else [w],
+    )
+    if not small:
+        g.initializer.append(t)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    for tensor in m.graph.initializer:
+        if small or tensor.name == "w":
+            onnx.external_data_helper.set_external_data(tensor, "m.data", offset=0 if tensor.name == "w" else 256)
+            tensor.ClearField("raw_data")
+            tensor.ClearField("float_data")
+            tensor.ClearField("int64_data")
+    path = os.path.join(folder, "m.onnx")
+    onnx.save(m, path)
+    return path
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["weight", "weight-and-target"])
+def test_missing_external_data_is_an_error(tmp_path, small):
+    path = external_model(str(tmp_path / "m"), small)
+    for target in ("onnx", "onnxruntime"):
+        assert probe(RUNTIME_OF[target], path) is not None  # both refuse the model
+        found = lint_verdict(path, target)
+        assert {(f.code, f.tensor) for f in found} == {("E003", "w"), *([("E003", "t")] if small else [])}
+        assert all("no such file" in f.message for f in found)
+    r = lint(path, "--select", "E003")
+    assert r.exit_code == 1 and "E003 [error]" in r.output and "(E003)" not in r.output and "E001" not in r.output
+
+
+def test_truncated_external_data_is_an_error(tmp_path):
+    """A data file shorter than the weight (what a Git LFS pointer file looks like)."""
+    path = external_model(str(tmp_path / "m"), small=False)
+    with open(tmp_path / "m" / "m.data", "w") as f:
+        f.write("version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 256\n")
+    found = lint_verdict(path, "onnx")
+    assert [(f.code, f.tensor) for f in found] == [("E003", "w")] and "for a tensor of 256 bytes" in found[0].message
+    assert probe("onnxruntime", path) is not None
+
+
+def test_e003_is_a_catalog_code_of_its_own(tmp_path):
+    assert "E003" in RULES
+    assert lint("--explain", "E003").exit_code == 0
+    # in memory (no folder to look in), the engine's E003 keeps its code, not "E001 ... (E003)"
+    path = external_model(str(tmp_path / "m"), small=True)
+    found = lint_model(onnx.load(path, load_external_data=False), "m.onnx")
+    assert "E003" in codes(found) and not any("(E003)" in f.message for f in found)
+
+
+# ---------------------------------------------------------------------------- the harness's slice
+
+SLICE = [
+    model_path("gpt2_ts"),
+    DEPLOY / "bert_ts.tfopt.qdyn.onnx",
+    DEPLOY / "vit_dynamo.ortall.onnx",
+    ORT_ONLY,
+    SKLEARN / "logreg_zipmap.onnx",
+]
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime", "openvino"])
+def test_lint_errors_agree_with_the_runtime(tmp_path, target):
+    """A bounded slice of benchmarks/lint_vs_runtime.py: lint error <-> the runtime refuses."""
+    if not available(RUNTIME_OF[target]):
+        pytest.skip(f"{RUNTIME_OF[target]} is not installed")
+    disagree = []
+    for path in [*SLICE, Path(external_model(str(tmp_path / "ext"), small=False))]:
+        refused = probe(RUNTIME_OF[target], str(path))
+        errors = lint_verdict(str(path), target)
+        if bool(refused) != bool(errors):
+            disagree.append((path.name, refused, [(f.code, f.message) for f in errors[:2]]))
+    assert disagree == []
+
+
+def test_target_warnings_say_which_slower_path():
+    """A warning under a target means a fallback or a slower path, and its message says which."""
+    from shapeinfer.lint.config import resolve
+    from shapeinfer.lint.runner import lint_path
+
+    findings = lint_path(str(model_path("gpt2_ts")), resolve(rules="onednn", isolated=True)).findings
+    warned = [f for f in findings if f.code.startswith("P") and f.severity == "warning"]
+    assert {f.code for f in warned} == {"P101", "P103"}
+    assert all("falls back" in f.message or "slower path" in f.message for f in warned), warned

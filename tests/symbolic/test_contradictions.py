@@ -1,0 +1,282 @@
+"""Issue 21 case 4: ranges and input shapes that contradict a guard are errors.
+
+A guard no input size inside the ranges satisfies is a G015 error naming the range, the guard
+and the nodes that imposed it. ``shapeinfer`` shows no shape then (``--fail-on error`` exits
+1; ``-o`` writes nothing and exits 1), ``profile`` prints no profile (exit 1), ``verify`` runs
+nothing (exit 1), ``lint`` reports G015. onnxruntime is the oracle that the contradicted sizes
+really fail and that the model runs where the guards hold; a property test checks that
+:func:`shapeinfer.symbolic.guards.contradictions` only claims what brute force confirms.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+from support.common import model_path
+
+from shapeinfer.api import infer
+from shapeinfer.cli.main import main
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.guards import Ledger, check
+
+BERT = str(model_path("bert_ts"))
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def bert_runs_at(seq: int) -> bool:
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(BERT, providers=["CPUExecutionProvider"])
+    feeds = {i.name: np.ones((1, seq), np.int64) for i in sess.get_inputs()}
+    try:
+        sess.run(None, feeds)
+    except Exception:
+        return False
+    return True
+
+
+def test_the_guard_is_real_in_onnxruntime():
+    """The oracle behind the cases below: bert_ts runs at seq 512, fails at 513."""
+    assert bert_runs_at(512)
+    assert not bert_runs_at(513)
+
+
+def test_range_contradicting_a_guard_is_an_error_and_no_shape_is_shown():
+    res = run(BERT, "--dim-range", "seq=513:", "--fail-on", "error")
+    assert res.exit_code == 1, res.output
+    assert "[batch, 512]" not in res.output and "512, 64]" not in res.output
+    assert "no shapes" in res.output
+    line = next(x for x in res.output.splitlines() if "error G015" in x)
+    assert "error" in line and "seq=513:" in line and "seq == 512" in line and "/m/embeddings/Expand_1" in line
+    # without --fail-on: an error diagnostic like any other, exit 0, still no shape shown
+    res = run(BERT, "--dim-range", "seq=513:")
+    assert res.exit_code == 0 and "[batch, 512]" not in res.output and "G015" in res.output
+
+
+def test_range_contradiction_in_json(tmp_path):
+    import json
+
+    res = run(BERT, "--dim-range", "seq=513:", "--json")
+    doc = json.loads(res.output)
+    assert doc["contradicted"] is True
+    assert all(i["shape"] is None for i in doc["inputs"] + doc["outputs"]) and doc["tensors"] == {}
+    g015 = [d for d in doc["diagnostics"] if d["code"] == "G015"]
+    assert len(g015) == 1 and g015[0]["severity"] == "error" and "seq=513:" in g015[0]["message"]
+
+
+def test_output_is_not_written_under_a_contradiction(tmp_path):
+    out = tmp_path / "out.onnx"
+    res = CliRunner().invoke(main, [BERT, "--dim-range", "seq=513:", "-o", str(out)])
+    assert res.exit_code == 1 and not out.exists()
+    assert "not written" in res.stderr and "wrote" not in res.stdout
+
+
+def test_a_range_the_guards_narrow_is_no_contradiction():
+    res = run(BERT, "--dim-range", "seq=1:600", "--fail-on", "error")
+    assert res.exit_code == 0 and "G015" not in res.output
+    assert "[batch, seq]" in res.output and "holds when: seq <= 512" in res.output
+    res = run(BERT, "--dim-range", "seq=512:", "--fail-on", "error")
+    assert res.exit_code == 0 and "G015" not in res.output
+
+
+def test_input_shape_that_can_never_hold_is_an_error():
+    res = run(BERT, "--input-shape", "input_ids=1,seq+1", "--fail-on", "error")
+    assert res.exit_code == 1, res.output
+    line = next(x for x in res.output.splitlines() if "error G015" in x)
+    assert "seq + 1 == seq" in line and "never holds" in line and "input_ids" in line
+    assert "/m/encoder/layer.0/attention/self/Add" in line
+    assert "[1, seq + 1]" not in res.output
+
+
+def test_binding_contradicting_a_guard_names_the_binding():
+    assert not bert_runs_at(600)
+    res = run(BERT, "--bind", "seq=600", "--fail-on", "error")
+    assert res.exit_code == 1 and "[batch, 600]" not in res.output and "no shapes" in res.output
+    line = next(x for x in res.output.splitlines() if "error G015" in x)
+    assert "seq=600" in line and "seq <= 512" in line and "/m/embeddings/Expand_1" in line
+    res = run(BERT, "--bind", "seq=500", "--fail-on", "error")
+    assert res.exit_code == 0 and "[batch, 500]" in res.output and "G015" not in res.output
+
+
+def test_profile_never_prints_shapes_outside_the_range():
+    res = CliRunner().invoke(main, ["profile", BERT, "--dim-range", "seq=513:"])
+    assert res.exit_code == 1
+    assert "Shapes" not in res.stdout and "x512" not in res.stdout and "min " not in res.stdout
+    assert "seq=513:" in res.stderr and "seq == 512" in res.stderr and "/m/embeddings/Expand_1" in res.stderr
+    res = run("profile", BERT, "--dim-range", "seq=513:", "--json")
+    import json
+
+    doc = json.loads(res.output)
+    assert res.exit_code == 1 and doc["errors"] and doc["tensors"] == []
+    assert all(v is None for v in doc["trtexec"].values())
+    assert all(i["min"] is None and i["max"] is None for i in doc["inputs"])
+
+
+def test_profile_opt_the_model_cannot_run_at():
+    res = CliRunner().invoke(main, ["profile", BERT, "--dim-range", "seq=1:600", "--opt", "seq=600"])
+    assert (
+        res.exit_code == 2
+        and "--opt seq=600" in res.stderr
+        and "optShapes" not in res.stdout
+        and "x600" not in res.stdout
+    )
+    assert "seq <= 512" in res.stderr and "/m/embeddings/Expand_1" in res.stderr
+    res = run("profile", BERT, "--dim-range", "seq=1:100", "--opt", "seq=600")
+    assert res.exit_code == 2 and "outside --dim-range seq=1:100" in res.output
+    res = run("profile", BERT, "--dim-range", "seq=1:600", "--opt", "seq=300")
+    assert (
+        res.exit_code == 0
+        and "--optShapes=input_ids:1x300" in res.output
+        and "--maxShapes=input_ids:?" not in res.output
+    )
+
+
+def test_verify_names_the_contradicted_range_and_runs_nothing():
+    res = CliRunner().invoke(main, ["verify", BERT, "--dim-range", "seq=513:", "--bind", "batch=1,seq=513"])
+    assert res.exit_code == 1
+    assert "seq=513:" in res.stderr and "seq == 512" in res.stderr and "not run" in res.stderr
+
+
+def concat_off_by_one(path) -> str:
+    """``Concat(a[n, 2], Pad(a)[n + 1, 2], axis=1)``: needs n + 1 == n, at no size."""
+    g = helper.make_graph(
+        [helper.make_node("Pad", ["a", "pads"], ["p"]), helper.make_node("Concat", ["a", "p"], ["y"], axis=1)],
+        "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([0, 0, 1, 0], np.int64), "pads")],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def test_a_model_that_can_never_run_is_g015_in_infer_and_lint(tmp_path):
+    m = concat_off_by_one(tmp_path / "m.onnx")
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(m, providers=["CPUExecutionProvider"])
+    for n in (1, 2, 5):
+        with pytest.raises(Exception, match=r"(?i)concat|dimension|shape"):
+            sess.run(None, {"a": np.ones((n, 2), np.float32)})
+    r = infer(m)
+    g015 = [d for d in r.diagnostics if d.code == "G015"]
+    assert len(g015) == 1 and g015[0].severity == "error" and "n + 1 == n" in g015[0].message
+    assert "Concat #1" in g015[0].message
+    res = run("lint", m)
+    assert res.exit_code == 1 and "G015 [error]" in res.output
+
+
+@pytest.mark.parametrize("name", ["bert_ts", "gpt2_ts", "llama_ts", "bert_dynamo", "llama_dynamo", "vit_dynamo"])
+def test_no_contradiction_on_the_shipped_models(name):
+    """Models that run report no G015 without ranges (a false contradiction would hide every shape)."""
+    r = infer(str(model_path(name)))
+    assert not [d for d in r.diagnostics if d.code == "G015"]
+
+
+# ------------------------------------------------------------------------------ the ledger
+
+seq, n, m = D.sym("seq"), D.sym("n"), D.sym("m")
+
+
+def contradictions(*args):
+    from shapeinfer.symbolic.guards import contradictions as found  # new with issue 21
+
+    return found(*args)
+
+
+def test_contradictions_name_the_range_or_none():
+    led = Ledger()
+    led.add("equality", D.dmin(seq, 512), seq, "a")  # seq <= 512
+    led.add("divisibility", n, 4, "r")
+    assert contradictions(led, None, ["seq", "n"]) == []
+    assert contradictions(led, {"seq": (1, 600)}, ["seq", "n"]) == []
+    (c,) = contradictions(led, {"seq": (513, None)}, ["seq", "n"])
+    assert c.ranges == {"seq": (513, None)} and [g.text for g in c.guards] == ["seq <= 512"]
+    assert "seq=513:" in c.message and "from node a" in c.message
+    (c,) = contradictions(led, {"n": (5, 7)}, ["seq", "n"])  # no multiple of 4 in [5, 7]
+    assert c.ranges == {"n": (5, 7)} and "n % 4 == 0" in c.message
+    assert contradictions(led, {"n": (5, 8)}, ["seq", "n"]) == []
+
+
+def test_bounds_that_exclude_each_other():
+    led = Ledger()
+    led.add("bound", seq, 100, "low")
+    led.add("bound", 200, seq, "high")
+    led.add("bound", seq, 300, "loose")
+    (c,) = contradictions(led, None, ["seq"])
+    assert c.ranges == {} and sorted(g.text for g in c.guards) == ["200 <= seq", "seq <= 100"]
+    assert "cannot all hold" in c.message and "low" in c.message and "high" in c.message
+
+
+def test_a_guard_the_bounds_rule_out():
+    led = Ledger()
+    led.add("equality", D.dmin(seq, 512), seq, "table")  # seq <= 512
+    led.add("equality", seq, 600, "fixed")  # seq == 600
+    (c,) = contradictions(led, None, ["seq"])
+    assert [g.text for g in c.guards] == ["seq <= 512", "seq == 600"] and c.ranges == {}
+    assert "table" in c.message and "fixed" in c.message and "cannot all hold" in c.message
+    (c,) = contradictions(led, {"seq": (1, 550)}, ["seq"])  # the range alone rules 600 out: it is named
+    assert [g.text for g in c.guards] == ["seq == 600"] and c.ranges == {"seq": (1, 550)}
+    led = Ledger()
+    led.add("bound", 8, seq, "low")
+    led.add("divisibility", seq, 16, "reshape")
+    assert contradictions(led, None, ["seq"]) == []  # 16 is >= 8
+
+
+def test_equality_that_never_holds():
+    led = Ledger()
+    led.add("equality", D.add(seq, 1), seq, "x")
+    led.add("equality", n, m, "y")  # two symbols: satisfiable
+    (c,) = contradictions(led, None, ["seq", "n", "m"])
+    assert c.ranges == {} and "seq + 1 == seq" in c.message and "never holds" in c.message
+
+
+_atoms = st.sampled_from([n, m, D.add(n, 1), D.mul(2, n), D.add(n, m), D.dmin(n, 4), D.floordiv(m, 2), 3, 1])
+_kinds = st.sampled_from(["equality", "bound", "divisibility", "broadcast"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(_kinds, _atoms, st.one_of(_atoms, st.integers(1, 6))), min_size=1, max_size=4),
+    st.tuples(st.integers(1, 6), st.integers(0, 4)),
+    st.tuples(st.integers(1, 6), st.integers(0, 4)),
+)
+def test_a_contradiction_is_never_claimed_where_brute_force_finds_a_binding(guards, rn, rm):
+    led = Ledger()
+    for k, a, b in guards:
+        if k == "divisibility" and type(b) is not int:
+            continue
+        led.add(k, a, b, "node")
+    user = {"n": (rn[0], rn[0] + rn[1]), "m": (rm[0], rm[0] + rm[1])}
+    found = contradictions(led, user, ["n", "m"])
+    for c in found:
+        for vn, vm in itertools.product(range(user["n"][0], user["n"][1] + 1), range(user["m"][0], user["m"][1] + 1)):
+            binding = {"n": vn, "m": vm}
+            assert not all(check(g, binding) for g in c.guards), (c.message, binding)
+
+
+def test_the_api_names_a_bound_value_no_input_can_have_as_the_cli_does():
+    """``infer(bind=)`` reports the G015 the command line reports (not only the G002 clash at a
+    node), and ``infer_shapes(bind=)`` refuses to annotate shapes that hold for no input; a
+    value inside the guard's range still annotates."""
+    from shapeinfer.api import BindError, infer_shapes
+
+    path = BERT
+    assert not bert_runs_at(1000)  # the oracle: onnxruntime refuses seq=1000
+    r = infer(path, bind={"seq": 1000})
+    g015 = [d.message for d in r.diagnostics if d.code == "G015"]
+    assert g015 and "seq=1000" in g015[0] and "seq <= 512" in g015[0]
+    cli = run(path, "--bind", "seq=1000")
+    assert any(line.strip().endswith(g015[0]) for line in cli.output.splitlines()), cli.output
+    with pytest.raises(BindError, match="seq <= 512"):
+        infer_shapes(path, bind={"seq": 1000})
+    assert not [d for d in infer(path, bind={"seq": 100}).diagnostics if d.severity == "error"]
+    assert len(infer_shapes(path, bind={"seq": 100}).graph.value_info) > 100

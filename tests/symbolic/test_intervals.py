@@ -1,0 +1,94 @@
+"""Tests for symbol ranges and sound intervals (``shapeinfer.symbolic.intervals``).
+
+The property tests reuse test_dims' random expression trees: at every binding inside the
+ranges, the expression's value lies inside :func:`interval` and :func:`simplify` keeps it.
+Under ``-m fuzz`` they run many more examples.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_dims import NAMES, to_dim, trees
+
+from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.intervals import holds_eq, holds_le, interval, simplify
+
+seq, n = D.sym("seq"), D.sym("n")
+
+_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+ranges_st = st.fixed_dictionaries(
+    {name: st.tuples(st.integers(1, 6), st.integers(0, 6)).map(lambda t: (t[0], t[0] + t[1])) for name in NAMES}
+)
+
+
+def _bindings(ranges):
+    names = sorted(ranges)
+    for vals in itertools.product(*(range(ranges[k][0], ranges[k][1] + 1) for k in names)):
+        yield dict(zip(names, vals))
+
+
+def _check_sound(tree, ranges) -> None:
+    try:
+        d = to_dim(tree)
+    except ZeroDivisionError:
+        return
+    lo, hi = interval(d, ranges)
+    s = simplify(d, ranges)
+    for i, b in enumerate(_bindings(ranges)):
+        if i >= 400:
+            break
+        try:
+            v = D.evaluate(d, b)
+        except ZeroDivisionError:
+            return
+        assert lo is None or lo <= v, (D.format(d), ranges, b, v, lo)
+        assert hi is None or v <= hi, (D.format(d), ranges, b, v, hi)
+        assert D.evaluate(s, b) == v, (D.format(d), D.format(s), b)
+
+
+@settings(max_examples=300, derandomize=True, **_SETTINGS)
+@given(tree=trees, ranges=ranges_st)
+def test_interval_and_simplify_are_sound(tree, ranges):
+    _check_sound(tree, ranges)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=20000, **_SETTINGS)
+@given(tree=trees, ranges=ranges_st)
+def test_interval_and_simplify_are_sound_fuzz(tree, ranges):
+    _check_sound(tree, ranges)
+
+
+def test_default_range_is_positive_unbounded():
+    assert interval(seq) == (1, None)
+    assert interval(D.sub(seq, 1)) == (0, None)
+    assert interval(D.neg(seq)) == (None, -1)
+    assert interval(D.dmin(seq, 512)) == (1, 512)
+
+
+def test_interval_examples():
+    r = {"seq": (1, 512), "n": (2, 4)}
+    assert interval(D.mul(seq, n), r) == (2, 2048)
+    assert interval(D.floordiv(D.add(seq, 1), 2), r) == (1, 256)
+    assert interval(D.ceildiv(seq, n), r) == (1, 256)
+    assert interval(D.dmax(seq, 600), r) == (600, 600)
+    lo, hi = interval(D.mod(seq, 32), r)
+    assert lo <= 0 and hi >= 31
+
+
+def test_ranges_decide_min_and_max():
+    r = {"seq": (1, 512)}
+    assert simplify(D.dmin(seq, 512), r) == seq
+    assert simplify(D.dmin(seq, 511), r) == D.dmin(seq, 511)
+    assert simplify(D.add(D.dmax(seq, 512), 1), r) == 513
+    assert simplify(D.dmin(seq, 512), {}) == D.dmin(seq, 512)
+    assert holds_eq(D.dmin(seq, 512), seq, r)
+    assert not holds_eq(D.dmin(seq, 512), seq, {})
+    assert holds_le(seq, 1024, r)
+    assert not holds_le(seq, 1024, {})
+    assert simplify(seq, {"seq": (7, 7)}) == 7
