@@ -295,3 +295,30 @@ def test_loop_that_does_not_settle_is_e032_under_its_own_code(monkeypatch):
     monkeypatch.setattr(cf, "MAX_FIXPOINT_ITERATIONS", 1)
     e032 = [f for f in lint_model(model, "m.onnx") if f.code == "E032"]
     assert [(f.severity, f.node, f.name) for f in e032] == [("info", "bad", "loop-not-settled")]
+
+
+# ------------------------------------------------------------------ external data
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dangling-link"])
+def test_unreadable_external_data_is_a_finding(tmp_path, kind):
+    """A data file that is there but cannot be read as data (a folder, a named pipe, a link to
+    nothing: a checkout that did not fetch the weights) is E003 on the tensor, like a missing
+    one (tests/test_lint_runtime.py), and onnxruntime refuses the model."""
+    from test_lint_runtime import external_model
+
+    path = external_model(str(tmp_path / "m"), small=False)
+    data = tmp_path / "m" / "m.data"
+    if kind == "folder":
+        data.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(data)
+    else:
+        data.symlink_to("gone.bin")
+    r = lint(path, "--select", "E", "--format", "json")
+    assert r.exit_code == 1
+    assert [(f["code"], f["tensor"], f["severity"]) for f in findings(r)] == [("E003", "w", "error")]
+    if kind != "fifo":  # onnxruntime would block reading a pipe
+        ort = pytest.importorskip("onnxruntime")
+        with pytest.raises(Exception, match=r"(?i)m\.data|external|directory|no such file"):
+            ort.InferenceSession(path, providers=["CPUExecutionProvider"])

@@ -34,13 +34,13 @@ from shapeinfer.cli.common import SECONDS, CliError, Number, _run_guarded, parse
     metavar="SYM=LO:HI",
     help="The sizes an input symbol takes, e.g. seq=1:512 (HI may be empty: no max); what the range proves "
     "is not reported as assumed (G003), a guard it rules out is a G015 error. Repeatable; "
-    "also `ranges` in [tool.shapeinfer].",
+    "also the [tool.shapeinfer] key ranges.",
 )
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info"]),
-    help="Exit 1 when a finding of this severity or worse remains (default: error; also `fail-on` in "
-    "[tool.shapeinfer]).",
+    help="Exit 1 when a finding of this severity or worse remains (default error; also the "
+    "[tool.shapeinfer] key fail-on).",
 )
 @click.option(
     "--statistics", is_flag=True, help="Print the number of findings per code instead of the findings (text, json)."
