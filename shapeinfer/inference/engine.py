@@ -71,10 +71,6 @@ def _coeff_overflow(d: D.Dim) -> bool:
 
 
 MAIN = "main"
-#: ops whose element-value bounds :meth:`Engine._value_bounds` follows (or checks: Gather)
-_BOUND_OPS = frozenset(
-    ("Range", "Gather", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Expand", "Cast", "Slice")
-)
 _INT_TYPES = frozenset((2, 3, 4, 5, 6, 7, 12, 13))
 _UNKNOWN = Fact()
 _GRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
@@ -516,7 +512,11 @@ class Engine:
                     outs, diags = hit
                     for d in diags:
                         self.diagnostics.append(replace(d, node=node.name or None, index=k, graph=graph))
-            if op_type in _BOUND_OPS and (value_bounds or op_type == "Range") and raw_domain in ("", "ai.onnx"):
+            if (
+                raw_domain in ("", "ai.onnx")
+                and (value_bounds or op_type == "Range")
+                and registry.op_traits(op_type).value_bounds  # declared with the op's rule
+            ):
                 self._value_bounds(node, ins, outs, k, graph, in_names, out_names)
             n_outs = len(outs)
             for i, o in enumerate(out_names):

@@ -14,13 +14,19 @@ as :mod:`shapeinfer.inference.ops.rule_index` lists them, so a command imports o
 model uses. That index is generated from the registrations themselves
 (``python tools/gen_rule_index.py``, which records the module each :func:`register` call runs
 in) and a test checks that it still matches them.
+
+An op's traits (:class:`OpTraits`: random outputs, shape-valued inputs, value bounds) are
+declared in the same module as its rule with :func:`declare_traits`; the engine and the passes
+read them with :func:`op_traits` instead of keeping lists of op names of their own.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 Rule = Callable[[Any, list], list]
@@ -52,6 +58,57 @@ def register(op_types: str | list[str], since: int = 1, domain: str = "") -> Cal
         return fn
 
     return deco
+
+
+@dataclass(frozen=True)
+class OpTraits:
+    """What the passes and the engine know of an op besides its shape rule, declared by the op
+    family beside the rule (:func:`declare_traits`) and read with :func:`op_traits`.
+
+    - ``nondeterministic``: the outputs are random, so no pass merges, folds or moves the node.
+    - ``shape_inputs``: the inputs whose values are shapes, sizes or axes (input index -> kind),
+      which canonicalize-reshape may spell as constants: ``"reshape"`` (a Reshape target: 0
+      copies the input's dim, -1 is inferred), ``"expand"`` (an Expand target: 1 broadcasts),
+      ``"start"`` / ``"end"`` (Slice bounds, clamped to the dim), ``"exact"`` (the value is
+      used as it is).
+    - ``value_bounds``: the engine follows (Gather: checks) element-value bounds through the op.
+    """
+
+    nondeterministic: bool = False
+    shape_inputs: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
+    value_bounds: bool = False
+
+
+NO_TRAITS = OpTraits()
+
+#: The declared traits by key (one declaration per op; the module is recorded in ``_SOURCES``).
+_TRAITS: dict[tuple[str, str], OpTraits] = {}
+
+
+def declare_traits(
+    op_types: str | list[str],
+    domain: str = "",
+    *,
+    nondeterministic: bool = False,
+    shape_inputs: Mapping[int, str] | None = None,
+    value_bounds: bool = False,
+) -> None:
+    """Declare the traits of ``op_types`` (called in the op-family module that registers their
+    rules, so the rule index finds it); a second declaration of an op replaces the first."""
+    names = [op_types] if isinstance(op_types, str) else list(op_types)
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    traits = OpTraits(nondeterministic, MappingProxyType(dict(shape_inputs or {})), value_bounds)
+    for name in names:
+        _TRAITS[(domain, name)] = traits
+        _SOURCES.setdefault((domain, name), set()).add(module)
+
+
+def op_traits(op_type: str, domain: str = "") -> OpTraits:
+    """The declared traits of ``op_type`` (:data:`NO_TRAITS` for an op that declares none)."""
+    key = ("" if domain == "ai.onnx" else domain, op_type)
+    if key not in _COMPLETE:
+        _load(key)
+    return _TRAITS.get(key, NO_TRAITS)
 
 
 def _load(key: tuple[str, str]) -> None:

@@ -42,16 +42,6 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 from shapeinfer.io.onnxio import attribute_value
 from shapeinfer.io.wire import NodeFields
 
-#: Ops whose outputs are random: never merged, folded or moved.
-NONDETERMINISTIC = {
-    "RandomNormal",
-    "RandomNormalLike",
-    "RandomUniform",
-    "RandomUniformLike",
-    "Bernoulli",
-    "Multinomial",
-}
-
 _GRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
 

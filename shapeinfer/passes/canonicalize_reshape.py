@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from shapeinfer.inference.ops.reduce import REDUCE_OPS
+from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.passes._graph import Constant, GraphModel, set_input
 from shapeinfer.passes._queries import const_array, default_opset, producer, toposort
 from shapeinfer.symbolic import dims as D
@@ -53,24 +53,6 @@ INFERS_FIRST = True
 
 INT64 = onnx.TensorProto.INT64
 
-#: Shape-valued inputs per op: index -> kind ("reshape", "expand", "start", "end", "exact").
-SHAPE_INPUTS: dict[str, dict[int, str]] = {
-    "Reshape": {1: "reshape"},
-    "Expand": {1: "expand"},
-    "ConstantOfShape": {0: "exact"},
-    "Tile": {1: "exact"},
-    "Range": {0: "exact", 1: "exact", 2: "exact"},
-    "Slice": {1: "start", 2: "end", 3: "exact", 4: "exact"},
-    "Squeeze": {1: "exact"},
-    "Unsqueeze": {1: "exact"},
-    "Split": {1: "exact"},
-    "Pad": {1: "exact", 3: "exact"},
-    "Resize": {3: "exact"},
-    "TopK": {1: "exact"},
-    "OneHot": {1: "exact"},
-    **{op: {1: "exact"} for op in REDUCE_OPS},
-}
-
 #: Occurrences of one dim value kept per value when looking for Shape sources.
 MAX_SOURCES = 48
 
@@ -79,7 +61,7 @@ def shape_slots(node) -> dict[int, str]:
     """The shape-valued inputs of ``node`` (index -> kind); empty for other ops or domains."""
     if node.domain:
         return {}
-    return SHAPE_INPUTS.get(node.op, {})
+    return dict(op_traits(node.op).shape_inputs)
 
 
 # ---------------------------------------------------------------------- plans
@@ -632,11 +614,11 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     spellings: dict[tuple, list] = {}  # slot key -> slot_options
     # The shape inputs of each op at this opset (Reshape-1 and Slice-1 have none); those ops'
     # nodes are picked out in one sweep.
-    active = {
-        op: list(slots.items())
-        for op, slots in SHAPE_INPUTS.items()
-        if not (op == "Reshape" and opset < 5) and not (op == "Slice" and opset < 10)
-    }
+    active = {}
+    for op in {n.op for n in g.nodes if not n.domain}:
+        slots = op_traits(op).shape_inputs  # declared with the op's rule
+        if slots and not (op == "Reshape" and opset < 5) and not (op == "Slice" and opset < 10):
+            active[op] = list(slots.items())
     for node in [n for n in g.nodes if n.op in active]:
         if node.domain:
             continue

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, Constant, replace_uses, set_input
+from shapeinfer.inference.op_registry import op_traits
+from shapeinfer.passes._graph import Constant, replace_uses, set_input
 from shapeinfer.passes._queries import default_opset
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
@@ -123,7 +124,7 @@ _NAME = attrgetter("name")
 def _mergeable(nodes: list) -> list:
     """The nodes of ``nodes`` a merge may take: deterministic default-domain nodes with outputs
     and without subgraphs."""
-    return [n for n in nodes if not n.domain and n.outputs and not n.graphs and n.op not in NONDETERMINISTIC]
+    return [n for n in nodes if not n.domain and n.outputs and not n.graphs and not op_traits(n.op).nondeterministic]
 
 
 def _may_merge(nodes: list) -> bool:

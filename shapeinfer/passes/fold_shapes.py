@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import NONDETERMINISTIC, rename, replace_uses
+from shapeinfer.inference.op_registry import op_traits
+from shapeinfer.passes._graph import rename, replace_uses
 from shapeinfer.passes._queries import constant_node_value, producer
 
 #: Every main-graph tensor that survives the pass keeps its value (facts carry over).
@@ -117,7 +118,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     arrays_of: dict[int, np.ndarray | None] = {}
     keep = zero_expand_sources(g, facts) if nodes else set()
     for n in nodes:
-        if n.domain or n.op in NONDETERMINISTIC or n.graphs or not n.outputs or id(n) in keep:
+        if n.domain or op_traits(n.op).nondeterministic or n.graphs or not n.outputs or id(n) in keep:
             continue
         if n.op == "Constant":
             if any(t.name in outputs for t in n.outputs):

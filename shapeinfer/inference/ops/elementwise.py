@@ -14,7 +14,7 @@ import struct
 import onnx
 from onnx import TensorProto
 
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import broadcast_shapes, broadcast_values, provably_nonneg
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
@@ -669,3 +669,7 @@ def shrink(ctx, ins: list) -> list:
     """Shrink: the input's type and shape."""
     x = ins[0]
     return [tensor(x.dtype, x.shape)]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("Cast", value_bounds=True)

@@ -6,7 +6,7 @@ Values flow through all of them, which is what carries a Shape's dims on to a Re
 from __future__ import annotations
 
 from shapeinfer.base.diagnostics import InferenceError
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import (
     flat_index,
     is_static_shape,
@@ -485,3 +485,12 @@ def like_data(ctx, ins: list) -> list:
     """Scatter, ScatterElements, ScatterND, ReverseSequence: the data input's type and shape."""
     x = ins[0]
     return [tensor(x.dtype, x.shape)]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("Gather", value_bounds=True)
+declare_traits("Unsqueeze", shape_inputs={1: "exact"}, value_bounds=True)
+declare_traits("Squeeze", shape_inputs={1: "exact"}, value_bounds=True)
+declare_traits("Identity", value_bounds=True)
+declare_traits("Slice", shape_inputs={1: "start", 2: "end", 3: "exact", 4: "exact"}, value_bounds=True)
+declare_traits("Split", shape_inputs={1: "exact"})

@@ -7,7 +7,7 @@ import math
 from onnx import TensorProto
 
 from shapeinfer.base.diagnostics import InferenceError
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import broadcast_dim, broadcast_values, dim_values, rank_from_model, scalar_value
 from shapeinfer.inference.ops.elementwise import fit_value
 from shapeinfer.symbolic import dims as D
@@ -198,3 +198,11 @@ def one_hot(ctx, ins: list) -> list:
     shape = list(idx.shape)
     shape.insert(axis, ctx.fresh() if depth is None else depth)
     return [tensor(dtype, shape)]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("Range", shape_inputs={0: "exact", 1: "exact", 2: "exact"}, value_bounds=True)
+declare_traits("Expand", shape_inputs={1: "expand"}, value_bounds=True)
+declare_traits("ConstantOfShape", shape_inputs={0: "exact"})
+declare_traits("Tile", shape_inputs={1: "exact"})
+declare_traits("OneHot", shape_inputs={1: "exact"})

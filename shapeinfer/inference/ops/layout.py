@@ -8,7 +8,7 @@ which equals it on every valid input.
 from __future__ import annotations
 
 from shapeinfer.base.diagnostics import InferenceError
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import is_static_shape, row_major_strides, unravel_index
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -96,3 +96,7 @@ def transpose(ctx, ins: list) -> list:
             pos = unravel_index(k, shape)
             value.append(data.value[sum(pos[i] * st[perm[i]] for i in range(r))])
     return [tensor(data.dtype, shape, value)]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("Flatten", value_bounds=True)

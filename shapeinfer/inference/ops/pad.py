@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shapeinfer.base.diagnostics import InferenceError
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import dim_values, is_static_shape, known_ints, norm_axis, row_major_strides
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
@@ -119,3 +119,7 @@ def center_crop_pad(ctx, ins: list) -> list:
         v = vals[i] if vals is not None and i < len(vals) else None
         out[a] = ctx.fresh() if v is None else v
     return [tensor(x.dtype, out)]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("Pad", shape_inputs={1: "exact", 3: "exact"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.symbolic.facts import tensor
 
 FLOAT = TensorProto.FLOAT
@@ -29,3 +29,10 @@ def multinomial(ctx, ins: list) -> list:
     x = ins[0]
     b = x.shape[0] if x.shape is not None and len(x.shape) == 2 else ctx.fresh()
     return [tensor(ctx.attr("dtype", TensorProto.INT32), (b, ctx.attr("sample_size", 1)))]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits(
+    ["RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial"],
+    nondeterministic=True,
+)

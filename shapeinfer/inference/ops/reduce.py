@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import known_ints, norm_axis
 from shapeinfer.inference.ops.elementwise import fit_value
 from shapeinfer.symbolic import dims as D
@@ -127,3 +127,7 @@ def arg_reduce(ctx, ins: list) -> list:
     keep = ctx.attr("keepdims", 1)
     shape = tuple(1 if i == axis else d for i, d in enumerate(data.shape) if keep or i != axis)
     return [tensor(TensorProto.INT64, shape)]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits(REDUCE_OPS, shape_inputs={1: "exact"})

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from onnx import TensorProto
 
 from shapeinfer.base.diagnostics import InferenceError
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import dim_values
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
@@ -161,3 +161,7 @@ def reshape_v5(ctx, ins: list) -> list:
     target = dim_values(shp)
     target_len = shp.shape[0] if shp.shape else None
     return _finish(ctx, data, target, target_len, not allowzero)
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("Reshape", shape_inputs={1: "reshape"}, value_bounds=True)

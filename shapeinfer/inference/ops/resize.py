@@ -20,7 +20,7 @@ import math
 import struct
 
 from shapeinfer.base.diagnostics import InferenceError
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import dim_values, norm_axis
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -147,3 +147,7 @@ def upsample_v7(ctx, ins: list) -> list:
     if len(scales) != r:
         raise InferenceError("E071", f"Upsample scales has {len(scales)} entries for rank {r}")
     return [tensor(x.dtype, _scales_out(ctx, x.shape, [_num(v) for v in scales], list(range(r))))]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("Resize", shape_inputs={3: "exact"})

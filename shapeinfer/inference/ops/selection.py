@@ -9,7 +9,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from shapeinfer.base.diagnostics import InferenceError
-from shapeinfer.inference.op_registry import register
+from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import norm_axis, scalar_value
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -145,3 +145,7 @@ def unique(ctx, ins: list) -> list:
 def non_max_suppression(ctx, ins: list) -> list:
     """NonMaxSuppression: ``(num_selected, 3)`` int64."""
     return [tensor(INT64, (ctx.fresh(), 3))]
+
+
+#: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
+declare_traits("TopK", shape_inputs={1: "exact"})
