@@ -23,6 +23,7 @@ import onnx
 
 from shapeinfer.io.onnxio import dim_from_proto, graph_path, subgraph_attrs
 from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic import intervals
 from shapeinfer.symbolic.facts import Fact
 
 __all__ = ["contradictions", "declared_types", "dims_text", "dtype_name"]
@@ -71,13 +72,16 @@ def contradictions(
     input_symbols: Collection[str],
     subst: Mapping[str, D.Dim] | None = None,
     assumed: Collection[frozenset] = (),
+    ranges: Mapping[str, tuple[int, int | None]] | None = None,
 ) -> tuple[list[str], bool]:
     """How ``declared`` contradicts inferred fact ``f`` (empty when it does not): each item says
     one disagreement (``type float, inferred int64``; ``rank 0 [], inferred rank 1 [1]``;
     ``shape [N, 5], inferred [N, 4] (axis 1)``). Declared dims go through ``subst`` (the
     substitution inference used, bindings included) first; ``assumed`` holds the pairs of dims
-    inference assumed equal. Returns (problems, provable): ``provable`` when some problem holds
-    at every binding (a type, a rank, two dims that provably differ)."""
+    inference assumed equal; ``ranges`` (the caller's ``dim_ranges``) decide the ``min``/``max``
+    of a declared dim (``min(seq, 512)`` is ``seq`` for seq in 1..512). Returns (problems,
+    provable): ``provable`` when some problem holds at every binding (a type, a rank, two dims
+    that provably differ)."""
     if f is None or f.kind != "tensor" or declared.WhichOneof("value") != "tensor_type":
         return [], False
     tt = declared.tensor_type
@@ -93,17 +97,28 @@ def contradictions(
             problems.append(f"rank {len(decl)} {dims_text(decl)}, inferred rank {len(f.shape)} {dims_text(f.shape)}")
         else:
             inputs = input_symbols if isinstance(input_symbols, (set, frozenset)) else set(input_symbols)
+            read = [None if a is None else intervals.simplify(D.resolve(a, subst or {}), ranges) for a in decl]
             bad = [
                 i
-                for i, (a, b) in enumerate(zip(decl, f.shape))
-                if a is not None and _contradicts(D.resolve(a, subst or {}), b, assumed, inputs)
+                for i, (a, b) in enumerate(zip(read, f.shape))
+                if a is not None and _contradicts(a, b, assumed, inputs)
             ]
-            provable = provable or any(D.compare(D.resolve(decl[i], subst or {}), f.shape[i]) in (-1, 1) for i in bad)
+            provable = provable or any(_differ(read[i], f.shape[i], ranges) for i in bad)
             if bad:
                 problems.append(
                     f"shape {dims_text(decl)}, inferred {dims_text(f.shape)} (axis {', '.join(map(str, bad))})"
                 )
     return problems, provable
+
+
+def _differ(a: D.Dim, b: D.Dim, ranges: Mapping[str, tuple[int, int | None]] | None) -> bool:
+    """``a != b`` at every binding (inside ``ranges`` when given)."""
+    if D.compare(a, b) in (-1, 1):
+        return True
+    if not ranges:
+        return False
+    lo, hi = intervals.interval(D.sub(a, b), ranges)
+    return (lo is not None and lo > 0) or (hi is not None and hi < 0)
 
 
 def _contradicts(declared: D.Dim, inferred: D.Dim, assumed: Collection[frozenset], inputs: Collection[str]) -> bool:

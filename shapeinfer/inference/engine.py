@@ -1187,7 +1187,7 @@ def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> No
     """Report as G006 (an error when provable, else a warning) every declared tensor type of
     every graph the run inferred that contradicts the inferred fact (see
     :func:`shapeinfer.inference.declarations.contradictions`); declared dims are read under the run's
-    substitution and ``bind``."""
+    substitution and ``bind``, and the caller's ranges decide their ``min``/``max``."""
     sym = eng.symbols
     subst = {**sym.subst, **bind} if bind else sym.subst
     assumed: set[frozenset] | None = None
@@ -1196,7 +1196,7 @@ def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> No
         outputs: set[str] | None = None
         for name, tp in declared.items():
             f = facts.get(name)
-            if f is None or not contradictions(f, tp, sym.input_symbols, subst)[0]:
+            if f is None or not contradictions(f, tp, sym.input_symbols, subst, ranges=sym.ranges)[0]:
                 continue
             if assumed is None:
                 assumed = set()
@@ -1205,7 +1205,7 @@ def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> No
                         assumed.add(frozenset((D.parse(x), D.parse(y))))
                     except Exception:
                         continue
-            problems, provable = contradictions(f, tp, sym.input_symbols, subst, assumed)
+            problems, provable = contradictions(f, tp, sym.input_symbols, subst, assumed, sym.ranges)
             if not problems:
                 continue
             nodes = eng.graph_nodes.get(path, ())

@@ -78,6 +78,38 @@ def test_strict_passes_bert_when_seq_is_at_most_512(path):
     assert r.exit_code == 1 and "G003" in {f["code"] for f in findings(r)}
 
 
+def test_strict_passes_the_torchscript_bert_export_after_fix(tmp_path):
+    """The raw TorchScript export also has no-op Reshapes (R009, errors under strict): --fix
+    removes them and writes value_info with min(seq, 512); linted with seq <= 512 that is seq,
+    not a declared-shape mismatch (G006), so the written model passes strict."""
+    src = tmp_path / "bert.onnx"
+    shutil.copy(model_path("bert_ts"), src)
+    assert lint(src, "--rules", "strict", "--dim-range", "seq=1:512").exit_code == 1  # R009
+    r = lint(src, "--rules", "strict", "--dim-range", "seq=1:512", "--fix")
+    assert r.exit_code == 0, r.output
+    fixed = tmp_path / "bert.fixed.onnx"
+    assert "min(seq, 512)" in str(onnx.load(str(fixed)).graph.value_info)
+    assert ort_runs(fixed, 512) and not ort_runs(fixed, 513)
+    r = lint(fixed, "--rules", "strict", "--dim-range", "seq=1:600", "--format", "json")
+    assert r.exit_code == 1 and {f["code"] for f in findings(r)} == {"G003"}  # not proven: assumed
+
+
+@pytest.mark.parametrize("rng, g006", [(None, True), ((1, 512), False), ((1, 600), True), ((600, 700), True)])
+def test_declared_min_is_read_under_the_ranges(rng, g006):
+    """A value_info declaring min(seq, 512) where inference gives seq: the same dim for seq in
+    1..512, a possible mismatch (G006 warning) when the range allows more, a provable one
+    (error) when it allows only more."""
+    from shapeinfer.inference.engine import infer
+
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Neg", ["r"], ["y"], name="neg")]
+    decl = [vi("r", T.FLOAT, ["min(seq, 512)", 4])]
+    model = make(nodes, [vi("x", T.FLOAT, ["seq", 4])], [out(rank=2)], value_info=decl)
+    found = [d for d in infer(model, dim_ranges={"seq": rng} if rng else None).diagnostics if d.code == "G006"]
+    assert bool(found) == g006, found
+    if found:
+        assert [d.severity for d in found] == ["error" if rng == (600, 700) else "warning"]
+
+
 @pytest.mark.parametrize("path", BERTS[:1], ids=lambda p: p.name)
 def test_a_range_the_model_cannot_run_in_is_g015(path):
     assert not ort_runs(path, 513) and not ort_runs(path, 600)
