@@ -336,7 +336,7 @@ def test_loop_that_does_not_settle_is_e032_under_its_own_code(monkeypatch):
 def test_unreadable_external_data_is_a_finding(tmp_path, kind):
     """A data file that is there but cannot be read as data (a folder, a named pipe, a link to
     nothing: a checkout that did not fetch the weights) is E003 on the tensor, like a missing
-    one (tests/test_lint_runtime.py), and onnxruntime refuses the model."""
+    one (tests/lint/test_lint_runtime.py), and onnxruntime refuses the model."""
     from test_lint_runtime import external_model
 
     path = external_model(str(tmp_path / "m"), small=False)

@@ -9,11 +9,7 @@ from pathlib import Path
 import onnx
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
 MODELS_DIR = ROOT / "examples" / "models"
-
-
 MODEL_NAMES = ["bert_ts", "gpt2_ts", "llama_ts", "bert_dynamo", "llama_dynamo", "vit_dynamo"]
 
 

@@ -2,8 +2,8 @@
 its reports (the summary, the --all / --filter table, the --json document).
 
 Registered on the group by :mod:`shapeinfer.cli.main`; imports the plumbing from
-:mod:`shapeinfer.cli.common`. Heavy
-imports (onnx, the engine) stay inside the functions, so start-up imports only click.
+:mod:`shapeinfer.cli.common`. Heavy imports (onnx, the engine) stay inside the functions, so
+start-up imports only click.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 the optimize run itself are in :mod:`shapeinfer.passes`.
 
 Registered on the group by :mod:`shapeinfer.cli.main`; imports the plumbing from
-:mod:`shapeinfer.cli.common`. The
-keep-alive list ``common._UNTIL_EXIT`` (set by :func:`shapeinfer.cli.main.entry`) is read through the
-module when the command runs, never copied at import.
+:mod:`shapeinfer.cli.common`. The keep-alive list ``common._UNTIL_EXIT`` (set by
+:func:`shapeinfer.cli.main.entry`) is read through the module when the command runs, never
+copied at import.
 """
 
 from __future__ import annotations
