@@ -24,6 +24,7 @@ from shapeinfer.lint.rules import graph as _graph  # noqa: F401  (registers G/E 
 from shapeinfer.lint.rules import model as _model  # noqa: F401  (registers E003, G014)
 from shapeinfer.lint.rules import reshape as _reshape  # noqa: F401  (registers R rules)
 from shapeinfer.lint.rules import shape as _shape  # noqa: F401  (registers S rules)
+from shapeinfer.lint.rules import structure as _structure  # noqa: F401  (registers M rules)
 from shapeinfer.lint.rules import targets as _targets  # noqa: F401  (registers P rules)
 
 __all__ = ["RULES", "Finding", "Rule", "declared_types", "expand", "lint_model"]

@@ -2,7 +2,7 @@
 
 A rule is declared once, in the module of its family (:mod:`~shapeinfer.lint.rules.reshape`,
 :mod:`~shapeinfer.lint.rules.shape`, :mod:`~shapeinfer.lint.rules.graph`,
-:mod:`~shapeinfer.lint.rules.targets`), either
+:mod:`~shapeinfer.lint.rules.targets`, :mod:`~shapeinfer.lint.rules.structure`), either
 
 - with :func:`rule` as a decorator on a check function ``fn(ctx) -> None`` that reports
   findings through ``ctx.report(...)`` (the function's docstring is the rule's documentation),
@@ -31,6 +31,7 @@ FAMILIES = {
     "G": "Graph",
     "P": "Targets",
     "E": "Model and inference",
+    "M": "Model structure",
 }
 
 _CODE = re.compile(r"^[A-Z][0-9]{3}$")

@@ -497,6 +497,10 @@ CASES: list[Case] = [
     Case("E013", "concat-in-range", lambda: concat_of(2**61), False),
 ]
 
+from support.structure_models import cases as _structure_cases  # noqa: E402  (M001-M029)
+
+CASES += _structure_cases()
+
 
 def cases_for(code: str) -> list[Case]:
     return [c for c in CASES if c.code == code]
