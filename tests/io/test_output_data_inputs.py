@@ -26,7 +26,7 @@ def save_external(folder: str, one_file: bool = True) -> str:
         [helper.make_node("MatMul", ["x", "w"], ["y"])],
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
         [numpy_helper.from_array(W, "w"), numpy_helper.from_array(DEAD, "dead")],
     )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])

@@ -391,6 +391,15 @@ def function_duplicate_inputs() -> onnx.ModelProto:
     return with_function(_function(inputs=("a", "a"), nodes=nodes))
 
 
+def function_duplicate_outputs() -> onnx.ModelProto:
+    nodes = [h.make_node("Relu", ["a"], ["b"])]
+    return with_function(_function(outputs=("b", "b"), nodes=nodes))
+
+
+def function_duplicate_attributes() -> onnx.ModelProto:
+    return with_function(_function(attrs=("alpha", "alpha")))
+
+
 def function_no_domain() -> onnx.ModelProto:
     return with_function(_function(domain=""))
 
@@ -484,6 +493,9 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "function-opset-changes-op": lambda: with_function(_function(opset=12)),
     "function-duplicate-inputs": function_duplicate_inputs,
     "function-no-domain": function_no_domain,
+    "function-duplicate-outputs": function_duplicate_outputs,
+    "function-duplicate-attributes": function_duplicate_attributes,
+    "function-empty-name": lambda: with_function(_function(name="")),
     "unused-function": unused_function,
     "external-absolute": external_location("/tmp/w.bin"),
     "external-dotdot": external_location("../w.bin"),
@@ -525,7 +537,15 @@ def cases() -> list:
         "M026": ["unused-initializer"],
         "M027": ["attribute-two-fields"],
         "M028": ["empty-input-name"],
-        "M029": ["function-ssa", "function-unsorted", "function-duplicate-inputs", "function-no-domain"],
+        "M029": [
+            "function-ssa",
+            "function-unsorted",
+            "function-duplicate-inputs",
+            "function-no-domain",
+            "function-duplicate-outputs",
+            "function-duplicate-attributes",
+            "function-empty-name",
+        ],
     }
     clean = {
         "M001": ["base", "ir-version-14"],

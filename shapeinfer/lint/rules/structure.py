@@ -703,37 +703,52 @@ def empty_value_name(ctx: LintContext) -> None:
                 )
 
 
-@rule("M029", "function-invalid", "error", "a function in the default domain, or whose body is not SSA or not sorted")
+@rule("M029", "function-invalid", "error", "a function without a name or a domain of its own, or with an invalid body")
 def function_invalid(ctx: LintContext) -> None:
     """
-    A model-local function is in the default domain (``""`` or ``ai.onnx``: a call to it is
-    looked up as an ONNX op, "No Op registered"), or its body defines a name twice (two inputs,
-    an input and a node output, two node outputs), or a node of the body reads a name that is
-    neither a function input nor an output of an earlier node. ``onnx.checker``, onnxruntime and
-    OpenVINO refuse the model. Give the function a domain of its own, rename the duplicate, or
-    sort the body's nodes.
+    A model-local function has no name, or is in the default domain (``""`` or ``ai.onnx``: a
+    call to it is looked up as an ONNX op, "No Op registered"), or its body defines a name twice
+    (two inputs, an input and a node output, two node outputs), or a node of the body reads a
+    name that is neither a function input nor an output of an earlier node: ``onnx.checker``,
+    onnxruntime and OpenVINO refuse the model. A function that lists an output twice is refused
+    by ``onnx.checker`` and onnxruntime; one that lists an attribute twice by ``onnx.checker``
+    only (a warning under the other targets). Name the function, give it a domain of its own,
+    remove or rename the duplicate, or sort the body's nodes.
     """
     for f in ctx.model.functions:
-        where = f"function {f.domain or '(default domain)'}.{f.name}"
-        problems: list[str] = []
+        where = f"function {f.domain or '(default domain)'}.{f.name or '(no name)'}"
+        problems: list[tuple[str, frozenset[str]]] = []
+        if not f.name:
+            problems.append(("a function needs a name", ALL))
         if _domain(f.domain) == "":
-            problems.append("a function needs a domain of its own; its calls are taken for ONNX ops")
+            problems.append(("a function needs a domain of its own; its calls are taken for ONNX ops", ALL))
+        for what, names, refused in (
+            ("output", f.output, frozenset({"onnx", "onnxruntime"})),
+            ("attribute", [*f.attribute, *(a.name for a in f.attribute_proto)], frozenset({"onnx"})),
+        ):
+            for name, n in Counter(names).items():
+                if n > 1:
+                    problems.append((f"{what} {name!r} is listed {n} times", refused))
         defined: set[str] = set()
         for i in f.input:
             if i in defined:
-                problems.append(f"input {i!r} is listed twice")
+                problems.append((f"input {i!r} is listed twice", ALL))
             defined.add(i)
         for k, n in enumerate(f.node):
             for x in n.input:
                 if x and x not in defined:
                     later = any(x in m.output for m in f.node[k + 1 :])
                     problems.append(
-                        f"node #{k} ({n.op_type}) reads {x!r} "
-                        + ("before the node that computes it" if later else "which nothing in the body defines")
+                        (
+                            f"node #{k} ({n.op_type}) reads {x!r} "
+                            + ("before the node that computes it" if later else "which nothing in the body defines"),
+                            ALL,
+                        )
                     )
             for o in n.output:
                 if o and o in defined:
-                    problems.append(f"{o!r} is defined twice")
+                    problems.append((f"{o!r} is defined twice", ALL))
                 defined.add(o)
-        for p in problems[:3]:
-            ctx.report("M029", f"{where}: {p}: runtimes refuse the model")
+        for p, refused in problems[:3]:
+            who = "runtimes refuse" if refused == ALL else f"{' and '.join(sorted(refused))} refuse"
+            ctx.report("M029", f"{where}: {p}: {who} the model", severity=_grade(ctx, refused))
