@@ -1,12 +1,12 @@
 """Side by side on the model-structure fixtures: onnx-doctor, ``shapeinfer lint``, and the
 runtimes that judge them.
 
-Writes every model of ``tests/structure_models.py`` (one structural defect each, or a close
+Writes every model of ``tests/support/structure_models.py`` (one structural defect each, or a close
 valid model) to a temporary folder, then per model:
 
 - the runtimes' verdicts: ``onnx.checker.check_model(path, full_check=True)``, onnxruntime
   ``InferenceSession`` (CPU), OpenVINO ``read_model`` + ``compile_model("CPU")`` (each in a child
-  process of ``--python``, see ``tests/runtime_probe.py``); ``-`` when the runtime is missing;
+  process of ``--python``, see ``tests/support/runtime_probe.py``); ``-`` when the runtime is missing;
 - onnx-doctor's codes (``onnx-doctor check --output-format json``, from its own venv:
   ``--doctor``, default ``/work/venv-doctor/bin/onnx-doctor``; install it there with
   ``python -m venv /work/venv-doctor && /work/venv-doctor/bin/pip install onnx-doctor==0.2.0``);
@@ -34,8 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # this checkout's shapeinfer, whatever is installed
 
-from runtime_probe import available, probe  # noqa: E402
-from structure_models import MODELS  # noqa: E402
+from support.runtime_probe import available, probe  # noqa: E402
+from support.structure_models import MODELS  # noqa: E402
 
 RUNTIMES = ("onnx", "onnxruntime", "openvino")
 #: lint target -> the runtime that judges its errors
@@ -54,8 +54,8 @@ def doctor_codes(exe: str, path: str) -> list[str] | None:
 
 def lint_codes(path: str, target: str) -> list[str]:
     """``shapeinfer lint --target TARGET`` (default profile, no project settings) as ``CODE:s``."""
-    from shapeinfer.checks.config import resolve
-    from shapeinfer.checks.runner import lint_path
+    from shapeinfer.lint.config import resolve
+    from shapeinfer.lint.runner import lint_path
 
     cfg = resolve(rules="default", target=target, isolated=True)
     return sorted({f"{f.code}:{f.severity[0]}" for f in lint_path(path, cfg).findings})

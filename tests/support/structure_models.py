@@ -1,5 +1,5 @@
 """Small models with one structural defect each (or a close model without it), built with
-onnx.helper for the model-structure rules M001-M029 (``shapeinfer/checks/structure.py``).
+onnx.helper for the model-structure rules M001-M029 (``shapeinfer/lint/rules/structure.py``).
 
 ``MODELS`` maps a label to a builder returning a fresh ModelProto; :func:`cases` (appended to
 ``lint_models.CASES``) says which rule each must or must not trigger. Every defective model is

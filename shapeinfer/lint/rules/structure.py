@@ -4,7 +4,7 @@
 Each rule's severity is what the runtimes do with such a model, measured with onnx 1.23
 (``onnx.checker.check_model(full_check=True)``), onnxruntime 1.32 (``InferenceSession`` on CPU)
 and OpenVINO 2026.4 (``read_model`` + ``compile_model("CPU")``) on the fixture models of
-``tests/structure_models.py`` (``benchmarks/structure_vs_doctor.py`` prints the table). A
+``tests/support/structure_models.py`` (``benchmarks/structure_vs_doctor.py`` prints the table). A
 finding is an error under a ``--target`` only where that target's runtime refuses the model
 (the ``onnx`` target's runtime is the checker; ``onednn``, with no runtime to ask, follows
 ``onnx``); elsewhere it is a warning, or info where nothing is wrong for that runtime.
@@ -171,18 +171,36 @@ def duplicate_metadata_key(ctx: LintContext) -> None:
             )
 
 
+#: the imports onnxruntime writes into every model it saves (its optimizer, ``optimized_model_filepath``)
+ORT_SAVED_IMPORTS = frozenset(
+    {
+        "ai.onnx.ml",
+        "ai.onnx.training",
+        "ai.onnx.preview",
+        "ai.onnx.preview.training",
+        "com.microsoft",
+        "com.microsoft.experimental",
+        "com.microsoft.nchwc",
+        "org.pytorch.aten",
+    }
+)
+
+
 @rule("M006", "unused-opset-import", "info", "an imported domain that no node or function uses")
 def unused_opset_import(ctx: LintContext) -> None:
     """
     The model imports an opset for a domain no node (in any graph or function) uses and no
     model-local function belongs to. Harmless for every runtime, but it claims a dependency
     the model does not have (a tool that checks domains against a runtime's list may refuse
-    it for nothing). onnxruntime's optimizer writes seven such imports into every model it
-    saves; they are listed in one finding per model. Remove them (onnx_ir's
-    ``RemoveUnusedOpsetsPass``).
+    it for nothing). Remove the import (onnx_ir's ``RemoveUnusedOpsetsPass``). Not reported:
+    the eight imports onnxruntime writes into every model it saves (``ai.onnx.ml``,
+    ``com.microsoft``, ``com.microsoft.nchwc``, ``org.pytorch.aten``...), in a model that has
+    them all; they say which runtime wrote the file, not what it needs.
     """
     used = {_domain(n.domain) for n in _all_nodes(ctx.model)} | {_domain(f.domain) for f in ctx.model.functions}
-    unused = [f"{o.domain}:{o.version}" for o in ctx.model.opset_import if _domain(o.domain) not in used | {""}]
+    imported = {_domain(o.domain) for o in ctx.model.opset_import}
+    skip = ORT_SAVED_IMPORTS if imported >= ORT_SAVED_IMPORTS else frozenset()
+    unused = [f"{o.domain}:{o.version}" for o in ctx.model.opset_import if _domain(o.domain) not in used | skip | {""}]
     if unused:
         ctx.report(
             "M006",

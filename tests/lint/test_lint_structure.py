@@ -1,5 +1,5 @@
 """The model-structure rules M001-M029 against their oracles: on every fixture model of
-``tests/structure_models.py``, an M finding is an error under a target exactly when that
+``tests/support/structure_models.py``, an M finding is an error under a target exactly when that
 target's runtime refuses the model (``onnx.checker`` full_check for ``onnx``, onnxruntime's
 InferenceSession for ``onnxruntime``), and every refused model gets an error finding."""
 
@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import onnx
 import pytest
-from structure_models import MODELS
+from support.common import ROOT
+from support.structure_models import MODELS
 
-from shapeinfer.checks import RULES, lint_model
-from shapeinfer.checks.config import resolve
-from shapeinfer.checks.runner import lint_path
+from shapeinfer.lint import RULES, lint_model
+from shapeinfer.lint.config import resolve
+from shapeinfer.lint.runner import lint_path
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -89,8 +90,24 @@ def test_function_opset_versions_compared_per_op():
 
 
 def test_every_m_rule_has_a_fixture():
-    from structure_models import cases
+    from support.structure_models import cases
 
     codes = {c.code for c in cases() if c.triggers}
     assert {c for c in RULES if c.startswith("M")} == codes
     assert codes == {f"M{i:03d}" for i in range(1, 30)}
+
+
+def test_the_imports_onnxruntime_saves_are_not_reported():
+    """onnxruntime's optimizer writes eight imports into every model it saves (the deploy models):
+    not M006, unless another unused import is there too."""
+    from shapeinfer.lint.rules.structure import ORT_SAVED_IMPORTS
+
+    m = MODELS["base"]()
+    for d in sorted(ORT_SAVED_IMPORTS):
+        m.opset_import.append(onnx.helper.make_opsetid(d, 1))
+    assert not [f for f in lint_model(m, "m.onnx") if f.code == "M006"]
+    m.opset_import.append(onnx.helper.make_opsetid("com.example", 1))
+    (f,) = [f for f in lint_model(m, "m.onnx") if f.code == "M006"]
+    assert f.message.endswith("used by no node: com.example:1")
+    shipped = onnx.load(ROOT / "tests" / "models" / "deploy" / "bert_ts.tfopt.onnx", load_external_data=False)
+    assert {o.domain for o in shipped.opset_import} >= ORT_SAVED_IMPORTS
