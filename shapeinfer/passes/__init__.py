@@ -114,6 +114,7 @@ class PassContext:
     keep_alive: list | None = None  # facts and indexes replaced go here instead of being freed
     #: names used elsewhere in the model (a subgraph optimized on its own): new names avoid them
     reserved: set[str] | None = None
+    resorted: bool = False  # the passes left the main graph unsorted: its nodes were reordered
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
     #: (a ModelProto, the bytes of its main graph's node fields as it was parsed from them):
@@ -264,6 +265,17 @@ class PassReport:
 class OptimizeReport:
     """What :func:`optimize_with_report` did."""
 
+    def blocking(self) -> list:
+        """The input's errors that make the model unfit to write (``optimize -o`` refuses it
+        without ``--force``): all but a declared type that contradicts inference (G006) of a
+        value that is not a graph input, which the written model declares as inferred, and
+        external data that cannot be read (E003), whose references are written as they are."""
+        return [
+            d
+            for d in self.errors
+            if d.code != "E003" and not (d.code == "G006" and not str(d.message).startswith("graph input"))
+        ]
+
     passes: list[PassReport]
     nodes_before: int
     nodes_after: int
@@ -272,6 +284,9 @@ class OptimizeReport:
     rounds: int
     seconds: float
     notes: list[str] = field(default_factory=list)  # for the user (e.g. a --bind fallback)
+    #: the error diagnostics of inference on the input model (without ``bind``), as ``infer``
+    #: reports them; :meth:`blocking` those that make it unfit to write
+    errors: list = field(default_factory=list)
     #: nodes of the subgraphs (If branches, Loop and Scan bodies, at every depth) before and after
     subgraph_nodes_before: int = 0
     subgraph_nodes_after: int = 0
@@ -512,6 +527,12 @@ def _run_pipeline(
             any_change |= changed
         if not any_change:
             break
+    from shapeinfer.passes._queries import toposort
+
+    gm = ctx.graph(m)
+    if toposort(gm.graph):  # an unsorted input is written sorted (onnx's checker requires it)
+        m = ctx.export(gm)
+        ctx.resorted = True
     return m, rounds
 
 
@@ -622,11 +643,23 @@ def _optimize(
                 {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
                 for vis in (m.graph.input, m.graph.output)
             )
+    # the input's own errors, as infer reports them: without --bind (a binding that cannot hold
+    # was refused above; one a branch cannot take is the load check's fallback); else its facts
+    # serve the first pass too
+    if bind:
+        from shapeinfer.inference.engine import infer
+
+        found = infer(m, base_dir=base_dir, timeout=ctx.remaining()).diagnostics
+    else:
+        found = ctx.infer(m).diagnostics
+    errors = [d for d in found if d.severity == "error"]
+    del found
     reports: dict[str, PassReport] = {}
     m, rounds = _run_pipeline(m, names, ctx, reports, progress, bind, target_opset)
     ctx.defer = False
+    holds = any(n.graphs for n in ctx.graph(m).graph.nodes)  # (the index: no walk of the protobuf)
     m = ctx.materialize(m)
-    sub_after = sub_before = count_subgraph_nodes(m.graph)
+    sub_after = sub_before = count_subgraph_nodes(m.graph) if holds else 0
     if sub_before:
         ctx.refresh()
         sub = _in_subgraphs(m, names, ctx, reports, progress)
@@ -654,6 +687,8 @@ def _optimize(
     node_fields = None if notes or subgraphs_annotated(res) else ctx.written_nodes(m)
     if notes:
         value_info_fields = None  # make_loadable may have cleared them
+    if ctx.resorted:
+        notes.insert(0, "the nodes were not in topological order: they are written sorted")
     order = [n for n in DEFAULT_PASSES if n in reports]
     report = OptimizeReport(
         passes=[reports[n] for n in order],
@@ -665,6 +700,7 @@ def _optimize(
         seconds=time.perf_counter() - t0,
         subgraph_nodes_before=sub_before,
         subgraph_nodes_after=sub_after,
+        errors=errors,
         notes=notes,
         node_fields=node_fields,
         value_info_fields=value_info_fields,

@@ -46,6 +46,7 @@ from shapeinfer.io.userfiles import show
     help="Lift the default-domain opset to N (onnx's converter).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--force", is_flag=True, help="Write -o even when inference finds errors in the model.")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def optimize_cmd(
@@ -57,13 +58,19 @@ def optimize_cmd(
     list_passes: bool,
     target_opset: int | None,
     as_json: bool,
+    force: bool,
     timeout: float | None,
     debug: bool,
 ) -> None:
     """Rewrite MODEL to compute the same values with less shape arithmetic and no Reshape-1.
 
     Runs inference, then the passes (--list-passes), and writes a model annotated like
-    `shapeinfer -o`. Prints what each pass changed and the node counts before and after.
+    `shapeinfer -o`. Prints what each pass changed and the node counts before and after, and
+    the errors inference finds in MODEL, as `shapeinfer MODEL` does. A model with such errors
+    (an undefined input, a Reshape that cannot run...) is not written unless --force: exit 1.
+    A declared type that contradicts inference (G006) does not stop it (the written model
+    declares the inferred one), nor external data it cannot read (E003: the references are
+    written as they are). Exit codes: 0 done, 1 not written, 2 bad input or usage.
     """
     from shapeinfer.passes import describe_passes
 
@@ -99,7 +106,7 @@ def optimize_cmd(
             raise CliError(str(e)) from None
         except BindError as e:
             raise CliError(e.flag_message()) from None
-        if output:
+        if output and (force or not report.blocking()):
             write_model(
                 optimized,
                 output,
@@ -113,10 +120,19 @@ def optimize_cmd(
         return report
 
     report = _run_guarded(debug, run)
-    _optimize_report(report, model, output, as_json)
+    refused = bool(output) and not force and bool(report.blocking())
+    _optimize_report(report, model, output, as_json, refused)
+    if refused:
+        n = len(report.blocking())
+        click.echo(
+            f"shapeinfer: {show(output)} not written: the model has {n} error{'s' if n != 1 else ''} "
+            "(--force writes it anyway)",
+            err=True,
+        )
+        click.get_current_context().exit(1)
 
 
-def _optimize_report(report, model: str, output: str | None, as_json: bool) -> None:
+def _optimize_report(report, model: str, output: str | None, as_json: bool, refused: bool = False) -> None:
     echo = _echo_for(output)
     if as_json:
         from shapeinfer.cli.commands.infer import JSON_SCHEMA_VERSION
@@ -124,7 +140,7 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         doc = {
             "schema": JSON_SCHEMA_VERSION,
             "model": show(model),
-            "output": output,
+            "output": None if refused else output,
             "passes": [
                 {
                     "name": p.name,
@@ -143,12 +159,19 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
             "rounds": report.rounds,
             "seconds": round(report.seconds, 4),
             "notes": report.notes,
+            "diagnostics": [d.to_dict() for d in report.errors],
         }
         echo(json.dumps(doc, indent=1))
         return
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     echo(show(model))
+    if report.errors:
+        echo("diagnostics:")
+        for d in report.errors[:50]:
+            echo(f"  {d}")
+        if len(report.errors) > 50:
+            echo(f"  ... {len(report.errors) - 50} more (use --json for all)")
     for p in report.passes:
         what = ", ".join(f"{v} {k}" for k, v in p.changes.items() if v) or "no change"
         delta = f" (nodes {p.node_delta:+d})" if p.node_delta else ""
@@ -163,7 +186,9 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool) -> N
         f"nodes {report.nodes_before} -> {report.nodes_after}{sub}, {opset}, "
         f"{report.rounds} round{'s' if report.rounds != 1 else ''} ({report.seconds:.2f}s)"
     )
-    if output == "-":
+    if refused:
+        pass  # the refusal follows on stderr
+    elif output == "-":
         echo("wrote the model to standard output")
     else:
         echo(f"wrote {output}" if output else "no -o given: nothing written")

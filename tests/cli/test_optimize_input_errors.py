@@ -1,0 +1,122 @@
+"""``shapeinfer optimize`` on broken input (issue 23): the input's errors are reported as
+``infer`` reports them, a model with errors is not written without ``--force`` (exit 1, the
+message ``infer`` gives when it does not write), and nodes are written in topological order."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper
+
+from shapeinfer.cli.main import main
+
+MERGED = Path(__file__).resolve().parents[1] / "models" / "optimum" / "gpt2_tiny_merged.onnx"
+
+
+def _model(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
+    g = h.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def _undefined_input() -> onnx.ModelProto:
+    return _model(
+        [h.make_node("Add", ["x", "ghost"], ["y"])],
+        [h.make_tensor_value_info("x", TP.FLOAT, ["n"])],
+        [h.make_tensor_value_info("y", TP.FLOAT, ["n"])],
+    )
+
+
+def _reshape_error() -> onnx.ModelProto:
+    return _model(
+        [h.make_node("Reshape", ["x", "s"], ["y"])],
+        [h.make_tensor_value_info("x", TP.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", TP.FLOAT, [4])],
+        [numpy_helper.from_array(np.array([4], np.int64), "s")],
+    )
+
+
+def _unsorted() -> onnx.ModelProto:
+    """x -> Relu -> Neg, listed backwards (nothing for the passes to change)."""
+    return _model(
+        [h.make_node("Neg", ["a"], ["y"]), h.make_node("Relu", ["x"], ["a"])],
+        [h.make_tensor_value_info("x", TP.FLOAT, ["n", 3])],
+        [h.make_tensor_value_info("y", TP.FLOAT, ["n", 3])],
+    )
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(main, ["optimize", *args])
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "text"),
+    [
+        (_undefined_input, "G005", "input 'ghost' is not defined"),
+        (_reshape_error, "R004", "cannot reshape 6 elements into [4]"),
+    ],
+)
+def test_a_model_with_errors_is_reported_and_not_written_without_force(tmp_path, make, code, text):
+    src = tmp_path / "in.onnx"
+    onnx.save(make(), str(src))
+    infer = CliRunner().invoke(main, [str(src)])
+    line = next(x for x in infer.stdout.splitlines() if f"error {code}" in x)  # as infer reports it
+    assert text in line
+    out = tmp_path / "out.onnx"
+    r = _invoke(str(src), "-o", str(out))
+    assert r.exit_code == 1, r.output
+    assert line in r.stdout.splitlines()
+    assert r.stderr.strip() == f"shapeinfer: {out} not written: the model has 1 error (--force writes it anyway)"
+    assert f"wrote {out}" not in r.stdout
+    assert not out.exists()
+    # --json: the same errors, the output null, validated by the shipped schema
+    r = _invoke(str(src), "-o", str(out), "--json")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["output"] is None and [d["code"] for d in doc["diagnostics"]] == [code]
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(resources.files("shapeinfer").joinpath("schemas", "optimize.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert not out.exists()
+    # --force writes it; without -o there is nothing to refuse
+    r = _invoke(str(src), "-o", str(out), "--force")
+    assert r.exit_code == 0, r.output
+    assert out.exists() and line in r.stdout.splitlines()
+    assert _invoke(str(src)).exit_code == 0
+
+
+def test_a_contradicted_declaration_does_not_stop_the_write(tmp_path):
+    """optimum's merged decoder declares its present outputs as the cache branch makes them (G006
+    errors in the other branch): the written model declares what is inferred, so it is written."""
+    out = tmp_path / "out.onnx"
+    r = _invoke(str(MERGED), "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert "error G006" in r.stdout
+    written = CliRunner().invoke(main, [str(out)])
+    assert "0 error" in written.stdout.splitlines()[-1]
+
+
+def test_an_unsorted_graph_is_written_sorted(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    m = _unsorted()
+    onnx.save(m, str(src))
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(m, full_check=True)
+    r = _invoke(str(src), "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert "not in topological order" in r.stderr
+    onnx.checker.check_model(str(out), full_check=True)
+    x = np.arange(-6, 6, dtype=np.float32).reshape(4, 3)
+    sorted_in = onnx.load(str(src))
+    sorted_in.graph.node.reverse()  # the same model in order, for onnxruntime
+    want = ort.InferenceSession(sorted_in.SerializeToString()).run(None, {"x": x})
+    got = ort.InferenceSession(str(out)).run(None, {"x": x})
+    np.testing.assert_array_equal(want[0], got[0])
