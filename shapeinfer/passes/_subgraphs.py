@@ -9,8 +9,9 @@ subgraph is optimized as a **standalone model**:
   slices) are graph inputs typed with inference's facts of the body (the loop-carried
   fixpoint: a dim that changes between iterations is a symbol of its own), values dropped;
 - every outer-scope name it reads (at any depth) is a graph input typed with the enclosing
-  graph's fact, or, for an initializer of the enclosing graph, that initializer itself (its
-  values are then known inside, as they are at run time);
+  graph's fact, or, for an initializer of the enclosing graph that is not also a graph input
+  (a default the caller may override), that initializer itself (its values are then known
+  inside, as they are at run time);
 - symbols inference made up (``unk_N``) in those types are renamed so the subgraph's own
   inference cannot mistake them for the ones it makes up;
 - a graph input of the model itself gets symbols of its own inside (``in<k>_batch``): the
@@ -309,7 +310,9 @@ def optimize_subgraphs(
     model, which new names must avoid (updated with the names the subgraphs now use).
     ``model_inputs``: the names of the graph inputs of the model the user gave (at the top
     level: ``model``'s own), typed apart inside (see the module docstring)."""
-    initializers = {t.name: t for t in model.graph.initializer}
+    # (an initializer that is also a graph input is a default the caller may override: typed only)
+    inputs = {vi.name for vi in model.graph.input}
+    initializers = {t.name: t for t in model.graph.initializer if t.name not in inputs}
     old_ir = bool(model.ir_version) and model.ir_version < 4
     out: onnx.ModelProto | None = None
     for k, node in enumerate(model.graph.node):

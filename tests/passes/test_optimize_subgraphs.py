@@ -266,3 +266,42 @@ def test_if_nested_in_a_loop_body_is_optimized_with_the_body_facts():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     for trips in (0, 1, 3):
         _same(m, out, {"trips": np.array(trips), "x": x})
+
+
+def test_an_input_with_a_default_is_not_a_constant_inside_a_branch():
+    """``k`` is a graph input with an initializer (a default the caller may override): a branch
+    reading it must not fold its value into the Reshape target."""
+    then_g = h.make_graph(
+        [
+            _ints("m1", [-1]),
+            h.make_node("Concat", ["k", "m1"], ["target"], axis=0),
+            h.make_node("Reshape", ["x", "target"], ["t"]),
+        ],
+        "then",
+        [],
+        [_vi("t", TP.FLOAT, 2)],
+    )
+    else_g = h.make_graph(
+        [_ints("shape", [1, -1]), h.make_node("Reshape", ["x", "shape"], ["e"])], "else", [], [_vi("e", TP.FLOAT, 2)]
+    )
+    m = h.make_model(
+        h.make_graph(
+            [h.make_node("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
+            "g",
+            [
+                h.make_tensor_value_info("flag", TP.BOOL, []),
+                h.make_tensor_value_info("x", TP.FLOAT, [12]),
+                h.make_tensor_value_info("k", TP.INT64, [1]),
+            ],
+            [_vi("y", TP.FLOAT, 2)],
+            [onnx.numpy_helper.from_array(np.array([2], np.int64), "k")],
+        ),
+        opset_imports=[h.make_opsetid("", 17)],
+        ir_version=8,
+    )
+    _checked(m)
+    out = _checked(optimize(m))
+    x = np.arange(12, dtype=np.float32)
+    for k in (2, 3, 4):
+        _same(m, out, {"flag": np.array(True), "x": x, "k": np.array([k], np.int64)})
+    _same(m, out, {"flag": np.array(True), "x": x})  # the default
