@@ -71,7 +71,7 @@ def feeds(model: onnx.ModelProto, cache: bool, seed: int = 0) -> dict[str, np.nd
             start = past if cache else 0
             out[name] = np.tile(np.arange(start, start + seq, dtype=np.int64), (BATCH, 1))
         elif name.startswith("input_ids") or name.startswith("decoder_input_ids"):
-            out[name] = rng.integers(4, 1000, size=dims, dtype=np.int64)
+            out[name] = rng.integers(4, 64, size=dims, dtype=np.int64)  # within every vocabulary here
         else:
             dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
             out[name] = rng.standard_normal(dims).astype(dt)
