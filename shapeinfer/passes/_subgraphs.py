@@ -9,9 +9,9 @@ subgraph is optimized as a **standalone model**:
   slices) are graph inputs typed with inference's facts of the body (the loop-carried
   fixpoint: a dim that changes between iterations is a symbol of its own), values dropped;
 - every outer-scope name it reads (at any depth) is a graph input typed with the enclosing
-  graph's fact, or, for an initializer of the enclosing graph that is not also a graph input
-  (a default the caller may override), that initializer itself (its values are then known
-  inside, as they are at run time);
+  graph's fact, or, for a small initializer of the enclosing graph (``COPY_LIMIT``: shape
+  constants, not weights) that is not also a graph input (a default the caller may
+  override), that initializer itself (its values are then known inside, as at run time);
 - symbols inference made up (``unk_N``) in those types are renamed so the subgraph's own
   inference cannot mistake them for the ones it makes up;
 - a graph input of the model itself gets symbols of its own inside (``in<k>_batch``): the
@@ -51,9 +51,10 @@ from shapeinfer.symbolic.scope import FRESH_PREFIX
 #: The ops whose subgraphs are optimized (default domain only).
 CONTROL_FLOW = ("If", "Loop", "Scan")
 
-#: Bytes of the enclosing graph's initializers (inline data) a standalone subgraph may copy in;
-#: beyond it the larger ones are typed graph inputs (their values unknown inside).
-COPY_BUDGET = 64 << 20
+#: Largest initializer of the enclosing graph (bytes) a standalone subgraph gets a copy of; a
+#: larger one (a weight) is a typed graph input: its values are unknown inside, so no pass
+#: makes a branch its own changed copy of a weight the model stores once.
+COPY_LIMIT = 64 << 10
 
 #: Prefix of the renamed made-up symbols of the enclosing graph.
 OUTER_PREFIX = "outer_"
@@ -225,12 +226,9 @@ def standalone(
             new.CopyFrom(vi)  # the declared type (inference did not reach the body)
         g.input.append(new)
     outer: set[str] = set()
-    budget = COPY_BUDGET
     for name in captured:
         t = initializers.get(name)
-        if t is not None and (t.data_location == onnx.TensorProto.EXTERNAL or t.ByteSize() <= budget):
-            if t.data_location != onnx.TensorProto.EXTERNAL:
-                budget -= t.ByteSize()
+        if t is not None and t.data_location != onnx.TensorProto.EXTERNAL and t.ByteSize() <= COPY_LIMIT:
             g.initializer.append(t)
         else:
             own = len(g.input) if name in model_inputs else None
