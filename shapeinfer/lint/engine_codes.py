@@ -49,8 +49,9 @@ declare(
     """
     The model's ``opset_import`` has no entry for the default ONNX domain, so which version of
     each op is meant is unknown; inference assumes the latest opset onnx knows. onnx's checker
-    and onnxruntime refuse a model that uses default-domain ops without importing the domain.
-    Add the opset the model was exported for.
+    refuses a model that uses default-domain ops without importing the domain ("No opset import
+    for domain"); onnxruntime loads it, with an opset of its own choosing. Add the opset the
+    model was exported for.
     """,
 )
 

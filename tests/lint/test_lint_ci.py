@@ -309,6 +309,34 @@ def test_lint_keeps_the_engines_codes(case):
         assert f.name == RULES[f.code].name
 
 
+ENGINE_ERRORS = [
+    c
+    for c in CASES
+    if c.triggers and RULES[c.code].severity == "error" and RULES[c.code].function is None and c.code[0] == "E"
+]
+
+
+@pytest.mark.parametrize("case", ENGINE_ERRORS, ids=lambda c: c.id)
+def test_an_engine_error_is_a_model_onnxruntime_refuses(case):
+    """An inference code whose default severity is error (E004, E007, E015-E090...) names a node
+    onnxruntime refuses, at load or when it runs (graph inputs fed with ones, dims 2)."""
+    ort = pytest.importorskip("onnxruntime")
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    model = case.build()
+    try:
+        s = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    except Exception:
+        return
+    feeds = {}
+    for i in s.get_inputs():
+        shape = [d if isinstance(d, int) else 2 for d in i.shape or []]
+        dtype = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(bool)": bool}[i.type]
+        feeds[i.name] = np.ones(shape, dtype)
+    with pytest.raises(Exception):  # noqa: B017 (onnxruntime raises its own Fail/InvalidArgument classes)
+        s.run(None, feeds)
+
+
 def test_loop_that_does_not_settle_is_e032_under_its_own_code(monkeypatch):
     """E032 is the safety net past the fixpoint bound (8 rounds; widening settles any loop in
     fewer): with the bound at 1, a carried value whose shape changes once reaches it."""
