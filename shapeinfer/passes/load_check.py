@@ -39,20 +39,41 @@ def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | Non
     onnx's strict inference (:func:`strict_error`), then this engine's own errors (an ``error``
     diagnostic, e.g. a Squeeze of a dim that is not 1): onnx's Python inference does not see
     outer-scope shapes in If branches, onnxruntime's loader does, and so does the engine.
+    The engine runs first: its facts size onnx's data propagation (:func:`long_vector`) before
+    onnx runs, so the check never materialises more than :data:`MAX_PROPAGATED` dims per tensor.
     """
-    err = strict_error(model)
-    if err is not None:
-        return err
     from shapeinfer.inference.engine import infer
 
     try:
         res = infer(model, base_dir=base_dir)
     except Exception as e:  # the engine refusing the model is a reason too
-        return f"{type(e).__name__}: {e}"[:300]
+        err = strict_error(model)
+        return err if err is not None else f"{type(e).__name__}: {e}"[:300]
+    err = strict_error(model, data_prop=long_vector(res) is None)
+    if err is not None:
+        return err
     for d in res.diagnostics:
         if d.severity == "error":
             where = f"{d.op_type} {d.node!r}" if d.node else (d.op_type or "")
             return f"{d.code} {where}: {d.message}"[:300]
+    return None
+
+
+#: onnx's data propagation writes every element of a tensor of rank 0 or 1 that reaches an op
+#: it propagates through (Add, Concat, Gather, ...) as a dim of a TensorShapeProto, whether
+#: its values are known or not: an Add of a 10**8-element vector took 32 s and 5.4 GB before
+#: failing. A model with a longer vector (by the engine's facts) is checked without it.
+MAX_PROPAGATED = 1 << 16
+
+
+def long_vector(res) -> str | None:
+    """The name of a tensor of rank 0 or 1 with more than :data:`MAX_PROPAGATED` elements in
+    any graph of the inferred model ``res`` (:class:`shapeinfer.inference.engine.Result`), or None."""
+    for facts in [res.facts, *res.graph_facts.values()]:
+        for name, f in facts.items():
+            shape = f.shape
+            if shape is not None and len(shape) == 1 and type(shape[0]) is int and shape[0] > MAX_PROPAGATED:
+                return name
     return None
 
 
@@ -86,13 +107,17 @@ def _long_constant_range(model: onnx.ModelProto) -> bool:
     return False
 
 
-def strict_error(model: onnx.ModelProto) -> str | None:
+def strict_error(model: onnx.ModelProto, data_prop: bool | None = None) -> str | None:
     """onnx's strict type and shape inference on ``model``: None if it passes, else its first line.
 
-    With data propagation, unless a long Range of constants would be materialised by it
-    (:data:`MAX_PROPAGATED_RANGE`).
+    ``data_prop``: with onnx's data propagation or not; None: with it, unless a long Range of
+    constants would be materialised by it (:data:`MAX_PROPAGATED_RANGE`; :func:`load_error`
+    decides from the engine's facts instead).
     """
-    data_prop = not _long_constant_range(model)
+    if data_prop is None:
+        data_prop = not _long_constant_range(model)
+    else:
+        data_prop = data_prop and not _long_constant_range(model)
     try:
         onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=data_prop)
     except Exception as e:  # onnx raises several types (InferenceError, ValueError over 2 GB...)
@@ -166,4 +191,4 @@ def make_loadable(
     )
 
 
-__all__ = ["MAX_RETRIES", "load_error", "make_loadable", "strict_error"]
+__all__ = ["MAX_PROPAGATED", "MAX_RETRIES", "load_error", "long_vector", "make_loadable", "strict_error"]
