@@ -194,7 +194,9 @@ def threshold(d: D.Dim, name: str, at_least: int, lo: int, hi: int | None) -> in
 #: The largest modulus :func:`by_residue` splits a symbol by.
 MAX_MODULUS = 8
 
-#: The name of the quotient symbol inside :func:`by_residue`'s cases.
+#: The names of the quotient symbols inside :func:`by_residue`: the case's own, at least 1 like
+#: every symbol the algebra simplifies with, and the common one the cases are compared in.
+_CASE = "__residue_case__"
 _QUOTIENT = "__residue_quotient__"
 
 
@@ -217,10 +219,11 @@ def by_residue(
     """``f(args, ranges)`` decided case by case over ``name``'s residue modulo the floor divisors
     of ``name`` inside ``args``: with ``name = m*q + r`` for each ``r`` in ``[0, m)`` the
     divisions become exact (``(h + 1)//2`` is ``q`` or ``q + 1``), so ``f`` can decide what it
-    could not for ``name`` at large. When every case's result is ``f0(q) + c*r`` for one int
-    ``c``, the answer is ``f0(name//m) + c*(name - m*(name//m))``, equal to ``f`` at every value
-    of ``name`` inside its range; else (or when a case is None, or ``m`` is 1 or above
-    :data:`MAX_MODULUS`) None."""
+    could not for ``name`` at large. When every case's result is a polynomial ``f0(q) + c*r``
+    for one int ``c``, the answer is ``f0(name//m) + c*(name - m*(name//m))``, equal to ``f`` at
+    every value of ``name`` inside its range; else (a case None or not a polynomial, or ``m``
+    above :data:`MAX_MODULUS`) None. Each case is decided with a quotient symbol of at least 1,
+    as the algebra assumes of every symbol."""
     ranges = dict(ranges or {})
     found: set[int] = set()
     for a in args:
@@ -231,21 +234,26 @@ def by_residue(
     if m > MAX_MODULUS:
         return None
     lo, hi = ranges.get(name, DEFAULT_RANGE)
-    q = D.sym(_QUOTIENT)
+    case, q = D.sym(_CASE), D.sym(_QUOTIENT)
     results: dict[int, D.Dim] = {}
     for r in range(m):
-        qlo = -((r - lo) // m)  # ceil((lo - r) / m)
+        qlo = -((r - lo) // m)  # ceil((lo - r) / m): name = m*qq + r with qq >= qlo
         qhi = None if hi is None else (hi - r) // m
         if qhi is not None and qlo > qhi:
             continue  # no value of name has this residue inside its range
-        case_ranges = {**ranges, _QUOTIENT: (qlo, qhi)}
+        # qq = case + qlo - 1 with case >= 1: the algebra takes every symbol to be a positive
+        # size, so the case's symbol must be one (qq itself may be 0)
+        case_ranges = {**ranges, _CASE: (1, None if qhi is None else qhi - qlo + 1)}
         case_ranges.pop(name, None)
-        value = D.add(D.mul(m, q), r)
+        value = D.add(D.mul(m, D.add(case, qlo - 1)), r)
         case_args = [D.substitute(a, {name: value}) for a in args]
         out = f(case_args, case_ranges)
         if out is None:
             return None
-        results[r] = simplify(out, case_ranges)
+        out = simplify(out, case_ranges)
+        if not _polynomial(out):
+            return None  # a min/max/division of the case symbol: renaming it could re-decide it
+        results[r] = D.substitute(out, {_CASE: D.add(q, 1 - qlo)})  # exact on polynomials
     if not results:
         return None
     r0 = min(results)
@@ -264,3 +272,8 @@ def by_residue(
     quotient = D.floordiv(D.sym(name), m)
     base = D.substitute(D.sub(base, c * r0), {_QUOTIENT: quotient})
     return D.add(base, D.mul(c, D.sub(D.sym(name), D.mul(m, quotient))))
+
+
+def _polynomial(d: D.Dim) -> bool:
+    """True when ``d`` is a polynomial in its symbols (no floor division, min or max)."""
+    return type(d) is int or all(atom.kind == "sym" for m, _ in d.terms for atom in m)

@@ -154,7 +154,7 @@ def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | 
 
 def _slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | None) -> D.Dim | None:
     if isinstance(step, D.Expr):
-        if (D.lower_bound(step) or 0) < 1:
+        if (D.lower_bound(step, ranges) or 0) < 1:
             return None
         s = _clamp_bound(d, start, 0, 0, ranges)
         e = _clamp_bound(d, end, 0, 0, ranges)
@@ -176,7 +176,7 @@ def _slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges |
     if s is None or e is None:
         return None
     n = D.dmax(0, D.ceildiv(D.sub(s, e), -step))
-    lb = D.lower_bound(d)
+    lb = D.lower_bound(d, ranges)
     if lb is None or lb < 1:
         # start clamps into [0, d-1], an empty interval when d is 0: then nothing is taken
         # (n <= d whenever d >= 1, so the min changes nothing else)

@@ -560,6 +560,7 @@ def test_lower_bound_through_nested_remainders_is_sound(p, q, c, k1, k2, a):
     a=st.integers(0, 3),
     step=st.sampled_from([1, 2, -1]),
 )
+@example(p=-2, q=2, c=1, m=2, a=0, step=-1)  # h = 1: an empty dim, where a quotient of 0 broke the algebra
 def test_slice_length_by_residue_is_exact(p, q, c, m, a, step):
     """Whatever ``slice_len`` answers for an end ``p*h + q*((h + a)//m) + c`` of a dim
     ``m*((h + a)//m)`` (a residue split where the sign is open) equals the ONNX length at every
