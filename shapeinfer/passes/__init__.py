@@ -115,6 +115,7 @@ class PassContext:
     #: names used elsewhere in the model (a subgraph optimized on its own): new names avoid them
     reserved: set[str] | None = None
     resorted: bool = False  # the passes left the main graph unsorted: its nodes were reordered
+    maybe_unsorted: bool = True  # False: inference walked the input's main graph in order (no G004)
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
     #: (a ModelProto, the bytes of its main graph's node fields as it was parsed from them):
@@ -529,8 +530,10 @@ def _run_pipeline(
             break
     from shapeinfer.passes._queries import toposort
 
-    gm = ctx.graph(m)
-    if toposort(gm.graph):  # an unsorted input is written sorted (onnx's checker requires it)
+    # an unsorted input is written sorted (onnx's checker requires it); the passes keep a sorted
+    # graph sorted (what they add, they place), so only an input inference found unsorted is sorted
+    gm = ctx.graph(m) if ctx.maybe_unsorted else None
+    if gm is not None and toposort(gm.graph):
         m = ctx.export(gm)
         ctx.resorted = True
     return m, rounds
@@ -653,6 +656,7 @@ def _optimize(
     else:
         found = ctx.infer(m).diagnostics
     errors = [d for d in found if d.severity == "error"]
+    ctx.maybe_unsorted = any(d.code == "G004" and d.graph in (None, "main") for d in found)
     del found
     reports: dict[str, PassReport] = {}
     m, rounds = _run_pipeline(m, names, ctx, reports, progress, bind, target_opset)
