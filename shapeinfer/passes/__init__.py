@@ -10,6 +10,7 @@ The passes, in pipeline order (each module's docstring states its contract):
 - ``fold-if`` — an If whose condition is known becomes its taken branch; Loops that never run go.
 - ``reshape-v1-to-v5`` — Reshape-1 (target in the ``shape`` attribute) to Reshape-5 form.
 - ``fold-shapes`` — tensors with fully static small integer values become initializers.
+- ``fold-constants`` — nodes whose inputs are all constant are evaluated into initializers.
 - ``canonicalize-reshape`` — runtime-computed shape inputs rewritten from their symbolic
   values: constant where the op's encoding allows it (Reshape ``0``/``-1``, Expand ``1``...),
   else rebuilt from the fewest ``Shape`` slices.
@@ -35,6 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import Any
 
 import onnx
 
@@ -47,6 +49,7 @@ PASSES: dict[str, str] = {
     "fold-if": "shapeinfer.passes.fold_if",
     "reshape-v1-to-v5": "shapeinfer.passes.reshape_v1_to_v5",
     "fold-shapes": "shapeinfer.passes.fold_shapes",
+    "fold-constants": "shapeinfer.passes.fold_constants",
     "canonicalize-reshape": "shapeinfer.passes.canonicalize_reshape",
     "remove-noop-reshape": "shapeinfer.passes.remove_noop_reshape",
     "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
@@ -60,6 +63,9 @@ MAX_ROUNDS = 8
 
 #: Largest tensor (elements) fold-shapes writes as an initializer.
 FOLD_CAP = 1024
+
+#: Bytes one tensor fold-constants stores may add to the model (``max_fold_growth``).
+MAX_FOLD_GROWTH = 1 << 16
 
 
 class PendingModel:
@@ -106,6 +112,7 @@ class PassContext:
 
     base_dir: str | None = None
     fold_cap: int = FOLD_CAP
+    max_fold_growth: int = MAX_FOLD_GROWTH  # bytes one tensor fold-constants stores may add
     interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
     bind: Mapping[str, int] | None = None  # symbol values inference specialises to
     deadline: float | None = None  # time.monotonic() past which the passes give up (--timeout)
@@ -301,6 +308,8 @@ class OptimizeReport:
     #: the files the input model's external data names (:func:`shapeinfer.io.external.data_files`):
     #: ``save_model``'s ``data_inputs``, which the written model must never replace
     input_data_files: list[str] = field(default_factory=list, repr=False)
+    #: what stays dynamic in the result and why (:mod:`shapeinfer.passes.remaining`)
+    remaining: Any = None
 
 
 PassFn = Callable[[onnx.ModelProto, PassContext], tuple[onnx.ModelProto, dict[str, int]]]
@@ -395,6 +404,7 @@ def optimize_with_report(
     base_dir: str | None = None,
     timeout: float | None = None,
     keep_alive: list | None = None,
+    max_fold_growth: int = MAX_FOLD_GROWTH,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Optimize ``model`` and say what each pass did.
 
@@ -413,6 +423,8 @@ def optimize_with_report(
     ``target_opset`` lifts the default-domain opset with onnx's version converter after the
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
+    ``max_fold_growth``: the bytes one tensor ``fold-constants`` stores may add to the model
+    (:mod:`shapeinfer.passes.fold_constants`; OptimizeError below 0).
     ``timeout`` (seconds) bounds the whole run: inference and each pass check it, and
     :class:`~shapeinfer.inference.engine.InferenceTimeout` is raised past it.
 
@@ -431,7 +443,9 @@ def optimize_with_report(
     progress = Progress("optimize")  # a line on a terminal's stderr once it takes over a second
     try:
         deadline = None if timeout is None else time.monotonic() + timeout
-        return _optimize(model, passes, bind, target_opset, base_dir, progress, deadline, keep_alive)
+        if not isinstance(max_fold_growth, int) or max_fold_growth < 0:
+            raise OptimizeError(f"max_fold_growth must be a number of bytes (0 or more), not {max_fold_growth!r}")
+        return _optimize(model, passes, bind, target_opset, base_dir, progress, deadline, keep_alive, max_fold_growth)
     finally:
         progress.close()
         if keep_alive is not None:
@@ -560,6 +574,7 @@ def _in_subgraphs(
         sctx = PassContext(
             base_dir=ctx.base_dir,
             fold_cap=ctx.fold_cap,
+            max_fold_growth=ctx.max_fold_growth,
             interface={vi.name for vi in sub.graph.input},
             deadline=ctx.deadline,
             keep_alive=ctx.keep_alive,
@@ -581,7 +596,15 @@ def _in_subgraphs(
 
 
 def _optimize(
-    model, passes, bind, target_opset, base_dir, progress, deadline=None, keep_alive=None
+    model,
+    passes,
+    bind,
+    target_opset,
+    base_dir,
+    progress,
+    deadline=None,
+    keep_alive=None,
+    max_fold_growth=MAX_FOLD_GROWTH,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.inference.annotate import annotate_serialised
     from shapeinfer.passes._queries import default_opset
@@ -626,6 +649,7 @@ def _optimize(
         deadline=deadline,
         keep_alive=keep_alive,
         source=source,
+        max_fold_growth=max_fold_growth,
     )
     if keep_alive is not None:
         keep_alive.append(ctx)  # its index and facts, whatever the outcome
@@ -679,12 +703,16 @@ def _optimize(
     ctx.refresh()
     res = ctx.infer(m, whole=True)
     value_info_fields = annotate_serialised(res, declared)
+    from shapeinfer.passes.remaining import remaining
+
+    left = remaining(m, res, ctx.max_fold_growth, ctx.fold_cap)
     notes: list[str] = []
     if strict_types is not None:
         from shapeinfer.passes.load_check import make_loadable
 
         progress.update("checking the output")
         notes = make_loadable(m, *strict_types, base_dir)
+        left.declared_types_kept = bool(notes)
     from shapeinfer.inference.annotate import subgraphs_annotated
 
     # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
@@ -710,6 +738,7 @@ def _optimize(
         value_info_fields=value_info_fields,
         external_tensors=[] if inline else None,  # (the passes store no new tensor externally)
         input_data_files=input_data_files,
+        remaining=left,
     )
     return m, report
 

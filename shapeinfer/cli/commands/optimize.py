@@ -10,6 +10,7 @@ copied at import.
 from __future__ import annotations
 
 import json
+import re
 
 import click
 
@@ -22,6 +23,7 @@ from shapeinfer.cli.common import (
     _run_guarded,
     check_output,
     parse_bind,
+    parse_bytes,
     write_model,
 )
 from shapeinfer.io.userfiles import show
@@ -45,6 +47,11 @@ from shapeinfer.io.userfiles import show
     metavar="N",
     help="Lift the default-domain opset to N (onnx's converter).",
 )
+@click.option(
+    "--max-fold-growth",
+    metavar="SIZE",
+    help="fold-constants stores a tensor only when it grows the model by at most SIZE (64K, 1M, 0; default 64K).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--force", is_flag=True, help="Write -o even when inference finds errors in the model.")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
@@ -57,6 +64,7 @@ def optimize_cmd(
     passes: str | None,
     list_passes: bool,
     target_opset: int | None,
+    max_fold_growth: str | None,
     as_json: bool,
     force: bool,
     timeout: float | None,
@@ -88,6 +96,12 @@ def optimize_cmd(
         if not names:
             raise CliError("--passes needs at least one pass name (see --list-passes)")
     check_output(output, model, in_place)
+    from shapeinfer.passes import MAX_FOLD_GROWTH
+
+    growth = MAX_FOLD_GROWTH
+    if max_fold_growth is not None:  # 0: only folds that add nothing (a Transpose of a weight)
+        zero = re.fullmatch(r"\s*0+(\.0*)?\s*([KMGT]?)(i?B)?\s*", max_fold_growth, re.IGNORECASE)
+        growth = 0 if zero else parse_bytes(max_fold_growth, "--max-fold-growth")
 
     def run():
         from shapeinfer.inference.bindings import BindError
@@ -101,6 +115,7 @@ def optimize_cmd(
                 target_opset=target_opset,
                 timeout=timeout,
                 keep_alive=common._UNTIL_EXIT,
+                max_fold_growth=growth,
             )
         except OptimizeError as e:
             raise CliError(str(e)) from None
@@ -160,6 +175,7 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool, refu
             "seconds": round(report.seconds, 4),
             "notes": report.notes,
             "diagnostics": [d.to_dict() for d in report.errors],
+            "remaining": None if report.remaining is None else report.remaining.as_json(),
         }
         echo(json.dumps(doc, indent=1))
         return
@@ -186,6 +202,9 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool, refu
         f"nodes {report.nodes_before} -> {report.nodes_after}{sub}, {opset}, "
         f"{report.rounds} round{'s' if report.rounds != 1 else ''} ({report.seconds:.2f}s)"
     )
+    if report.remaining is not None:
+        for line in _remaining_lines(report.remaining):
+            echo(line)
     if refused:
         pass  # the refusal follows on stderr
     elif output == "-":
@@ -200,3 +219,43 @@ def _json_key(what: str) -> str:
     import re
 
     return re.sub(r"[^a-z0-9]+", "_", what.lower()).strip("_")
+
+
+def _remaining_lines(left) -> list[str]:
+    """What stays dynamic, for the text report: a summary, the open symbols as one line, then
+    each item with another reason (at most ``TEXT_LIMIT``; ``--json`` lists every item)."""
+    from shapeinfer.passes.remaining import TEXT_LIMIT
+
+    c = left.counts()
+    if left.fully_static:
+        line = "fully static: every tensor's shape is static, no Shape/Size node, no runtime-computed shape input"
+        if c["constant_node"]:
+            line += f"; {c['constant_node']} all-constant node{'s' if c['constant_node'] != 1 else ''} kept"
+        lines = [line]
+    else:
+        parts = [
+            f"{c['shape_node']} Shape/Size node{'s' if c['shape_node'] != 1 else ''}",
+            f"{c['shape_input']} runtime-computed shape input{'s' if c['shape_input'] != 1 else ''}",
+            f"{left.dynamic_tensors} of {left.tensors} tensors",
+        ]
+        if c["constant_node"]:
+            parts.append(f"{c['constant_node']} all-constant node{'s' if c['constant_node'] != 1 else ''} kept")
+        if left.declared_types_kept:
+            parts.append("declared types kept where the bound ones fail the load check (see the note)")
+        lines = ["stays dynamic: " + ", ".join(parts)]
+    opened = [i for i in left.items if i.reason == "open_symbols"]
+    if opened:
+        syms = sorted({s for i in opened for s in i.symbols})
+        bind = ",".join(f"{s}=N" for s in syms)
+        lines.append(
+            f"  {len(opened)} of them depend on {', '.join(syms)}, which the binding leaves open "
+            f"(--bind {bind} removes them)"
+        )
+    elif left.open_symbols and not left.fully_static:
+        lines.append(f"  tensor shapes depend on {', '.join(left.open_symbols)}, which the binding leaves open")
+    others = [i for i in left.items if i.reason != "open_symbols"]
+    for i in others[:TEXT_LIMIT]:
+        lines.append(f"  {i.text}")
+    if len(others) > TEXT_LIMIT:
+        lines.append(f"  ... and {len(others) - TEXT_LIMIT} more (--json lists every one)")
+    return lines
