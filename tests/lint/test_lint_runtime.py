@@ -221,3 +221,29 @@ def test_a_wrong_output_declaration_is_a_warning_the_runtimes_load(target):
     assert not errors, errors
     findings = lint_model(onnx.load(str(path)), str(path), target=target)
     assert "G006" in codes(findings, "warning") and "G006" not in codes(findings, "error")
+
+
+TF_WHILE_LOOP = ROOT / "tests" / "models" / "exporters" / "tf_while_loop.onnx"
+
+
+def test_openvino_target_reports_a_loop_that_passes_a_state_through():
+    """tf2onnx's while loop returns two of its body inputs unchanged: P005 under openvino,
+    nothing under onnxruntime (which runs it)."""
+    findings = lint_verdict(str(TF_WHILE_LOOP), "openvino")
+    assert [f.code for f in findings] == ["P005"] and "'while_strided_slice_0:0'" in findings[0].message
+    assert not lint_verdict(str(TF_WHILE_LOOP), "onnxruntime")
+
+
+@needs_openvino
+@pytest.mark.parametrize("pass_through", [True, False])
+def test_openvino_refuses_a_loop_exactly_when_it_passes_a_state_through(tmp_path, pass_through):
+    """The oracle for P005: OpenVINO refuses the Loop whose body returns an input unchanged and
+    loads the same loop with the value renamed through an Identity; onnxruntime runs both."""
+    from support.lint_models import loop_state
+
+    path = tmp_path / "loop.onnx"
+    onnx.save(loop_state(pass_through), path)
+    assert (probe("openvino", str(path)) is not None) == pass_through
+    if available("onnxruntime"):
+        assert probe("onnxruntime", str(path)) is None
+    assert bool(lint_verdict(str(path), "openvino")) == pass_through

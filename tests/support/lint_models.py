@@ -270,6 +270,25 @@ def sequence_output():
     return make([node], [vi("x", T.FLOAT, [2])], [seq])
 
 
+def loop_state(pass_through: bool):
+    """Loop(M=3, cond, a, b): the body adds 1 to ``a``; ``b`` is carried, and with
+    ``pass_through`` the body lists its input ``b_in`` as its output (tf2onnx's while loops)."""
+    nodes = [h.make_node("Add", ["a_in", "one"], ["a_out"]), h.make_node("Identity", ["c_in"], ["c_out"])]
+    if not pass_through:
+        nodes.append(h.make_node("Identity", ["b_in"], ["b_out"]))
+    body = h.make_graph(
+        nodes,
+        "body",
+        [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("a_in", T.FLOAT, [2]), vi("b_in", T.FLOAT, [2])],
+        [vi("c_out", T.BOOL, []), vi("a_out", T.FLOAT, [2]), vi("b_in" if pass_through else "b_out", T.FLOAT, [2])],
+        [h.make_tensor("one", T.FLOAT, [1], [1.0])],
+    )
+    loop = h.make_node("Loop", ["M", "cond", "x", "x"], ["ya", "yb"], name="bad", body=body)
+    m = make([loop], [vi("x", T.FLOAT, [2])], [vi("ya", T.FLOAT, [2]), vi("yb", T.FLOAT, [2])])
+    m.graph.initializer.extend([h.make_tensor("M", T.INT64, [], [3]), h.make_tensor("cond", T.BOOL, [], [1])])
+    return m
+
+
 def unary(op: str, dtype):
     return make([h.make_node(op, ["x"], ["y"], name="bad")], [vi("x", dtype, [3])], [out("y", dtype, 1)])
 
@@ -456,6 +475,8 @@ CASES: list[Case] = [
     Case("P003", "standard-op", relu_model, False, "openvino"),
     Case("P004", "sequence-output", sequence_output, True, "openvino", node=None),
     Case("P004", "tensor-output", relu_model, False, "openvino", node=None),
+    Case("P005", "loop-pass-through", lambda: loop_state(True), True, "openvino"),
+    Case("P005", "loop-own-output", lambda: loop_state(False), False, "openvino"),
     Case("P101", "int64-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.INT64), True, "onednn"),
     Case("P101", "float16-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.FLOAT16), False, "onednn"),
     Case("P102", "3e9-runtime-target", lambda: reshape_to_own_shape([1, 3_000_000_000]), True, "onednn"),

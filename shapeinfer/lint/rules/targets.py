@@ -240,6 +240,41 @@ def openvino_non_tensor(ctx: LintContext) -> None:
 
 
 @rule(
+    "P005",
+    "openvino-loop-pass-through-state",
+    "error",
+    "a Loop body that returns one of its inputs unchanged",
+    target="openvino",
+)
+def openvino_loop_pass_through(ctx: LintContext) -> None:
+    """
+    A ``Loop`` body whose output list names one of the body's own inputs (a loop-carried value
+    passed through unchanged, as tf2onnx writes for a ``tf.while_loop`` variable the loop only
+    reads) is valid ONNX, and onnx's checker and onnxruntime run it; OpenVINO 2026's ONNX
+    frontend counts such a value twice and ``read_model`` fails ("The provided loop body graph
+    canonical inputs size (...) does not match the sum of loop carried dependencies and two
+    mandatory inputs"; OpenVINO issues 35874 and 37383; 2025.4 loaded such models). Give the
+    body output its own name: ``Identity(x_in) -> x_out``, and list ``x_out``.
+    """
+    for ref in ctx.nodes():
+        if ref.node.op_type != "Loop" or ref.node.domain not in ("", "ai.onnx"):
+            continue
+        body = next((a.g for a in ref.node.attribute if a.name == "body"), None)
+        if body is None:
+            continue
+        inputs = {i.name for i in body.input}
+        passed = [o.name for o in body.output if o.name in inputs]
+        if passed:
+            ctx.report(
+                "P005",
+                f"the Loop body returns its input{'s' if len(passed) > 1 else ''} "
+                f"{', '.join(repr(n) for n in passed)} unchanged: OpenVINO {runtimes.version('openvino')}'s "
+                "ONNX frontend refuses such a loop (give the output its own name through an Identity)",
+                ref,
+            )
+
+
+@rule(
     "P201", "onnxruntime-no-kernel", "error", "an op onnxruntime's CPU provider has no kernel for", target="onnxruntime"
 )
 def onnxruntime_kernel(ctx: LintContext) -> None:
