@@ -247,3 +247,18 @@ def test_openvino_refuses_a_loop_exactly_when_it_passes_a_state_through(tmp_path
     if available("onnxruntime"):
         assert probe("onnxruntime", str(path)) is None
     assert bool(lint_verdict(str(path), "openvino")) == pass_through
+
+
+@needs_openvino
+def test_openvino_refuses_a_model_local_function_that_onnxruntime_inlines(tmp_path):
+    """The oracle for P003 on a model-local function call: OpenVINO does not expand it,
+    onnxruntime does; lint says so for openvino only."""
+    from support.lint_models import local_function_call
+
+    path = tmp_path / "local_function.onnx"
+    onnx.save(local_function_call(), path)
+    assert probe("openvino", str(path)) is not None
+    assert [f.code for f in lint_verdict(str(path), "openvino")] == ["P003"]
+    if available("onnxruntime"):
+        assert probe("onnxruntime", str(path)) is None
+    assert not lint_verdict(str(path), "onnxruntime")

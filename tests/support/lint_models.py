@@ -289,6 +289,26 @@ def loop_state(pass_through: bool):
     return m
 
 
+def local_function_call():
+    """A call of a model-local function ``local.Block`` (Relu then Neg)."""
+    f = h.make_function(
+        "local",
+        "Block",
+        ["X"],
+        ["Y"],
+        [h.make_node("Relu", ["X"], ["T"]), h.make_node("Neg", ["T"], ["Y"])],
+        [h.make_opsetid("", 17)],
+    )
+    m = make(
+        [h.make_node("Block", ["x"], ["y"], domain="local", name="bad")],
+        [vi("x", T.FLOAT, [2])],
+        [vi("y", T.FLOAT, [2])],
+        extra_opsets=[("local", 1)],
+    )
+    m.functions.append(f)
+    return m
+
+
 def unary(op: str, dtype):
     return make([h.make_node(op, ["x"], ["y"], name="bad")], [vi("x", dtype, [3])], [out("y", dtype, 1)])
 
@@ -476,6 +496,8 @@ CASES: list[Case] = [
     Case("P004", "sequence-output", sequence_output, True, "openvino", node=None),
     Case("P004", "tensor-output", relu_model, False, "openvino", node=None),
     Case("P005", "loop-pass-through", lambda: loop_state(True), True, "openvino"),
+    Case("P003", "local-function", local_function_call, True, "openvino"),
+    Case("P201", "local-function", local_function_call, False, "onnxruntime"),
     Case("P005", "loop-own-output", lambda: loop_state(False), False, "openvino"),
     Case("P101", "int64-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.INT64), True, "onednn"),
     Case("P101", "float16-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.FLOAT16), False, "onednn"),
