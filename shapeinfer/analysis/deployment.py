@@ -98,10 +98,18 @@ class Profile:
         value or two different ones (e.g. no max)."""
         out: dict[str, dict[str, int] | None] = {}
         for key in ("min", "opt", "max"):
-            got: dict[str, int] | None = {}
+            got: dict[str, int] | None = None if self.errors else {}
+            if got is None:  # no profile
+                out[key] = None
+                continue
             for i in self.inputs:
                 decl = self.declared.get(i["name"])
-                if decl is None or i[key] is None or len(decl) != len(i[key]):
+                if decl is None:
+                    continue
+                if i[key] is None or len(decl) != len(i[key]):  # no profile: no value for a named dim
+                    if any(isinstance(d, str) for d in decl):
+                        got = None
+                        break
                     continue
                 for d, v in zip(decl, i[key]):
                     if not isinstance(d, str):
@@ -139,7 +147,10 @@ class Profile:
         return ",".join(parts)
 
     def to_dict(self) -> dict:
+        """The ``profile --json`` document, described by ``shapeinfer/schemas/profile.schema.json``
+        (``schema`` is its version)."""
         return {
+            "schema": 1,
             "model": self.model,
             "ranges": {k: list(v) for k, v in self.ranges.items()},
             "guards": [g.to_dict() for g in self.guards],

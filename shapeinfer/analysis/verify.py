@@ -115,7 +115,10 @@ class Report:
         return not self.mismatches
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``verify --json`` document, described by ``shapeinfer/schemas/verify.schema.json``
+        (``schema`` is its version)."""
         return {
+            "schema": 1,
             "model": self.model,
             "bindings": self.bindings,
             "per_binding": self.per_binding,

@@ -74,8 +74,9 @@ def summary_line(findings: Sequence[Finding], n_files: int) -> str:
 
 def to_json(findings: Sequence[Finding]) -> str:
     """A JSON list of findings with every field (path, code, name, severity, message, node,
-    op_type, index, graph, tensor, fix)."""
-    return json.dumps([f.to_dict() for f in findings], indent=1)
+    op_type, index, graph, tensor, fix), each with ``"schema": 1``, the version of
+    ``shapeinfer/schemas/lint.schema.json`` (the list itself is kept for existing readers)."""
+    return json.dumps([{"schema": 1, **f.to_dict()} for f in findings], indent=1)
 
 
 # ---------------------------------------------------------------------- sarif
