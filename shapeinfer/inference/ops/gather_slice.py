@@ -139,8 +139,8 @@ AMBIGUOUS_NEGATIVE_STEP_ENDS = (2**31 - 1, 2**63 - 1)
 def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | None = None) -> D.Dim | None:
     """The number of elements ONNX Slice takes along a dim of size ``d``; None if not expressible
     (or when ONNX and onnxruntime disagree, see ``AMBIGUOUS_NEGATIVE_STEP_ENDS``). A symbolic
-    ``step`` counts only when it is provably positive. ``ranges`` (the symbols' ranges, default
-    positive sizes) decide the signs of symbolic starts and ends."""
+    ``step`` counts only when its sign is provable (``N``: positive, ``-N``: negative). ``ranges``
+    (the symbols' ranges, default positive sizes) decide the signs of symbolic starts and ends."""
     n = _slice_len(d, start, end, step, ranges)
     if n is None and type(step) is int:
         # a start / end whose sign depends on a symbol's residue (tf2onnx's crop
@@ -154,18 +154,19 @@ def slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | 
 
 def _slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges | None) -> D.Dim | None:
     if isinstance(step, D.Expr):
-        if (D.lower_bound(step, ranges) or 0) < 1:
+        if (D.lower_bound(step, ranges) or 0) >= 1:
+            forward = True
+        elif (D.lower_bound(D.mul(-1, step), ranges) or 0) >= 1:
+            forward = False  # provably negative: the int rule below with -step symbolic
+        else:
             return None
-        s = _clamp_bound(d, start, 0, 0, ranges)
-        e = _clamp_bound(d, end, 0, 0, ranges)
-        if s is None or e is None:
-            return None
-        return D.dmax(0, D.ceildiv(D.sub(e, s), step))
-    if step < 0 and type(end) is int and end in AMBIGUOUS_NEGATIVE_STEP_ENDS:
+    else:
+        forward = step > 0
+    if not forward and type(end) is int and end in AMBIGUOUS_NEGATIVE_STEP_ENDS:
         return None
-    if type(d) is int and type(start) is int and type(end) is int:
+    if type(step) is int and type(d) is int and type(start) is int and type(end) is int:
         return len(onnx_slice_range(d, start, end, step))
-    if step > 0:
+    if forward:
         s = _clamp_bound(d, start, 0, 0, ranges)
         e = _clamp_bound(d, end, 0, 0, ranges)
         if s is None or e is None:
@@ -175,7 +176,7 @@ def _slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges |
     e = _clamp_bound(d, end, -1, -1, ranges)
     if s is None or e is None:
         return None
-    n = D.dmax(0, D.ceildiv(D.sub(s, e), -step))
+    n = D.dmax(0, D.ceildiv(D.sub(s, e), D.mul(-1, step)))
     lb = D.lower_bound(d, ranges)
     if lb is None or lb < 1:
         # start clamps into [0, d-1], an empty interval when d is 0: then nothing is taken
