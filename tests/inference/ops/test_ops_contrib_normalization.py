@@ -176,3 +176,39 @@ def test_layer_norm_before_opset_17_matches_onnxruntime() -> None:
 
 def test_cuda_only_ops_follow_documented_shapes() -> None:
     assert check_against_formula(CUDA_CASES) == 8
+
+
+def test_embed_layer_norm_mask_index_is_int32_whatever_ids_type():
+    """mask_index is T1, which allows only int32: it is int32 also when input_ids is declared
+    float (a model onnxruntime refuses), as onnxruntime's symbolic shape inference writes it
+    (it was written in input_ids' type, float)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from shapeinfer.api import infer
+
+    word = helper.make_tensor("word", TensorProto.FLOAT, [20, H], [1.0] * (20 * H))
+    pos = helper.make_tensor("pos", TensorProto.FLOAT, [16, H], [1.0] * (16 * H))
+    gamma = helper.make_tensor("gamma", TensorProto.FLOAT, [H], [1.0] * H)
+    beta = helper.make_tensor("beta", TensorProto.FLOAT, [H], [1.0] * H)
+    node = helper.make_node(
+        "EmbedLayerNormalization",
+        ["ids", "", "word", "pos", "", "gamma", "beta"],
+        ["y", "mask_index"],
+        domain="com.microsoft",
+    )
+    g = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.FLOAT, ["b", "s"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [word, pos, gamma, beta],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    f = infer(m).facts["mask_index"]
+    assert f.dtype == TensorProto.INT32 and [str(d) for d in f.shape] == ["b"]
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    ort = SymbolicShapeInference.infer_shapes(onnx.ModelProto.FromString(m.SerializeToString()))
+    vi = next(v for v in ort.graph.value_info if v.name == "mask_index")
+    assert vi.type.tensor_type.elem_type == TensorProto.INT32

@@ -34,7 +34,8 @@ def _last_dim(f: Fact | None) -> D.Dim | None:
 @register("EmbedLayerNormalization", domain=MS)
 def embed_layer_norm(ctx, ins: list) -> list:
     """EmbedLayerNormalization: output and embedding_sum ``(B, S, H)`` in the embeddings' type, H the
-    embeddings' last dim; mask_index ``(B,)`` in input_ids' type (int32)."""
+    embeddings' last dim; mask_index ``(B,)`` int32, the one type the schema's T1 allows (also
+    when input_ids, T1 too, is declared otherwise: onnxruntime refuses such a model)."""
     ids, word = ins[0], _arg(ins, 2)
     dtype = word.dtype if word is not None else 0
     hidden = _last_dim(word)
@@ -50,7 +51,7 @@ def embed_layer_norm(ctx, ins: list) -> list:
         b, s = ids.shape
     h = ctx.fresh() if hidden is None else hidden
     out = tensor(dtype, (b, s, h))
-    return [out, tensor(ids.dtype, (b,)), out]
+    return [out, tensor(TensorProto.INT32, (b,)), out]
 
 
 @register(["SkipLayerNormalization", "SkipSimplifiedLayerNormalization"], domain=MS)
