@@ -23,6 +23,9 @@ tensor's type or rank is left unknown. How it differs from onnxruntime's:
   (``MatMulNBits`` in the default domain), or inputs that contradict each other (an Einsum
   whose shared letter has two sizes), leave their outputs unknown, hence the
   incomplete-inference exception, where onnxruntime matches ops by name and reads one side;
+- an If whose branches give one output two element types raises onnxruntime's ``ValueError``
+  ("For node if_node, dst_tensor_type.elem_type != src_tensor_type.elem_type: FLOAT vs
+  DOUBLE"); onnx and onnxruntime refuse such a model whichever branch runs;
 - ``auto_merge`` has no effect: where two symbolic dims must be equal, shapeinfer always
   continues and records the assumption (``result.guards()``), instead of stopping without it;
 - ``guess_output_rank`` has no effect: an op nobody knows keeps an unknown rank (a guessed rank
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 
 import onnx
@@ -59,6 +63,26 @@ def _opset(model: onnx.ModelProto) -> int | None:
     for o in model.opset_import:
         if o.domain in ("", "ai.onnx"):
             return o.version
+    return None
+
+
+#: the engine's E031 for an If whose branches give one output two element types
+_BRANCH_TYPES = re.compile(r"^If output \d+: then_branch gives (\w+), else_branch (\w+)$")
+
+
+class BranchTypeError(ValueError):
+    """onnxruntime's ValueError for an If whose branches give one output two element types."""
+
+
+def _branch_type_clash(result) -> str | None:
+    """onnxruntime's ValueError message for the first If whose branches disagree on an output's
+    element type (then_branch's type first, as onnxruntime fuses them), or None."""
+    for d in result.diagnostics:
+        m = _BRANCH_TYPES.match(d.message) if d.code == "E031" and d.severity == "error" else None
+        if m:
+            node = d.node or d.op_type or "If"
+            a, b = m.group(1).upper(), m.group(2).upper()  # the engine writes TensorProto names lowercased
+            return f"For node {node}, dst_tensor_type.elem_type != src_tensor_type.elem_type: {a} vs {b}"
     return None
 
 
@@ -112,6 +136,9 @@ class SymbolicShapeInference:
         if verbose:
             for d in result.diagnostics:
                 logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)
+        clash = _branch_type_clash(result)
+        if clash:
+            raise BranchTypeError(clash)  # a ValueError with onnxruntime's message
         unknown = _unknown(result)
         if unknown:
             if verbose:
@@ -155,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
             load_model(args.input), args.int_max, args.auto_merge, args.guess_output_rank, args.verbose
         )
     except ModelLoadError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except BranchTypeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:

@@ -168,3 +168,52 @@ def test_ort_command_line(tmp_path):
         text=True,
     )
     assert r.returncode == 1 and "error:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_if_branches_of_two_types_raise_onnxruntimes_value_error(tmp_path):
+    """onnxruntime's own test (test_mismatched_types): a ValueError naming the node and both
+    types, from its tool and from the drop-in alike; onnxruntime refuses to load the model."""
+    import onnxruntime
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference as Original
+
+    def branch(name: str, dtype: int) -> onnx.GraphProto:
+        c = helper.make_node("Constant", [], [name], value=helper.make_tensor(name + "_v", dtype, [], [1]))
+        return helper.make_graph([c], name, [], [helper.make_tensor_value_info(name, dtype, [])])
+
+    node = helper.make_node(
+        "If",
+        ["x"],
+        ["out"],
+        name="if_node",
+        then_branch=branch("f", TensorProto.FLOAT),
+        else_branch=branch("d", TensorProto.DOUBLE),
+    )
+    g = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    for tool in (Original, SymbolicShapeInference):
+        with pytest.raises(ValueError, match=r"if_node.*FLOAT.*DOUBLE"):
+            tool.infer_shapes(model, auto_merge=True)
+    with pytest.raises(Exception):  # noqa: B017
+        onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shapeinfer.compat.onnxruntime",
+            "--input",
+            str(path),
+            "--output",
+            str(tmp_path / "o.onnx"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 1 and "if_node" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "o.onnx").exists()
