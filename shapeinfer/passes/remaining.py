@@ -128,6 +128,9 @@ class RemainingReport:
     open_symbols: list[str]  # input symbols the remaining dynamic shapes depend on
     #: the load check wrote declared types instead of some bound ones (optimize's notes say which)
     declared_types_kept: bool = False
+    #: the nodes creating the sizes inference could not tie to input symbols that dynamic
+    #: tensors depend on ({"op", "node", "symbol"}: a data-dependent op, an If on a runtime condition)
+    dynamic_origins: list[dict] = field(default_factory=list)
 
     @property
     def fully_static(self) -> bool:
@@ -148,6 +151,7 @@ class RemainingReport:
             "dynamic_tensors": self.dynamic_tensors,
             "open_symbols": self.open_symbols,
             "declared_types_kept": self.declared_types_kept,
+            "dynamic_origins": self.dynamic_origins,
             "counts": self.counts(),
             "items": [i.as_json() for i in self.items],
         }
@@ -215,6 +219,7 @@ def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) 
             item.symbols = sorted(syms)
     dynamic = 0
     open_syms: set[str] = set()
+    fresh_syms: set[str] = set()
     typed = 0
     for facts in [res.facts, *(v for k, v in graph_facts.items() if k != MAIN_PATH)]:
         for f in facts.values():
@@ -223,10 +228,13 @@ def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) 
             typed += 1
             if not f.is_static:
                 dynamic += 1
-                open_syms |= _syms(f.shape or ()) & inputs
+                shape_syms = _syms(f.shape or ())
+                open_syms |= shape_syms & inputs
+                fresh_syms |= shape_syms - inputs
     for i in items:
         open_syms.update(i.symbols)
-    return RemainingReport(items, typed, dynamic, sorted(open_syms))
+    origins_left = [origins.get(x, {"op": "?", "node": "", "symbol": x}) for x in sorted(fresh_syms)]
+    return RemainingReport(items, typed, dynamic, sorted(open_syms), dynamic_origins=origins_left)
 
 
 #: ``Result.graph_facts``' key of the main graph.

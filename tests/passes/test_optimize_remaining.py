@@ -94,7 +94,10 @@ def test_text_report_groups_open_symbols_and_lists_other_reasons(tmp_path):
     lines = r.stdout.splitlines()
     summary = next(x for x in lines if x.startswith("stays dynamic:"))
     assert "1 Shape/Size node" in summary and "1 runtime-computed shape input" in summary
-    assert sum("from NonZero" in x for x in lines) == 2
+    assert sum("from NonZero" in x for x in lines) == 3  # the two items and the sizes' line
+    assert any(
+        x.startswith("  tensor shapes depend on sizes known only at run time (unk_0 from NonZero") for x in lines
+    )
 
 
 def test_every_shipped_model_reports_what_stays_with_o(tmp_path):
@@ -151,3 +154,29 @@ def test_subgraphs_are_reported_with_the_node_holding_them():
     assert left.fully_static  # each branch's output stays a ConstantOfShape of a constant, as it must
     assert {(i.kind, i.op, i.reason) for i in left.items} == {("constant_node", "ConstantOfShape", "kept")}
     assert all("output of its graph" in i.text for i in left.items)
+
+
+def test_sizes_chosen_at_run_time_are_named_with_their_node():
+    """An If on a runtime condition whose branches give different dims: its output's dim is
+    known only at run time, whatever the binding (optimum's merged decoders' present.*)."""
+    then = h.make_graph(
+        [h.make_node("Identity", ["a"], ["ta"])], "then", [], [h.make_tensor_value_info("ta", T.FLOAT, None)]
+    )
+    other = h.make_graph(
+        [h.make_node("Identity", ["b"], ["tb"])], "else", [], [h.make_tensor_value_info("tb", T.FLOAT, None)]
+    )
+    g = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], name="pick", then_branch=then, else_branch=other)],
+        "g",
+        [
+            h.make_tensor_value_info("c", T.BOOL, []),
+            h.make_tensor_value_info("a", T.FLOAT, ["n", 3]),
+            h.make_tensor_value_info("b", T.FLOAT, ["n", 5]),
+        ],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    _, report = optimize_with_report(m, bind={"n": 2})
+    left = report.remaining
+    assert not left.fully_static and left.dynamic_tensors >= 1 and left.open_symbols == []
+    assert [(o["op"], o["node"]) for o in left.dynamic_origins] == [("If", "pick")]

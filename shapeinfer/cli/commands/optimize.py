@@ -253,6 +253,15 @@ def _remaining_lines(left) -> list[str]:
         )
     elif left.open_symbols and not left.fully_static:
         lines.append(f"  tensor shapes depend on {', '.join(left.open_symbols)}, which the binding leaves open")
+    if left.dynamic_origins:
+        by_node: dict[tuple[str, str], list[str]] = {}
+        for o in left.dynamic_origins:
+            by_node.setdefault((o["op"], o["node"]), []).append(o["symbol"])
+        src = "; ".join(
+            f"{', '.join(syms)} from {op} {node!r}" for (op, node), syms in list(by_node.items())[:TEXT_LIMIT]
+        )
+        more = f"; and {len(by_node) - TEXT_LIMIT} more nodes" if len(by_node) > TEXT_LIMIT else ""
+        lines.append(f"  tensor shapes depend on sizes known only at run time ({src}{more}): no --bind removes them")
     others = [i for i in left.items if i.reason != "open_symbols"]
     for i in others[:TEXT_LIMIT]:
         lines.append(f"  {i.text}")
