@@ -37,6 +37,7 @@ import numpy as np
 import onnx
 
 from shapeinfer.inference.op_registry import op_traits
+from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.passes._graph import Constant, Node, Tensor, rename, replace_uses
 from shapeinfer.passes._queries import const_array, producer
 
@@ -86,16 +87,7 @@ def never_folded(op: str, domain: str, inputs: list[str]) -> bool:
 
 
 _FLOAT = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE}
-_INT = {
-    onnx.TensorProto.INT8,
-    onnx.TensorProto.INT16,
-    onnx.TensorProto.INT32,
-    onnx.TensorProto.INT64,
-    onnx.TensorProto.UINT8,
-    onnx.TensorProto.UINT16,
-    onnx.TensorProto.UINT32,
-    onnx.TensorProto.UINT64,
-}
+_INT = INT_TYPES
 _BOOL = {onnx.TensorProto.BOOL}
 _ANY = _FLOAT | _INT | _BOOL | {onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
 

@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 
 from shapeinfer.inference.op_registry import op_traits
+from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.passes._graph import rename, replace_uses
 from shapeinfer.passes._queries import constant_node_value, producer
 
@@ -35,17 +36,7 @@ ON_INDEX = True
 #: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
 INFERS_FIRST = True
 
-_INT_TYPES = {
-    onnx.TensorProto.INT8,
-    onnx.TensorProto.INT16,
-    onnx.TensorProto.INT32,
-    onnx.TensorProto.INT64,
-    onnx.TensorProto.UINT8,
-    onnx.TensorProto.UINT16,
-    onnx.TensorProto.UINT32,
-    onnx.TensorProto.UINT64,
-    onnx.TensorProto.BOOL,
-}
+_INT_TYPES = INT_TYPES | {onnx.TensorProto.BOOL}
 
 
 def static_array(fact, cap: int) -> np.ndarray | None:
