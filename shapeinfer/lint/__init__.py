@@ -88,9 +88,6 @@ def lint_model(
     return _dedupe(ctx.findings)
 
 
-_RANK = {"info": 0, "warning": 1, "error": 2}
-
-
 def _engine_findings(ctx: LintContext) -> None:
     refs = {}
     for ref in ctx.nodes():
@@ -112,8 +109,6 @@ def _engine_findings(ctx: LintContext) -> None:
             ctx.error_nodes.add((d.graph, d.index))
         default = r.severity if r is not None else "warning"
         severity = d.severity if d.severity in ("error", "warning", "info") else default
-        if r is not None and _RANK[severity] > _RANK[r.severity]:
-            severity = r.severity  # the catalog caps it: what the runtimes do with such a model
         fix, name = (r.fix, r.name) if r is not None else (None, "")
         ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name))
 

@@ -208,21 +208,6 @@ def test_target_warnings_say_which_slower_path():
     assert all("falls back" in f.message or "slower path" in f.message for f in warned), warned
 
 
-@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
-def test_a_wrong_output_declaration_is_a_warning_the_runtimes_load(target):
-    """optimum's merged decoder declares its no-cache branch's ``present`` as ``past + seq``
-    where that branch computes ``seq``: G006, but onnx's checker and onnxruntime load the model,
-    so lint reports a warning, not an error (infer still calls the provable case an error)."""
-    path = ROOT / "tests" / "models" / "optimum" / "gpt2_tiny_merged.onnx"
-    if not available(target):
-        pytest.skip(f"{target} is not installed")
-    assert probe(target, str(path)) is None
-    errors = lint_verdict(str(path), target)
-    assert not errors, errors
-    findings = lint_model(onnx.load(str(path)), str(path), target=target)
-    assert "G006" in codes(findings, "warning") and "G006" not in codes(findings, "error")
-
-
 TF_WHILE_LOOP = ROOT / "tests" / "models" / "exporters" / "tf_while_loop.onnx"
 
 
