@@ -26,7 +26,7 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic import intervals
 from shapeinfer.symbolic.facts import Fact
 
-__all__ = ["contradictions", "declared_types", "dims_text", "dtype_name"]
+__all__ = ["contradictions", "declared_types", "dims_text", "dtype_name", "statically_contradicts"]
 
 
 def dims_text(shape) -> str:
@@ -109,6 +109,24 @@ def contradictions(
                     f"shape {dims_text(decl)}, inferred {dims_text(f.shape)} (axis {', '.join(map(str, bad))})"
                 )
     return problems, provable
+
+
+def statically_contradicts(f: Fact | None, declared: onnx.TypeProto) -> bool:
+    """Whether ``declared`` contradicts ``f`` in a way onnx's strict shape inference (the checker's
+    ``full_check``) sees without symbols: a different element type or rank, or an axis where
+    both dims are ints and differ. A contradiction only between expressions (``past + seq``
+    declared, ``seq`` inferred) it does not see."""
+    if f is None or f.kind != "tensor" or declared.WhichOneof("value") != "tensor_type":
+        return False
+    tt = declared.tensor_type
+    if tt.elem_type and f.dtype and tt.elem_type != f.dtype:
+        return True
+    if not tt.HasField("shape") or f.shape is None:
+        return False
+    decl = [dim_from_proto(d) for d in tt.shape.dim]
+    if len(decl) != len(f.shape):
+        return True
+    return any(type(a) is int and type(b) is int and a != b for a, b in zip(decl, f.shape))
 
 
 def _differ(a: D.Dim, b: D.Dim, ranges: Mapping[str, tuple[int, int | None]] | None) -> bool:

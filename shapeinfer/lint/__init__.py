@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import onnx
 
-from shapeinfer.inference.declarations import declared_types
+from shapeinfer.inference.declarations import declared_types, statically_contradicts
 from shapeinfer.lint import engine_codes as _engine_codes  # noqa: F401  (registers E002-E090)
 from shapeinfer.lint.context import Finding, LintContext
 from shapeinfer.lint.registry import CHECKS, REMAPS, RULES, Rule, expand
@@ -88,6 +88,29 @@ def lint_model(
     return _dedupe(ctx.findings)
 
 
+#: Targets whose loader runs onnx's strict shape inference (the checker's ``full_check``).
+_STRICT_INFERENCE_TARGETS = ("onnx", "onednn")
+
+
+def _refused_declaration(ctx: LintContext, d) -> bool:
+    """Whether the target's runtime refuses the model for this G006: a graph input whose
+    initializer contradicts its declaration (every runtime), or, for onnx's checker, a declared
+    type, rank or int dim that contradicts an int one. onnxruntime and OpenVINO load a model
+    whose ``value_info`` or outputs are declared wrong (onnxruntime merges leniently and warns),
+    and none sees a contradiction only between expressions (``past + seq`` declared, ``seq``
+    inferred)."""
+    if d.graph in (None, "main") and d.tensor in {i.name for i in ctx.model.graph.input}:
+        return True
+    if ctx.target not in _STRICT_INFERENCE_TARGETS:
+        return False
+    for g, name, _ in ctx.graphs():
+        if name == (d.graph or "main"):
+            declared = next((v.type for v in (*g.value_info, *g.output) if v.name == d.tensor), None)
+            fact = ctx.result.graph_facts.get(name, {}).get(d.tensor)
+            return declared is None or statically_contradicts(fact, declared)
+    return True  # not found: keep what inference said
+
+
 def _engine_findings(ctx: LintContext) -> None:
     refs = {}
     for ref in ctx.nodes():
@@ -109,6 +132,8 @@ def _engine_findings(ctx: LintContext) -> None:
             ctx.error_nodes.add((d.graph, d.index))
         default = r.severity if r is not None else "warning"
         severity = d.severity if d.severity in ("error", "warning", "info") else default
+        if code == "G006" and severity == "error" and not _refused_declaration(ctx, d):
+            severity = "warning"
         fix, name = (r.fix, r.name) if r is not None else (None, "")
         ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name))
 

@@ -247,3 +247,44 @@ def test_openvino_refuses_a_model_local_function_that_onnxruntime_inlines(tmp_pa
     if available("onnxruntime"):
         assert probe("onnxruntime", str(path)) is None
     assert not lint_verdict(str(path), "onnxruntime")
+
+
+MERGED = ROOT / "tests" / "models" / "optimum" / "gpt2_tiny_merged.onnx"
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+def test_a_symbolic_declaration_contradiction_is_a_warning_every_runtime_loads(target):
+    """optimum's merged decoder declares its no-cache branch's ``present`` as ``past + seq`` where
+    that branch computes ``seq``: G006, a warning, since the checker and onnxruntime load it."""
+    if not available(target):
+        pytest.skip(f"{target} is not installed")
+    assert probe(target, str(MERGED)) is None
+    findings = lint_model(onnx.load(str(MERGED)), str(MERGED), target=target)
+    assert "G006" in codes(findings, "warning") and not codes(findings, "error")
+
+
+def _wrong_value_info() -> onnx.ModelProto:
+    """Transpose of x[2, 3] declared (value_info) as [5, 5]: an int contradiction."""
+    g = h.make_graph(
+        [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), h.make_node("Relu", ["t"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [3, 2])],
+        value_info=[h.make_tensor_value_info("t", T.FLOAT, [5, 5])],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+def test_an_int_declaration_contradiction_is_an_error_where_the_checker_refuses(tmp_path, target):
+    """The same G006 on ints: onnx's checker (strict inference) refuses the model, onnxruntime
+    loads it (merging leniently); lint's severity follows each."""
+    if not available(target):
+        pytest.skip(f"{target} is not installed")
+    path = tmp_path / "wrong_value_info.onnx"
+    onnx.save(_wrong_value_info(), path)
+    refused = probe(target, str(path)) is not None
+    assert refused == (target == "onnx")
+    findings = lint_model(_wrong_value_info(), str(path), target=target)
+    assert ("G006" in codes(findings, "error")) == refused
+    assert "G006" in codes(findings)

@@ -132,19 +132,24 @@ declare(
     "error",
     "a declared value_info/output shape contradicts the inferred one",
     """
-    The model declares a type or shape for a value (``value_info`` or a graph output, as written
-    by an exporter or an earlier tool) that contradicts what inference derives: a different
-    element type, rank, or a dim that provably differs from the inferred one, or differs from it
-    where both are expressions over the graph inputs' symbols (unless inference itself assumed
-    the two equal, which G003 reports: ``seq`` declared where ``min(seq, 512)`` is inferred).
-    Runtimes that trust the declaration (memory planning, onnxruntime's shape merging) then
-    fail or allocate the wrong size. Inference reports it (``shapeinfer MODEL`` as well as
-    ``lint``), keeps what it derived, and ``shapeinfer MODEL -o OUT`` writes the inferred type
-    in place of the declared one. A graph input whose declared type, rank or static dims differ
-    from its initializer (its default value) is reported too. A declared ``-1`` (Paddle's
-    spelling of a dynamic dim) or an open dim is unknown and contradicts nothing. Where
-    inference knows less than a declaration (an unknown rank, a fresh symbol), it takes the
-    declared type, and says so (G013).
+    The model declares a type or shape for a value (``value_info`` or a graph output, as written by
+    an exporter or an earlier tool) that contradicts what inference derives: a different element
+    type, rank, or a dim that provably differs from the inferred one, or differs from it where both
+    are expressions over the graph inputs' symbols (unless inference itself assumed the two equal,
+    which G003 reports: ``seq`` declared where ``min(seq, 512)`` is inferred). Tools that trust the
+    declaration (memory planners, converters, onnxruntime's shape merging) then go wrong. Lint calls
+    it an error where the target's runtime refuses the model: a graph input whose initializer
+    contradicts its declaration (every runtime), and for ``onnx`` (and ``onednn``, which follows it)
+    a declared type, rank or int dim that contradicts an int one (the checker's strict inference);
+    otherwise a warning, since onnxruntime and OpenVINO load such a model and no runtime sees a
+    contradiction only between expressions (``past + seq`` declared where ``seq`` is inferred).
+    ``shapeinfer MODEL`` calls every provable one an error. Inference reports it (``shapeinfer
+    MODEL`` as well as ``lint``), keeps what it derived, and ``shapeinfer MODEL -o OUT`` writes the
+    inferred type in place of the declared one. A graph input whose declared type, rank or static
+    dims differ from its initializer (its default value) is reported too. A declared ``-1``
+    (Paddle's spelling of a dynamic dim) or an open dim is unknown and contradicts nothing. Where
+    inference knows less than a declaration (an unknown rank, a fresh symbol), it takes the declared
+    type, and says so (G013).
     """,
 )
 
