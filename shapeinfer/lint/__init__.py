@@ -88,8 +88,8 @@ def lint_model(
     return _dedupe(ctx.findings)
 
 
-#: Targets whose loader runs onnx's strict shape inference (the checker's ``full_check``).
-_STRICT_INFERENCE_TARGETS = ("onnx", "onednn")
+#: Targets judged by onnx's checker (``full_check``: strict shape inference, sorted nodes).
+_CHECKER_TARGETS = ("onnx", "onednn")
 
 
 def _refused_declaration(ctx: LintContext, d) -> bool:
@@ -101,7 +101,7 @@ def _refused_declaration(ctx: LintContext, d) -> bool:
     inferred)."""
     if d.graph in (None, "main") and d.tensor in {i.name for i in ctx.model.graph.input}:
         return True
-    if ctx.target not in _STRICT_INFERENCE_TARGETS:
+    if ctx.target not in _CHECKER_TARGETS:
         return False
     for g, name, _ in ctx.graphs():
         if name == (d.graph or "main"):
@@ -134,6 +134,8 @@ def _engine_findings(ctx: LintContext) -> None:
         severity = d.severity if d.severity in ("error", "warning", "info") else default
         if code == "G006" and severity == "error" and not _refused_declaration(ctx, d):
             severity = "warning"
+        if code == "G004" and severity == "warning" and ctx.target in _CHECKER_TARGETS:
+            severity = "error"  # nodes out of order: the checker refuses (onnxruntime, OpenVINO sort them)
         fix, name = (r.fix, r.name) if r is not None else (None, "")
         ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name))
 

@@ -288,3 +288,27 @@ def test_an_int_declaration_contradiction_is_an_error_where_the_checker_refuses(
     findings = lint_model(_wrong_value_info(), str(path), target=target)
     assert ("G006" in codes(findings, "error")) == refused
     assert "G006" in codes(findings)
+
+
+def _unsorted() -> onnx.ModelProto:
+    """Relu reads ``t`` before the Neg that makes it: out of order, no cycle."""
+    g = h.make_graph(
+        [h.make_node("Relu", ["t"], ["y"]), h.make_node("Neg", ["x"], ["t"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime", "openvino"])
+def test_nodes_out_of_order_are_an_error_where_the_checker_judges(tmp_path, target):
+    """onnx's checker refuses nodes out of order; onnxruntime and OpenVINO sort them and run the
+    model: G004 is an error under onnx only."""
+    path = tmp_path / "unsorted.onnx"
+    onnx.save(_unsorted(), path)
+    findings = lint_model(_unsorted(), str(path), target=target)
+    assert "G004" in codes(findings)
+    if available(target):
+        assert (probe(target, str(path)) is not None) == (target == "onnx")
+    assert ("G004" in codes(findings, "error")) == (target == "onnx")

@@ -107,8 +107,9 @@ declare(
     "cycle, or nodes not in topological order",
     """
     ONNX requires a graph's nodes to be topologically sorted and acyclic. A cycle (error) cannot
-    be executed; nodes merely out of order (reported as a warning) are rejected by the ONNX
-    checker and by some runtimes. Sort the nodes (onnx-graphsurgeon's ``toposort``) or break the
+    be executed. Nodes merely out of order are rejected by onnx's checker, an error under the
+    ``onnx`` and ``onednn`` targets, and a warning under ``onnxruntime`` and ``openvino``, which
+    sort the nodes themselves and run the model. Sort the nodes (onnx-graphsurgeon's ``toposort``) or break the
     cycle.
     """,
 )
