@@ -91,6 +91,15 @@ def lint_model(
 #: Targets judged by onnx's checker (``full_check``: strict shape inference, sorted nodes).
 _CHECKER_TARGETS = ("onnx", "onednn")
 
+#: An engine code's severity under a target whose runtime treats the model otherwise than the
+#: engine's default says (each checked against the runtime in tests/lint/test_lint_runtime.py).
+_TARGET_SEVERITY: dict[tuple[str, str], str] = {
+    # nodes out of order: onnx's checker refuses them; onnxruntime and OpenVINO sort and run them
+    **{("G004", t): "error" for t in _CHECKER_TARGETS},
+    # a tensor defined twice: onnx's checker and onnxruntime refuse it; OpenVINO loads the model
+    ("E004", "openvino"): "warning",
+}
+
 
 def _refused_declaration(ctx: LintContext, d) -> bool:
     """Whether the target's runtime refuses the model for this G006: a graph input whose
@@ -134,8 +143,7 @@ def _engine_findings(ctx: LintContext) -> None:
         severity = d.severity if d.severity in ("error", "warning", "info") else default
         if code == "G006" and severity == "error" and not _refused_declaration(ctx, d):
             severity = "warning"
-        if code == "G004" and severity == "warning" and ctx.target in _CHECKER_TARGETS:
-            severity = "error"  # nodes out of order: the checker refuses (onnxruntime, OpenVINO sort them)
+        severity = _TARGET_SEVERITY.get((code, ctx.target), severity)
         fix, name = (r.fix, r.name) if r is not None else (None, "")
         ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name))
 

@@ -37,7 +37,8 @@ declare(
     """
     ONNX graphs are in SSA form: every tensor name is defined once. Here a node's output name
     is already an input, an initializer or another node's output. onnx's checker and
-    onnxruntime refuse the model. Rename one of the two.
+    onnxruntime refuse the model; OpenVINO loads it (a warning under ``--target openvino``).
+    Rename one of the two.
     """,
 )
 

@@ -312,3 +312,27 @@ def test_nodes_out_of_order_are_an_error_where_the_checker_judges(tmp_path, targ
     if available(target):
         assert (probe(target, str(path)) is not None) == (target == "onnx")
     assert ("G004" in codes(findings, "error")) == (target == "onnx")
+
+
+def _defined_twice() -> onnx.ModelProto:
+    """Neg and Relu both write ``t``."""
+    g = h.make_graph(
+        [h.make_node("Neg", ["x"], ["t"]), h.make_node("Relu", ["x"], ["t"]), h.make_node("Abs", ["t"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime", "openvino"])
+def test_a_tensor_defined_twice_is_an_error_where_the_runtime_refuses_it(tmp_path, target):
+    """onnx's checker and onnxruntime refuse a second definition of a tensor; OpenVINO loads the
+    model: E004 is an error under onnx and onnxruntime, a warning under openvino."""
+    path = tmp_path / "defined_twice.onnx"
+    onnx.save(_defined_twice(), path)
+    findings = lint_model(_defined_twice(), str(path), target=target)
+    assert "E004" in codes(findings)
+    if available(target):
+        assert (probe(target, str(path)) is not None) == (target != "openvino")
+    assert ("E004" in codes(findings, "error")) == (target != "openvino")
