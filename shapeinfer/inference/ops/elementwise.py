@@ -139,6 +139,16 @@ def _cmp(test):
     return f
 
 
+#: The comparisons, each as a test of the sign of ``a - b``.
+_TESTS = {
+    "Equal": lambda s: s == 0,
+    "Less": lambda s: s < 0,
+    "LessOrEqual": lambda s: s <= 0,
+    "Greater": lambda s: s > 0,
+    "GreaterOrEqual": lambda s: s >= 0,
+}
+
+
 _BINARY = {
     "Add": lambda a, b: a + b,
     "Sub": lambda a, b: a - b,
@@ -148,16 +158,12 @@ _BINARY = {
     "And": lambda a, b: int(bool(a) and bool(b)) if _is_num(a) and _is_num(b) else None,
     "Or": lambda a, b: int(bool(a) or bool(b)) if _is_num(a) and _is_num(b) else None,
     "Xor": lambda a, b: int(bool(a) != bool(b)) if _is_num(a) and _is_num(b) else None,
-    "Equal": _cmp(lambda s: s == 0),
-    "Less": _cmp(lambda s: s < 0),
-    "LessOrEqual": _cmp(lambda s: s <= 0),
-    "Greater": _cmp(lambda s: s > 0),
-    "GreaterOrEqual": _cmp(lambda s: s >= 0),
+    **{op: _cmp(test) for op, test in _TESTS.items()},
     "BitwiseAnd": None,
     "BitwiseOr": None,
     "BitwiseXor": None,
 }
-_COMPARISONS = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"}
+_COMPARISONS = {*_TESTS, "And", "Or", "Xor"}
 _VARIADIC = {
     "Sum": lambda *a: sum(a[1:], a[0]),
     "Mean": None,
@@ -272,15 +278,6 @@ def _two_valued_cmp_in(ctx, test):
         return D.add(t0, D.mul(t1 - t0, D.sub(x, lo)))
 
     return f
-
-
-_TESTS = {
-    "Equal": lambda s: s == 0,
-    "Less": lambda s: s < 0,
-    "LessOrEqual": lambda s: s <= 0,
-    "Greater": lambda s: s > 0,
-    "GreaterOrEqual": lambda s: s >= 0,
-}
 
 
 def _binary_rule(op: str):

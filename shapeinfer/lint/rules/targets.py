@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from onnx import TensorProto
 
 from shapeinfer.inference.ops.common import dim_values
+from shapeinfer.io.onnxio import subgraph_attrs
 from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import LintContext, NodeRef, dtype_name
 from shapeinfer.lint.registry import rule
@@ -265,7 +266,7 @@ def openvino_loop_pass_through(ctx: LintContext) -> None:
     for ref in ctx.nodes():
         if ref.node.op_type != "Loop" or ref.node.domain not in ("", "ai.onnx"):
             continue
-        body = next((a.g for a in ref.node.attribute if a.name == "body"), None)
+        body = next((g for name, g in subgraph_attrs(ref.node) if name == "body"), None)
         if body is None:
             continue
         inputs = {i.name for i in body.input}
