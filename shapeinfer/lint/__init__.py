@@ -18,6 +18,7 @@ import onnx
 
 from shapeinfer.inference.declarations import declared_types, statically_contradicts
 from shapeinfer.lint import engine_codes as _engine_codes  # noqa: F401  (registers E002-E090)
+from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import Finding, LintContext
 from shapeinfer.lint.registry import CHECKS, REMAPS, RULES, Rule, expand
 from shapeinfer.lint.rules import graph as _graph  # noqa: F401  (registers G/E rules)
@@ -88,14 +89,12 @@ def lint_model(
     return _dedupe(ctx.findings)
 
 
-#: Targets judged by onnx's checker (``full_check``: strict shape inference, sorted nodes).
-_CHECKER_TARGETS = ("onnx", "onednn")
-
-#: An engine code's severity under a target whose runtime treats the model otherwise than the
-#: engine's default says (each checked against the runtime in tests/lint/test_lint_runtime.py).
-_TARGET_SEVERITY: dict[tuple[str, str], str] = {
+#: An engine code's severity where the runtime judging the target treats the model otherwise
+#: than the engine's default says (each checked against the runtime in
+#: tests/lint/test_lint_runtime.py), keyed by (code, runtime: :func:`runtimes.judging_runtime`).
+_RUNTIME_SEVERITY: dict[tuple[str, str], str] = {
     # nodes out of order: onnx's checker refuses them; onnxruntime and OpenVINO sort and run them
-    **{("G004", t): "error" for t in _CHECKER_TARGETS},
+    ("G004", "onnx"): "error",
     # a tensor defined twice: onnx's checker and onnxruntime refuse it; OpenVINO loads the model
     ("E004", "openvino"): "warning",
 }
@@ -110,7 +109,7 @@ def _refused_declaration(ctx: LintContext, d) -> bool:
     inferred)."""
     if d.graph in (None, "main") and d.tensor in {i.name for i in ctx.model.graph.input}:
         return True
-    if ctx.target not in _CHECKER_TARGETS:
+    if runtimes.judging_runtime(ctx.target) != "onnx":
         return False
     for g, name, _ in ctx.graphs():
         if name == (d.graph or "main"):
@@ -143,7 +142,7 @@ def _engine_findings(ctx: LintContext) -> None:
         severity = d.severity if d.severity in ("error", "warning", "info") else default
         if code == "G006" and severity == "error" and not _refused_declaration(ctx, d):
             severity = "warning"
-        severity = _TARGET_SEVERITY.get((code, ctx.target), severity)
+        severity = _RUNTIME_SEVERITY.get((code, runtimes.judging_runtime(ctx.target)), severity)
         fix, name = (r.fix, r.name) if r is not None else (None, "")
         ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name))
 

@@ -15,6 +15,15 @@ from importlib import resources
 #: The runtimes in the table (lint targets with a table of their own).
 RUNTIMES = ("onnxruntime", "openvino")
 
+#: The runtime each lint target is judged by: oneDNN Graph has none to install, and its
+#: profile follows onnx's checker.
+JUDGED_BY = {"onnx": "onnx", "onnxruntime": "onnxruntime", "openvino": "openvino", "onednn": "onnx"}
+
+
+def judging_runtime(target: str) -> str:
+    """The runtime whose acceptance a finding's severity under ``target`` follows."""
+    return JUDGED_BY.get(target, "onnx")
+
 
 @lru_cache(maxsize=1)
 def table() -> dict:

@@ -21,15 +21,15 @@ import onnx
 from shapeinfer.io.onnxio import graph_path, subgraph_attrs
 from shapeinfer.lint.context import LintContext
 from shapeinfer.lint.registry import rule
+from shapeinfer.lint.runtimes import judging_runtime
 
 #: lint target -> the runtime whose verdict grades a finding
-_RUNTIME = {"onnx": "onnx", "onnxruntime": "onnxruntime", "openvino": "openvino", "onednn": "onnx"}
 ALL = frozenset({"onnx", "onnxruntime", "openvino"})
 
 
 def _grade(ctx: LintContext, refused, otherwise: str = "warning") -> str:
     """``error`` when the runtime of ``ctx``'s target is among ``refused``, else ``otherwise``."""
-    return "error" if _RUNTIME.get(ctx.target, "onnx") in refused else otherwise
+    return "error" if judging_runtime(ctx.target) in refused else otherwise
 
 
 def _domain(d: str) -> str:
