@@ -20,11 +20,16 @@ dim, whatever chain of ops computed it):
    - Slice starts/ends with known positive steps and axes: a bound provably at or past the dim
      becomes the type's max, a bound ``dim - k`` (k > 0, provably >= 0) becomes ``-k``.
 
-2. Otherwise the values are rebuilt with the fewest nodes: ``Shape(T, start, end)`` slices
-   of tensors T that carry the needed dims (graph inputs first, then data tensors computed
-   before the consumer), one Concat with constant pieces when there are several, Squeeze for
-   a scalar, Cast to the input's type. This happens only when it takes no more nodes than the
-   shape computation it replaces. Identical rebuilt values are shared within the pass.
+2. The others are rebuilt together, from the fewest nodes: ``Shape(T, start, end)`` slices of
+   tensors T that carry the needed dims (graph inputs first, then data tensors computed before
+   the consumer), one Concat with constant pieces when there are several, Squeeze for a
+   scalar, Cast to the input's type. Taken in graph order, each shape input gets the spelling
+   that adds the fewest nodes to those made for the inputs before it: a value computed once
+   (a Shape slice, a whole vector, a piece of a Concat) serves every later input that needs it,
+   whichever tensor the model read it from (value numbering of shape vectors by their symbolic
+   values), so the graph's targets come from a few Shape roots. The rebuild is taken only when
+   it leaves fewer nodes than the shape computations it replaces (counted over the whole graph,
+   nodes other readers keep alive included).
 
 A shape input already in the form 1 or 2 would give is left alone (so the pass reaches a
 fixpoint); the chain that fed a rewritten input is left for ``dce``.
@@ -73,18 +78,6 @@ def shape_slots(node) -> dict[int, str]:
 #   ("cast", plan, dtype)
 
 
-def plan_cost(plan: tuple) -> int:
-    """Nodes a plan creates (constants are free)."""
-    kind = plan[0]
-    if kind == "const":
-        return 0
-    if kind == "shape":
-        return 1
-    if kind == "concat":
-        return 1 + sum(plan_cost(p) for p in plan[1])
-    return 1 + plan_cost(plan[1])
-
-
 @dataclass
 class Entry:
     """One element of a shape input: its true value and the constants that may spell it."""
@@ -128,40 +121,6 @@ class Sources:
             for ln in range(1, length + 1):
                 out.append((name, axis, axis + ln))
         return out
-
-
-def vector_plan(entries: list[Entry], sources: Sources, before: int) -> tuple | None:
-    """The cheapest plan spelling ``entries`` as an int64 1-D tensor, or None when impossible.
-
-    Cost is (Shape slices, pieces): one piece needs no Concat.
-    """
-    n = len(entries)
-    INF = (10**9, 10**9)
-    best: list[tuple[tuple[int, int], list | None]] = [(INF, None)] * (n + 1)
-    best[n] = ((0, 0), [])
-    for i in range(n - 1, -1, -1):
-        cands: list[tuple[tuple[int, int], list]] = []
-        j = i
-        while j < n and entries[j].consts:
-            j += 1
-            rest = best[j]
-            if rest[1] is not None:
-                piece = ("const", INT64, (j - i,), tuple(e.consts[0] for e in entries[i:j]))
-                cands.append(((rest[0][0], rest[0][1] + 1), [piece, *rest[1]]))
-        for name, a, b in sources.runs(entries, i, before):
-            rest = best[i + b - a]
-            if rest[1] is not None:
-                cands.append(((rest[0][0] + 1, rest[0][1] + 1), [("shape", name, a, b), *rest[1]]))
-        if cands:
-            best[i] = min(cands, key=lambda c: c[0])
-    pieces = best[0][1]
-    if pieces is None:
-        return None
-    if not pieces:
-        return ("const", INT64, (0,), ())
-    if len(pieces) == 1:
-        return pieces[0]
-    return ("concat", tuple(pieces))
 
 
 def finish(plan: tuple, dtype: int, scalar: bool) -> tuple:
@@ -422,20 +381,6 @@ def shape_only_nodes(g) -> set[int]:
     return only
 
 
-def cone_cost(t, only: set[int]) -> int:
-    """Nodes of the shape computation that produces ``t`` (stopping at data tensors)."""
-    seen: set[int] = set()
-    stack = [t]
-    while stack:
-        x = stack.pop()
-        p = producer(x)
-        if p is None or id(p) in seen or id(p) not in only:
-            continue
-        seen.add(id(p))
-        stack.extend(p.inputs)
-    return len(seen)
-
-
 # ---------------------------------------------------------------------- building
 
 
@@ -583,22 +528,164 @@ class _Index:
         return self._tensors
 
 
-def _plan_slot(node, k: int, facts, index: _Index, pos: int, options: list[list[Entry]]) -> tuple | None:
-    """The cheapest plan among ``options`` (from :func:`slot_options`) for input ``k``."""
+def _constant_plan(node, k: int, facts, options: list[list[Entry]]) -> tuple | None:
+    """The constant spelling of input ``k`` (the first option whose every entry has one), or None."""
+    f = facts.get(node.inputs[k].name)
+    for entries in options:
+        if all(e.consts for e in entries):
+            return finish(("const", INT64, (len(entries),), tuple(e.consts[0] for e in entries)), f.dtype, not f.shape)
+    return None
+
+
+def _sub_plans(plan: tuple):
+    """``plan`` and the plans inside it that make nodes (constants are free), outermost first."""
+    kind = plan[0]
+    if kind == "const":
+        return
+    yield plan
+    if kind == "concat":
+        for p in plan[1]:
+            yield from _sub_plans(p)
+    elif kind in ("squeeze", "cast"):
+        yield from _sub_plans(plan[1])
+
+
+def _fits(values: tuple, entries: list[Entry], i: int) -> bool:
+    """A vector computing ``values`` spells ``entries[i:i + len(values)]``."""
+    if i + len(values) > len(entries):
+        return False
+    for v, e in zip(values, entries[i : i + len(values)]):
+        if type(v) is int and v in e.consts:
+            continue
+        if not (e.runtime and v == e.value):
+            return False
+    return True
+
+
+class _Shared:
+    """The plans the rewrite will have computed so far, in the order of their first reader: a
+    plan made for one shape input serves every later one that needs its value (value numbering
+    of shape vectors), so the shape inputs of a graph are rebuilt from few ``Shape`` roots."""
+
+    def __init__(self, dims: dict[str, tuple]) -> None:
+        self.dims = dims  # source tensor name -> its dims
+        self.made: set[tuple] = set()  # plans that will have nodes (built, or kept as they are)
+        self.vectors: list[tuple[tuple, tuple]] = []  # (int64 1-D plan, the values it computes)
+        self.existing: dict[tuple, object] = {}  # plan -> the tensor already computing it
+
+    def values(self, plan: tuple) -> tuple | None:
+        kind = plan[0]
+        if kind == "const":
+            return plan[3] if len(plan[2]) == 1 else None
+        if kind == "shape":
+            dims = self.dims.get(plan[1])
+            return None if dims is None else tuple(dims[plan[2] : plan[3]])
+        if kind == "concat":
+            parts = [self.values(p) for p in plan[1]]
+            return None if any(p is None for p in parts) else tuple(v for p in parts for v in p)
+        return None
+
+    def cost(self, plan: tuple) -> int:
+        """Nodes ``plan`` adds to what is made already."""
+        return sum(1 for p in _sub_plans(plan) if p not in self.made) if plan not in self.made else 0
+
+    def add(self, plan: tuple) -> None:
+        for p in _sub_plans(plan):
+            if p in self.made:
+                continue
+            self.made.add(p)
+            if p[0] in ("shape", "concat"):
+                vals = self.values(p)
+                if vals is not None:
+                    self.vectors.append((p, vals))
+
+    def keep(self, plan: tuple, t) -> None:
+        """``t`` already computes ``plan``: its nodes serve later readers too."""
+        self.add(plan)
+        self._seed(plan, t)
+
+    def _seed(self, plan: tuple, t) -> None:
+        if plan[0] == "const" or plan in self.existing:
+            return
+        self.existing[plan] = t
+        p = producer(t)
+        if p is None:
+            return
+        if plan[0] == "concat" and p.op == "Concat" and len(p.inputs) == len(plan[1]):
+            for sub, x in zip(plan[1], p.inputs):
+                self._seed(sub, x)
+        elif plan[0] in ("squeeze", "cast") and p.op in ("Squeeze", "Cast") and p.inputs:
+            self._seed(plan[1], p.inputs[0])
+
+    def vector_plan(self, entries: list[Entry], sources: Sources, before: int) -> tuple | None:
+        """The plan spelling ``entries`` as an int64 1-D tensor with the fewest new nodes (then the
+        fewest pieces): Shape slices (free once made), vectors made already, constants."""
+        n = len(entries)
+        INF = (10**9, 10**9)
+        best: list[tuple[tuple[int, int], list | None]] = [(INF, None)] * (n + 1)
+        best[n] = ((0, 0), [])
+        for i in range(n - 1, -1, -1):
+            cands: list[tuple[tuple[int, int], list]] = []
+            j = i
+            while j < n and entries[j].consts:
+                j += 1
+                rest = best[j]
+                if rest[1] is not None:
+                    piece = ("const", INT64, (j - i,), tuple(e.consts[0] for e in entries[i:j]))
+                    cands.append(((rest[0][0], rest[0][1] + 1), [piece, *rest[1]]))
+            for name, a, b in sources.runs(entries, i, before):
+                rest = best[i + b - a]
+                if rest[1] is not None:
+                    piece = ("shape", name, a, b)
+                    extra = 0 if piece in self.made else 1
+                    cands.append(((rest[0][0] + extra, rest[0][1] + 1), [piece, *rest[1]]))
+            for piece, vals in self.vectors:
+                if _fits(vals, entries, i):
+                    rest = best[i + len(vals)]
+                    if rest[1] is not None:
+                        cands.append(((rest[0][0], rest[0][1] + 1), [piece, *rest[1]]))
+            if cands:
+                best[i] = min(cands, key=lambda c: c[0])
+        pieces = best[0][1]
+        if pieces is None:
+            return None
+        if not pieces:
+            return ("const", INT64, (0,), ())
+        if len(pieces) == 1:
+            return pieces[0]
+        return ("concat", tuple(pieces))
+
+
+def _plan_shared(node, k: int, facts, index: _Index, pos: int, options, shared: _Shared) -> tuple | None:
+    """The plan for input ``k`` adding the fewest nodes to ``shared`` (then the fewest pieces)."""
     f = facts.get(node.inputs[k].name)
     best = None
     for entries in options:
-        if all(e.consts for e in entries):
-            plan = ("const", INT64, (len(entries),), tuple(e.consts[0] for e in entries))
-        else:
-            plan = vector_plan(entries, index.sources, pos)
+        plan = shared.vector_plan(entries, index.sources, pos)
         if plan is None:
             continue
         plan = finish(plan, f.dtype, len(f.shape) == 0)
-        cost = (plan_cost(plan), len(plan[1]) if plan[0] == "concat" else 1)
+        cost = (shared.cost(plan), len(plan[1]) if plan[0] == "concat" else 1)
         if best is None or cost < best[0]:
             best = (cost, plan)
     return None if best is None else best[1]
+
+
+def _freed(g, only: set[int], rewired: set[tuple[int, int]]) -> int:
+    """Nodes of ``only`` (shape-only nodes) left unread once the inputs ``rewired`` ((id of a node,
+    input index)) read something else; ``g``'s nodes are in topological order."""
+    dead: set[int] = set()
+    for n in reversed(g.nodes):
+        if id(n) not in only:
+            continue
+        if all(
+            id(c) in dead or all(x is not t or (id(c), kk) in rewired for kk, x in enumerate(c.inputs))
+            for t in n.outputs
+            if t.name
+            for c in t.outputs
+        ):
+            dead.add(id(n))
+    return len(dead)
 
 
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
@@ -648,27 +735,49 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     builder = Builder(gm, opset, index)
     stats = {"made constant": 0, "rebuilt from Shape slices": 0}
     per_op: dict[str, int] = {}
-    # id of a slot's spellings (one per slot key) -> (plan, tensor built) when the plan is a constant
-    # (a constant wins whenever one is possible, wherever the node is: built once, then shared)
-    constant_plans: dict[int, tuple] = {}
+    # 1. Constants: a constant wins whenever one is possible, wherever the node is (one per
+    # slot key, built once, then shared).
+    rewrites: list[tuple] = []  # (node, input index, kind, plan)
+    runtime: list[tuple] = []  # (node, input index, kind, spellings) needing values read at run time
+    constant_plans: dict[int, tuple | None] = {}  # id of a slot's spellings -> its constant plan
     for node, k, kind, options in todo:
-        hit = constant_plans.get(id(options))
-        if hit is not None:
-            plan, new = hit
+        key = id(options)
+        if key not in constant_plans:
+            constant_plans[key] = _constant_plan(node, k, facts, options)
+        plan = constant_plans[key]
+        if plan is not None:
+            rewrites.append((node, k, kind, plan))
         else:
+            runtime.append((node, k, kind, options))
+    # 2. The others, all together: each from the plan adding the fewest nodes to those made for
+    # the inputs before it (shared values, Shape slices of graph inputs first). Taken only when
+    # the graph ends up with fewer shape nodes than it has.
+    if runtime:
+        # (what is shape-only is decided on the graph as it is, before any rewrite)
+        shared = _Shared({name: dims for name, dims, _ in index.sources.cands})
+        changed: list[tuple] = []
+        for node, k, kind, options in runtime:
             pos = position[node]
-            plan = _plan_slot(node, k, facts, index, pos, options)
+            plan = _plan_shared(node, k, facts, index, pos, options, shared)
             if plan is None:
                 continue
-            if plan[0] != "const":
-                t = node.inputs[k]
-                if _normalize(describe(t, opset), index.ranks) == _normalize(plan, index.ranks):
-                    continue
-                if plan_cost(plan) > cone_cost(t, index.only):
-                    continue
-            new = builder.build(plan, pos, f"{node.name or node.op}_{kind}")
-            if plan[0] == "const":
-                constant_plans[id(options)] = (plan, new)
+            t = node.inputs[k]
+            if _normalize(describe(t, opset), index.ranks) == _normalize(plan, index.ranks):
+                shared.keep(plan, t)  # already in that form: it stays, and serves later inputs
+                continue
+            shared.add(plan)
+            changed.append((node, k, kind, plan))
+        if changed:
+            made = sum(1 for p in shared.made if p not in shared.existing)
+            constant = {(id(item[0]), item[1]) for item in rewrites}
+            before = _freed(g, index.only, constant)
+            after = _freed(g, index.only, constant | {(id(item[0]), item[1]) for item in changed})
+            if made < after - before:
+                builder.memo.update(shared.existing)
+                rewrites += changed
+                rewrites.sort(key=lambda item: position[item[0]])
+    for node, k, kind, plan in rewrites:
+        new = builder.build(plan, position[node], f"{node.name or node.op}_{kind}")
         set_input(node, k, new)
         stats["made constant" if plan[0] == "const" else "rebuilt from Shape slices"] += 1
         per_op[node.op] = per_op.get(node.op, 0) + 1

@@ -178,3 +178,79 @@ def test_already_canonical_rebuilt_target_is_a_fixpoint():
     twice, changes = pass_module("canonicalize-reshape").run(once, PassContext())
     assert not any(changes.values())
     assert twice.SerializeToString() == once.SerializeToString()
+
+
+def shape_like_nodes(model: onnx.ModelProto) -> list[str]:
+    """Ops of the nodes computing shape values (everything but the data ops these tests use)."""
+    return sorted(n.op_type for n in model.graph.node if n.op_type not in ("Reshape", "Expand", "Relu", "Add"))
+
+
+def test_a_target_equal_to_an_earlier_one_reads_it_instead_of_a_shape_of_its_own():
+    # torch.export's BERT: the first head split builds [batch, seq, 4, 16] from the ids' Shape,
+    # the next ones read Shape(view) (the same values) again (allowzero: 0 cannot copy dims).
+    nodes = [
+        h.make_node("Shape", ["ids"], ["bs"], end=2),
+        h.make_node("Concat", ["bs", "heads"], ["t1"], axis=0),
+        h.make_node("Reshape", ["x", "t1"], ["v"], allowzero=1),
+        h.make_node("Shape", ["v"], ["t2"], end=4),
+        h.make_node("Relu", ["xf"], ["r"]),
+        h.make_node("Reshape", ["r", "t2"], ["w"], allowzero=1),
+    ]
+    ins = [
+        h.make_tensor_value_info("ids", T.INT64, ["batch", "seq"]),
+        h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 64]),
+        h.make_tensor_value_info("xf", T.FLOAT, ["bs", 64]),
+    ]
+    m = model_of(nodes, ins, [vo("v", T.FLOAT, 4), vo("w", T.FLOAT, 4)], [i64("heads", [4, 16])])
+    out, changes = canon(m)
+    assert changes["rebuilt from Shape slices"] == 1 and changes["nodes created"] == 0
+    assert shape_like_nodes(out) == ["Concat", "Shape"]
+    reshapes = [n for n in out.graph.node if n.op_type == "Reshape"]
+    assert reshapes[0].input[1] == reshapes[1].input[1]
+    for b in BINDINGS:
+        f = ort_oracle.feeds(m, {**b, "bs": b["batch"] * b["seq"]})
+        for a, c in zip(ort_oracle.run(m, f), ort_oracle.run(out, f)):
+            assert a.shape == c.shape
+            np.testing.assert_array_equal(a, c)
+    _, changes = pass_module("canonicalize-reshape").run(out, PassContext())
+    assert not any(changes.values())
+
+
+def test_targets_of_different_tensors_share_one_shape_root_on_a_graph_input():
+    # Each Expand reads the Shape of its own tensor; both are [batch, seq], like the ids'.
+    nodes = [
+        h.make_node("Shape", ["ids"], ["s0"]),
+        h.make_node("Expand", ["one", "s0"], ["e0"]),
+        h.make_node("Add", ["e0", "e0"], ["a"]),
+        h.make_node("Shape", ["a"], ["s1"]),
+        h.make_node("Expand", ["two", "s1"], ["e1"]),
+        h.make_node("Add", ["a", "e1"], ["y"]),
+    ]
+    ins = [h.make_tensor_value_info("ids", T.INT64, ["batch", "seq"])]
+    consts = [
+        numpy_helper.from_array(np.ones((1, 1), np.float32), "one"),
+        numpy_helper.from_array(np.full((1, 1), 2, np.float32), "two"),
+    ]
+    m = model_of(nodes, ins, [vo("y", T.FLOAT, 2)], consts)
+    out, changes = canon(m)
+    assert changes["Expand inputs rewritten"] == 1
+    assert shape_like_nodes(out) == ["Shape"]
+    shape = next(n for n in out.graph.node if n.op_type == "Shape")
+    assert shape.input[0] == "ids"
+    assert_same_outputs(m, out)
+
+
+def test_a_rebuild_that_frees_nothing_is_not_taken():
+    # The Expand target is also a graph output: rebuilding it from Shape(x) would add a node and
+    # free none, so the graph is left as it is.
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"]),
+        h.make_node("Add", ["s", "zeros"], ["t"]),
+        h.make_node("Expand", ["one", "t"], ["y"]),
+    ]
+    ins = [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq"])]
+    consts = [i64("zeros", [0, 0]), numpy_helper.from_array(np.ones((1, 1), np.float32), "one")]
+    m = model_of(nodes, ins, [vo("y", T.FLOAT, 2), vo("t", T.INT64, 1)], consts)
+    out, changes = pass_module("canonicalize-reshape").run(m, PassContext())
+    assert not any(changes.values())
+    assert out.SerializeToString() == m.SerializeToString()
