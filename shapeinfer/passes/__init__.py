@@ -15,6 +15,7 @@ The passes, in pipeline order (each module's docstring states its contract):
   values: constant where the op's encoding allows it (Reshape ``0``/``-1``, Expand ``1``...),
   else rebuilt from the fewest ``Shape`` slices.
 - ``remove-noop-reshape`` — shape-preserving data movement removed, reshape chains collapsed.
+- ``remove-neutral`` — ``x * 1``, ``x / 1``, ``x + 0`` where exact (signed zeros) removed.
 - ``dedupe-shapes`` — common subexpression elimination.
 - ``dce`` — dead-code elimination (always runs after the selected passes).
 
@@ -52,6 +53,7 @@ PASSES: dict[str, str] = {
     "fold-constants": "shapeinfer.passes.fold_constants",
     "canonicalize-reshape": "shapeinfer.passes.canonicalize_reshape",
     "remove-noop-reshape": "shapeinfer.passes.remove_noop_reshape",
+    "remove-neutral": "shapeinfer.passes.remove_neutral",
     "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
     "dce": "shapeinfer.passes.dce",
 }
