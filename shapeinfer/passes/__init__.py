@@ -16,6 +16,7 @@ The passes, in pipeline order (each module's docstring states its contract):
   else rebuilt from the fewest ``Shape`` slices.
 - ``remove-noop-reshape`` — shape-preserving data movement removed, reshape chains collapsed.
 - ``remove-neutral`` — ``x * 1``, ``x / 1``, ``x + 0`` where exact (signed zeros) removed.
+- ``merge-transposes`` — a Transpose of a Transpose made one (or none: the identity).
 - ``dedupe-shapes`` — common subexpression elimination.
 - ``dce`` — dead-code elimination (always runs after the selected passes).
 
@@ -54,6 +55,7 @@ PASSES: dict[str, str] = {
     "canonicalize-reshape": "shapeinfer.passes.canonicalize_reshape",
     "remove-noop-reshape": "shapeinfer.passes.remove_noop_reshape",
     "remove-neutral": "shapeinfer.passes.remove_neutral",
+    "merge-transposes": "shapeinfer.passes.merge_transposes",
     "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
     "dce": "shapeinfer.passes.dce",
 }
