@@ -10,6 +10,11 @@ types; ``infer_shapes_path`` writes the file, over the input when ``output_path`
 exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode``). How the results
 differ from onnx's:
 
+- a graph input with an initializer (a default the caller may override, IR >= 4) is read as
+  a constant, as onnx reads it: dims that follow from its value hold only while the default
+  is used. Each such input is an assumption, reported as an info ``G013`` in the log (logger
+  ``shapeinfer.compat``, as every diagnostic of the run); ``shapeinfer`` itself and
+  :func:`shapeinfer.infer` keep such values open;
 - a dim onnx leaves unknown is an expression of the inputs' symbols where shapeinfer can say
   one (``2*seq``, ``(seq + 1)//2``, written as ``dim_param``), or a fresh symbol (``unk_<n>``)
   where nobody can (onnx leaves the dim empty);
@@ -28,19 +33,30 @@ differ from onnx's:
 
 from __future__ import annotations
 
+import logging
 import os
 
 import onnx
 from onnx.shape_inference import InferenceError
 
-from shapeinfer.api import infer
-from shapeinfer.api import infer_shapes as _infer_shapes
 from shapeinfer.inference.annotate import annotate
-from shapeinfer.inference.engine import Result
+from shapeinfer.inference.engine import Result, infer, model_dir
 from shapeinfer.io.modelsource import in_memory, is_path
+from shapeinfer.io.onnxio import load_model
 from shapeinfer.io.writer import save_model
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
+
+logger = logging.getLogger("shapeinfer.compat")
+
+
+def _infer(model: onnx.ModelProto, base_dir: str | None) -> Result:
+    """shapeinfer's inference as onnx's sees the model: initializer defaults of graph inputs
+    read as constants (each assumption an info G013), every diagnostic logged."""
+    result = infer(model, base_dir=base_dir, defaults_as_constants=True)
+    for d in result.diagnostics:
+        logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)
+    return result
 
 
 def _strict(result: Result) -> None:
@@ -62,17 +78,17 @@ def infer_shapes(
     ``data_prop`` are accepted for compatibility (see the module docstring).
     """
     if is_path(model):
-        raise TypeError(
-            "infer_shapes only accepts ModelProto or bytes,you can use infer_shapes_path for the model path (String)."
+        raise TypeError(  # onnx 1.23's words
+            "infer_shapes only accepts ModelProto or bytes, "
+            "For Model paths (str or os.PathLike), use infer_shapes_path()."
         )
-    if not strict_mode:
-        return _infer_shapes(model)
-    m, callers = in_memory(model)
+    m, callers = in_memory(model)  # a path was refused above
     if callers:  # annotate writes into the model inferred: never the caller's
         m = onnx.ModelProto()
         m.CopyFrom(model)
-    result = infer(m)
-    _strict(result)
+    result = _infer(m, None)
+    if strict_mode:
+        _strict(result)
     return annotate(result)
 
 
@@ -91,7 +107,7 @@ def infer_shapes_path(
         raise TypeError(f"infer_shapes_path only accepts model path (String), not {type(model_path).__name__}")
     src = os.fspath(model_path)
     out = os.fspath(output_path) if output_path else src
-    result = infer(src)
+    result = _infer(load_model(src), model_dir(src))
     if strict_mode:
         _strict(result)
     save_model(annotate(result), out, src, in_place=True)

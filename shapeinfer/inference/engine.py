@@ -179,8 +179,12 @@ class Engine:
         max_expr_size: int = MAX_EXPR_SIZE,
         timeout: float | None = None,
         dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
+        defaults_as_constants: bool = False,
     ) -> None:
         self.model = model
+        #: read the main graph's initializer defaults of graph inputs as constants (onnx's
+        #: inference does; off by default: a caller may override them)
+        self.defaults_as_constants = defaults_as_constants
         #: the run's symbolic state: input symbols, ranges, fresh symbols, substitution,
         #: equalities and guards (rules reach it as ``ctx.symbols``)
         self.symbols = SymbolScope(dim_ranges)
@@ -326,9 +330,12 @@ class Engine:
                 self.diagnostics.append(Diagnostic("error", "E014", msg, graph=name, tensor=t.name))
             if t.name in facts and overridable:  # an input with a default: its value may be overridden
                 self._check_default(facts[t.name], t, name)
-                if tensor_numel(t) <= MAX_VALUE_ELEMENTS and problem is None and not t.data_location:
-                    self.defaults[t.name] = t  # validation checks nodes at the default value too
-                continue
+                if not (self.defaults_as_constants and parent is None):
+                    if tensor_numel(t) <= MAX_VALUE_ELEMENTS and problem is None and not t.data_location:
+                        self.defaults[t.name] = t  # validation checks nodes at the default value too
+                    continue
+                msg = f"graph input {t.name!r}: assuming it keeps its initializer's value (a default, overridable)"
+                self.diagnostics.append(Diagnostic("info", "G013", msg, graph=name, tensor=t.name))
             try:
                 facts[t.name] = tensor_fact(t, self.base_dir)
             except (ExternalDataMissing, ExternalDataInvalid) as e:
@@ -1111,6 +1118,7 @@ def infer(
     timeout: float | None = None,
     dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
     record_reads: bool = False,
+    defaults_as_constants: bool = False,
 ) -> Result:
     """Infer every tensor's facts in ``model`` (not modified unless ``input_shapes`` is given).
 
@@ -1120,10 +1128,14 @@ def infer(
     ``min``/``max`` they decide are decided, and the guards they prove are not recorded.
     ``timeout`` (seconds) raises :class:`InferenceTimeout` when inference runs longer.
     ``record_reads`` keeps what the walk read of each main-graph node (``Result.node_reads``).
+    ``defaults_as_constants`` reads the values of the main graph's initializers that are also
+    graph inputs (defaults a caller may override, otherwise only typed) as constants, as onnx's
+    inference does, with an info G013 per input saying so (:mod:`shapeinfer.compat.onnx`
+    uses it).
     """
     if input_shapes:
         apply_input_overrides(model, input_shapes)
-    eng = Engine(model, base_dir, timeout=timeout, dim_ranges=dim_ranges)
+    eng = Engine(model, base_dir, timeout=timeout, dim_ranges=dim_ranges, defaults_as_constants=defaults_as_constants)
     if record_reads:
         eng.node_reads = [None] * len(model.graph.node)
     graph = model.graph

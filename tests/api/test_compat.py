@@ -65,10 +65,51 @@ def test_onnx_infer_shapes_on_a_real_model_has_every_tensor_and_the_symbolic_dim
 
 
 def test_onnx_infer_shapes_takes_no_path_like_onnx():
-    with pytest.raises(TypeError, match="infer_shapes_path"):
-        compat_onnx.infer_shapes(str(model_path("bert_ts")))
-    with pytest.raises(TypeError, match="infer_shapes_path"):
+    with pytest.raises(TypeError) as theirs:
         onnx.shape_inference.infer_shapes(str(model_path("bert_ts")))
+    with pytest.raises(TypeError) as ours:
+        compat_onnx.infer_shapes(str(model_path("bert_ts")))
+    assert str(ours.value) == str(theirs.value)  # onnx's words (its own tests match them)
+
+
+def _defaults_model() -> onnx.ModelProto:
+    """A Reshape whose target shape is a graph input with an initializer: a default the
+    caller may override (IR >= 4), which onnx's inference reads as a constant."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 12])
+    shape_in = helper.make_tensor_value_info("shape", TensorProto.INT64, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    shape = helper.make_tensor("shape", TensorProto.INT64, [3], [2, 3, -1])
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Relu", ["r"], ["y"])],
+        "g",
+        [x, shape_in],
+        [y],
+        initializer=[shape],
+    )
+    return helper.make_model(g, ir_version=8, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_onnx_infer_shapes_reads_initializer_defaults_like_onnx_and_says_so(caplog):
+    """onnx's inference reads an input's initializer as a constant: so does the drop-in, with
+    an info G013 in its log; shapeinfer's own inference keeps the value open (it may be
+    overridden). onnxruntime, run at the default, gives the same dims."""
+    import numpy as np
+    import onnxruntime
+
+    m = _defaults_model()
+    theirs = onnx.shape_inference.infer_shapes(m)
+    with caplog.at_level("INFO", logger="shapeinfer.compat"):
+        ours = compat_onnx.infer_shapes(m, strict_mode=True)
+    assert _types(ours) == _types(theirs)
+    assert _types(ours)["y"] == (TensorProto.FLOAT, (2, 3, 4))
+    assert any("G013" in r.getMessage() and "'shape'" in r.getMessage() for r in caplog.records)
+    sess = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (out,) = sess.run(None, {"x": np.zeros((2, 12), np.float32)})
+    assert out.shape == (2, 3, 4)
+    from shapeinfer.api import infer
+
+    default = infer(m)  # the tool itself: a default is not a constant
+    assert default.dims("y") != [2, 3, 4] and not any(d.code == "G013" for d in default.diagnostics)
 
 
 def _broken_model() -> onnx.ModelProto:
