@@ -19,10 +19,13 @@ tensor's type or rank is left unknown. How it differs from onnxruntime's:
   ``unk_<n>`` where onnxruntime writes ``unk__<n>`` or sympy text; where a dim holds only for
   some sizes, shapeinfer writes the expression valid at every size (``min(seq, 512)`` for a
   slice of a 512-row table, where onnxruntime writes ``seq``), or records the assumption;
-- an invalid model is not inferred through: an op in a domain it does not belong to
-  (``MatMulNBits`` in the default domain), or inputs that contradict each other (an Einsum
-  whose shared letter has two sizes), leave their outputs unknown, hence the
-  incomplete-inference exception, where onnxruntime matches ops by name and reads one side;
+- onnxruntime's tool matches ops by name alone: a default-domain node of an op onnx does not
+  define (``MatMulNBits`` written without its domain) is read as onnxruntime's ``com.microsoft``
+  op of that name, as it does, and logged as a warning (logger ``shapeinfer.compat``), since
+  onnxruntime's runtime refuses such a node; the returned model keeps the node's domain;
+- inputs that contradict each other (an Einsum whose shared letter has two sizes) leave the
+  node's outputs unknown, hence the incomplete-inference exception, where onnxruntime reads
+  one side;
 - an If whose branches give one output two element types raises onnxruntime's ``ValueError``
   ("For node if_node, dst_tensor_type.elem_type != src_tensor_type.elem_type: FLOAT vs
   DOUBLE"); onnx and onnxruntime refuse such a model whichever branch runs;
@@ -97,6 +100,42 @@ def _unknown(result) -> list[str]:
     return out
 
 
+MS = "com.microsoft"
+
+
+def _read_as_contrib(model: onnx.ModelProto) -> list[tuple[onnx.NodeProto, str]]:
+    """Put into ``com.microsoft`` every default-domain node whose op onnx defines at no opset,
+    that no model-local function and no default-domain rule names, and for which shapeinfer
+    has a ``com.microsoft`` rule: onnxruntime's tool matches ops by name alone and reads such a
+    node (``MatMulNBits`` without its domain) as the contrib op. Each is logged as a warning
+    (onnxruntime's runtime refuses the node). Returns the nodes changed and their own domains."""
+    from shapeinfer.inference.ops.rule_index import RULE_MODULES
+    from shapeinfer.io.onnxio import graphs_within
+
+    local = {(f.domain, f.name) for f in model.functions}
+    changed = []
+    for g in graphs_within(model.graph):
+        for n in g.node:
+            op = n.op_type
+            if n.domain not in ("", "ai.onnx") or ("", op) in RULE_MODULES or (MS, op) not in RULE_MODULES:
+                continue
+            if (n.domain, op) in local or onnx.defs.has(op, ""):
+                continue
+            logger.warning(
+                "node %r: %s is no ONNX op; read as %s's %s, as onnxruntime's tool does "
+                "(onnxruntime's runtime refuses it in the default domain: set the node's domain)",
+                n.name or op,
+                op,
+                MS,
+                op,
+            )
+            changed.append((n, n.domain))
+            n.domain = MS
+    if changed and not any(o.domain == MS for o in model.opset_import):
+        model.opset_import.append(onnx.helper.make_opsetid(MS, 1))
+    return changed
+
+
 class SymbolicShapeInference:
     """The class onnxruntime's tool exposes; only its static ``infer_shapes`` is offered."""
 
@@ -132,6 +171,8 @@ class SymbolicShapeInference:
         if callers:
             m = onnx.ModelProto()
             m.CopyFrom(in_mp)
+        opsets = len(m.opset_import)
+        renamed = _read_as_contrib(m)
         result = infer(m)
         if verbose:
             for d in result.diagnostics:
@@ -145,6 +186,9 @@ class SymbolicShapeInference:
                 logger.warning("unknown type or rank: %s", ", ".join(unknown[:10]))
             raise Exception(INCOMPLETE)  # onnxruntime's exact type and message
         out = annotate(result)
+        for n, domain in renamed:  # the model keeps its own domains: the reading is the tool's
+            n.domain = domain
+        del out.opset_import[opsets:]
         listed = {vi.name for vi in out.graph.value_info}
         out.graph.value_info.extend(o for o in out.graph.output if o.name not in listed and o.type.WhichOneof("value"))
         return out

@@ -258,3 +258,58 @@ def test_if_branches_of_two_types_raise_onnxruntimes_value_error(tmp_path):
     )
     assert r.returncode == 1 and "if_node" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o.onnx").exists()
+
+
+def _matmulnbits_model(domain: str, out_type: int = TensorProto.UNDEFINED) -> onnx.ModelProto:
+    """onnxruntime's own test_matmulnbits model: a 4-bit MatMul of K=10, N=4, blocks of 16."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.integers(0, 255, (4, 1, 8), dtype=np.uint8), "b"),
+        numpy_helper.from_array(rng.random(4, dtype=np.float32), "scale"),
+        numpy_helper.from_array(rng.integers(0, 255, 4, dtype=np.uint8), "zero_point"),
+    ]
+    node = helper.make_node(
+        "MatMulNBits", ["x", "b", "scale", "zero_point"], ["y"], name="mm", domain=domain, K=10, N=4, block_size=16
+    )
+    g = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, 3, 10])],
+        [helper.make_tensor_value_info("y", out_type, None)],
+        inits,
+    )
+    opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    return helper.make_model(g, opset_imports=opsets)
+
+
+def test_ort_reads_a_default_domain_contrib_op_by_name_like_onnxruntime_and_says_so(
+    ort_tool, caplog, tmp_path, monkeypatch
+):
+    """onnxruntime's tool reads MatMulNBits without its domain as com.microsoft's (it matches
+    ops by name): so does the drop-in, with a warning, and the model keeps its domain. The
+    dims are those onnxruntime computes for the com.microsoft node."""
+    import numpy as np
+    import onnxruntime
+
+    monkeypatch.chdir(tmp_path)
+    m = _matmulnbits_model("")
+    with caplog.at_level("WARNING", logger="shapeinfer.compat"):
+        ours = SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+    theirs = ort_tool.infer_shapes(m, auto_merge=True)
+    assert _types(ours)["y"] == _types(theirs)["y"] == (TensorProto.FLOAT, ("batch", 2, 3, 4))
+    assert any("MatMulNBits" in r.getMessage() and "com.microsoft" in r.getMessage() for r in caplog.records)
+    assert ours.graph.node[0].domain == "" and [o.domain for o in ours.opset_import] == [""]
+    assert len(m.graph.value_info) == 0 and m.graph.node[0].domain == ""
+    with pytest.raises(Exception):  # noqa: B017 (onnxruntime itself refuses the default-domain node)
+        onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    fixed = _matmulnbits_model("com.microsoft", TensorProto.FLOAT)
+    sess = onnxruntime.InferenceSession(fixed.SerializeToString(), providers=["CPUExecutionProvider"])
+    (out,) = sess.run(None, {"x": np.zeros((5, 2, 3, 10), np.float32)})
+    assert out.shape == (5, 2, 3, 4) and out.dtype == np.float32
+    # an op nobody defines stays unknown: the incomplete-inference exception, as before
+    m.graph.node[0].op_type = "MatMulNBitz"
+    with pytest.raises(Exception, match=r"^Incomplete symbolic shape inference$"):
+        SymbolicShapeInference.infer_shapes(m)
