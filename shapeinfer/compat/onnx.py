@@ -7,7 +7,8 @@
 
 Same signatures, same return contract (a new ModelProto with ``value_info`` and graph output
 types; ``infer_shapes_path`` writes the file, over the input when ``output_path`` is empty), same
-exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode``). How the results
+exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and for
+``check_type``). How the results
 differ from onnx's:
 
 - a graph input with an initializer (a default the caller may override, IR >= 4) is read as
@@ -20,9 +21,11 @@ differ from onnx's:
   where nobody can (onnx leaves the dim empty);
 - values are propagated always (``data_prop`` is accepted and has no effect: shape tensors'
   values are tracked symbolically in any case);
-- ``strict_mode`` raises on the first error inference reports (an invalid node, a declared
-  type inference contradicts), with shapeinfer's message; ``check_type`` is accepted: type
-  errors are errors in strict mode either way, and never raise without it (as in onnx);
+- ``check_type`` raises ``InferenceError`` where onnx's does, with or without
+  ``strict_mode``: a node with an input or output count its schema does not take, or an
+  input type its schema does not allow (``Sqrt`` of int64, ``Add`` of float and int64);
+  ``strict_mode`` raises on the first other error inference reports (an invalid node, a
+  declared type inference contradicts). The messages are shapeinfer's, not onnx's words;
 - ``infer_shapes`` also takes what :func:`shapeinfer.infer_shapes` takes (an ``onnx_ir.Model``,
   an ``onnx_graphsurgeon.Graph``) besides a ModelProto and bytes; a path is a TypeError with
   onnx's message, as in onnx;
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 import onnx
 from onnx.shape_inference import InferenceError
@@ -59,10 +63,38 @@ def _infer(model: onnx.ModelProto, base_dir: str | None) -> Result:
     return result
 
 
+#: the engine's E011 for a node with more or fewer inputs or outputs than its schema takes
+_ARITY = re.compile(r"^\d+ (input|output)\(s\) where ")
+
+
+def _arity(d) -> bool:
+    return d.code == "E011" and bool(_ARITY.match(d.message))
+
+
 def _strict(result: Result) -> None:
-    errors = [d for d in result.diagnostics if d.severity == "error"]
+    """Raise for the first error inference reported, except the schema's input/output counts,
+    which onnx checks only with ``check_type``."""
+    errors = [d for d in result.diagnostics if d.severity == "error" and not _arity(d)]
     if errors:
         raise InferenceError(f"[ShapeInferenceError] {errors[0]}")
+
+
+def _check_types(result: Result) -> None:
+    """Raise what onnx's ``check_type`` raises on whatever ``strict_mode`` says: a node whose
+    input or output count its schema does not take, or an input type its schema does not allow
+    (lint's G008, ``Sqrt`` of int64, ``Add`` of float and int64). Before :func:`annotate`."""
+    from shapeinfer.lint.context import LintContext
+    from shapeinfer.lint.rules.graph import type_constraints
+
+    found = [
+        str(d) for d in result.diagnostics if d.code == "E011" and d.severity == "error" and _ARITY.match(d.message)
+    ]
+    if not found:
+        ctx = LintContext(result.model, result, {}, "<model>")
+        type_constraints(ctx)
+        found = [str(f.diagnostic) for f in ctx.findings if f.code == "G008"]
+    if found:
+        raise InferenceError(f"[TypeInferenceError] {found[0]}")
 
 
 def infer_shapes(
@@ -74,8 +106,9 @@ def infer_shapes(
     """A copy of ``model`` with every tensor's type in ``value_info`` (onnx's contract).
 
     ``strict_mode``: raise :class:`onnx.shape_inference.InferenceError` when inference reports
-    an error; otherwise the model is returned with what could be inferred. ``check_type`` and
-    ``data_prop`` are accepted for compatibility (see the module docstring).
+    an error; otherwise the model is returned with what could be inferred. ``check_type``:
+    raise it for a node its schema's input/output counts or type constraints refuse, in either
+    mode (as onnx does). ``data_prop`` is accepted for compatibility (see the module docstring).
     """
     if is_path(model):
         raise TypeError(  # onnx 1.23's words
@@ -87,6 +120,8 @@ def infer_shapes(
         m = onnx.ModelProto()
         m.CopyFrom(model)
     result = _infer(m, None)
+    if check_type:
+        _check_types(result)
     if strict_mode:
         _strict(result)
     return annotate(result)
@@ -108,6 +143,8 @@ def infer_shapes_path(
     src = os.fspath(model_path)
     out = os.fspath(output_path) if output_path else src
     result = _infer(load_model(src), model_dir(src))
+    if check_type:
+        _check_types(result)
     if strict_mode:
         _strict(result)
     save_model(annotate(result), out, src, in_place=True)

@@ -313,3 +313,45 @@ def test_ort_reads_a_default_domain_contrib_op_by_name_like_onnxruntime_and_says
     m.graph.node[0].op_type = "MatMulNBitz"
     with pytest.raises(Exception, match=r"^Incomplete symbolic shape inference$"):
         SymbolicShapeInference.infer_shapes(m)
+
+
+def _flag_cases() -> dict[str, onnx.ModelProto]:
+    vi = helper.make_tensor_value_info
+
+    def model(node: onnx.NodeProto, *inputs: onnx.ValueInfoProto) -> onnx.ModelProto:
+        g = helper.make_graph([node], "g", list(inputs), [vi("y", TensorProto.UNDEFINED, None)])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+    f2, i2 = vi("a", TensorProto.FLOAT, [2]), vi("b", TensorProto.INT64, [2])
+    return {
+        "Add of float and int64": model(helper.make_node("Add", ["a", "b"], ["y"]), f2, i2),
+        "Sqrt of int64": model(helper.make_node("Sqrt", ["b"], ["y"]), i2),
+        "Relu of two inputs": model(helper.make_node("Relu", ["a", "c"], ["y"]), f2, vi("c", TensorProto.FLOAT, [2])),
+        "Add of [2,3] and [4,5]": model(
+            helper.make_node("Add", ["a", "c"], ["y"]),
+            vi("a", TensorProto.FLOAT, [2, 3]),
+            vi("c", TensorProto.FLOAT, [4, 5]),
+        ),
+        "Transpose perm [0,0]": model(
+            helper.make_node("Transpose", ["a"], ["y"], perm=[0, 0]), vi("a", TensorProto.FLOAT, [2, 3])
+        ),
+        "valid": model(helper.make_node("Relu", ["a"], ["y"]), f2),
+    }
+
+
+@pytest.mark.parametrize("check_type", [False, True])
+@pytest.mark.parametrize("strict_mode", [False, True])
+@pytest.mark.parametrize("case", list(_flag_cases()))
+def test_check_type_and_strict_mode_raise_where_onnx_raises(case, check_type, strict_mode):
+    """onnx raises for type and input-count errors with check_type (strict or not), and for
+    shape errors with strict_mode: the drop-in raises for the same models under the same flags."""
+    m = _flag_cases()[case]
+
+    def raises(fn) -> bool:
+        try:
+            fn(m, check_type, strict_mode)
+        except onnx.shape_inference.InferenceError:
+            return True
+        return False
+
+    assert raises(compat_onnx.infer_shapes) == raises(onnx.shape_inference.infer_shapes)
