@@ -570,7 +570,8 @@ class _Shared:
     def __init__(self, dims: dict[str, tuple]) -> None:
         self.dims = dims  # source tensor name -> its dims
         self.made: set[tuple] = set()  # plans that will have nodes (built, or kept as they are)
-        self.vectors: list[tuple[tuple, tuple]] = []  # (int64 1-D plan, the values it computes)
+        #: first value -> (int64 1-D plan, the values it computes) of the vectors made so far
+        self.vectors: dict[object, list[tuple[tuple, tuple]]] = {}
         self.existing: dict[tuple, object] = {}  # plan -> the tensor already computing it
 
     def values(self, plan: tuple) -> tuple | None:
@@ -596,8 +597,10 @@ class _Shared:
             self.made.add(p)
             if p[0] in ("shape", "concat"):
                 vals = self.values(p)
-                if vals is not None:
-                    self.vectors.append((p, vals))
+                if vals:
+                    same_start = self.vectors.setdefault(vals[0], [])
+                    if len(same_start) < MAX_SOURCES:
+                        same_start.append((p, vals))
 
     def keep(self, plan: tuple, t) -> None:
         """``t`` already computes ``plan``: its nodes serve later readers too."""
@@ -633,13 +636,20 @@ class _Shared:
                 if rest[1] is not None:
                     piece = ("const", INT64, (j - i,), tuple(e.consts[0] for e in entries[i:j]))
                     cands.append(((rest[0][0], rest[0][1] + 1), [piece, *rest[1]]))
+            taken: set[tuple[int, int]] = set()  # (length, extra): the first slice of each wins
             for name, a, b in sources.runs(entries, i, before):
                 rest = best[i + b - a]
                 if rest[1] is not None:
                     piece = ("shape", name, a, b)
                     extra = 0 if piece in self.made else 1
+                    if (b - a, extra) in taken:
+                        continue
+                    taken.add((b - a, extra))
                     cands.append(((rest[0][0] + extra, rest[0][1] + 1), [piece, *rest[1]]))
-            for piece, vals in self.vectors:
+            e = entries[i]
+            starts = [e.value] if e.runtime else []
+            starts += [c for c in e.consts if not (e.runtime and c == e.value)]
+            for piece, vals in [v for start in starts for v in self.vectors.get(start, ())]:
                 if _fits(vals, entries, i):
                     rest = best[i + len(vals)]
                     if rest[1] is not None:
