@@ -703,6 +703,17 @@ def _optimize(
             for k, v in dce.items():
                 rep.changes[k] = rep.changes.get(k, 0) + v
             m = ctx.materialize(m)
+    if m.functions:  # the passes that read no shapes, in the function bodies
+        from shapeinfer.passes._functions import optimize_functions
+
+        gm = ctx.graph(m)
+        done = optimize_functions(gm, names, opset_before or 0)
+        if done:
+            m = ctx.export(gm)
+            for name, counts in done.items():
+                rep = reports.setdefault(name, PassReport(name))
+                for k, v in counts.items():
+                    rep.changes[k] = rep.changes.get(k, 0) + v
     progress.update("annotating")
     ctx.refresh()
     res = ctx.infer(m, whole=True)

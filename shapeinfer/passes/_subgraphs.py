@@ -29,9 +29,10 @@ are fresh across the whole model (``reserved``). A subgraph is left as it was wh
 does not hold: a type cannot be written (an element type inference does not know), a read
 name has no fact, the result defines an outer or input name, or its outputs differ.
 
-Model-local functions are not optimized: a function body is shared by every call site, its
-formal inputs have no types and its attributes may refer to the caller's; a fact would have to
-hold at every call site, which inference does not record. Subgraphs of nodes of other domains
+Model-local functions are not optimized here: a function body is shared by every call site,
+its formal inputs have no types and its attributes may refer to the caller's; a fact would
+have to hold at every call site, which inference does not record. Only the passes that read
+no facts run in function bodies (:mod:`shapeinfer.passes._functions`). Subgraphs of nodes of other domains
 (com.microsoft's BeamSearch...) are left alone too: what their inputs are is not known here.
 """
 

@@ -12,7 +12,8 @@ Contract:
   output, or it is listed as a graph input of the model optimize was given (an input with a
   default value is interface; before IR 4, initializers the passes created are listed as
   inputs too, and those go with their initializer).
-- Graph inputs and outputs are never removed or renamed. Model-local functions are left alone.
+- Graph inputs and outputs are never removed or renamed. Model-local functions are left alone
+  by this pass; optimize sweeps their bodies once the rounds are done (:mod:`shapeinfer.passes._functions`).
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Contract (main graph):
 - Readers of a small initializer equal to an earlier one read the earlier one. An
   initializer listed as a graph input (a default the caller may override) is never merged.
 - A node producing a graph output is never the one removed.
+- optimize also merges in model-local function bodies (:func:`merge`, from
+  :mod:`shapeinfer.passes._functions`): there an attribute referring to the function's own
+  attributes is part of what must be equal.
 """
 
 from __future__ import annotations
@@ -146,15 +149,32 @@ def _may_merge(nodes: list) -> bool:
 def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     """Merge repeated computations and equal small initializers in ``model``'s main graph."""
     gm = ctx.graph(model)
-    g = gm.graph
-    opset = default_opset(model) or 0
+    # An initializer that is also a graph input is a default the caller may override.
+    overridable = {vi.name for vi in model.graph.input}
+    stats, settled = merge(gm, gm.graph, default_opset(model) or 0, overridable)
+    if not any(stats.values()):
+        ctx.settled = settled
+        return model, {}
+    return ctx.export(gm), stats
+
+
+def _ref_attrs(n) -> tuple:
+    """The attributes of ``n`` that refer to attributes of the function holding it (its decoded
+    ``attrs`` leave them out): (name, referred name) pairs."""
+    if n.proto is None or not n.proto.attribute:
+        return ()
+    return tuple(sorted((a.name, a.ref_attr_name) for a in n.proto.attribute if a.ref_attr_name))
+
+
+def merge(gm, g, opset: int, overridable: set[str]) -> tuple[dict[str, int], bool]:
+    """Merge the repeated computations and equal small initializers of graph (or function body)
+    ``g`` of index ``gm`` whose default-domain opset is ``opset``; ``overridable`` names the
+    initializers that are graph inputs. Returns the counts and whether a run that changed
+    nothing vouches for :data:`SETTLED_UNDER`."""
     outputs = {t.name for t in g.outputs}
     canon_const: dict[tuple, object] = {}
     const_keys: dict[int, tuple | None] = {}
     stats = {"nodes merged": 0, "initializers merged": 0}
-
-    # An initializer that is also a graph input is a default the caller may override.
-    overridable = {vi.name for vi in model.graph.input}
 
     def in_key(t) -> object:
         if not t.name:
@@ -198,7 +218,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             defaults = schema_defaults(n.op, opset)
             attrs = {k: v for k, v in n.attrs.items() if not (k in defaults and _same_value(defaults[k], v))}
             try:
-                akey = tuple(sorted((k, _attr_key(v)) for k, v in attrs.items()))
+                akey = (*sorted((k, _attr_key(v)) for k, v in attrs.items()), *_ref_attrs(n))
             except TypeError:
                 akey = None  # not comparable: never merged
         akeys[key] = akey
@@ -210,8 +230,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     nodes = _mergeable(g.nodes)
     if not stats["initializers merged"] and not _may_merge(nodes):
         # No two nodes have the same op and inputs: no attributes are compared, nothing merges.
-        ctx.settled = True
-        return model, {}
+        return {}, True
     # A cheaper first level: op and first input. Most nodes are alone there, and their full
     # structure key is computed only when a second node joins them.
     firsts: dict[tuple, Any] = {}
@@ -255,7 +274,6 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         removed.add(id(n))
         stats["nodes merged"] += 1
     if not any(stats.values()):
-        ctx.settled = not blocked_by_unnamed
-        return model, {}
+        return {}, not blocked_by_unnamed
     gm.remove_nodes(g, removed)
-    return ctx.export(gm), stats
+    return stats, False

@@ -1,0 +1,84 @@
+"""optimize in model-local function bodies: only the passes that read no shapes (dedupe, dce),
+checked with onnxruntime on a function called at two different shapes."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from support import ort_oracle
+
+from shapeinfer.passes import optimize_with_report
+
+ort = pytest.importorskip("onnxruntime")
+
+BINDINGS = [{"batch": 2, "seq": 7}, {"batch": 3, "seq": 11}]
+
+
+def body() -> onnx.FunctionProto:
+    """``Twice(x; axis)``: two equal Relus (one merges), a dead Neg, a Softmax over ``@axis`` and
+    one over the last axis (different nodes: never merged), a Shape/Reshape pair that depends
+    on the caller's shape (left as it is)."""
+    nodes = [
+        h.make_node("Relu", ["x"], ["a"]),
+        h.make_node("Relu", ["x"], ["b"]),
+        h.make_node("Add", ["a", "b"], ["c"]),
+        h.make_node("Neg", ["x"], ["dead"]),
+        h.make_node("Softmax", ["c"], ["s_ref"]),
+        h.make_node("Softmax", ["c"], ["s_last"], axis=-1),
+        h.make_node("Add", ["s_ref", "s_last"], ["s"]),
+        h.make_node("Shape", ["x"], ["shape"]),
+        h.make_node("Flatten", ["s"], ["flat"], axis=0),
+        h.make_node("Reshape", ["flat", "shape"], ["y"]),
+    ]
+    ref = onnx.AttributeProto()
+    ref.name = "axis"
+    ref.ref_attr_name = "axis"
+    ref.type = onnx.AttributeProto.INT
+    nodes[4].attribute.append(ref)
+    return h.make_function("local", "Twice", ["x"], ["y"], nodes, [h.make_opsetid("", 17)], ["axis"])
+
+
+def model() -> onnx.ModelProto:
+    calls = [
+        h.make_node("Twice", ["x1"], ["y1"], domain="local", axis=0),
+        h.make_node("Twice", ["x2"], ["y2"], domain="local", axis=1),
+    ]
+    ins = [
+        h.make_tensor_value_info("x1", T.FLOAT, ["batch", 4]),
+        h.make_tensor_value_info("x2", T.FLOAT, [3, "seq", 5]),
+    ]
+    outs = [
+        h.make_tensor_value_info("y1", T.FLOAT, ["o0", "o1"]),
+        h.make_tensor_value_info("y2", T.FLOAT, ["p0", "p1", "p2"]),
+    ]
+    m = h.make_model(
+        h.make_graph(calls, "g", ins, outs),
+        opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)],
+        functions=[body()],
+        ir_version=8,
+    )
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def test_function_bodies_lose_repeated_and_dead_nodes_and_compute_the_same():
+    m = model()
+    out, report = optimize_with_report(m)
+    onnx.checker.check_model(out, full_check=True)
+    ops = [n.op_type for n in out.functions[0].node]
+    # one Relu merged, the Neg gone; both Softmaxes (one reads @axis), the shape pair stay
+    assert sorted(ops) == sorted(["Relu", "Add", "Softmax", "Softmax", "Add", "Shape", "Flatten", "Reshape"])
+    softmax = [n for n in out.functions[0].node if n.op_type == "Softmax"]
+    assert sorted(a.ref_attr_name for n in softmax for a in n.attribute) == ["", "axis"]
+    changes = {p.name: p.changes for p in report.passes}
+    assert changes["dedupe-shapes"]["nodes merged in functions"] == 1
+    assert changes["dce"]["nodes removed in functions"] == 1  # the Neg
+    assert [f.name for f in out.functions] == ["Twice"]
+    assert list(out.functions[0].input) == ["x"] and list(out.functions[0].output) == ["y"]
+    for binding in BINDINGS:
+        ort_oracle.assert_same_outputs(m, out, ort_oracle.feeds(m, binding))
+    again, report = optimize_with_report(out)
+    assert not any(p.changed for p in report.passes)
+    assert again.functions[0].SerializeToString() == out.functions[0].SerializeToString()
