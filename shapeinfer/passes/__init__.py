@@ -707,7 +707,7 @@ def _optimize(
         from shapeinfer.passes._functions import optimize_functions
 
         gm = ctx.graph(m)
-        done = optimize_functions(gm, names, opset_before or 0)
+        done = optimize_functions(gm, names, default_opset(m) or 0, ctx.max_fold_growth)
         if done:
             m = ctx.export(gm)
             for name, counts in done.items():

@@ -180,9 +180,11 @@ def _is_const(t: Tensor, graph_inputs: set[int]) -> bool:
     return p is not None and p.op == "Constant" and not p.domain and const_array(t) is not None
 
 
-def candidates(g, facts: Mapping, max_growth: int, exact_only: bool) -> list[Node]:
+def candidates(g, facts: Mapping, max_growth: int, exact_only: bool, in_function: bool = False) -> list[Node]:
     """The nodes of main graph ``g`` that may be folded, in graph order (see the module
-    docstring), without the size cap on what stays."""
+    docstring), without the size cap on what stays. ``in_function``: ``g`` is a function body,
+    where a node with an attribute referring to the function's own is never folded (its value
+    depends on the call)."""
     graph_inputs = {id(t) for t in g.inputs}
     outputs = {t.name for t in g.outputs}
     folded: set[int] = set()  # ids of tensors computed by candidate nodes
@@ -191,6 +193,8 @@ def candidates(g, facts: Mapping, max_growth: int, exact_only: bool) -> list[Nod
         if n.domain not in ("", "ai.onnx") or n.graphs or not n.outputs:
             continue
         if never_folded(n.op, n.domain, [t.name for t in n.inputs]):
+            continue
+        if in_function and n.proto is not None and any(a.ref_attr_name for a in n.proto.attribute):
             continue
         if exact_only and n.op not in EXACT:
             continue
@@ -398,12 +402,22 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     result = ctx.infer(model)
     facts = result.facts
     gm = ctx.graph(model)
-    g = gm.graph
-    max_growth = ctx.max_fold_growth
-    nodes = candidates(g, facts, max_growth, exact_only=False)
-    if not nodes:
+    changes = fold(gm, gm.graph, facts, ctx.max_fold_growth)
+    if not changes:
         return model, {}
-    exact = candidates(g, facts, max_growth, exact_only=True)
+    return ctx.export(gm), changes
+
+
+def fold(gm, g, facts: Mapping, max_growth: int, in_function: bool = False) -> dict[str, int]:
+    """Fold the all-constant nodes of graph ``g`` of index ``gm`` (the main graph, or with
+    ``in_function`` a model-local function body whose default-domain opset is the model's),
+    ``facts`` holding the types and shapes of their outputs; returns the counts, empty when
+    nothing changed. The values are stored as constants of ``g`` under the folded tensors'
+    names."""
+    nodes = candidates(g, facts, max_growth, exact_only=False, in_function=in_function)
+    if not nodes:
+        return {}
+    exact = candidates(g, facts, max_growth, exact_only=True, in_function=in_function)
     # onnxruntime only for what the reference evaluator cannot compute to its bits (and only
     # imported then); without it, or should it fail, the EXACT nodes alone
     use_ort = len(exact) < len(nodes) and ort_available()
@@ -436,7 +450,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         replace_uses(t, c)
         stored += 1
     if not stored:
-        return model, {}
+        return {}
     # the nodes whose outputs nothing reads any more (stored, or read only by folded nodes that
     # go): readers come after their producers, so one backward sweep finds them
     gone: set[int] = set()
@@ -444,5 +458,4 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         if all(_read_only_by(t, gone) for t in n.outputs):
             gone.add(id(n))
     gm.remove_nodes(g, gone)
-    changes = {"tensors evaluated to initializers": stored, "nodes removed": len(gone)}
-    return ctx.export(gm), changes
+    return {"tensors evaluated to initializers": stored, "nodes removed": len(gone)}

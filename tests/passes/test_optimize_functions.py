@@ -3,6 +3,7 @@ checked with onnxruntime on a function called at two different shapes."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto as T
@@ -16,34 +17,48 @@ ort = pytest.importorskip("onnxruntime")
 BINDINGS = [{"batch": 2, "seq": 7}, {"batch": 3, "seq": 11}]
 
 
+def ref(name: str, kind: int) -> onnx.AttributeProto:
+    """An attribute ``name`` referring to the function's attribute of the same name."""
+    a = onnx.AttributeProto()
+    a.name = a.ref_attr_name = name
+    a.type = kind
+    return a
+
+
 def body() -> onnx.FunctionProto:
-    """``Twice(x; axis)``: two equal Relus (one merges), a dead Neg, a Softmax over ``@axis`` and
-    one over the last axis (different nodes: never merged), a Shape/Reshape pair that depends
-    on the caller's shape (left as it is)."""
+    """``Twice(x; axis, scale)``: two equal Relus (one merges), a dead Neg, a Softmax over
+    ``@axis`` and one over the last axis (different nodes: never merged), a Shape/Reshape pair
+    that depends on the caller's shape (left as it is), ``2 * 2`` from two Constant nodes (folds)
+    and ``@scale * 2`` (a Constant reading the caller's attribute: never folded)."""
     nodes = [
+        h.make_node("Constant", [], ["two"], value=onnx.numpy_helper.from_array(np.array([2.0], np.float32))),
+        h.make_node("Mul", ["two", "two"], ["four"]),
+        h.make_node("Constant", [], ["scale"]),
+        h.make_node("Mul", ["scale", "two"], ["scale2"]),
+        h.make_node("Mul", ["x", "four"], ["x4"]),
+        h.make_node("Mul", ["x4", "scale2"], ["xs"]),
         h.make_node("Relu", ["x"], ["a"]),
         h.make_node("Relu", ["x"], ["b"]),
         h.make_node("Add", ["a", "b"], ["c"]),
         h.make_node("Neg", ["x"], ["dead"]),
         h.make_node("Softmax", ["c"], ["s_ref"]),
         h.make_node("Softmax", ["c"], ["s_last"], axis=-1),
-        h.make_node("Add", ["s_ref", "s_last"], ["s"]),
+        h.make_node("Add", ["s_ref", "s_last"], ["s0"]),
+        h.make_node("Add", ["s0", "xs"], ["s"]),
         h.make_node("Shape", ["x"], ["shape"]),
         h.make_node("Flatten", ["s"], ["flat"], axis=0),
         h.make_node("Reshape", ["flat", "shape"], ["y"]),
     ]
-    ref = onnx.AttributeProto()
-    ref.name = "axis"
-    ref.ref_attr_name = "axis"
-    ref.type = onnx.AttributeProto.INT
-    nodes[4].attribute.append(ref)
-    return h.make_function("local", "Twice", ["x"], ["y"], nodes, [h.make_opsetid("", 17)], ["axis"])
+    nodes[2].attribute.append(ref("value_float", onnx.AttributeProto.FLOAT))
+    nodes[2].attribute[0].ref_attr_name = "scale"
+    nodes[10].attribute.append(ref("axis", onnx.AttributeProto.INT))
+    return h.make_function("local", "Twice", ["x"], ["y"], nodes, [h.make_opsetid("", 17)], ["axis", "scale"])
 
 
 def model() -> onnx.ModelProto:
     calls = [
-        h.make_node("Twice", ["x1"], ["y1"], domain="local", axis=0),
-        h.make_node("Twice", ["x2"], ["y2"], domain="local", axis=1),
+        h.make_node("Twice", ["x1"], ["y1"], domain="local", axis=0, scale=0.5),
+        h.make_node("Twice", ["x2"], ["y2"], domain="local", axis=1, scale=3.0),
     ]
     ins = [
         h.make_tensor_value_info("x1", T.FLOAT, ["batch", 4]),
@@ -63,17 +78,21 @@ def model() -> onnx.ModelProto:
     return m
 
 
-def test_function_bodies_lose_repeated_and_dead_nodes_and_compute_the_same():
+def test_function_bodies_fold_merge_and_lose_dead_nodes_and_compute_the_same():
     m = model()
     out, report = optimize_with_report(m)
     onnx.checker.check_model(out, full_check=True)
     ops = [n.op_type for n in out.functions[0].node]
-    # one Relu merged, the Neg gone; both Softmaxes (one reads @axis), the shape pair stay
-    assert sorted(ops) == sorted(["Relu", "Add", "Softmax", "Softmax", "Add", "Shape", "Flatten", "Reshape"])
+    # one Relu merged, the Neg gone, 2 * 2 a Constant; both Softmaxes (one reads @axis), the
+    # shape pair and @scale * 2 stay
+    kept = ["Relu", "Add", "Softmax", "Softmax", "Add", "Add", "Shape", "Flatten", "Reshape"]
+    kept += ["Constant", "Constant", "Mul", "Constant", "Mul", "Mul"]
+    assert sorted(ops) == sorted(kept)
     softmax = [n for n in out.functions[0].node if n.op_type == "Softmax"]
     assert sorted(a.ref_attr_name for n in softmax for a in n.attribute) == ["", "axis"]
     changes = {p.name: p.changes for p in report.passes}
     assert changes["dedupe-shapes"]["nodes merged in functions"] == 1
+    assert changes["fold-constants"]["tensors evaluated in functions"] == 1
     assert changes["dce"]["nodes removed in functions"] == 1  # the Neg
     assert [f.name for f in out.functions] == ["Twice"]
     assert list(out.functions[0].input) == ["x"] and list(out.functions[0].output) == ["y"]
