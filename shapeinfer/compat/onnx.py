@@ -26,6 +26,8 @@ differ from onnx's:
   input type its schema does not allow (``Sqrt`` of int64, ``Add`` of float and int64);
   ``strict_mode`` raises on the first other error inference reports (an invalid node, a
   declared type inference contradicts). The messages are shapeinfer's, not onnx's words;
+- a model-local function that calls itself raises ``onnx.checker.ValidationError``, whatever
+  the flags, as onnx does;
 - ``infer_shapes`` also takes what :func:`shapeinfer.infer_shapes` takes (an ``onnx_ir.Model``,
   an ``onnx_graphsurgeon.Graph``) besides a ModelProto and bytes; a path is a TypeError with
   onnx's message, as in onnx;
@@ -60,6 +62,9 @@ def _infer(model: onnx.ModelProto, base_dir: str | None) -> Result:
     result = infer(model, base_dir=base_dir, defaults_as_constants=True)
     for d in result.diagnostics:
         logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)
+    for d in result.diagnostics:
+        if d.code == "G010" and d.severity == "error":  # onnx's checker refuses it in any mode
+            raise onnx.checker.ValidationError(str(d))
     return result
 
 

@@ -355,3 +355,19 @@ def test_check_type_and_strict_mode_raise_where_onnx_raises(case, check_type, st
         return False
 
     assert raises(compat_onnx.infer_shapes) == raises(onnx.shape_inference.infer_shapes)
+
+
+def test_a_recursive_function_is_a_validation_error_like_onnx():
+    """onnx refuses a model-local function that calls itself with its checker's ValidationError,
+    strict or not: so does the drop-in (shapeinfer's G010)."""
+    model = onnx.parser.parse_model(
+        """
+        <ir_version: 8, opset_import: [ "" : 17, "local" : 1 ]>
+        agraph (float[N] X) => (float[N] Y) { Y = local.foo (X) }
+        <opset_import: [ "" : 17, "local" : 1 ], domain: "local">
+        foo (x) => (y) { y = local.foo (x) }
+        """
+    )
+    for fn in (onnx.shape_inference.infer_shapes, compat_onnx.infer_shapes):
+        with pytest.raises(onnx.checker.ValidationError):
+            fn(model)
