@@ -72,11 +72,17 @@ class OpTraits:
       ``"start"`` / ``"end"`` (Slice bounds, clamped to the dim), ``"exact"`` (the value is
       used as it is).
     - ``value_bounds``: the engine follows (Gather: checks) element-value bounds through the op.
+    - ``movement``: the op only moves the data of its first input, so remove-noop-reshape may
+      find it a no-op: ``"reshape"`` (the same elements in the same order under other dims:
+      chains of them collapse into one Reshape), ``"copy"`` (elements copied, selected,
+      broadcast, permuted or converted: the output is the input when the op's own condition
+      holds, e.g. a Cast to the input's type). None: it computes.
     """
 
     nondeterministic: bool = False
     shape_inputs: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
     value_bounds: bool = False
+    movement: str | None = None
 
 
 NO_TRAITS = OpTraits()
@@ -92,12 +98,15 @@ def declare_traits(
     nondeterministic: bool = False,
     shape_inputs: Mapping[int, str] | None = None,
     value_bounds: bool = False,
+    movement: str | None = None,
 ) -> None:
     """Declare the traits of ``op_types`` (called in the op-family module that registers their
     rules, so the rule index finds it); a second declaration of an op replaces the first."""
     names = [op_types] if isinstance(op_types, str) else list(op_types)
     module = sys._getframe(1).f_globals.get("__name__", "")
-    traits = OpTraits(nondeterministic, MappingProxyType(dict(shape_inputs or {})), value_bounds)
+    if movement not in (None, "reshape", "copy"):
+        raise ValueError(f"movement must be None, 'reshape' or 'copy', not {movement!r}")
+    traits = OpTraits(nondeterministic, MappingProxyType(dict(shape_inputs or {})), value_bounds, movement)
     for name in names:
         _TRAITS[(domain, name)] = traits
         _SOURCES.setdefault((domain, name), set()).add(module)

@@ -177,13 +177,13 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool, ran
 def available_passes(names: Sequence[str]) -> tuple[list[str], list[str]]:
     """The passes among ``names`` this installation has, and the ones it lacks."""
     try:
-        from shapeinfer.passes import pass_module
+        from shapeinfer.passes import get_pass
     except ImportError:
         return [], list(names)
     have, missing = [], []
     for n in names:
         try:
-            pass_module(n)
+            get_pass(n)
             have.append(n)
         except Exception:
             missing.append(n)

@@ -38,6 +38,7 @@ fixpoint); the chain that fed a rewritten input is left for ``dce``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -45,16 +46,11 @@ import onnx
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.passes._graph import Constant, GraphModel, set_input
 from shapeinfer.passes._queries import const_array, default_opset, producer, toposort
+from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.symbolic import dims as D
 
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
-
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
-
-#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
-INFERS_FIRST = True
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
 
 INT64 = onnx.TensorProto.INT64
 
@@ -698,15 +694,13 @@ def _freed(g, only: set[int], rewired: set[tuple[int, int]]) -> int:
     return len(dead)
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Rewrite the computed shape inputs of ``model``'s main graph (see the module contract)."""
-    result = ctx.infer(model)
+def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
+    """Rewrite the computed shape inputs of the main graph (see the module contract)."""
     facts = result.facts
-    gm = ctx.graph(model)
     g = gm.graph
-    opset = default_opset(model)
+    opset = default_opset(gm.model)
     if opset is None:
-        return model, {}
+        return PassResult()
     todo = []  # (node, input index, kind, spellings) of computed shape inputs with known values
     spellings: dict[tuple, list] = {}  # slot key -> slot_options
     # The shape inputs of each op at this opset (Reshape-1 and Slice-1 have none); those ops'
@@ -734,7 +728,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
             if options:
                 todo.append((node, k, kind, options))
     if not todo:
-        return model, {}
+        return PassResult()
     # Picking the slots needs no order; the plans place nodes by position. Sorted only now (a
     # run with nothing to do skips it), the slots are then taken in the sorted graph's order.
     reordered = toposort(g)
@@ -792,11 +786,20 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         stats["made constant" if plan[0] == "const" else "rebuilt from Shape slices"] += 1
         per_op[node.op] = per_op.get(node.op, 0) + 1
     if not any(stats.values()):
-        return model, {}
+        return PassResult()
     if builder.inserted:  # inputs that became initializers keep the order sorted
         builder.place()
         toposort(g)
     stats["nodes created"] = builder.nodes_made
     for op, c in sorted(per_op.items()):
         stats[f"{op} inputs rewritten"] = c
-    return ctx.export(gm), stats
+    return PassResult(stats, edited=True)
+
+
+PASS = Pass(
+    "canonicalize-reshape",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    infers_first=True,
+)

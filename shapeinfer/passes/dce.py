@@ -21,21 +21,9 @@ from __future__ import annotations
 from itertools import chain
 from operator import attrgetter
 
-import onnx
-
 from shapeinfer.passes._graph import GraphModel
 from shapeinfer.passes._queries import implicit_inputs, subgraphs
-
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
-
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
-
-#: Run again on its own output it removes nothing (it reads no facts, and what stays is used):
-#: optimize does not repeat it when nothing changed since its last run.
-IDEMPOTENT = True
-
+from shapeinfer.passes.base import Pass, PassResult, Stage
 
 _GRAPHS = attrgetter("graphs")
 _INPUTS = attrgetter("inputs")
@@ -155,11 +143,21 @@ def _sweep(g, gm: GraphModel, stats: dict[str, int], interface: set[str] | None 
     return used
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Remove the dead nodes and initializers of ``model``'s graphs."""
-    gm = ctx.graph(model)
+def run(gm: GraphModel, result: None, ctx) -> PassResult:
+    """Remove the dead nodes and initializers of the model's graphs."""
     stats = {"nodes removed": 0, "initializers removed": 0}
-    _sweep(gm.graph, gm, stats, getattr(ctx, "interface", None))
+    _sweep(gm.graph, gm, stats, ctx.interface)
     if not any(stats.values()):
-        return model, stats
-    return ctx.export(gm), stats
+        return PassResult(stats)
+    return PassResult(stats, edited=True)
+
+
+# Run again on its own output it removes nothing (it reads no facts, and what stays is used):
+# optimize does not repeat it when nothing changed since its last run.
+PASS = Pass(
+    "dce",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    idempotent=True,
+)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -29,18 +29,10 @@ import onnx
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.passes._graph import Constant, replace_uses, set_input
 from shapeinfer.passes._queries import default_opset
+from shapeinfer.passes.base import Pass, PassResult, Stage
 
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
-
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
-
-#: After a run that changed nothing (and set ``ctx.settled``), dce's removals leave nothing to
-#: merge: the nodes that stay keep their ops, attributes and inputs, so any equal pair among
-#: them was one before. (A merge blocked only because the first node's output has no name is
-#: the exception: with that node gone, a later pair may merge; such a run does not settle.)
-SETTLED_UNDER = ("dce",)
+if TYPE_CHECKING:
+    from shapeinfer.passes._graph import GraphModel
 
 #: Initializers up to this many elements are compared by value.
 VALUE_CAP = 1024
@@ -146,16 +138,14 @@ def _may_merge(nodes: list) -> bool:
     return "" in map(_NAME, chain.from_iterable(map(_INPUTS, cands)))
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Merge repeated computations and equal small initializers in ``model``'s main graph."""
-    gm = ctx.graph(model)
+def run(gm: GraphModel, result: None, ctx) -> PassResult:
+    """Merge repeated computations and equal small initializers in the main graph."""
     # An initializer that is also a graph input is a default the caller may override.
-    overridable = {vi.name for vi in model.graph.input}
-    stats, settled = merge(gm, gm.graph, default_opset(model) or 0, overridable)
+    overridable = set(ctx.graph_inputs())
+    stats, settled = merge(gm, gm.graph, default_opset(gm.model) or 0, overridable)
     if not any(stats.values()):
-        ctx.settled = settled
-        return model, {}
-    return ctx.export(gm), stats
+        return PassResult(settled=settled)
+    return PassResult(stats, edited=True)
 
 
 def _ref_attrs(n) -> tuple:
@@ -170,7 +160,7 @@ def merge(gm, g, opset: int, overridable: set[str]) -> tuple[dict[str, int], boo
     """Merge the repeated computations and equal small initializers of graph (or function body)
     ``g`` of index ``gm`` whose default-domain opset is ``opset``; ``overridable`` names the
     initializers that are graph inputs. Returns the counts and whether a run that changed
-    nothing vouches for :data:`SETTLED_UNDER`."""
+    nothing vouches for ``PASS.settled_under``."""
     outputs = {t.name for t in g.outputs}
     canon_const: dict[tuple, object] = {}
     const_keys: dict[int, tuple | None] = {}
@@ -277,3 +267,16 @@ def merge(gm, g, opset: int, overridable: set[str]) -> tuple[dict[str, int], boo
         return {}, not blocked_by_unnamed
     gm.remove_nodes(g, removed)
     return stats, False
+
+
+# After a run that changed nothing (and said ``settled``), dce's removals leave nothing to
+# merge: the nodes that stay keep their ops, attributes and inputs, so any equal pair among
+# them was one before. (A merge blocked only because the first node's output has no name is
+# the exception: with that node gone, a later pair may merge; such a run does not settle.)
+PASS = Pass(
+    "dedupe-shapes",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    settled_under=frozenset({"dce"}),
+)

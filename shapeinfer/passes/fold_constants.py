@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -40,15 +41,11 @@ from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.passes._graph import Constant, Node, Tensor, rename, replace_uses
 from shapeinfer.passes._queries import const_array, producer
+from shapeinfer.passes.base import Pass, PassResult, Stage
 
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
-
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
-
-#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
-INFERS_FIRST = True
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.passes._graph import GraphModel
 
 #: Ops never folded besides the random ones (:func:`never_folded`): quantization boundaries (onnxruntime, TensorRT
 #: and OpenVINO match DequantizeLinear on a weight as a QDQ pattern; folded, the weight is
@@ -397,15 +394,12 @@ def _read_only_by(t: Tensor, ids: set[int]) -> bool:
     return all(id(c) in ids for c in t.outputs)
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Evaluate ``model``'s all-constant main-graph nodes and store the results as initializers."""
-    result = ctx.infer(model)
-    facts = result.facts
-    gm = ctx.graph(model)
-    changes = fold(gm, gm.graph, facts, ctx.max_fold_growth)
+def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
+    """Evaluate the all-constant main-graph nodes and store the results as initializers."""
+    changes = fold(gm, gm.graph, result.facts, ctx.max_fold_growth)
     if not changes:
-        return model, {}
-    return ctx.export(gm), changes
+        return PassResult()
+    return PassResult(changes, edited=True)
 
 
 def fold(gm, g, facts: Mapping, max_growth: int, in_function: bool = False) -> dict[str, int]:
@@ -459,3 +453,12 @@ def fold(gm, g, facts: Mapping, max_growth: int, in_function: bool = False) -> d
             gone.add(id(n))
     gm.remove_nodes(g, gone)
     return {"tensors evaluated to initializers": stored, "nodes removed": len(gone)}
+
+
+PASS = Pass(
+    "fold-constants",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    infers_first=True,
+)

@@ -30,6 +30,7 @@ from onnx import AttributeProto, GraphProto, NodeProto
 
 from shapeinfer.inference.engine import MAIN, graph_path
 from shapeinfer.io.onnxio import graphs_within, subgraph_attrs
+from shapeinfer.passes.base import Pass, PassResult, Stage
 
 #: The default domain's names.
 _DEFAULT = ("", "ai.onnx")
@@ -255,17 +256,21 @@ def has_control_flow(model: onnx.ModelProto) -> bool:
     return any(n.op_type in ("If", "Loop") for n in _all_nodes(model.graph))
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+def run(model: onnx.ModelProto, ctx) -> PassResult:
     """Replace decidable Ifs by their taken branch and remove Loops that never run."""
     if not has_control_flow(model):
-        return model, {}
+        return PassResult()
     result = ctx.infer(model, whole=True)
     out = onnx.ModelProto()
     out.CopyFrom(model)
     folder = _Folder(out, result)
-    folder.used |= getattr(ctx, "reserved", None) or set()  # names of the rest of the model
+    folder.used |= ctx.reserved or set()  # names of the rest of the model
     if not folder.fold_graph(out.graph, MAIN, True):
-        return model, {}
+        return PassResult()
     for g in graphs_within(out.graph):
         del g.value_info[:]
-    return out, folder.stats
+    return PassResult(folder.stats, model=out)
+
+
+#: It copies and edits the protobuf (subgraphs at every depth), before the index stage.
+PASS = Pass("fold-if", Stage.PROTO, run)

@@ -19,6 +19,8 @@ Contract (main graph only):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import onnx
 
@@ -26,15 +28,11 @@ from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.passes._graph import rename, replace_uses
 from shapeinfer.passes._queries import constant_node_value, producer
+from shapeinfer.passes.base import Pass, PassResult, Stage
 
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
-
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
-
-#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
-INFERS_FIRST = True
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.passes._graph import GraphModel
 
 _INT_TYPES = INT_TYPES | {onnx.TensorProto.BOOL}
 
@@ -80,11 +78,9 @@ def zero_expand_sources(g, facts) -> set[int]:
     return seen
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Fold static shape tensors and Constant nodes of ``model``'s main graph into initializers."""
-    result = ctx.infer(model)
+def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
+    """Fold static shape tensors and Constant nodes of the main graph into initializers."""
     facts = result.facts
-    gm = ctx.graph(model)
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     fold: set[int] = set()
@@ -139,7 +135,7 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 arrays.update(found)
                 fold.add(id(n))
     if not fold:
-        return model, {}
+        return PassResult()
     folded_tensors = 0
     for n in g.nodes:
         if id(n) not in fold:
@@ -162,4 +158,13 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         "Constant nodes made initializers": constants,
         "nodes removed": len(fold),
     }
-    return ctx.export(gm), changes
+    return PassResult(changes, edited=True)
+
+
+PASS = Pass(
+    "fold-shapes",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    infers_first=True,
+)

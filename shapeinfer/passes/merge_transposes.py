@@ -15,20 +15,16 @@ Contract (main graph, default-domain ``Transpose`` nodes, ranks from inference f
 
 from __future__ import annotations
 
-import onnx
+from typing import TYPE_CHECKING
 
 from shapeinfer.passes._graph import set_input
 from shapeinfer.passes._queries import producer
+from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.remove_noop_reshape import _bypass
 
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
-
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
-
-#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
-INFERS_FIRST = True
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.passes._graph import GraphModel
 
 
 def _perm(node, facts) -> list[int] | None:
@@ -54,11 +50,9 @@ def _is_transpose(node) -> bool:
     return node.op == "Transpose" and node.domain in ("", "ai.onnx") and len(node.inputs) == 1 and node.inputs[0].name
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Merge the Transpose pairs of ``model``'s main graph (see the module docstring)."""
-    result = ctx.infer(model)
+def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
+    """Merge the Transpose pairs of the main graph (see the module docstring)."""
     facts = result.facts
-    gm = ctx.graph(model)
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     main: list[set[int]] = []
@@ -97,6 +91,15 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         removed.add(id(a))
         stats["transpose pairs merged"] += 1
     if not any(stats.values()):
-        return model, {}
+        return PassResult()
     gm.remove_nodes(g, removed)
-    return ctx.export(gm), stats
+    return PassResult(stats, edited=True)
+
+
+PASS = Pass(
+    "merge-transposes",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    infers_first=True,
+)

@@ -26,22 +26,19 @@ operand that is not an overridable graph input, dims and types from inference):
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 
 from shapeinfer.passes._graph import Constant
 from shapeinfer.passes._queries import const_array, producer
+from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.remove_noop_reshape import _bypass, _same
 
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
-
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
-
-#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
-INFERS_FIRST = True
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.passes._graph import GraphModel
 
 OPS = {"Add", "Sub", "Mul", "Div"}
 
@@ -107,11 +104,9 @@ def neutral_operand(op: str, k: int, c: np.ndarray, x, dtype: int) -> bool:
     return exact or (dtype == onnx.TensorProto.FLOAT and never_negative_zero(x))
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Remove the neutral arithmetic of ``model``'s main graph (see the module docstring)."""
-    result = ctx.infer(model)
+def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
+    """Remove the neutral arithmetic of the main graph (see the module docstring)."""
     facts = result.facts
-    gm = ctx.graph(model)
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     graph_inputs = {id(t) for t in g.inputs}
@@ -146,6 +141,15 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 node.inputs[0], node.inputs[1] = node.inputs[1], node.inputs[0]
             break
     if not removed:
-        return model, {}
+        return PassResult()
     gm.remove_nodes(g, removed)
-    return ctx.export(gm), {"neutral arithmetic removed": len(removed)}
+    return PassResult({"neutral arithmetic removed": len(removed)}, edited=True)
+
+
+PASS = Pass(
+    "remove-neutral",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    infers_first=True,
+)

@@ -18,26 +18,39 @@ Contract (main graph, default-domain nodes, dims from inference):
 
 from __future__ import annotations
 
-import numpy as np
-import onnx
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.passes._graph import replace_uses, set_input, set_inputs, set_output, unlink_nodes
 from shapeinfer.passes._queries import const_array, default_opset, producer
+from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.canonicalize_reshape import _reshape_options
 
-#: Every main-graph tensor that survives the pass keeps its value (facts carry over).
-KEEPS_VALUES = True
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.passes._graph import GraphModel
 
-#: It reads and edits the model only through ``ctx.graph`` (it may be given a PendingModel).
-ON_INDEX = True
 
-#: It asks for the model's facts (``ctx.infer``) before its index (``ctx.graph``).
-INFERS_FIRST = True
+def _movement(op: str) -> str | None:
+    """How a default-domain ``op`` moves data (its declared ``movement`` trait, see
+    :class:`~shapeinfer.inference.op_registry.OpTraits`): ``"reshape"``, ``"copy"`` or None."""
+    return op_traits(op).movement
 
-RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
 
-#: The ops :func:`is_noop` can find a no-op (with RESHAPES, what the pass looks at).
-MOVES = RESHAPES | {"Identity", "Expand", "Tile", "Cast", "Transpose", "Slice"}
+def _movements():
+    """:func:`_movement` remembered by op for one run (a lookup a node)."""
+    cache: dict[str, str | None] = {}
+
+    def movement(op: str) -> str | None:
+        try:
+            return cache[op]
+        except KeyError:
+            m = cache[op] = _movement(op)
+            return m
+
+    return movement
 
 
 def _same(a, b) -> bool:
@@ -64,19 +77,21 @@ def is_noop(node, facts, same=_same) -> bool:
     op = node.op
     if op == "Identity":
         return True
-    if op not in MOVES:
+    kind = _movement(op)
+    if kind is None:
         return False
     x, y = facts.get(node.inputs[0].name), facts.get(node.outputs[0].name)
     if not same(x, y):  # (every other move must keep the dims and type)
         return False
-    if op in RESHAPES or op in ("Expand", "Tile"):
+    if kind == "reshape" or op in ("Expand", "Tile"):
         return True
     if op == "Cast":
         return node.attrs.get("to") == x.dtype
     if op == "Transpose":
         perm = node.attrs.get("perm")
         return (perm is None and len(x.shape) <= 1) or perm == list(range(len(x.shape)))
-    # Slice
+    if op != "Slice":  # a move declared since, with no condition here: not known to be a no-op
+        return False
     if "starts" in node.attrs:  # Slice-1: steps are 1
         return True
     if len(node.inputs) > 4 and node.inputs[4].name:
@@ -115,14 +130,12 @@ def _bypass(node, main_ids, outputs: set[str]) -> bool:
     return True
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """Remove no-op data movement and collapse reshape chains in ``model``'s main graph."""
-    result = ctx.infer(model)
+def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
+    """Remove no-op data movement and collapse reshape chains in the main graph."""
     facts = result.facts
-    gm = ctx.graph(model)
     g = gm.graph
     outputs = {t.name for t in g.outputs}
-    opset = default_opset(model) or 0
+    opset = default_opset(gm.model) or 0
     removed: set[int] = set()
     main: list[set[int]] = []
 
@@ -136,8 +149,9 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     same = _memo_same(memo)
     memo_get = memo.get
     get = facts.get
+    movement = _movements()
     # (only the ops it can remove are looked at, picked out in one sweep)
-    for node in [n for n in g.nodes if n.op in MOVES and not n.domain and n.outputs and n.inputs]:
+    for node in [n for n in g.nodes if not n.domain and movement(n.op) and n.outputs and n.inputs]:
         # Every move but Identity keeps dims and type: that is tested first, inline (``same``).
         x, y = get(node.inputs[0].name), get(node.outputs[0].name)
         kept = memo_get((id(x), id(y)))
@@ -148,11 +162,11 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
                 removed.add(id(node))
                 stats["no-op nodes removed"] += 1
             continue
-        if node.op not in RESHAPES or opset < 5:
+        if movement(node.op) != "reshape" or opset < 5:
             continue
         ps = node.inputs[0].inputs
         a = ps[0] if ps else None  # (producer, inline)
-        if a is None or id(a) in removed or a.op not in RESHAPES or a.domain or not a.inputs:
+        if a is None or id(a) in removed or a.domain or movement(a.op) != "reshape" or not a.inputs:
             continue
         mid = node.inputs[0]
         if len(mid.outputs) != 1 or mid.name in outputs:
@@ -188,6 +202,15 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
         set_inputs(node, [x, c])
         stats["reshape chains collapsed"] += 1
     if not any(stats.values()):
-        return model, {}
+        return PassResult()
     gm.remove_nodes(g, removed)
-    return ctx.export(gm), stats
+    return PassResult(stats, edited=True)
+
+
+PASS = Pass(
+    "remove-noop-reshape",
+    Stage.INDEX,
+    run,
+    keeps_values=True,
+    infers_first=True,
+)

@@ -29,6 +29,7 @@ import onnx
 from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.passes._graph import Constant, GraphModel, append_input
 from shapeinfer.passes._queries import default_opset, subgraphs
+from shapeinfer.passes.base import Pass, PassResult, Stage
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
@@ -61,7 +62,7 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
             # below opset 9; the converter has no Cast adapter past 5: fold them away first.
             from shapeinfer.passes import fold_shapes
 
-            model = fold_shapes.run(model, ctx)[0]
+            model = ctx.materialize(ctx.apply(fold_shapes.PASS, model)[0])
         out = version_converter.convert_version(_annotated(model, ctx), target)
     except Exception as e:
         msg = (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
@@ -94,10 +95,10 @@ def needed(model: onnx.ModelProto) -> bool:
     return opset < 5 or any(_fn_opset(fp, opset) < 5 for fp in model.functions)
 
 
-def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+def run(model: onnx.ModelProto, ctx) -> PassResult:
     """Rewrite every Reshape-1 of ``model`` to Reshape-5 form and raise the opset to 5."""
     if not needed(model):
-        return model, {}
+        return PassResult()
     opset = default_opset(model)
     stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0, "functions inlined": 0}
     if opset < 4:
@@ -153,7 +154,11 @@ def run(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
     for fp in out.functions:
         if _fn_opset(fp, 5) < 5:
             _set_default_opset(fp.opset_import, 5)
-    return out, stats
+    return PassResult(stats, model=out)
+
+
+#: It builds its own index of the protobuf (and may call onnx's converter), before the index stage.
+PASS = Pass("reshape-v1-to-v5", Stage.PROTO, run)
 
 
 def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:

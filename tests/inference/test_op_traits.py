@@ -30,6 +30,12 @@ def test_declared_traits():
     for op in bounds:
         assert registry.op_traits(op).value_bounds, op
     assert not registry.op_traits("Concat").value_bounds
+    for op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
+        assert registry.op_traits(op).movement == "reshape", op
+    for op in ("Identity", "Expand", "Tile", "Cast", "Transpose", "Slice"):
+        assert registry.op_traits(op).movement == "copy", op
+    for op in ("Concat", "Gather", "Add", "Pad", "Split"):
+        assert registry.op_traits(op).movement is None, op
     assert registry.op_traits("NoSuchOp") is registry.NO_TRAITS
     assert registry.op_traits("Reshape", "com.microsoft") is registry.NO_TRAITS  # traits are per domain
     assert registry.op_traits("Reshape", "ai.onnx") is registry.op_traits("Reshape")

@@ -31,7 +31,7 @@ def test_deferred_exports_write_the_same_model_with_fewer_exports(name, monkeypa
     deferred_exports = calls[0]
     changing_runs = sum(p.runs for p in report.passes if p.changed)
 
-    def eager(self, gm):  # the export every pass did before PendingModel
+    def eager(self, gm):  # the export every pass did before the rounds deferred it (Edited)
         from shapeinfer.passes._export import export_model
 
         out = export_model(gm)

@@ -11,7 +11,7 @@ from onnx import numpy_helper
 from support import ort_oracle
 from support.pass_helpers import i64, model_of, vo
 
-from shapeinfer.passes import PassContext, pass_module
+from shapeinfer.passes import PassContext, run_pass
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -20,8 +20,8 @@ INT64_MAX = 2**63 - 1
 
 
 def canon(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
-    out, changes = pass_module("canonicalize-reshape").run(model, PassContext())
-    out, _ = pass_module("dce").run(out, PassContext())
+    out, changes = run_pass("canonicalize-reshape", model, PassContext())
+    out, _ = run_pass("dce", out, PassContext())
     return out, changes
 
 
@@ -168,14 +168,14 @@ def test_constant_targets_and_unknown_values_are_left_alone():
     ins = [h.make_tensor_value_info("x", T.FLOAT, ["batch", 4]), h.make_tensor_value_info("f", T.FLOAT, [2])]
     outs = [vo("y", T.FLOAT, 3), vo("z", T.FLOAT, 2)]
     m = model_of(nodes, ins, outs, [i64("t", [0, 2, 2])])
-    out, changes = pass_module("canonicalize-reshape").run(m, PassContext())
+    out, changes = run_pass("canonicalize-reshape", m, PassContext())
     assert not any(changes.values())
     assert out.SerializeToString() == m.SerializeToString()
 
 
 def test_already_canonical_rebuilt_target_is_a_fixpoint():
     once, _ = canon(unflatten_model())
-    twice, changes = pass_module("canonicalize-reshape").run(once, PassContext())
+    twice, changes = run_pass("canonicalize-reshape", once, PassContext())
     assert not any(changes.values())
     assert twice.SerializeToString() == once.SerializeToString()
 
@@ -212,7 +212,7 @@ def test_a_target_equal_to_an_earlier_one_reads_it_instead_of_a_shape_of_its_own
         for a, c in zip(ort_oracle.run(m, f), ort_oracle.run(out, f)):
             assert a.shape == c.shape
             np.testing.assert_array_equal(a, c)
-    _, changes = pass_module("canonicalize-reshape").run(out, PassContext())
+    _, changes = run_pass("canonicalize-reshape", out, PassContext())
     assert not any(changes.values())
 
 
@@ -251,6 +251,6 @@ def test_a_rebuild_that_frees_nothing_is_not_taken():
     ins = [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq"])]
     consts = [i64("zeros", [0, 0]), numpy_helper.from_array(np.ones((1, 1), np.float32), "one")]
     m = model_of(nodes, ins, [vo("y", T.FLOAT, 2), vo("t", T.INT64, 1)], consts)
-    out, changes = pass_module("canonicalize-reshape").run(m, PassContext())
+    out, changes = run_pass("canonicalize-reshape", m, PassContext())
     assert not any(changes.values())
     assert out.SerializeToString() == m.SerializeToString()

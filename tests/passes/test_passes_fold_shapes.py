@@ -9,13 +9,13 @@ from onnx import helper as h
 from onnx import numpy_helper
 from support.pass_helpers import model_of, vo
 
-from shapeinfer.passes import PassContext, pass_module
+from shapeinfer.passes import PassContext, run_pass
 
 
 def fold(model: onnx.ModelProto, cap: int | None = None) -> tuple[onnx.ModelProto, dict]:
     ctx = PassContext() if cap is None else PassContext(fold_cap=cap)
-    out, changes = pass_module("fold-shapes").run(model, ctx)
-    out, _ = pass_module("dce").run(out, ctx)
+    out, changes = run_pass("fold-shapes", model, ctx)
+    out, _ = run_pass("dce", out, ctx)
     onnx.checker.check_model(out, full_check=True)
     return out, changes
 
@@ -58,7 +58,7 @@ def test_symbolic_values_and_graph_outputs_stay():
     x = h.make_tensor_value_info("x", T.FLOAT, ["batch", 3])
     outs = [vo("s", T.INT64, 1), h.make_tensor_value_info("three", T.INT64, [])]
     m = model_of(nodes, [x], outs, [numpy_helper.from_array(np.array(1, np.int64), "i1")])
-    out, changes = pass_module("fold-shapes").run(m, PassContext())
+    out, changes = run_pass("fold-shapes", m, PassContext())
     assert not any(changes.values())
     assert out.SerializeToString() == m.SerializeToString()
 

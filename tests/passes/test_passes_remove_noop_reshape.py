@@ -11,14 +11,14 @@ from onnx import numpy_helper
 from support import ort_oracle
 from support.pass_helpers import i64, model_of
 
-from shapeinfer.passes import PassContext, pass_module
+from shapeinfer.passes import PassContext, run_pass
 
 ort = pytest.importorskip("onnxruntime")
 
 
 def noop(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
-    out, changes = pass_module("remove-noop-reshape").run(model, PassContext())
-    out, _ = pass_module("dce").run(out, PassContext())
+    out, changes = run_pass("remove-noop-reshape", model, PassContext())
+    out, _ = run_pass("dce", out, PassContext())
     onnx.checker.check_model(out, full_check=True)
     return out, changes
 
@@ -67,7 +67,7 @@ def test_graph_input_to_graph_output_identity_stays():
         [h.make_tensor_value_info("x", T.FLOAT, ["n"])],
         [h.make_tensor_value_info("y", T.FLOAT, ["n"])],
     )
-    out, changes = pass_module("remove-noop-reshape").run(m, PassContext())
+    out, changes = run_pass("remove-noop-reshape", m, PassContext())
     assert not any(changes.values())
     assert out.SerializeToString() == m.SerializeToString()
 
@@ -101,6 +101,6 @@ def test_shape_changing_and_reordering_nodes_stay():
     outs = [h.make_tensor_value_info("a", T.FLOAT, [2, 8]), h.make_tensor_value_info("y", T.FLOAT, [4, 4])]
     inits = [i64("t", [2, 8]), i64("st", [-1]), i64("en", [-(2**62)]), i64("ax", [1]), i64("neg", [-1])]
     m = model_of(nodes, [x], outs, inits)
-    out, changes = pass_module("remove-noop-reshape").run(m, PassContext())
+    out, changes = run_pass("remove-noop-reshape", m, PassContext())
     assert not any(changes.values())
     assert out.SerializeToString() == m.SerializeToString()

@@ -18,7 +18,7 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 import shapeinfer
-from shapeinfer.passes import OptimizeError, PassContext, optimize_with_report, pass_module
+from shapeinfer.passes import OptimizeError, PassContext, optimize_with_report, run_pass
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -289,7 +289,7 @@ def test_opset_5_and_later_models_are_unchanged():
     )
     for opset in (5, 13, 17):
         m = legacy(g, opset, ir_version=8)
-        out, changes = pass_module("reshape-v1-to-v5").run(m, PassContext())
+        out, changes = run_pass("reshape-v1-to-v5", m, PassContext())
         assert not any(changes.values())
         assert out.SerializeToString() == m.SerializeToString()
 

@@ -669,4 +669,4 @@ def shrink(ctx, ins: list) -> list:
 
 
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Cast", value_bounds=True)
+declare_traits("Cast", value_bounds=True, movement="copy")

@@ -490,8 +490,8 @@ def like_data(ctx, ins: list) -> list:
 
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
 declare_traits("Gather", value_bounds=True)
-declare_traits("Unsqueeze", shape_inputs={1: "exact"}, value_bounds=True)
-declare_traits("Squeeze", shape_inputs={1: "exact"}, value_bounds=True)
-declare_traits("Identity", value_bounds=True)
-declare_traits("Slice", shape_inputs={1: "start", 2: "end", 3: "exact", 4: "exact"}, value_bounds=True)
+declare_traits("Unsqueeze", shape_inputs={1: "exact"}, value_bounds=True, movement="reshape")
+declare_traits("Squeeze", shape_inputs={1: "exact"}, value_bounds=True, movement="reshape")
+declare_traits("Identity", value_bounds=True, movement="copy")
+declare_traits("Slice", shape_inputs={1: "start", 2: "end", 3: "exact", 4: "exact"}, value_bounds=True, movement="copy")
 declare_traits("Split", shape_inputs={1: "exact"})

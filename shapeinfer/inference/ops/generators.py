@@ -202,7 +202,7 @@ def one_hot(ctx, ins: list) -> list:
 
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
 declare_traits("Range", shape_inputs={0: "exact", 1: "exact", 2: "exact"}, value_bounds=True)
-declare_traits("Expand", shape_inputs={1: "expand"}, value_bounds=True)
+declare_traits("Expand", shape_inputs={1: "expand"}, value_bounds=True, movement="copy")
 declare_traits("ConstantOfShape", shape_inputs={0: "exact"})
-declare_traits("Tile", shape_inputs={1: "exact"})
+declare_traits("Tile", shape_inputs={1: "exact"}, movement="copy")
 declare_traits("OneHot", shape_inputs={1: "exact"})

@@ -99,4 +99,5 @@ def transpose(ctx, ins: list) -> list:
 
 
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Flatten", value_bounds=True)
+declare_traits("Flatten", value_bounds=True, movement="reshape")
+declare_traits("Transpose", movement="copy")

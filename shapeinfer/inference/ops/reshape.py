@@ -164,4 +164,4 @@ def reshape_v5(ctx, ins: list) -> list:
 
 
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Reshape", shape_inputs={1: "reshape"}, value_bounds=True)
+declare_traits("Reshape", shape_inputs={1: "reshape"}, value_bounds=True, movement="reshape")
