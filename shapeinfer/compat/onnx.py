@@ -25,7 +25,8 @@ differ from onnx's:
   ``strict_mode``: a node with an input or output count its schema does not take, or an
   input type its schema does not allow (``Sqrt`` of int64, ``Add`` of float and int64);
   ``strict_mode`` raises on the first other error inference reports (an invalid node, a
-  declared type inference contradicts). The messages are shapeinfer's, not onnx's words;
+  declared element type, rank or int dim inference contradicts; not a contradiction only
+  between symbolic dims, which onnx does not see). The messages are shapeinfer's, not onnx's;
 - a model-local function that calls itself raises ``onnx.checker.ValidationError``, whatever
   the flags, as onnx does;
 - ``infer_shapes`` also takes what :func:`shapeinfer.infer_shapes` takes (an ``onnx_ir.Model``,
@@ -46,6 +47,7 @@ import onnx
 from onnx.shape_inference import InferenceError
 
 from shapeinfer.inference.annotate import annotate
+from shapeinfer.inference.declarations import declared_types, statically_contradicts
 from shapeinfer.inference.engine import Result, infer, model_dir
 from shapeinfer.io.modelsource import in_memory, is_path
 from shapeinfer.io.onnxio import load_model
@@ -76,10 +78,23 @@ def _arity(d) -> bool:
     return d.code == "E011" and bool(_ARITY.match(d.message))
 
 
+def _onnx_sees(d, result: Result) -> bool:
+    """Whether onnx's strict inference fails on what the error ``d`` reports: a declared type
+    that contradicts the inferred one only between symbolic dims (G006: ``unk__0`` declared
+    where ``unk__0 + unk__1 + 3`` is inferred) it does not see; it keeps its own dims."""
+    if d.code != "G006" or not d.tensor:
+        return True
+    graph = d.graph or "main"
+    declared = declared_types(result.model).get(graph, {}).get(d.tensor)
+    if declared is None:  # not a value_info or output declaration (a graph input's default)
+        return True
+    return statically_contradicts(result.graph_facts.get(graph, {}).get(d.tensor), declared)
+
+
 def _strict(result: Result) -> None:
-    """Raise for the first error inference reported, except the schema's input/output counts,
-    which onnx checks only with ``check_type``."""
-    errors = [d for d in result.diagnostics if d.severity == "error" and not _arity(d)]
+    """Raise for the first error inference reported that onnx's strict inference sees too,
+    except the schema's input/output counts, which onnx checks only with ``check_type``."""
+    errors = [d for d in result.diagnostics if d.severity == "error" and not _arity(d) and _onnx_sees(d, result)]
     if errors:
         raise InferenceError(f"[ShapeInferenceError] {errors[0]}")
 

@@ -371,3 +371,28 @@ def test_a_recursive_function_is_a_validation_error_like_onnx():
     for fn in (onnx.shape_inference.infer_shapes, compat_onnx.infer_shapes):
         with pytest.raises(onnx.checker.ValidationError):
             fn(model)
+
+
+@pytest.mark.parametrize("declared", [[2, "a"], [3, "a"], [2, "a", 1]])
+def test_strict_mode_raises_for_declared_shapes_where_onnx_does(declared):
+    """A declared output shape that contradicts the inferred one only between symbolic dims
+    (``a`` declared where ``a + 3`` is inferred) is not an error to onnx's strict inference; an
+    int dim or a rank that differs is. The drop-in raises for the same declarations."""
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(
+        [helper.make_node("Concat", ["x", "c"], ["y"], axis=1)],
+        "g",
+        [vi("x", TensorProto.FLOAT, [2, "a"]), vi("c", TensorProto.FLOAT, [2, 3])],
+        [vi("y", TensorProto.FLOAT, declared)],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+    def raises(fn) -> bool:
+        try:
+            fn(m, strict_mode=True)
+        except onnx.shape_inference.InferenceError:
+            return True
+        return False
+
+    assert raises(compat_onnx.infer_shapes) == raises(onnx.shape_inference.infer_shapes)
+    assert raises(compat_onnx.infer_shapes) == (declared != [2, "a"])
