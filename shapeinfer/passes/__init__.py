@@ -17,6 +17,7 @@ The passes, in pipeline order (each module's docstring states its contract):
 - ``remove-noop-reshape`` — shape-preserving data movement removed, reshape chains collapsed.
 - ``remove-neutral`` — ``x * 1``, ``x / 1``, ``x + 0`` where exact (signed zeros) removed.
 - ``merge-transposes`` — a Transpose of a Transpose made one (or none: the identity).
+- ``remove-expand`` — an Expand whose readers broadcast to the same dims anyway removed.
 - ``dedupe-shapes`` — common subexpression elimination.
 - ``dce`` — dead-code elimination (always runs after the selected passes).
 

@@ -45,6 +45,7 @@ PASSES: dict[str, str] = {
     "remove-noop-reshape": "shapeinfer.passes.remove_noop_reshape",
     "remove-neutral": "shapeinfer.passes.remove_neutral",
     "merge-transposes": "shapeinfer.passes.merge_transposes",
+    "remove-expand": "shapeinfer.passes.remove_expand",
     "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
     "dce": "shapeinfer.passes.dce",
 }

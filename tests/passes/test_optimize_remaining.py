@@ -62,7 +62,8 @@ def test_an_open_symbol_is_named_with_the_bind_that_removes_it():
 
 
 def test_a_capped_constant_node_is_listed_with_the_flag(tmp_path):
-    nodes = [h.make_node("Expand", ["one", "shape"], ["mask"]), h.make_node("Add", ["x", "mask"], ["y"])]
+    # (read by a MatMul: an Add would broadcast the scalar itself, and remove-expand removes the Expand)
+    nodes = [h.make_node("Expand", ["one", "shape"], ["mask"]), h.make_node("MatMul", ["x", "mask"], ["y"])]
     g = h.make_graph(
         nodes,
         "g",

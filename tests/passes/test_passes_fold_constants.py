@@ -230,7 +230,8 @@ def _cli(*args: str):
 
 
 def test_max_fold_growth_flag(tmp_path):
-    nodes = [h.make_node("Expand", ["one", "shape"], ["mask"]), h.make_node("Add", ["x", "mask"], ["y"])]
+    # (read by a MatMul: an Add would broadcast the scalar itself, and remove-expand removes the Expand)
+    nodes = [h.make_node("Expand", ["one", "shape"], ["mask"]), h.make_node("MatMul", ["x", "mask"], ["y"])]
     m = model_of(
         nodes,
         [h.make_tensor_value_info("x", T.FLOAT, [64, 64])],
@@ -244,7 +245,7 @@ def test_max_fold_growth_flag(tmp_path):
         r = _cli(str(src), "-o", str(tmp_path / f"{size}.onnx"), "--max-fold-growth", size, "--json")
         assert r.exit_code == 0, r.output
         ops[size] = [n.op_type for n in onnx.load(str(tmp_path / f"{size}.onnx")).graph.node]
-    assert ops == {"16K": ["Add"], "15K": ["Expand", "Add"], "0": ["Expand", "Add"]}
+    assert ops == {"16K": ["MatMul"], "15K": ["Expand", "MatMul"], "0": ["Expand", "MatMul"]}
     r = _cli(str(src), "--max-fold-growth", "lots")
     assert r.exit_code == 2 and "--max-fold-growth 'lots'" in r.stderr
 

@@ -163,3 +163,45 @@ def test_torch_export_models_lose_their_neutral_arithmetic_with_the_same_bits(na
     assert _bits(before, out, feeds)  # the neutral arithmetic removed changes no bit
     # (llama_dynamo: onnxruntime prepacks fold-constants' weights and rounds them differently)
     ort_oracle.assert_same_outputs(original, out, feeds, atol=0 if name != "llama_dynamo" else 1e-6)
+
+
+def test_inside_if_branches_neutral_arithmetic_transpose_pairs_and_expands_go():
+    """remove-neutral, merge-transposes and remove-expand run in every branch like the other
+    passes; an outer-scope value is never taken for a constant there."""
+
+    def vi(name, rank):
+        return h.make_tensor_value_info(name, T.FLOAT, [f"{name}{i}" for i in range(rank)])
+
+    then_g = h.make_graph(
+        [
+            h.make_node("Mul", ["x", "one"], ["m"]),  # x * 1
+            h.make_node("Transpose", ["m"], ["t1"], perm=[1, 0, 2]),
+            h.make_node("Transpose", ["t1"], ["t2"], perm=[1, 0, 2]),  # undoes t1
+            h.make_node("Shape", ["x"], ["s"]),
+            h.make_node("Expand", ["row", "s"], ["e"]),  # [1, 1, 4] over leading dims
+            h.make_node("Add", ["t2", "e"], ["ty"]),
+        ],
+        "then",
+        [],
+        [vi("ty", 3)],
+        [f32("one", 1.0), f32("row", [[[1.0, 2.0, 3.0, 4.0]]])],
+    )
+    else_g = h.make_graph([h.make_node("Mul", ["x", "k"], ["ey"])], "else", [], [vi("ey", 3)])  # k: outer input
+    m = model_of(
+        [h.make_node("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
+        [
+            h.make_tensor_value_info("flag", T.BOOL, []),
+            h.make_tensor_value_info("x", T.FLOAT, ["a", "b", 4]),
+            h.make_tensor_value_info("k", T.FLOAT, []),
+        ],
+        [vi("y", 3)],
+    )
+    out, rep = optimize_with_report(m)
+    branches = {a.name: [n.op_type for n in a.g.node] for a in out.graph.node[0].attribute}
+    assert branches == {"then_branch": ["Add"], "else_branch": ["Mul"]}
+    changed = {p.name for p in rep.passes if p.changed}
+    assert {"remove-neutral", "merge-transposes", "remove-expand"} <= changed
+    x = _signed_zeros((2, 3, 4))
+    for flag in (True, False):
+        feeds = {"flag": np.array(flag), "x": x, "k": np.array(1.0, dtype=np.float32)}
+        assert _bits(m, out, feeds)
