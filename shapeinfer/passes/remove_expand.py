@@ -144,6 +144,13 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     graph_inputs = {id(t) for t in g.inputs}
+    main: list[set[int]] = []
+
+    def main_ids() -> set[int]:  # ids of the main graph's nodes (a reader may be in a subgraph)
+        if not main:
+            main.append({id(n) for n in g.nodes})
+        return main[0]
+
     removed: set[int] = set()
     stats = {"expands removed": 0, "expands moved after constant operations": 0}
     for e in [n for n in g.nodes if _is_expand(n)]:
@@ -168,7 +175,7 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
             continue
         r = readers[0]
         y = r.outputs[0] if r.outputs else None
-        if not _broadcasting(r) or y is None or y.name in outputs:
+        if not _broadcasting(r) or y is None or y.name in outputs or id(r) not in main_ids():
             continue
         if not all(x is t or _constant(x, graph_inputs) for x in r.inputs):
             continue

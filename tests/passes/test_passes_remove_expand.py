@@ -142,3 +142,34 @@ def test_vit_attention_mask_expand_goes_with_the_same_bits():
     assert len(out.graph.node) == len(before.graph.node) - 3  # Expand, its target's Concat, Where
     feeds = ort_oracle.feeds(original, {"batch": 3}, seed=1)
     _bits(original, out, feeds)
+
+
+def test_an_expand_read_only_inside_a_branch_is_handled_in_place():
+    """The Expand's only reader is a Where in an If branch (an outer-scope read): it is never
+    moved into the main graph's order, and the branch computes the same values."""
+    branch = h.make_graph(
+        [h.make_node("Where", ["t", "zero", "ninf"], ["w"]), h.make_node("Add", ["x", "w"], ["y1"])],
+        "then",
+        [],
+        [vo("y1", T.FLOAT, 2)],
+    )
+    other = h.make_graph([h.make_node("Identity", ["x"], ["y2"])], "else", [], [vo("y2", T.FLOAT, 2)])
+    m = model_of(
+        [
+            h.make_node("Shape", ["x"], ["s"]),
+            h.make_node("Expand", ["mask", "s"], ["t"]),
+            h.make_node("If", ["flag"], ["y"], then_branch=branch, else_branch=other),
+        ],
+        [h.make_tensor_value_info("flag", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+        [vo("y", T.FLOAT, 2)],
+        [
+            numpy_helper.from_array(np.array([[True, False, True, False]]), "mask"),
+            f32("zero", 0.0),
+            f32("ninf", -np.inf),
+        ],
+    )
+    out, _ = run_pass("remove-expand", m)
+    out, _ = optimize_with_report(m)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for flag in (True, False):
+        _bits(m, out, {"flag": np.array(flag), "x": x})
