@@ -105,8 +105,3 @@ def optimize_functions(gm, names, model_opset: int, max_growth: int = 1 << 16) -
     if removed:
         out["dce"] = {"nodes removed in functions": removed}
     return out
-
-
-def function_nodes(model) -> int:
-    """Nodes of the model-local function bodies of ``model`` (not of subgraphs inside them)."""
-    return sum(len(fp.node) for fp in model.functions)

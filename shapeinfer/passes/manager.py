@@ -309,6 +309,9 @@ class OptimizeReport:
     #: nodes of the subgraphs (If branches, Loop and Scan bodies, at every depth) before and after
     subgraph_nodes_before: int = 0
     subgraph_nodes_after: int = 0
+    #: nodes of the model-local function bodies before and after
+    function_nodes_before: int = 0
+    function_nodes_after: int = 0
     #: the returned model's main-graph nodes as serialised GraphProto.node fields, when known
     #: (for :func:`shapeinfer.io.writer.save_model`'s ``node_fields``; stale once the model is edited)
     node_fields: bytes | None = field(default=None, repr=False)
@@ -670,6 +673,7 @@ def _optimize(
     if keep_alive is not None:
         keep_alive.append(ctx)  # its index and facts, whatever the outcome
     nodes_before = len(m.graph.node)
+    fn_before = sum(len(fp.node) for fp in m.functions)
     opset_before = default_opset(m)
     # what the model declares of its values' types: the passes drop value_info, the writer keeps these
     declared = {
@@ -715,7 +719,7 @@ def _optimize(
             for k, v in dce.changes.items():
                 rep.changes[k] = rep.changes.get(k, 0) + v
             m = ctx.materialize(m)
-    if m.functions:  # the passes that read no shapes, in the function bodies
+    if m.functions:  # the passes that hold at every call, in the function bodies
         from shapeinfer.passes._functions import optimize_functions
 
         gm = ctx.graph(m)
@@ -759,6 +763,8 @@ def _optimize(
         seconds=time.perf_counter() - t0,
         subgraph_nodes_before=sub_before,
         subgraph_nodes_after=sub_after,
+        function_nodes_before=fn_before,
+        function_nodes_after=sum(len(fp.node) for fp in m.functions),
         errors=errors,
         notes=notes,
         node_fields=node_fields,

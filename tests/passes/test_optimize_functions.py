@@ -94,6 +94,7 @@ def test_function_bodies_fold_merge_and_lose_dead_nodes_and_compute_the_same():
     assert changes["dedupe-shapes"]["nodes merged in functions"] == 1
     assert changes["fold-constants"]["tensors evaluated in functions"] == 1
     assert changes["dce"]["nodes removed in functions"] == 1  # the Neg
+    assert (report.function_nodes_before, report.function_nodes_after) == (len(m.functions[0].node), len(ops))
     assert [f.name for f in out.functions] == ["Twice"]
     assert list(out.functions[0].input) == ["x"] and list(out.functions[0].output) == ["y"]
     for binding in BINDINGS:

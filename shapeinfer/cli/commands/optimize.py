@@ -169,6 +169,8 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool, refu
             "nodes_after": report.nodes_after,
             "subgraph_nodes_before": report.subgraph_nodes_before,
             "subgraph_nodes_after": report.subgraph_nodes_after,
+            "function_nodes_before": report.function_nodes_before,
+            "function_nodes_after": report.function_nodes_after,
             "opset_before": report.opset_before,
             "opset_after": report.opset_after,
             "rounds": report.rounds,
@@ -198,6 +200,8 @@ def _optimize_report(report, model: str, output: str | None, as_json: bool, refu
     sub = ""
     if report.subgraph_nodes_before:
         sub = f", in subgraphs {report.subgraph_nodes_before} -> {report.subgraph_nodes_after}"
+    if report.function_nodes_before:
+        sub += f", in functions {report.function_nodes_before} -> {report.function_nodes_after}"
     echo(
         f"nodes {report.nodes_before} -> {report.nodes_after}{sub}, {opset}, "
         f"{report.rounds} round{'s' if report.rounds != 1 else ''} ({report.seconds:.2f}s)"
