@@ -47,7 +47,7 @@ def _one(op: str, a: str, b: str, const, dtype=T.FLOAT, shape=("n", 4)) -> onnx.
 
 
 EXACT = [
-    ("Mul", "x", "c", [1.0, 1.0, 1.0, 1.0], T.FLOAT),
+    ("Mul", "x", "c", [1.0], T.FLOAT),
     ("Mul", "c", "x", 1.0, T.FLOAT),
     ("Div", "x", "c", [1.0], T.FLOAT),
     ("Add", "x", "c", [-0.0] * 4, T.FLOAT),
@@ -56,7 +56,8 @@ EXACT = [
     ("Add", "x", "c", [0, 0, 0, 0], T.INT64),
     ("Sub", "x", "c", 0, T.INT32),
     ("Mul", "x", "c", 1, T.INT64),
-    ("Mul", "x", "c", [1.0] * 4, T.FLOAT16),
+    ("Mul", "x", "c", 1.0, T.FLOAT16),
+    ("Div", "x", "c", [1.0] * 4, T.FLOAT),
 ]
 
 
@@ -94,7 +95,12 @@ def test_adding_positive_zero_to_what_may_be_negative_zero_stays(op, a, b, const
 
 @pytest.mark.parametrize(
     "op,a,b,const",
-    [("Sub", "c", "x", 0.0), ("Div", "c", "x", 1.0), ("Mul", "x", "c", [1.0, 1.0, 1.0, 2.0])],
+    [
+        ("Sub", "c", "x", 0.0),
+        ("Div", "c", "x", 1.0),
+        ("Mul", "x", "c", [1.0, 1.0, 1.0, 2.0]),
+        ("Mul", "x", "c", [1.0, 1.0, 1.0, 1.0]),  # a normalization's scale: onnxruntime fuses it
+    ],
 )
 def test_operands_that_are_not_neutral_stay(op, a, b, const):
     _, changes = run_pass("remove-neutral", _one(op, a, b, const))
@@ -156,7 +162,7 @@ def test_torch_export_models_lose_their_neutral_arithmetic_with_the_same_bits(na
 
     before, _ = optimize_with_report(original, passes=[p for p in DEFAULT_PASSES if p != "remove-neutral"])
     out, rep = optimize_with_report(original)
-    at_least = {"vit_dynamo": 24, "bert_dynamo": 25, "llama_dynamo": 12}[name]
+    at_least = {"vit_dynamo": 24, "bert_dynamo": 25, "llama_dynamo": 3}[name]
     assert next(p for p in rep.passes if p.name == "remove-neutral").changes["neutral arithmetic removed"] >= at_least
     assert len(out.graph.node) <= len(before.graph.node) - at_least
     feeds = ort_oracle.feeds(original, {"batch": 2, "seq": 7}, seed=1)
