@@ -19,6 +19,10 @@ tensor's type or rank is left unknown. How it differs from onnxruntime's:
   ``unk_<n>`` where onnxruntime writes ``unk__<n>`` or sympy text; where a dim holds only for
   some sizes, shapeinfer writes the expression valid at every size (``min(seq, 512)`` for a
   slice of a 512-row table, where onnxruntime writes ``seq``), or records the assumption;
+- a graph input with an initializer (a default the caller may override, IR >= 4) is read as
+  a constant, as onnxruntime's tool reads it: dims that follow from its value hold only while
+  the default is used (an info ``G013`` per input, logged with ``verbose``); ``shapeinfer``
+  itself keeps such values open;
 - onnxruntime's tool matches ops by name alone: a default-domain node of an op onnx does not
   define (``MatMulNBits`` written without its domain) is read as onnxruntime's ``com.microsoft``
   op of that name, as it does, and logged as a warning (logger ``shapeinfer.compat``), since
@@ -51,8 +55,8 @@ import sys
 
 import onnx
 
-from shapeinfer.api import infer
 from shapeinfer.inference.annotate import annotate
+from shapeinfer.inference.engine import infer
 from shapeinfer.io.modelsource import in_memory
 
 __all__ = ["SymbolicShapeInference", "main"]
@@ -173,7 +177,7 @@ class SymbolicShapeInference:
             m.CopyFrom(in_mp)
         opsets = len(m.opset_import)
         renamed = _read_as_contrib(m)
-        result = infer(m)
+        result = infer(m, defaults_as_constants=True)
         if verbose:
             for d in result.diagnostics:
                 logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)

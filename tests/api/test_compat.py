@@ -396,3 +396,18 @@ def test_strict_mode_raises_for_declared_shapes_where_onnx_does(declared):
 
     assert raises(compat_onnx.infer_shapes) == raises(onnx.shape_inference.infer_shapes)
     assert raises(compat_onnx.infer_shapes) == (declared != [2, "a"])
+
+
+def test_ort_reads_initializer_defaults_like_onnxruntimes_tool(ort_tool, tmp_path, monkeypatch):
+    """onnxruntime's tool reads a graph input's initializer as a constant in its own rules: so
+    does the drop-in (an info G013), and the dims are those onnxruntime computes at the default."""
+    import numpy as np
+    import onnxruntime
+
+    monkeypatch.chdir(tmp_path)
+    m = _defaults_model()
+    ours = SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+    theirs = ort_tool.infer_shapes(m, auto_merge=True)
+    assert _types(ours)["y"] == _types(theirs)["y"] == (TensorProto.FLOAT, (2, 3, 4))
+    sess = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert sess.run(None, {"x": np.zeros((2, 12), np.float32)})[0].shape == (2, 3, 4)
