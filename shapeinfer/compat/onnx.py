@@ -8,8 +8,7 @@
 Same signatures, same return contract (a new ModelProto with ``value_info`` and graph output
 types; ``infer_shapes_path`` writes the file, over the input when ``output_path`` is empty), same
 exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and for
-``check_type``). How the results
-differ from onnx's:
+``check_type``). How the results differ from onnx's:
 
 - a graph input with an initializer (a default the caller may override, IR >= 4) is read as
   a constant, as onnx reads it: dims that follow from its value hold only while the default
@@ -27,6 +26,13 @@ differ from onnx's:
   ``strict_mode`` raises on the first other error inference reports (an invalid node, a
   declared element type, rank or int dim inference contradicts; not a contradiction only
   between symbolic dims, which onnx does not see). The messages are shapeinfer's, not onnx's;
+- where onnx's dims differ from what onnxruntime computes, the dims are onnxruntime's: a
+  Resize by float scales is sized in float32 as onnxruntime does (``16777217 * 1.0`` gives
+  16777216, where onnx computes in double), an STFT by its ``onesided`` default has ``n//2 + 1`` bins;
+  before IR 4 an initializer listed as a graph input is the constant it then is (onnx leaves
+  such an input's dims open). Of onnx 1.23's own ``shape_inference_test.py`` 939 tests pass
+  (onnx 983); the others expect open a dim, rank or type shapeinfer knows, onnx's wording
+  of an error both raise, or dims onnx derives by assuming an unknown Slice's axes or steps;
 - a model-local function that calls itself raises ``onnx.checker.ValidationError``, whatever
   the flags, as onnx does;
 - ``infer_shapes`` also takes what :func:`shapeinfer.infer_shapes` takes (an ``onnx_ir.Model``,
