@@ -158,41 +158,13 @@ def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bi
         raise _flag_error(e, bind_flag if e.kind == BIND else None) from None
 
 
-def write_model(
-    model,
-    out: str,
-    src: str | None,
-    in_place: bool = False,
-    graph_tail: bytes = b"",
-    loaded=None,
-    nodes_as_read=False,
-    node_fields: bytes | None = None,
-    value_info_fields: bytes | None = None,
-    external: list | None = None,
-    data_inputs: list[str] | tuple = (),
-) -> None:
+def write_model(model, out: str, source, in_place: bool = False) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
-    ``graph_tail``: serialised main-graph fields written after the model's own; ``loaded``: the
-    LoadedModel ``model`` came from, when none of its tensors changed; ``nodes_as_read``: nor
-    its main graph's nodes; ``node_fields`` / ``value_info_fields``: its main graph's nodes /
-    value_info already serialised; ``external``: its tensors stored as external data, when
-    known; ``data_inputs``: the files the input model's external data names, never replaced
-    (see save_model)."""
+    ``source``: the input's path, or a :class:`~shapeinfer.io.source.Source` that also says what
+    of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`)."""
     from shapeinfer.io.writer import save_model
 
-    save_model(
-        model,
-        out,
-        src,
-        in_place=in_place,
-        graph_tail=graph_tail,
-        loaded=loaded,
-        nodes_as_read=nodes_as_read,
-        node_fields=node_fields,
-        value_info_fields=value_info_fields,
-        external=external,
-        data_inputs=data_inputs,
-    )
+    save_model(model, out, source, in_place=in_place)
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:

@@ -20,8 +20,7 @@ from onnx import TypeProto
 
 from shapeinfer.inference.engine import Result, graph_path
 from shapeinfer.io.onnxio import fact_type, subgraph_attrs, write_shape
-from shapeinfer.io.wire import varint
-from shapeinfer.io.writer import _tag
+from shapeinfer.io.wire import SHORT_LENGTHS, field_tag, varint
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
@@ -43,8 +42,8 @@ def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) ->
 
 def annotate_serialised(result: Result, declared: Mapping[str, TypeProto] | None = None) -> bytes:
     """:func:`annotate`, returning the main graph's ``value_info`` as it then is, serialised
-    (``GraphProto.value_info`` fields, for ``save_model(..., value_info_fields=...)``): the
-    entries kept serialised, then the new ones as they were written (not serialised again)."""
+    (``GraphProto.value_info`` fields, for :attr:`shapeinfer.io.source.Source.value_info_fields`):
+    the entries kept serialised, then the new ones as they were written (not serialised again)."""
     graph = result.model.graph
     tail = _annotate_graph(graph, result, _adoptable(result), declared or {}, "main")
     kept = [_field(_VALUE_INFO, vi.SerializeToString()) for vi in graph.value_info]
@@ -55,8 +54,8 @@ def annotate_serialised(result: Result, declared: Mapping[str, TypeProto] | None
 def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:
     """:func:`annotate`, except that the main graph's new ``value_info`` entries are returned as
     serialised ``GraphProto`` fields instead of merged into the model (for
-    ``save_model(model, ..., graph_tail=...)``, which writes them without parsing them back).
-    The written file is the same model :func:`annotate` then :func:`save_model` would write."""
+    :attr:`shapeinfer.io.source.Source.graph_tail`: the writer writes them without parsing them
+    back). The written file is the same model :func:`annotate` then :func:`save_model` would write."""
     tail = _annotate_graph(result.model.graph, result, _adoptable(result), {}, "main")
     return result.model, tail
 
@@ -203,23 +202,19 @@ def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
         out.denotation = x.denotation
 
 
-#: The one-byte length prefixes (lengths below 128).
-_SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
-
-
 def _field(tag: bytes, payload: bytes) -> bytes:
     """A length-delimited protobuf field."""
     n = len(payload)
-    return tag + (_SHORT_LENGTHS[n] if n < 0x80 else varint(n)) + payload
+    return tag + (SHORT_LENGTHS[n] if n < 0x80 else varint(n)) + payload
 
 
-_VALUE_INFO = _tag(onnx.GraphProto, "value_info")
+_VALUE_INFO = field_tag(onnx.GraphProto, "value_info")
 
 
-_VI_NAME = _tag(onnx.ValueInfoProto, "name")
+_VI_NAME = field_tag(onnx.ValueInfoProto, "name")
 
 
-_VI_TYPE = _tag(onnx.ValueInfoProto, "type")
+_VI_TYPE = field_tag(onnx.ValueInfoProto, "type")
 
 
 def _annotate_graph(
@@ -259,9 +254,9 @@ def _annotate_graph(
             if tf is not None:  # _field(_VALUE_INFO, _field(_VI_NAME, name) + tf), in pieces
                 nb = name if type(name) is bytes else name.encode()
                 n = len(nb)
-                name_head = _VI_NAME + (_SHORT_LENGTHS[n] if n < 0x80 else varint(n))
+                name_head = _VI_NAME + (SHORT_LENGTHS[n] if n < 0x80 else varint(n))
                 n += len(name_head) + len(tf)
-                chunks += (_VALUE_INFO, _SHORT_LENGTHS[n] if n < 0x80 else varint(n), name_head, nb, tf)
+                chunks += (_VALUE_INFO, SHORT_LENGTHS[n] if n < 0x80 else varint(n), name_head, nb, tf)
         tail = b"".join(chunks)
     if not any(p.startswith(path + "/") for p in result.graph_facts):
         return tail  # no subgraph below this one was inferred

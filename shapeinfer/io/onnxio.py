@@ -78,8 +78,8 @@ class LoadedModel:
     elements were parsed without their ``raw_data`` (inference never reads it); such a model is
     only ever written with the bytes of ``data``. All of it stays true as long as no tensor of
     the model changes: inference and :func:`shapeinfer.io.writer.annotate` change none (they write
-    types and ``value_info`` only), so ``save_model(..., loaded=...)`` need not walk or
-    re-serialise them.
+    types and ``value_info`` only), so the writer, given ``Source(path, loaded)``
+    (:class:`shapeinfer.io.source.Source`), need not walk or re-serialise them.
     """
 
     model: onnx.ModelProto
@@ -94,7 +94,7 @@ def load_model_file(path: str, *, lean: bool = False) -> LoadedModel:
 
     ``lean``: parse the main graph's large initializers without their data (see
     :class:`LoadedModel`): for inference and writing the model back with
-    ``save_model(..., loaded=...)`` only, never for reading weights or rewriting the model.
+    a :class:`~shapeinfer.io.source.Source` only, never for reading weights or rewriting the model.
     """
     from shapeinfer.io.external import ExternalDataError, check_locations, external_tensors
     from shapeinfer.io.userfiles import STDIO, UserFileError, read_input, show

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 _GRAPH_FIELD = 7  # ModelProto.graph
-_NODE_TAG = 1 << 3 | 2  # GraphProto.node, length-delimited
+NODE_TAG = 1 << 3 | 2  # GraphProto.node, length-delimited
 _INITIALIZER_TAG = 5 << 3 | 2  # GraphProto.initializer
 _PACKED_DIMS_TAG = 1 << 3 | 2  # TensorProto.dims (repeated int64), packed
 _DIM_TAG = 1 << 3 | 0  # TensorProto.dims, one value per field
@@ -40,6 +40,20 @@ def varint(n: int) -> bytes:
         else:
             out.append(b)
             return bytes(out)
+
+
+#: The one-byte varints (0 to 127): the length prefix of a short field, as bytes.
+SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
+
+
+def length_prefix(n: int) -> bytes:
+    """The length prefix of a length-delimited field of ``n`` bytes (its varint)."""
+    return SHORT_LENGTHS[n] if n < 0x80 else varint(n)
+
+
+def field_tag(message, name: str) -> bytes:
+    """The wire tag of the length-delimited field ``name`` of the protobuf class ``message``."""
+    return varint(message.DESCRIPTOR.fields_by_name[name].number << 3 | 2)
 
 
 def read_varint(data, i: int) -> tuple[int, int]:
@@ -71,6 +85,15 @@ def skip_field(data, i: int, wire: int) -> int:
     if wire == 5:
         return i + 4
     raise ValueError(f"wire type {wire}")  # groups: not in ONNX messages
+
+
+def skip_string(data, i: int) -> int:
+    """The index after the length-delimited field whose one-byte tag is at ``data[i]``."""
+    size = data[i + 1]
+    if size < 0x80:
+        return i + 2 + size
+    size, j = read_varint(data, i + 1)
+    return j + size
 
 
 @dataclass(frozen=True)
@@ -125,7 +148,7 @@ def graph_layout(data) -> GraphLayout | None:
             else:
                 tag, i = read_varint(data, i)
             i = skip_field(data, i, tag & 7)
-            if tag == _NODE_TAG:
+            if tag == NODE_TAG:
                 nodes += 1
                 if runs and runs[-1][1] == at:
                     runs[-1][1] = i
@@ -277,7 +300,7 @@ def node_fields(data) -> NodeFields | None:
         while i < g_end:  # one step per field; node fields read inline (one-byte tag, short lengths)
             at = i
             tag = data[i]
-            if tag == _NODE_TAG:
+            if tag == NODE_TAG:
                 if last != -1 and last != at:
                     return None  # a second run of nodes
                 if first == -1:

@@ -16,57 +16,38 @@ from collections.abc import Iterable
 import onnx
 
 from shapeinfer.io.external import ExternalDataError, copy_external_files, data_files, external_tensors, plan_copy
-from shapeinfer.io.onnxio import LoadedModel
+from shapeinfer.io.source import Source
 from shapeinfer.io.userfiles import STDIO, output_target, show, write_output
-from shapeinfer.io.wire import graph_layout, initializer_views, node_views, varint
+from shapeinfer.io.wire import field_tag, varint
 
 
 def save_model(
     model: onnx.ModelProto,
     out: str,
-    src: str | None = None,
+    source: Source | str | None = None,
     *,
     inputs: Iterable[str] = (),
     in_place: bool = False,
-    graph_tail: bytes = b"",
-    loaded: LoadedModel | None = None,
-    nodes_as_read: bool = False,
-    node_fields: bytes | None = None,
-    value_info_fields: bytes | None = None,
-    external: list[onnx.TensorProto] | None = None,
-    data_inputs: Iterable[str] = (),
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
-    ``src`` is the path the model was read from (its folder locates the external data; ``-``
-    for standard input, which has none). ``inputs`` are further files of the run that must not
-    be overwritten; ``src`` is always one unless ``in_place``. Raises
+    ``source``: where ``model`` came from and what of it is serialised already
+    (:class:`~shapeinfer.io.source.Source`; a path is ``Source(path)``, None a model in
+    memory): its folder locates the external data; its bytes as read and the pieces already
+    serialised are written as they are instead of serialising the model again. ``inputs`` are
+    further files of the run that must not be overwritten; the source file is always one
+    unless ``in_place``, and so are the files its external data names (those of the model and
+    the source's ``data_inputs``), in place or not. Raises
     :class:`~shapeinfer.io.userfiles.UserFileError` for an output path the rule refuses and
     :class:`~shapeinfer.io.external.ExternalDataError` for external data that cannot be copied.
-    ``graph_tail`` is serialised ``GraphProto`` fields written at the end of the main graph (the
-    value_info bytes of :func:`annotate_for_writing`): the file holds ``model`` with them merged.
-    ``loaded``: what ``model`` was read as (:func:`~shapeinfer.io.onnxio.load_model_file`; ``model``
-    is its model, or a copy), only when no tensor of it has changed since: its external tensors
-    are not looked up again, and the main graph's initializers are written as the bytes that
-    were read (:func:`shapeinfer.io.wire.initializer_views`) instead of being serialised again
-    (always so for a model read with ``lean=True``, whose large weights were not parsed).
-    ``nodes_as_read``: the main graph's nodes have not changed either (no subgraph was
-    annotated: :func:`subgraphs_annotated`), so they too are written as the bytes read.
-    ``node_fields``: the main graph's nodes of ``model`` already serialised (``GraphProto.node``
-    fields, in order, e.g. :attr:`shapeinfer.passes.OptimizeReport.node_fields`), written as
-    they are instead of serialising ``model.graph.node`` again; ``value_info_fields`` the same
-    for ``model.graph.value_info`` (:func:`annotate_serialised`). ``external``: ``model``'s
-    tensors stored as external data (:func:`shapeinfer.io.external.external_tensors`), when the
-    caller knows them without ``loaded`` (else the model is walked for them).
-    The files the external data of ``model`` names (in ``src``'s folder) and ``data_inputs``
-    (the input model's own, :func:`shapeinfer.io.external.data_files`, when it named more than
-    ``model`` still does) are inputs that ``out`` may never replace, ``in_place`` or not.
     """
+    if not isinstance(source, Source):
+        source = Source(source)
+    src = source.path
     protected = [*inputs, *([src] if src else [])]
-    if loaded is not None:
-        external = loaded.external
-    src_dir = None if src is None or src == STDIO else os.path.dirname(os.path.abspath(src))
-    data = list(data_inputs)
+    external = source.external_tensors()
+    src_dir = source.folder()
+    data = list(source.data_inputs)
     if out != STDIO and src_dir is not None:
         if external is None:
             external = external_tensors(model)
@@ -83,18 +64,8 @@ def save_model(
         for _, target in plan:
             if os.path.realpath(target) == model_target:
                 raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
-    spans = nodes = None
-    if loaded is not None:
-        layout = loaded.layout if loaded.layout is not None else graph_layout(loaded.data)
-        spans = initializer_views(loaded.data, layout, len(model.graph.initializer))
-        if spans is None and loaded.lean:  # cannot happen: lean models are made from a layout
-            raise RuntimeError("a model read without its weights' data cannot be written without the file's bytes")
-        if nodes_as_read:
-            nodes = node_views(loaded.data, layout, len(model.graph.node))
-    if node_fields is not None and nodes is None:
-        nodes = [node_fields]
-    value_info = None if value_info_fields is None else [value_info_fields]
-    chunks = model_chunks(model, graph_tail, spans, nodes, value_info)
+    spans, nodes, value_info = source.serialised(model)
+    chunks = model_chunks(model, source.graph_tail, spans, nodes, value_info)
     copy_external_files(plan)
     write_output(
         out,
@@ -154,7 +125,7 @@ def model_chunks(
         body.insert(0, rest.SerializeToString())
         if graph_tail:
             body.append(graph_tail)
-        chunks.append(_tag(onnx.ModelProto, "graph") + varint(sum(map(len, body))))
+        chunks.append(field_tag(onnx.ModelProto, "graph") + varint(sum(map(len, body))))
         chunks.extend(body)
     return chunks
 
@@ -182,12 +153,3 @@ def write_chunks(fd: int, chunks: list[bytes]) -> None:
             done = 0
             while view:
                 view = view[os.write(fd, view) :]
-
-
-# A large graph's value_info is serialised in one go (the wire format of repeated
-# ValueInfoProto): a message per tensor through the Python API is the slowest part of writing.
-
-
-def _tag(message, field: str) -> bytes:
-    """The wire tag of a length-delimited field of ``message``."""
-    return varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)

@@ -28,6 +28,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
+from shapeinfer.io.wire import NODE_TAG, SHORT_LENGTHS, skip_string
 from shapeinfer.io.wire import read_varint as _read_varint
 from shapeinfer.io.wire import varint as _varint
 from shapeinfer.passes._graph import _NO_GRAPHS, Constant, Graph, Node
@@ -240,7 +241,7 @@ def _unchanged(n: Node) -> bool:
     )
 
 
-_NODE_FIELD_TAG = bytes((1 << 3 | 2,))  # GraphProto.node
+_NODE_FIELD_TAG = bytes((NODE_TAG,))  # GraphProto.node
 _INPUT_TAG = 1 << 3 | 2  # NodeProto.input
 _OUTPUT_TAG = 2 << 3 | 2  # NodeProto.output
 _NODE_FIELDS = {f.number: f.is_repeated for f in NodeProto.DESCRIPTOR.fields}  # number -> repeated
@@ -248,17 +249,7 @@ _NAME, _OP_TYPE, _ATTRIBUTE, _DOMAIN = (
     NodeProto.DESCRIPTOR.fields_by_name[f].number for f in ("name", "op_type", "attribute", "domain")
 )
 #: tag + length of a short string field, by (tag, length)
-_ONE_BYTE = [bytes((n,)) for n in range(0x80)]  # one-byte varints
 _SHORT_HEADS = {(tag, n): bytes((tag, n)) for tag in (_INPUT_TAG, _OUTPUT_TAG) for n in range(0x80)}
-
-
-def _skip_string(data, i: int) -> int:
-    """The index after the length-delimited field whose one-byte tag is at ``data[i]``."""
-    size = data[i + 1]
-    if size < 0x80:
-        return i + 2 + size
-    size, j = _read_varint(data, i + 1)
-    return j + size
 
 
 def _relinked_field(data, start: int, end: int, n: Node) -> bytes | None:
@@ -278,7 +269,7 @@ def _relinked_field(data, start: int, end: int, n: Node) -> bytes | None:
         return None
     while i < end and data[i] in (_INPUT_TAG, _OUTPUT_TAG):
         size = data[i + 1]
-        i = i + 2 + size if size < 0x80 else _skip_string(data, i)
+        i = i + 2 + size if size < 0x80 else skip_string(data, i)
     rest = i
     last = 2  # (the input and output fields at the start are skipped; any later one is out of order)
     op_seen = False
@@ -297,7 +288,7 @@ def _relinked_field(data, start: int, end: int, n: Node) -> bytes | None:
         elif num == _ATTRIBUTE:
             attrs += 1
         last = num
-        i = i + 2 + size if size < 0x80 else _skip_string(data, i)
+        i = i + 2 + size if size < 0x80 else skip_string(data, i)
     if i != end or not op_seen:
         return None
     if n._attrs is not None and (len(n._attrs) != attrs or not _same_attrs(n._attrs, n.snap)):
@@ -317,7 +308,7 @@ def _relinked_field(data, start: int, end: int, n: Node) -> bytes | None:
     add(data[rest:end])
     payload = b"".join(parts)
     size = len(payload)
-    return b"".join((_NODE_FIELD_TAG, _ONE_BYTE[size] if size < 0x80 else _varint(size), payload))
+    return b"".join((_NODE_FIELD_TAG, SHORT_LENGTHS[size] if size < 0x80 else _varint(size), payload))
 
 
 def _same_attrs(attrs: dict, snap: dict | None) -> bool:

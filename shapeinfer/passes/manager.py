@@ -32,6 +32,7 @@ import onnx
 
 from shapeinfer.inference.bindings import specialise_inputs
 from shapeinfer.io.modelsource import ModelLike
+from shapeinfer.io.source import Source
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.errors import OptimizeError
 
@@ -104,9 +105,9 @@ class PassContext:
     _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
     _graph: tuple | None = field(default=None, repr=False)
     _given: object = field(default=None, repr=False)  # the model the running index pass stands for
-    #: (a ModelProto, the bytes of its main graph's node fields as it was parsed from them):
-    #: its index writes unchanged nodes from them (:class:`~shapeinfer.io.wire.NodeFields`)
-    source: tuple | None = field(default=None, repr=False)
+    #: the bytes the input model was parsed from (:meth:`~shapeinfer.io.source.Source.nodes_read`):
+    #: its index writes unchanged nodes from their fields (:class:`~shapeinfer.io.wire.NodeFields`)
+    source: Source | None = field(default=None, repr=False)
 
     def infer(self, model: onnx.ModelProto, whole: bool = False):
         """Inference facts of ``model`` (:class:`shapeinfer.inference.engine.Result`).
@@ -185,7 +186,7 @@ class PassContext:
             return model.gm
         if self._graph is not None and self._graph[0] is model:
             return self._graph[1]
-        source = self.source[1] if self.source is not None and self.source[0] is model else None
+        source = None if self.source is None else self.source.nodes_read(model)
         reads = None  # what a fresh inference of this very model read of its nodes
         if self._facts is not None and self._facts[0] is model and self._facts[2]:
             reads = self._facts[1].node_reads
@@ -213,8 +214,9 @@ class PassContext:
         """The serialised main-graph node fields ``model`` was made from, or None: the source's
         (:attr:`source`) for the model read, the export's for one the index wrote out from them.
         True only while nothing changed ``model``'s nodes since (the caller knows)."""
-        if self.source is not None and self.source[0] is model:
-            return self.source[1].data
+        read = None if self.source is None else self.source.nodes_read(model)
+        if read is not None:
+            return read.data
         gm = self._graph[1] if self._graph is not None else None
         w = None if gm is None else gm.written_nodes
         return w[1] if w is not None and w[0] is model else None
@@ -312,16 +314,10 @@ class OptimizeReport:
     #: nodes of the model-local function bodies before and after
     function_nodes_before: int = 0
     function_nodes_after: int = 0
-    #: the returned model's main-graph nodes as serialised GraphProto.node fields, when known
-    #: (for :func:`shapeinfer.io.writer.save_model`'s ``node_fields``; stale once the model is edited)
-    node_fields: bytes | None = field(default=None, repr=False)
-    #: the same for its main graph's value_info (``save_model``'s ``value_info_fields``)
-    value_info_fields: bytes | None = field(default=None, repr=False)
-    #: the returned model's tensors stored as external data when known (``save_model``'s ``external``)
-    external_tensors: list | None = field(default=None, repr=False)
-    #: the files the input model's external data names (:func:`shapeinfer.io.external.data_files`):
-    #: ``save_model``'s ``data_inputs``, which the written model must never replace
-    input_data_files: list[str] = field(default_factory=list, repr=False)
+    #: where the returned model came from and what of it is serialised already (its main
+    #: graph's nodes and value_info when known, the input's external data files), for
+    #: :func:`shapeinfer.io.writer.save_model` (stale once the model is edited)
+    source: Source = field(default_factory=Source, repr=False)
     #: what stays dynamic in the result and why (:mod:`shapeinfer.passes.remaining`)
     remaining: Any = None
 
@@ -367,12 +363,13 @@ def describe_passes() -> list[tuple[str, str]]:
     return out
 
 
-def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, list | None]:
+def _load(model) -> tuple[onnx.ModelProto, str | None, str | None, bytes | None, list | None]:
     """``model`` as a ModelProto of its own (a copy of a given one) whose text fields are all
     valid UTF-8 (:func:`~shapeinfer.io.modeltext.decode_model_text`: names that are not are
-    escaped alike everywhere), the folder of its file, the bytes it was parsed from when it is
-    still as parsed from them (else None), and its tensors stored as external data as read
-    from the file (None for a model given in memory: not looked for)."""
+    escaped alike everywhere), the path of its file (None for a model given in memory), its
+    folder, the bytes it was parsed from when it is still as parsed from them (else None), and
+    its tensors stored as external data as read from the file (None for a model given in
+    memory: not looked for)."""
     from shapeinfer.inference.engine import model_dir
     from shapeinfer.io.modelsource import own_copy
     from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
@@ -380,12 +377,12 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, bytes | None, list | None
 
     m = own_copy(model)  # TypeError for what is no model
     if m is not None:
-        return decode_model_text(m), None, None, None
+        return decode_model_text(m), None, None, None, None
     path = os.fspath(model)
     loaded = load_model_file(path)
     if all_text_is_utf8(loaded.model, loaded.data):
-        return loaded.model, model_dir(path), loaded.data, loaded.external
-    return decode_model_text(loaded.model, loaded.data), model_dir(path), None, loaded.external
+        return loaded.model, path, model_dir(path), loaded.data, loaded.external
+    return decode_model_text(loaded.model, loaded.data), path, model_dir(path), None, loaded.external
 
 
 def _repeated(names: list[str]) -> list[str]:
@@ -639,7 +636,7 @@ def _optimize(
         from shapeinfer.inference.bindings import check_bind_values
 
         bind = check_bind_values(bind)
-    m, where, data, external = _load(model)
+    m, path, where, data, external = _load(model)
     inline = external == []
     # the files the input's external data names: inputs the written model must never replace
     if external:
@@ -653,12 +650,8 @@ def _optimize(
         check_bind(m, bind)
     if keep_alive is not None:
         keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
-    source = None  # the bytes of m's nodes, while they are as parsed (PassContext.source)
-    if data is not None:
-        from shapeinfer.io.wire import node_fields
-
-        nf = node_fields(data)
-        source = None if nf is None else (m, nf)
+    # the bytes of m's nodes, while they are as parsed (PassContext.source)
+    source = None if data is None else Source.parsed(path, m, data)
     del data
     base_dir = base_dir or where
     ctx = PassContext(
@@ -767,10 +760,13 @@ def _optimize(
         function_nodes_after=sum(len(fp.node) for fp in m.functions),
         errors=errors,
         notes=notes,
-        node_fields=node_fields,
-        value_info_fields=value_info_fields,
-        external_tensors=[] if inline else None,  # (the passes store no new tensor externally)
-        input_data_files=input_data_files,
+        source=Source(
+            path,
+            node_fields=node_fields,
+            value_info_fields=value_info_fields,
+            external=[] if inline else None,  # (the passes store no new tensor externally)
+            data_inputs=input_data_files,
+        ),
         remaining=left,
     )
     return m, report

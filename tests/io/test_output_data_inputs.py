@@ -134,6 +134,7 @@ def test_other_outputs_beside_the_data_are_still_written(tmp_path):
 
 def test_save_model_refuses_the_sources_data_files(tmp_path):
     from shapeinfer.io.onnxio import load_model_file
+    from shapeinfer.io.source import Source
     from shapeinfer.io.userfiles import UserFileError
     from shapeinfer.io.writer import save_model
 
@@ -142,7 +143,7 @@ def test_save_model_refuses_the_sources_data_files(tmp_path):
     m = save_external(str(folder))
     before = snapshot(folder)
     loaded = load_model_file(m)
-    for kwargs in ({"loaded": loaded}, {}, {"in_place": True}):
+    for source, in_place in ((Source(m, loaded), False), (m, False), (m, True)):
         with pytest.raises(UserFileError, match="external data of an input model"):
-            save_model(loaded.model, str(folder / "data.bin"), m, **kwargs)
+            save_model(loaded.model, str(folder / "data.bin"), source, in_place=in_place)
     assert snapshot(folder) == before

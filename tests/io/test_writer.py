@@ -10,6 +10,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
+from shapeinfer.io.source import Source
 from shapeinfer.io.writer import save_model
 
 
@@ -163,7 +164,7 @@ def test_written_value_info_bytes_give_the_model_annotate_gives(tmp_path):
         a = annotate(infer(onnx.load(path, load_external_data=False), base_dir=base))
         save_model(a, str(tmp_path / "a.onnx"), path)
         b, tail = annotate_for_writing(infer(onnx.load(path, load_external_data=False), base_dir=base))
-        save_model(b, str(tmp_path / "b.onnx"), path, graph_tail=tail)
+        save_model(b, str(tmp_path / "b.onnx"), Source(path, graph_tail=tail))
         ma = onnx.load(str(tmp_path / "a.onnx"), load_external_data=False)
         mb = onnx.load(str(tmp_path / "b.onnx"), load_external_data=False)
         written += len(ma.graph.value_info)

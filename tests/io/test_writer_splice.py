@@ -1,4 +1,4 @@
-"""Writing a model read from a file reuses the file's initializer bytes (``save_model(loaded=...)``):
+"""Writing a model read from a file reuses the file's initializer bytes (``Source(path, loaded)``):
 the file written is byte for byte the one serialising the initializers again gives, on old IR
 versions, sparse initializers, subgraphs, external data and fields out of the usual order; and
 it falls back to serialising whenever the bytes cannot be vouched for."""
@@ -15,6 +15,7 @@ from support.common import model_path
 from shapeinfer.inference.annotate import annotate_for_writing, subgraphs_annotated
 from shapeinfer.inference.engine import infer, model_dir
 from shapeinfer.io.onnxio import LoadedModel, load_model_file
+from shapeinfer.io.source import Source
 from shapeinfer.io.wire import graph_layout, initializer_views, node_views, varint, without_large_raw_data
 from shapeinfer.io.writer import save_model
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS
@@ -99,7 +100,7 @@ def _write_both(path, out_dir) -> tuple[bytes, bytes, LoadedModel]:
         written, tail = annotate_for_writing(result)
         (out_dir / name).mkdir()
         as_read = reuse is not None and not subgraphs_annotated(result)
-        save_model(written, str(out_dir / name / "o.onnx"), path, graph_tail=tail, loaded=reuse, nodes_as_read=as_read)
+        save_model(written, str(out_dir / name / "o.onnx"), Source(path, reuse, nodes_as_read=as_read, graph_tail=tail))
         outs.append((out_dir / name / "o.onnx").read_bytes())
         results.append(result)
     assert results[0].facts == results[1].facts

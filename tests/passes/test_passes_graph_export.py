@@ -3,7 +3,7 @@ the value_info it writes as bytes too.
 
 ``GraphModel(model, source=node_fields(data))`` exports each node no pass changed as its field in
 ``data`` and serialises only the others; ``optimize`` hands those node fields to the writer
-(``OptimizeReport.node_fields``). Every file and model must be byte for byte the one the
+(``OptimizeReport.source.node_fields``). Every file and model must be byte for byte the one the
 plain path (copying the NodeProtos, serialising every node again) gives."""
 
 from __future__ import annotations
@@ -152,18 +152,17 @@ def test_optimize_writes_the_same_file_with_the_node_fields(tmp_path):
     for name, path in (("bert_ts", model_path("bert_ts")), ("if", if_path)):
         model, report = optimize_with_report(str(path))
         # the If's branches are annotated: its node changes after export, so no node fields
-        assert (report.node_fields is None) == (name == "if")
+        assert (report.source.node_fields is None) == (name == "if")
         assert report.nodes_after < report.nodes_before
         fast, plain = tmp_path / f"{name}_fast.onnx", tmp_path / f"{name}_plain.onnx"
-        assert report.value_info_fields == _value_info_bytes(model)
-        assert report.external_tensors == []  # none in the input: the writer need not look
-        save_model(
-            model, str(fast), str(path), node_fields=report.node_fields, value_info_fields=report.value_info_fields
-        )
+        assert report.source.value_info_fields == _value_info_bytes(model)
+        assert report.source.external == []  # none in the input: the writer need not look
+        assert report.source.path == str(path)
+        save_model(model, str(fast), report.source)
         save_model(model, str(plain), str(path))
         assert fast.read_bytes() == plain.read_bytes()
-        if report.node_fields is not None:
-            assert report.node_fields == _node_bytes(model)
+        if report.source.node_fields is not None:
+            assert report.source.node_fields == _node_bytes(model)
         sess = ort.InferenceSession(fast.read_bytes(), providers=["CPUExecutionProvider"])
         if sess_inputs[name] is not None:
             (y,) = sess.run(None, sess_inputs[name])
@@ -268,9 +267,9 @@ def test_optimize_of_a_model_with_external_data_leaves_the_writer_to_find_it(tmp
     src = tmp_path / "src" / "m.onnx"
     onnx.save(m, str(src), save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
     model, report = optimize_with_report(str(src))
-    assert report.external_tensors is None
+    assert report.source.external is None
     out = tmp_path / "out" / "o.onnx"
-    save_model(model, str(out), str(src), node_fields=report.node_fields, external=report.external_tensors)
+    save_model(model, str(out), report.source)
     assert (tmp_path / "out" / "w.bin").read_bytes() == (tmp_path / "src" / "w.bin").read_bytes()
     x = np.ones((3, 8), np.float32)
     (y,) = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})

@@ -139,8 +139,11 @@ def infer_cmd(
             written, tail = annotate_for_writing(result)
             if binding:  # the graph inputs carry the bound values the value_info holds
                 specialise_inputs(written, binding)
+            from shapeinfer.io.source import Source
+
             nodes_as_read = not subgraphs_annotated(result)
-            write_model(written, output, model, in_place, graph_tail=tail, loaded=loaded, nodes_as_read=nodes_as_read)
+            source = Source(model, loaded, nodes_as_read=nodes_as_read, graph_tail=tail)
+            write_model(written, output, source, in_place)
         return result, secs
 
     result, secs = _run_guarded(debug, run, model)

@@ -122,16 +122,7 @@ def optimize_cmd(
         except BindError as e:
             raise CliError(e.flag_message()) from None
         if output and (force or not report.blocking()):
-            write_model(
-                optimized,
-                output,
-                model,
-                in_place,
-                node_fields=report.node_fields,
-                value_info_fields=report.value_info_fields,
-                external=report.external_tensors,
-                data_inputs=report.input_data_files,
-            )
+            write_model(optimized, output, report.source, in_place)
         return report
 
     report = _run_guarded(debug, run)
