@@ -101,8 +101,10 @@ def _export_function(gm: GraphModel, f: Graph) -> onnx.FunctionProto:
     fp = f.proto
     out = onnx.FunctionProto()
     _copy_fields(out, fp, ("node", "value_info"))
+    dropped = gm._dropped.get(id(f), set())
     for c in gm._new_consts.get(id(f), []):
-        out.node.append(onnx.helper.make_node("Constant", [], [c.name], value=c.to_proto()))
+        if c.name not in dropped:
+            out.node.append(onnx.helper.make_node("Constant", [], [c.name], value=c.to_proto()))
     out.node.extend(_export_node(gm, n) for n in f.nodes)
     return out
 

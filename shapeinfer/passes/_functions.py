@@ -93,7 +93,7 @@ def optimize_functions(gm, names, model_opset: int, max_growth: int = 1 << 16) -
                 changed += sum(stats.values())
             stats = {"nodes removed": 0, "initializers removed": 0}
             _sweep(f, gm, stats, interface)
-            removed += stats["nodes removed"]
+            removed += stats["nodes removed"] + stats["initializers removed"]  # (constants are nodes here)
             changed += sum(stats.values())
             if not changed:
                 break

@@ -102,3 +102,31 @@ def test_function_bodies_fold_merge_and_lose_dead_nodes_and_compute_the_same():
     again, report = optimize_with_report(out)
     assert not any(p.changed for p in report.passes)
     assert again.functions[0].SerializeToString() == out.functions[0].SerializeToString()
+
+
+def test_equal_folded_values_in_a_body_are_stored_once_and_a_second_run_changes_nothing():
+    two = onnx.numpy_helper.from_array(np.array([2.0], np.float32))
+    nodes = [
+        h.make_node("Constant", [], ["two"], value=two),
+        h.make_node("Mul", ["two", "two"], ["fa"]),
+        h.make_node("Add", ["two", "two"], ["fb"]),  # the same value: merged, the other constant dropped
+        h.make_node("Mul", ["x", "fa"], ["xa"]),
+        h.make_node("Mul", ["xa", "fb"], ["y"]),
+    ]
+    f = h.make_function("local", "F", ["x"], ["y"], nodes, [h.make_opsetid("", 17)])
+    calls = [h.make_node("F", ["x"], ["y1"], domain="local"), h.make_node("F", ["z"], ["y2"], domain="local")]
+    ins = [h.make_tensor_value_info("x", T.FLOAT, ["batch"]), h.make_tensor_value_info("z", T.FLOAT, [3, "seq"])]
+    outs = [h.make_tensor_value_info("y1", T.FLOAT, ["batch"]), h.make_tensor_value_info("y2", T.FLOAT, [3, "seq"])]
+    g = h.make_graph(calls, "g", ins, outs)
+    opsets = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    m = h.make_model(g, opset_imports=opsets, functions=[f], ir_version=8)
+    onnx.checker.check_model(m, full_check=True)
+    out, report = optimize_with_report(m)
+    onnx.checker.check_model(out, full_check=True)
+    assert sorted(n.op_type for n in out.functions[0].node) == ["Constant", "Mul", "Mul"]
+    assert report.function_nodes_after == 3
+    for binding in BINDINGS:
+        ort_oracle.assert_same_outputs(m, out, ort_oracle.feeds(m, binding))
+    again, report = optimize_with_report(out)
+    assert not any(p.changed for p in report.passes)
+    assert again.functions[0].SerializeToString() == out.functions[0].SerializeToString()
