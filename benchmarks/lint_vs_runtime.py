@@ -19,11 +19,10 @@ Exit 1 when any target disagrees on any model.
 
 "Refuses" is loading (and for OpenVINO compiling) the model: a model that loads and then fails
 when run (R004, G002 on its inputs) is outside this table. More models: the deployment variants
-of ``make_deploy_variants.py MODEL... --out DIR`` (``--models DIR``). Known disagreement
-(OpenVINO 2026.4): onnxruntime ``quantize_static`` QDQ variants of the TorchScript exports fail
-in ``compile_model`` inside the CPU plugin's low-precision MultiplyPartialTransformation
-("index '0' out of range"); the same pattern in the dynamo exports compiles, and no rule tells
-them apart yet.
+of ``make_deploy_variants.py MODEL... --out DIR`` (``--models DIR``). OpenVINO 2026.4's CPU
+plugin fails in ``compile_model`` on onnxruntime ``quantize_static`` QDQ variants of the
+TorchScript exports (low-precision MultiplyPartialTransformation, "index '0' out of range"),
+where a quantized constant scales a quantized MatMul result and nothing else reads it: rule P006.
 """
 
 from __future__ import annotations

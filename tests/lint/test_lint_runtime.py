@@ -234,6 +234,72 @@ def test_openvino_refuses_a_loop_exactly_when_it_passes_a_state_through(tmp_path
     assert bool(lint_verdict(str(path), "openvino")) == pass_through
 
 
+def _upsample(opset: int) -> onnx.ModelProto:
+    """One Upsample (nearest, x2 on H and W) in its form at ``opset``: 1 (attributes
+    ``height_scale``/``width_scale``), 7 (``scales`` attribute) or 9 (``scales`` input)."""
+    ins = []
+    if opset < 7:
+        node = h.make_node("Upsample", ["x"], ["y"], name="bad", height_scale=2.0, width_scale=2.0, mode="nearest")
+    elif opset < 9:
+        node = h.make_node("Upsample", ["x"], ["y"], name="bad", scales=[1.0, 1.0, 2.0, 2.0], mode="nearest")
+    else:
+        node = h.make_node("Upsample", ["x", "s"], ["y"], name="bad", mode="nearest")
+        ins = [h.make_tensor("s", T.FLOAT, [4], [1, 1, 2, 2])]
+    g = h.make_graph(
+        [node],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 2, 2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 1, 4, 4])],
+        ins,
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
+
+
+@pytest.mark.parametrize("opset, refused", [(1, True), (6, True), (7, False), (9, False)])
+def test_upsample_before_opset_7_has_no_onnxruntime_kernel(tmp_path, opset, refused):
+    """onnxruntime's CPU kernels for Upsample start at opset 7: Upsample-1 is P201 under
+    onnxruntime (the kernel table once said it loads: its probe node lacked the required
+    attributes), Upsample-7 and -9 are not."""
+    path = tmp_path / "upsample.onnx"
+    onnx.save(_upsample(opset), path)
+    if available("onnxruntime"):
+        assert (probe("onnxruntime", str(path)) is not None) == refused
+    assert [f.code for f in lint_verdict(str(path), "onnxruntime") if f.code == "P201"] == (["P201"] if refused else [])
+
+
+@needs_openvino
+@pytest.mark.parametrize(
+    "variant, zero_point, refused",
+    [
+        ("alone", np.uint8, True),
+        ("alone", np.int8, True),
+        ("shared", np.uint8, False),
+        ("float_scale", np.uint8, False),
+        ("alone", np.int16, False),
+    ],
+)
+def test_openvino_fails_on_a_quantized_matmul_times_a_quantized_constant_used_once(
+    tmp_path, variant, zero_point, refused
+):
+    """The oracle for P006: OpenVINO's CPU plugin fails in compile_model on
+    Mul(DQ(Q(MatMul)), DQ(Q(Constant))) when the quantized constant has no other reader, and
+    compiles the same graph with the constant shared by a second such Mul, with a float
+    constant, or with 16-bit quantization; onnxruntime runs all of them. Lint says so for
+    openvino only."""
+    from support.lint_models import qdq_matmul_scale
+
+    path = tmp_path / "qdq.onnx"
+    onnx.save(qdq_matmul_scale(variant, zero_point), path)
+    verdict = probe("openvino", str(path))
+    assert (verdict is not None) == refused, verdict
+    if refused:
+        assert "index '0' out of range" in verdict
+    assert [f.code for f in lint_verdict(str(path), "openvino")] == (["P006"] if refused else [])
+    if available("onnxruntime"):
+        assert probe("onnxruntime", str(path)) is None
+    assert not lint_verdict(str(path), "onnxruntime")
+
+
 @needs_openvino
 def test_openvino_refuses_a_model_local_function_that_onnxruntime_inlines(tmp_path):
     """The oracle for P003 on a model-local function call: OpenVINO does not expand it,

@@ -309,6 +309,44 @@ def local_function_call():
     return m
 
 
+def qdq_matmul_scale(variant: str = "alone", zero_point=np.uint8):
+    """``Mul(DQ(Q(MatMul(a, b))), DQ(Q(Constant 0.25)))``, the attention scale of onnxruntime's
+    ``quantize_static`` on a TorchScript BERT (the Mul is named ``bad``). ``variant``:
+    ``alone`` as written; ``shared`` the quantized constant also scales a second MatMul (as in the
+    dynamo exports); ``float_scale`` the constant is not quantized."""
+    zp = np.dtype(zero_point).type
+    inits = [
+        numpy_helper.from_array(np.array(0.01, np.float32), "s1"),
+        numpy_helper.from_array(np.array(0, zp), "z1"),
+        numpy_helper.from_array(np.array(0.001, np.float32), "sc"),
+        numpy_helper.from_array(np.array(0, zp), "zc"),
+    ]
+    c = numpy_helper.from_array(np.array(0.25, np.float32), "cv")
+    nodes = [
+        h.make_node("Constant", [], ["c"], value=c),
+        h.make_node("QuantizeLinear", ["c", "sc", "zc"], ["cq"]),
+        h.make_node("DequantizeLinear", ["cq", "sc", "zc"], ["cd"]),
+    ]
+    inputs, outputs = [vi("a", T.FLOAT, ["batch", 2, "seq", 16])], []
+    for k in range(2 if variant == "shared" else 1):
+        nodes += [
+            h.make_node("MatMul", ["a", f"b{k}"], [f"mm{k}"]),
+            h.make_node("QuantizeLinear", [f"mm{k}", "s1", "z1"], [f"mq{k}"]),
+            h.make_node("DequantizeLinear", [f"mq{k}", "s1", "z1"], [f"md{k}"]),
+            h.make_node(
+                "Mul",
+                [f"md{k}", "c" if variant == "float_scale" else "cd"],
+                [f"y{k}"],
+                name="bad" if k == 0 else "mul1",
+            ),
+        ]
+        inputs.append(vi(f"b{k}", T.FLOAT, ["batch", 2, 16, "seq"]))
+        outputs.append(vi(f"y{k}", T.FLOAT, ["batch", 2, "seq", "seq"]))
+    if variant == "float_scale":
+        nodes = [n for n in nodes if n.output[0] not in ("cq", "cd")]
+    return make(nodes, inputs, outputs, inits, opset=21 if zp(0).itemsize > 1 else 17)
+
+
 def unary(op: str, dtype):
     return make([h.make_node(op, ["x"], ["y"], name="bad")], [vi("x", dtype, [3])], [out("y", dtype, 1)])
 
@@ -499,6 +537,12 @@ CASES: list[Case] = [
     Case("P003", "local-function", local_function_call, True, "openvino"),
     Case("P201", "local-function", local_function_call, False, "onnxruntime"),
     Case("P005", "loop-own-output", lambda: loop_state(False), False, "openvino"),
+    Case("P006", "qdq-scale-alone", qdq_matmul_scale, True, "openvino"),
+    Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),
+    Case("P006", "qdq-scale-shared", lambda: qdq_matmul_scale("shared"), False, "openvino"),
+    Case("P006", "float-scale", lambda: qdq_matmul_scale("float_scale"), False, "openvino"),
+    Case("P006", "qdq-scale-int16", lambda: qdq_matmul_scale(zero_point=np.int16), False, "openvino"),
+    Case("P006", "qdq-scale-onnxruntime", qdq_matmul_scale, False, "onnxruntime"),
     Case("P101", "int64-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.INT64), True, "onednn"),
     Case("P101", "float16-data", lambda: reshape_const([2, 3], [3, 2], dtype=T.FLOAT16), False, "onednn"),
     Case("P102", "3e9-runtime-target", lambda: reshape_to_own_shape([1, 3_000_000_000]), True, "onednn"),

@@ -11,6 +11,7 @@ StaticReshape/DynamicReshape.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from onnx import TensorProto
@@ -279,6 +280,95 @@ def openvino_loop_pass_through(ctx: LintContext) -> None:
                 "ONNX frontend refuses such a loop (give the output its own name through an Identity)",
                 ref,
             )
+
+
+#: The 8-bit element types of a quantized tensor, the ones OpenVINO's low-precision passes take.
+EIGHT_BIT = (TensorProto.UINT8, TensorProto.INT8)
+
+
+def _qdq_source(tensor: str, made: dict[str, NodeRef], readers: dict[str, int]) -> str | None:
+    """The tensor ``x`` when ``tensor`` is ``DequantizeLinear(QuantizeLinear(x))`` with one 8-bit
+    per-tensor (rank-0 scale) pair whose two outputs each have exactly one reader (``readers``
+    counts graph outputs and reads from subgraphs too); None otherwise."""
+    dq = made.get(tensor)
+    if dq is None or dq.node.op_type != "DequantizeLinear" or dq.node.domain not in ("", "ai.onnx"):
+        return None
+    q = made.get(dq.node.input[0])
+    if q is None or q.node.op_type != "QuantizeLinear" or q.node.domain not in ("", "ai.onnx"):
+        return None
+    if readers.get(tensor) != 1 or readers.get(dq.node.input[0]) != 1:
+        return None
+    low = q.output_fact(0)
+    if low is None or low.dtype not in EIGHT_BIT:
+        return None
+    for ref in (q, dq):
+        scale = ref.input_fact(1)
+        if scale is None or scale.rank != 0:
+            return None
+    return q.node.input[0]
+
+
+@rule(
+    "P006",
+    "openvino-qdq-matmul-scale-crash",
+    "error",
+    "a quantized MatMul result times a quantized constant used once (OpenVINO's CPU plugin fails)",
+    target="openvino",
+)
+def openvino_qdq_matmul_scale(ctx: LintContext) -> None:
+    """
+    OpenVINO 2026.4's CPU plugin fails in ``compile_model`` on ``Mul(DQ(Q(MatMul(...))),
+    DQ(Q(c)))`` for a constant ``c`` quantized on its own (8-bit, per-tensor): its low-precision
+    ``MultiplyPartialTransformation`` throws "Check 'index < m_inputs.size()' failed ... index '0'
+    out of range". onnxruntime's ``quantize_static`` writes this for the attention scale of the
+    TorchScript exports of BERT, GPT-2 and Llama (``scores * 0.25``). The plugin compiles the same
+    Mul when the quantized constant (or either quantized value) has a second reader, as in the
+    torch.export (dynamo) exports, where one ``Constant`` feeds the scale of every layer: OpenVINO
+    merges identical Q/DQ pairs of one tensor first. Checked against OpenVINO 2026.4 on this
+    repro, which fails, and on the same graph with a second reader, which compiles::
+
+        c = Constant(0.25)
+        y = Mul(DQ(Q(MatMul(a, b), s1, z1), s1, z1), DQ(Q(c, s2, z2), s2, z2))  # z1, z2: uint8 or int8
+
+    It compiles with 16-bit zero points, without the Q/DQ after the MatMul, or with Add in place of
+    the MatMul. Quantize without the constant (``nodes_to_exclude`` for that Mul in onnxruntime's
+    quantizer), or keep the scale as a float constant: ``Mul(DQ(Q(MatMul)), c)`` compiles.
+    """
+    graphs = ctx.graphs()
+    main = graphs[0][2]
+    readers: dict[str, int] = {}  # reads of each name: main-graph nodes and outputs, any subgraph's nodes
+    for _, _, refs in graphs:
+        for ref in refs:
+            for i in ref.node.input:
+                readers[i] = readers.get(i, 0) + 1
+    for o in ctx.model.graph.output:
+        readers[o.name] = readers.get(o.name, 0) + 1
+    made = {o: ref for ref in main for o in ref.node.output if o}
+    quantized = Counter(ref.node.input[0] for ref in main if ref.node.op_type == "QuantizeLinear" and ref.node.input)
+    for ref in main:
+        n = ref.node
+        if n.op_type != "Mul" or n.domain not in ("", "ai.onnx") or len(n.input) != 2:
+            continue
+        sources = [_qdq_source(t, made, readers) for t in n.input]
+        if None in sources:
+            continue
+        for x, c in (sources, sources[::-1]):
+            mm = made.get(x)
+            if mm is None or mm.node.op_type != "MatMul" or mm.node.domain not in ("", "ai.onnx"):
+                continue
+            # the MatMul result has one QuantizeLinear (no pair for OpenVINO to merge) and the
+            # constant is read by its QuantizeLinear alone
+            if quantized[x] != 1 or not ref.is_constant(c) or readers.get(c) != 1:
+                continue
+            ctx.report(
+                "P006",
+                f"this Mul multiplies the quantized result of MatMul {mm.node.name or x!r} by the quantized "
+                f"constant {c!r}, which nothing else reads: OpenVINO {runtimes.version('openvino')}'s CPU "
+                "plugin fails on it in compile_model (MultiplyPartialTransformation: \"index '0' out of "
+                'range"); keep the constant out of the quantization',
+                ref,
+            )
+            break
 
 
 @rule(
