@@ -36,7 +36,7 @@ from onnx import TensorProto
 from onnx import helper as h
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "shapeinfer", "checks", "runtime_ops.json")
+OUT = os.path.join(ROOT, "shapeinfer", "lint", "runtime_ops.json")
 #: the opset versions probed per domain (the default domain: every onnx opset)
 DOMAIN_VERSIONS = {
     "": range(1, onnx.defs.onnx_opset_version() + 1),
@@ -161,13 +161,31 @@ def openvino_table(names: dict[str, set[str]]) -> dict:
 # --- onnxruntime -------------------------------------------------------------------------------
 
 
-def _ort_refuses(domain: str, version: int, op: str, n_inputs: int) -> bool:
-    """Whether onnxruntime refuses a one-node model of ``op`` for lack of an implementation."""
+#: A value of each attribute type for the required attributes of a probed node.
+_DUMMY = {
+    "FLOAT": 1.0,
+    "INT": 1,
+    "STRING": "x",
+    "FLOATS": [1.0],
+    "INTS": [1],
+    "STRINGS": ["x"],
+    "TENSOR": h.make_tensor("t", TensorProto.FLOAT, [], [1.0]),
+}
+
+
+def _ort_refuses(domain: str, version: int, op: str, schema) -> bool:
+    """Whether onnxruntime refuses a one-node model of ``op`` (``schema``: onnxruntime's schema in
+    force at ``version``) for lack of an implementation. The node has the schema's required
+    attributes, so that a missing attribute does not hide a missing kernel (Upsample-1)."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
     so.log_severity_level = 4
-    m = one_node_model(domain, version, [op], {op: n_inputs})
+    m = one_node_model(domain, version, [op], {op: max(1, schema.min_input)})
+    for name, a in sorted(schema.attributes.items()):
+        kind = str(a.type).rsplit(".", 1)[-1].split(":")[0]
+        if a.required and kind in _DUMMY:
+            m.graph.node[0].attribute.append(h.make_attribute(name, _DUMMY[kind]))
     try:
         ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
     except Exception as e:
@@ -203,7 +221,7 @@ def onnxruntime_table(names: dict[str, set[str]]) -> dict:
                 if not live:
                     continue
                 s = max(live, key=lambda s: s.since_version)
-                if not _ort_refuses(domain, v, op, max(1, s.min_input)):
+                if not _ort_refuses(domain, v, op, s):
                     have = have | {v}
             if have:
                 ops[domain][op] = ranges(sorted(have))
