@@ -76,12 +76,12 @@ def _infer(model: onnx.ModelProto, base_dir: str | None) -> Result:
     return result
 
 
-#: the engine's E011 for a node with more or fewer inputs or outputs than its schema takes
+#: the engine's E018 for a node with more or fewer inputs or outputs than its schema takes
 _ARITY = re.compile(r"^\d+ (input|output)\(s\) where ")
 
 
 def _arity(d) -> bool:
-    return d.code == "E011" and bool(_ARITY.match(d.message))
+    return d.code == "E018" and bool(_ARITY.match(d.message))
 
 
 def _onnx_sees(d, result: Result) -> bool:
@@ -113,7 +113,7 @@ def _check_types(result: Result) -> None:
     from shapeinfer.lint.rules.graph import type_constraints
 
     found = [
-        str(d) for d in result.diagnostics if d.code == "E011" and d.severity == "error" and _ARITY.match(d.message)
+        str(d) for d in result.diagnostics if d.code == "E018" and d.severity == "error" and _ARITY.match(d.message)
     ]
     if not found:
         ctx = LintContext(result.model, result, {}, "<model>")

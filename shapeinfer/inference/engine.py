@@ -91,7 +91,7 @@ def _untyped(f: Fact | None) -> bool:
 
 
 def _arity_problem(ctx: NodeContext, schema) -> bool:
-    """Report (E011) a node with more or fewer inputs or outputs than its schema allows."""
+    """Report (E018) a node with more or fewer inputs or outputs than its schema allows."""
     node = ctx.node
     for what, n, lo, hi in (
         ("input", len(node.input), schema.min_input, schema.max_input),
@@ -99,7 +99,7 @@ def _arity_problem(ctx: NodeContext, schema) -> bool:
     ):
         if not lo <= n <= hi:
             want = f"{lo}" if lo == hi else f"{lo} to {hi}"
-            ctx.diag("error", "E011", f"{n} {what}(s) where {node.op_type}-{schema.since_version} takes {want}")
+            ctx.diag("error", "E018", f"{n} {what}(s) where {node.op_type}-{schema.since_version} takes {want}")
             return True
     return False
 

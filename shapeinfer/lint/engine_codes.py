@@ -126,6 +126,30 @@ declare(
 )
 
 declare(
+    "E018",
+    "wrong-input-output-count",
+    "error",
+    "a node with more or fewer inputs or outputs than its op's schema allows",
+    f"""
+    The node lists a number of inputs or outputs outside the range its op's schema gives at the
+    model's opset (a Relu with two inputs, a Dropout-1 with three outputs). onnx's checker
+    refuses the model. {_RUNS} Until 2026-11 this was reported as E011.
+    """,
+)
+
+declare(
+    "E019",
+    "gather-index-out-of-range",
+    "error",
+    "a Gather whose known index is outside the gathered axis",
+    f"""
+    A Gather's data and indices are both known (constants, shape values) and an index is not
+    in ``[-n, n-1]`` for the gathered axis of length ``n``. onnxruntime fails on the node ("indices
+    element out of data bounds"). {_RUNS} Until 2026-11 this was reported as E011.
+    """,
+)
+
+declare(
     "E020",
     "constant-without-value",
     "error",
@@ -164,6 +188,43 @@ declare(
     "Tile repeats whose length is not the input's rank",
     f"""
     Tile's ``repeats`` must have one entry per input axis; this one has another length. {_RUNS}
+    """,
+)
+
+declare(
+    "E024",
+    "slice-invalid",
+    "error",
+    "a Slice whose starts, ends, axes or steps are invalid",
+    f"""
+    A Slice's ``starts``/``ends``/``axes``/``steps`` have different lengths, an axis is repeated,
+    a step is 0, or a Slice-1 has no ``starts``/``ends``. onnx's inference and onnxruntime refuse
+    the node. {_RUNS} Until 2026-11 this was reported as E012.
+    """,
+)
+
+declare(
+    "E025",
+    "concat-invalid",
+    "error",
+    "a Concat whose inputs differ in rank or that has no axis",
+    f"""
+    A Concat (or QLinearConcat) has inputs of different ranks, no ``axis`` attribute, or nothing to
+    concatenate. onnx's inference and onnxruntime refuse the node. {_RUNS} Until 2026-11 this was
+    reported as E013.
+    """,
+)
+
+declare(
+    "E026",
+    "split-invalid",
+    "error",
+    "a Split whose sizes do not fit the dim or the node's outputs",
+    f"""
+    A Split's ``split`` sizes do not add up to the dim, a dim does not split into the equal parts
+    the node asks for (no ``split``: one part per output), or ``num_outputs`` or ``split`` does
+    not match the node's outputs. onnxruntime fails on the node. {_RUNS} Until 2026-11 this was
+    reported as E014.
     """,
 )
 

@@ -576,6 +576,19 @@ CASES: list[Case] = [
     Case("E013", "concat-in-int64", lambda: concat_dims(2**62), False),
     Case("E014", "raw-data-too-short", lambda: initializer_bytes(8), True, node=None),
     Case("E014", "raw-data-right", lambda: initializer_bytes(16), False),
+    # the node errors E011-E014 used to carry, each under its own code since 2026-11
+    Case(
+        "E018", "relu-of-two-inputs", lambda: node_model("Relu", [vi("x", T.FLOAT, [2]), vi("z", T.FLOAT, [2])]), True
+    ),
+    Case("E018", "relu-of-one-input", lambda: node_model("Relu", [vi("x", T.FLOAT, [2])]), False),
+    Case("E019", "gather-index-5-of-3", lambda: gather_known(5), True),
+    Case("E019", "gather-index-2-of-3", lambda: gather_known(2), False),
+    Case("E024", "slice-step-0", lambda: slice_steps(0), True),
+    Case("E024", "slice-step-1", lambda: slice_steps(1), False),
+    Case("E025", "concat-rank-2-and-1", lambda: concat_ranks([2, 3], [2]), True),
+    Case("E025", "concat-rank-2-and-2", lambda: concat_ranks([2, 3], [2, 3]), False),
+    Case("E026", "split-5-in-2", lambda: split_even(5), True),
+    Case("E026", "split-6-in-2", lambda: split_even(6), False),
     Case("E010", "flatten-axis-past-rank", lambda: node_model("Flatten", [vi("x", T.FLOAT, [2, 3])], axis=3), True),
     Case("E010", "flatten-axis-in-rank", lambda: node_model("Flatten", [vi("x", T.FLOAT, [2, 3])], axis=1), False),
     Case("E012", "rank-2000-shape", lambda: constant_of_shape_of_length(2000), True),
@@ -602,6 +615,27 @@ def node_model(op, inputs, n_out=1, inits=(), opset=17, domain="", extra_opsets=
     node = h.make_node(op, [i.name for i in inputs] + [t.name for t in inits], outs, name="bad", domain=domain, **attrs)
     graph_inputs = list(inputs)
     return make([node], graph_inputs, [vi(o, T.FLOAT, None) for o in outs], inits, opset, extra_opsets=extra_opsets)
+
+
+def gather_known(index: int):
+    """Gather of the constant [1, 2, 3] at the constant index ``index`` (out of range from 3)."""
+    return node_model("Gather", [], inits=[ints("d", [1, 2, 3]), ints("i", [index])], axis=0)
+
+
+def slice_steps(step: int):
+    """Slice-13 of x[6] from 0 to 6 with step ``step`` (0 is invalid)."""
+    inits = [ints("s", [0]), ints("e", [6]), ints("a", [0]), ints("k", [step])]
+    return node_model("Slice", [vi("x", T.FLOAT, [6])], inits=inits, opset=13)
+
+
+def concat_ranks(a_shape, b_shape):
+    """Concat on axis 0 of inputs of shapes ``a_shape`` and ``b_shape``."""
+    return node_model("Concat", [vi("a", T.FLOAT, a_shape), vi("b", T.FLOAT, b_shape)], axis=0)
+
+
+def split_even(n: int):
+    """Split-13 of x[n] into 2 equal outputs (no ``split`` input): invalid for an odd ``n``."""
+    return node_model("Split", [vi("x", T.FLOAT, [n])], n_out=2, opset=13, axis=0)
 
 
 def defined_twice(twice: bool):

@@ -41,7 +41,7 @@ def gather(ctx, ins: list) -> list:
     if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         n_axis = data.shape[axis]
         if any(not -n_axis <= i < n_axis for i in iv):
-            raise InferenceError("E011", f"Gather index out of range for dim {n_axis}")
+            raise InferenceError("E019", f"Gather index out of range for dim {n_axis}")
         iv = [i + n_axis if i < 0 else i for i in iv]
         outer = 1
         for d in data.shape[:axis]:
@@ -198,17 +198,17 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
             shape[norm_axis(a, r)] = ctx.fresh()
         return [tensor(data.dtype, shape)]
     if not (len(starts) == len(ends) == len(axes) == len(steps)):
-        raise InferenceError("E012", "Slice starts/ends/axes/steps differ in length")
+        raise InferenceError("E024", "Slice starts/ends/axes/steps differ in length")
     shape = list(data.shape)
     seen = set()
     plan = [(0, d, 1) for d in data.shape]
     for s, e, a, k in zip(starts, ends, axes, steps):
         a = norm_axis(a, r)
         if a in seen:
-            raise InferenceError("E012", f"Slice axis {a} repeated")
+            raise InferenceError("E024", f"Slice axis {a} repeated")
         seen.add(a)
         if k == 0:
-            raise InferenceError("E012", "Slice step 0")
+            raise InferenceError("E024", "Slice step 0")
         if s is None or e is None or k is None:
             shape[a] = ctx.fresh()
             plan = None
@@ -256,7 +256,7 @@ def slice_v1(ctx, ins: list) -> list:
     data = ins[0]
     starts, ends = ctx.attr("starts"), ctx.attr("ends")
     if starts is None or ends is None:
-        raise InferenceError("E012", "Slice-1 needs starts and ends")
+        raise InferenceError("E024", "Slice-1 needs starts and ends")
     axes = ctx.attr("axes", list(range(len(starts))))
     return _slice(ctx, data, starts, ends, axes, [1] * len(starts))
 
@@ -297,13 +297,13 @@ def concat(ctx, ins: list) -> list:
         return [Fact(dtype, None)]
     r = len(known[0])
     if any(len(s) != r for s in known):
-        raise InferenceError("E013", "Concat inputs differ in rank")
+        raise InferenceError("E025", "Concat inputs differ in rank")
     if ctx.has_attr("axis"):
         axis = norm_axis(ctx.attr("axis"), r)
     elif ctx.version < 4:
         axis = norm_axis(1, r)  # Concat-1's default
     else:
-        raise InferenceError("E013", "Concat needs an axis attribute")
+        raise InferenceError("E025", "Concat needs an axis attribute")
     if len(known) < len(shapes):
         shape = list(known[0])
         shape[axis] = ctx.fresh()
@@ -362,10 +362,10 @@ def split_sizes(ctx, dim: D.Dim, n_out: int, split: list | None, num_outputs: in
             chunk = -(-dim // n)
             sizes = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
             if sizes[-1] < 0:
-                raise InferenceError("E014", f"Split of {dim} into {n} outputs leaves a negative last chunk")
+                raise InferenceError("E026", f"Split of {dim} into {n} outputs leaves a negative last chunk")
             return sizes
         if dim % n:
-            raise InferenceError("E014", f"Split of {dim} into {n} equal parts")
+            raise InferenceError("E026", f"Split of {dim} into {n} equal parts")
         return [dim // n] * n
     q = D.exact_div(dim, n)
     if q is not None:
@@ -383,7 +383,7 @@ def split(ctx, ins: list) -> list:
     n_out = ctx.num_outputs
     num_outputs = ctx.attr("num_outputs") if ctx.version >= 18 else None
     if num_outputs is not None and num_outputs != n_out:  # checked before anything is sized by it
-        raise InferenceError("E014", f"Split num_outputs={num_outputs} but the node has {n_out} outputs")
+        raise InferenceError("E026", f"Split num_outputs={num_outputs} but the node has {n_out} outputs")
     if data.shape is None:
         return [Fact(data.dtype, None)] * n_out
     r = len(data.shape)
@@ -404,7 +404,7 @@ def split(ctx, ins: list) -> list:
             split = known_ints(ins[1])
     sizes = split_sizes(ctx, data.shape[axis], n_out, split, num_outputs)
     if len(sizes) != n_out:
-        raise InferenceError("E014", f"Split gives {len(sizes)} parts for {n_out} outputs")
+        raise InferenceError("E026", f"Split gives {len(sizes)} parts for {n_out} outputs")
     out = []
     offset = 0
     for sz in sizes:

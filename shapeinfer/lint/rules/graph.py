@@ -348,8 +348,8 @@ declare(
     (LinearAttention's ``update_rule`` and its ``beta``/``decay`` inputs), a constant input
     whose data does not match its type. The message is onnx's own. onnx and the ONNX checker's
     strict mode refuse the model; runtimes fail on the node. Fix the node as the message says.
-    Inference reports two more node errors under this code: a node with a number of inputs or
-    outputs its op's schema does not allow, and a Gather whose known index is out of range.
+    (A node with a number of inputs or outputs its schema does not allow is E018; a Gather whose
+    known index is out of range, E019.)
     """,
 )
 
@@ -363,9 +363,7 @@ declare(
     input, of Col2Im's ``image_shape``) is larger than 1,024. No runtime supports such ranks,
     and expanding them dim by dim would cost time and memory out of proportion to the model, so
     the output's rank is left unknown (onnx does the same). A rank that a rule would have to
-    build past the cap is an error. Check the producer of that shape tensor. Inference also
-    reports invalid Slice nodes under this code, as errors: starts/ends/axes/steps of different
-    lengths, a repeated axis, a step of 0, a Slice-1 without starts and ends.
+    build past the cap is an error. Check the producer of that shape tensor. (Invalid Slice nodes are E024.)
     """,
 )
 
@@ -380,8 +378,7 @@ declare(
     onnxruntime wraps such values silently; in shape arithmetic that is always a bug, and onnx's
     inference rejects it. The dim becomes unknown (a fresh symbol), so nothing downstream or in
     a written model ever holds a value outside int64. Fix the arithmetic or the dims upstream.
-    Inference also reports invalid Concat nodes under this code: inputs of different ranks, no
-    ``axis`` attribute, a QLinearConcat with nothing to concatenate.
+    (Invalid Concat nodes are E025.)
     """,
 )
 
@@ -394,9 +391,7 @@ declare(
     An initializer (or a Constant's tensor) has an undefined or unknown element type, or data
     that does not match its dims and type (a ``raw_data`` of the wrong byte length, fewer
     values than its dims hold). onnx's inference and onnxruntime refuse to read it. Re-export
-    the tensor or fix its ``data_type``/``dims``. Inference also reports invalid Split nodes
-    under this code: sizes that do not add up to the dim, a dim that does not split into equal
-    parts, a ``num_outputs`` or a ``split`` that does not match the node's outputs.
+    the tensor or fix its ``data_type``/``dims``. (Invalid Split nodes are E026.)
     """,
 )
 

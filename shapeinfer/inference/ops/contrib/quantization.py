@@ -235,10 +235,10 @@ def qlinear_where(ctx, ins: list) -> list:
 def qlinear_concat(ctx, ins: list) -> list:
     """QLinearConcat: Concat of the tensors at inputs 2, 5, 8, ...; Y_zero_point's type."""
     if not ctx.has_attr("axis"):
-        raise InferenceError("E013", "QLinearConcat needs an axis attribute")
+        raise InferenceError("E025", "QLinearConcat needs an axis attribute")
     tensors = [ins[i] for i in range(2, len(ins), 3)]
     if not tensors:
-        raise InferenceError("E013", "QLinearConcat has no inputs to concatenate")
+        raise InferenceError("E025", "QLinearConcat has no inputs to concatenate")
     out = concat(ctx, tensors)[0]
     dtype = dtype_of(arg(ins, 1)) or out.dtype
     return [tensor(dtype, out.shape)]
