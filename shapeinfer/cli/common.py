@@ -86,6 +86,14 @@ class Number(click.ParamType):
 SECONDS = Number(float, "a number of seconds above 0", 0.0, minimum_open=True)
 
 
+def show(text: str) -> str:
+    """:func:`shapeinfer.io.userfiles.show` (a path or name printable on any terminal), imported
+    at the first call: ``shapeinfer --help`` loads neither the io package nor ``tempfile``."""
+    from shapeinfer.io.userfiles import show as _show
+
+    return _show(text)
+
+
 def parse_bytes(text: str, flag: str) -> int:
     """``8G``, ``512M``, ``1.5GiB``, ``1000000`` as a byte count; CliError for anything else."""
     import re

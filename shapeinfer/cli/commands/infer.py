@@ -23,9 +23,9 @@ from shapeinfer.cli.common import (
     parse_bind,
     parse_dim_ranges,
     parse_input_shapes,
+    show,
     write_model,
 )
-from shapeinfer.io.userfiles import show
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 

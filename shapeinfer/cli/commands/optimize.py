@@ -24,9 +24,9 @@ from shapeinfer.cli.common import (
     check_output,
     parse_bind,
     parse_bytes,
+    show,
     write_model,
 )
-from shapeinfer.io.userfiles import show
 
 
 @click.command("optimize", short_help="Fold shape arithmetic, rewrite legacy Reshape.")

@@ -19,8 +19,8 @@ from shapeinfer.cli.common import (
     check_against_model,
     parse_bind,
     parse_dim_ranges,
+    show,
 )
-from shapeinfer.io.userfiles import show
 
 
 @click.command("profile", short_help="Valid input ranges, trtexec shapes and memory bounds.")

@@ -20,8 +20,8 @@ from shapeinfer.cli.common import (
     parse_bind,
     parse_bytes,
     parse_dim_ranges,
+    show,
 )
-from shapeinfer.io.userfiles import show
 
 
 @click.command("verify", short_help="Compare inferred shapes with onnxruntime's.")
