@@ -25,6 +25,7 @@ from typing import Any
 import onnx
 from onnx import AttributeProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic, InferenceError
 from shapeinfer.base.toposort import lexicographic_order
 from shapeinfer.inference import op_registry as registry
@@ -99,7 +100,11 @@ def _arity_problem(ctx: NodeContext, schema) -> bool:
     ):
         if not lo <= n <= hi:
             want = f"{lo}" if lo == hi else f"{lo} to {hi}"
-            ctx.diag("error", "E018", f"{n} {what}(s) where {node.op_type}-{schema.since_version} takes {want}")
+            ctx.diag(
+                "error",
+                codes.WRONG_INPUT_OUTPUT_COUNT,
+                f"{n} {what}(s) where {node.op_type}-{schema.since_version} takes {want}",
+            )
             return True
     return False
 
@@ -202,7 +207,11 @@ class Engine:
             latest = onnx.defs.onnx_opset_version()
             self.opsets[""] = latest
             self.diagnostics.append(
-                Diagnostic("warning", "E005", f"no opset import for the default domain; assuming opset {latest}")
+                Diagnostic(
+                    "warning",
+                    codes.NO_DEFAULT_OPSET,
+                    f"no opset import for the default domain; assuming opset {latest}",
+                )
             )
         # IR 10 functions may be overloaded: a call names its body by (domain, name, overload).
         self.functions = {(f.domain, f.name, f.overload): f for f in model.functions}
@@ -274,7 +283,7 @@ class Engine:
             self.diagnostics.append(
                 Diagnostic(
                     "warning",
-                    "E006",
+                    codes.NEGATIVE_INPUT_DIM,
                     f"graph input {vi.name!r} declares a negative dim; treated as unknown",
                     tensor=vi.name,
                 )
@@ -300,7 +309,7 @@ class Engine:
                     problems.append(f"dims {list(declared.shape)} where the initializer has {list(t.dims)}")
         if problems:
             msg = f"graph input {t.name!r} declares {'; '.join(problems)}"
-            self.diagnostics.append(Diagnostic("error", "G006", msg, graph=graph, tensor=t.name))
+            self.diagnostics.append(Diagnostic("error", codes.DECLARED_SHAPE_MISMATCH, msg, graph=graph, tensor=t.name))
 
     def run_graph(
         self,
@@ -327,7 +336,7 @@ class Engine:
             problem = tensor_problem(t)
             if problem is not None:
                 msg = f"initializer {t.name!r} is invalid: {problem}"
-                self.diagnostics.append(Diagnostic("error", "E014", msg, graph=name, tensor=t.name))
+                self.diagnostics.append(Diagnostic("error", codes.INVALID_INITIALIZER, msg, graph=name, tensor=t.name))
             if t.name in facts and overridable:  # an input with a default: its value may be overridden
                 self._check_default(facts[t.name], t, name)
                 if not (self.defaults_as_constants and parent is None):
@@ -335,13 +344,15 @@ class Engine:
                         self.defaults[t.name] = t  # validation checks nodes at the default value too
                     continue
                 msg = f"graph input {t.name!r}: assuming it keeps its initializer's value (a default, overridable)"
-                self.diagnostics.append(Diagnostic("info", "G013", msg, graph=name, tensor=t.name))
+                self.diagnostics.append(Diagnostic("info", codes.DECLARED_TYPE_ASSUMED, msg, graph=name, tensor=t.name))
             try:
                 facts[t.name] = tensor_fact(t, self.base_dir)
             except (ExternalDataMissing, ExternalDataInvalid) as e:
                 facts[t.name] = tensor_fact(t, None, with_value=False)
                 sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
-                diag = Diagnostic(sev, "E003", f"{e}: values unknown", graph=name, tensor=t.name)
+                diag = Diagnostic(
+                    sev, codes.EXTERNAL_DATA_UNREADABLE, f"{e}: values unknown", graph=name, tensor=t.name
+                )
                 self.diagnostics.append(diag)
         for vi in (*graph.value_info, *graph.output):
             if vi.HasField("type") and vi.type.WhichOneof("value") == "tensor_type":
@@ -356,7 +367,11 @@ class Engine:
             if f is None:
                 self.diagnostics.append(
                     Diagnostic(
-                        "error", "G005", f"graph output {vi.name!r} is never produced", graph=name, tensor=vi.name
+                        "error",
+                        codes.UNDEFINED_TENSOR,
+                        f"graph output {vi.name!r} is never produced",
+                        graph=name,
+                        tensor=vi.name,
                     )
                 )
                 f = type_fact(vi.type, lambda axis: self.fresh())
@@ -379,7 +394,7 @@ class Engine:
             self.diagnostics.append(
                 Diagnostic(
                     "error",
-                    "G004",
+                    codes.GRAPH_ORDER_OR_CYCLE,
                     f"{len(left)} node(s) form a cycle",
                     graph=graph,
                     node=nodes[left[0]].name or None,
@@ -389,7 +404,9 @@ class Engine:
             )
             order.extend(left)
         else:
-            self.diagnostics.append(Diagnostic("warning", "G004", "nodes are not in topological order", graph=graph))
+            self.diagnostics.append(
+                Diagnostic("warning", codes.GRAPH_ORDER_OR_CYCLE, "nodes are not in topological order", graph=graph)
+            )
         return order
 
     def run_nodes(
@@ -465,7 +482,7 @@ class Engine:
                     self.diagnostics.append(
                         Diagnostic(
                             "error",
-                            "G005",
+                            codes.UNDEFINED_TENSOR,
                             f"input {name!r} is not defined",
                             node.name or None,
                             node.op_type,
@@ -532,7 +549,7 @@ class Engine:
                         self.diagnostics.append(
                             Diagnostic(
                                 "error",
-                                "E004",
+                                codes.TENSOR_DEFINED_TWICE,
                                 f"tensor {o!r} is defined more than once",
                                 node.name or None,
                                 node.op_type,
@@ -569,7 +586,9 @@ class Engine:
                 took.append(f"shape {decl} (inferred {dims_text(old)})")
         if took:
             msg = f"{name!r}: assuming the declared {' and '.join(took)}, which inference could not determine"
-            self.diagnostics.append(Diagnostic("info", "G013", msg, node.name or None, node.op_type, k, graph, name))
+            self.diagnostics.append(
+                Diagnostic("info", codes.DECLARED_TYPE_ASSUMED, msg, node.name or None, node.op_type, k, graph, name)
+            )
 
     def with_declared(self, f: Fact | None, declared: onnx.TypeProto, label: str = "") -> tuple[Fact | None, bool]:
         """``f`` completed from the tensor type the graph declares for it, where inference knows
@@ -765,9 +784,9 @@ class Engine:
         if dtype and dtype not in _DATA_TYPES:  # an element type taken from an attribute (Cast's ``to``)
             msg = f"output {i}: element type {_show_number(dtype)} is not an ONNX type: left unknown"
             if ctx is not None:
-                ctx.diag("error", "E010", msg)
+                ctx.diag("error", codes.INVALID_NODE, msg)
             else:
-                self.diagnostics.append(Diagnostic("error", "E010", msg))
+                self.diagnostics.append(Diagnostic("error", codes.INVALID_NODE, msg))
             dtype = 0
         if shape is not None and not all(type(d) is int and 0 <= d <= D.INT64_MAX for d in shape):
             out = []
@@ -814,9 +833,9 @@ class Engine:
             shown = _show_number(bad)
             msg = f"output {i}: {shown} overflows int64: left unknown"
             if ctx is not None:
-                ctx.diag("error", "E013", msg)
+                ctx.diag("error", codes.INT64_OVERFLOW, msg)
             else:
-                self.diagnostics.append(Diagnostic("error", "E013", msg))
+                self.diagnostics.append(Diagnostic("error", codes.INT64_OVERFLOW, msg))
         if shape is f.shape and value is f.value and elem is f.elem and dtype == f.dtype:
             return f
         return Fact(dtype, shape, value, f.kind, elem)
@@ -843,7 +862,7 @@ class Engine:
         except (InferenceTimeout, ExternalDataError, KeyboardInterrupt, MemoryError):
             raise
         except Exception as e:
-            ctx.diag("warning", "E001", f"could not infer: {type(e).__name__}: {e}")
+            ctx.diag("warning", codes.INFERENCE_FAILED, f"could not infer: {type(e).__name__}: {e}")
         return []
 
     def infer_function(self, ctx: NodeContext, fn: onnx.FunctionProto, ins: list[Fact | None]) -> list[Fact | None]:
@@ -857,7 +876,9 @@ class Engine:
         """
         key = (fn.domain, fn.name, fn.overload)
         if key in self._active_functions:
-            ctx.diag("error", "G010", f"function {fn.domain}.{fn.name} calls itself: outputs left unknown")
+            ctx.diag(
+                "error", codes.RECURSIVE_FUNCTION, f"function {fn.domain}.{fn.name} calls itself: outputs left unknown"
+            )
             return []
         scope = GraphScope(None)
         for vi in fn.value_info:
@@ -901,14 +922,14 @@ class Engine:
         if len(ctx.node.output) != len(fn.output):
             ctx.diag(
                 "error",
-                "G011",
+                codes.FUNCTION_CALL_ARITY,
                 f"the call has {len(ctx.node.output)} output(s); function {fn.name} returns {len(fn.output)}",
             )
         outs: list[Fact | None] = []
         for o in fn.output:
             f = scope.facts.get(o)
             if f is None and o not in missing:  # an omitted formal returned as is stays absent
-                ctx.diag("error", "G005", f"function {fn.name} output {o!r} is never produced")
+                ctx.diag("error", codes.UNDEFINED_TENSOR, f"function {fn.name} output {o!r} is never produced")
             outs.append(None if f is None else self.resolve_fact(f))
         return outs
 
@@ -1010,7 +1031,7 @@ class Engine:
                 self.model.ir_version or onnx.IR_VERSION,
             )
         except _OnnxInferenceError as e:
-            ctx.diag("error", "E011", f"onnx inference rejects the node: {_onnx_message(e)}")
+            ctx.diag("error", codes.REJECTED_BY_ONNX_INFERENCE, f"onnx inference rejects the node: {_onnx_message(e)}")
         except Exception:  # anything else onnx raises (an input it has no type for) is no verdict
             pass
 
@@ -1037,9 +1058,11 @@ class Engine:
             name = f"{domain + '.' if domain else ''}{ctx.node.op_type}"
             if contrib_schemas.lookup(domain, ctx.node.op_type, ctx.version) is not None:
                 # onnxruntime documents the op, but without a rule here its shapes are unknown
-                ctx.diag("info", "G007", f"no rule for {name} (onnxruntime contrib op): outputs left unknown")
+                ctx.diag(
+                    "info", codes.NO_OP_SCHEMA, f"no rule for {name} (onnxruntime contrib op): outputs left unknown"
+                )
             else:
-                ctx.diag("info", "G007", f"no schema for {name}: outputs left unknown")
+                ctx.diag("info", codes.NO_OP_SCHEMA, f"no schema for {name}: outputs left unknown")
             return []
         if _arity_problem(ctx, schema):
             return []
@@ -1047,12 +1070,18 @@ class Engine:
             node, out, data = self._onnx_infer(ctx, schema, ins)
         except _OnnxInferenceError as e:
             if any(_untyped(f) for name, f in zip(ctx.node.input, ins) if name):
-                ctx.diag("warning", "E002", f"onnx inference failed (an input's type is unknown): {_onnx_message(e)}")
+                ctx.diag(
+                    "warning",
+                    codes.ONNX_INFERENCE_FAILED,
+                    f"onnx inference failed (an input's type is unknown): {_onnx_message(e)}",
+                )
             else:
-                ctx.diag("error", "E011", f"onnx inference rejects the node: {_onnx_message(e)}")
+                ctx.diag(
+                    "error", codes.REJECTED_BY_ONNX_INFERENCE, f"onnx inference rejects the node: {_onnx_message(e)}"
+                )
             return []
         except Exception as e:
-            ctx.diag("warning", "E002", f"onnx inference failed: {_onnx_message(e)}")
+            ctx.diag("warning", codes.ONNX_INFERENCE_FAILED, f"onnx inference failed: {_onnx_message(e)}")
             return []
         # onnx rules may read an absent dim_value as 0 or copy a dim_param where the dim is
         # computed: re-run on concrete dims and keep only the symbolic dims that agree.
@@ -1232,7 +1261,7 @@ def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> No
             eng.diagnostics.append(
                 Diagnostic(
                     "error" if provable else "warning",
-                    "G006",
+                    codes.DECLARED_SHAPE_MISMATCH,
                     msg,
                     None if node is None else node.name or None,
                     None if node is None else node.op_type,

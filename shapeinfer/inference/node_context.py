@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import onnx
 from onnx import AttributeProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic, InferenceError
 from shapeinfer.inference.ops.common import MAX_RANK
 from shapeinfer.io.external import ExternalDataInvalid, ExternalDataMissing
@@ -135,7 +136,9 @@ class NodeContext:
         if expected is not None and a.type != expected:
             have = AttributeProto.AttributeType.Name(a.type).lower()
             want = AttributeProto.AttributeType.Name(expected).lower()
-            raise InferenceError("E007", f"attribute {name!r} is {have}; {self.op_type} takes {want}")
+            raise InferenceError(
+                codes.ATTRIBUTE_WRONG_TYPE, f"attribute {name!r} is {have}; {self.op_type} takes {want}"
+            )
         return attribute_value(a)
 
     def attr_tensor_fact(self, name: str) -> Fact | None:
@@ -146,7 +149,7 @@ class NodeContext:
             return tensor_fact(a.t, self.engine.base_dir)
         except (ExternalDataMissing, ExternalDataInvalid) as e:
             sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
-            self.diag(sev, "E003", f"attribute {name!r}: {e}: values unknown")
+            self.diag(sev, codes.EXTERNAL_DATA_UNREADABLE, f"attribute {name!r}: {e}: values unknown")
             return tensor_fact(a.t, None, with_value=False)
 
     @property
@@ -162,7 +165,7 @@ class NodeContext:
         """``rank`` new symbols; a rank past MAX_RANK (a length read from the model) is E012."""
         if type(rank) is not int or rank > MAX_RANK:
             raise InferenceError(
-                "E012",
+                codes.RANK_TOO_LARGE,
                 f"a rank of {D.format(rank) if type(rank) is not int else _show_number(rank)} "
                 f"(over {MAX_RANK}) cannot be built",
             )
@@ -195,7 +198,7 @@ class NodeContext:
         Two different ints raise G002."""
         rep, other = self.symbols.unify(a, b, self.label)
         if other is not None and not all(self.symbols.is_fresh(s) for s in D.symbols(other)):
-            self.diag("warning", "G003", f"assuming {D.format(other)} == {D.format(rep)}")
+            self.diag("warning", codes.ASSUMED_DIM_EQUALITY, f"assuming {D.format(other)} == {D.format(rep)}")
         return rep
 
     def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, report: bool = False) -> None:
@@ -207,7 +210,7 @@ class NodeContext:
             led = Ledger()
             led.add(kind, lhs, rhs)
             for g in led:
-                self.diag("info", "G012", f"the inferred shapes hold only when {g.text}")
+                self.diag("info", codes.INPUT_GUARD, f"the inferred shapes hold only when {g.text}")
 
     def infer_graph(self, graph: onnx.GraphProto, inputs: Sequence[Fact | None], attr: str | None = None) -> list[Fact]:
         """Infer subgraph ``graph`` (outer scope visible) with its inputs' facts; returns outputs'.

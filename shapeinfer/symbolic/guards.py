@@ -22,6 +22,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.intervals import (
@@ -449,7 +450,7 @@ def _is_symbol_bound(g: Guard) -> bool:
 
 
 #: The diagnostic code of a contradiction (an error: the model cannot run in the ranges).
-CONTRADICTION = "G015"
+CONTRADICTION = codes.UNSATISFIABLE_GUARD
 
 
 def contradiction_diagnostics(

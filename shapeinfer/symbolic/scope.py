@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic import intervals
@@ -172,7 +173,7 @@ class SymbolScope:
             if a == b:
                 return a, None
         if type(a) is int and type(b) is int:
-            raise InferenceError("G002", f"dims {a} and {b} must be equal")
+            raise InferenceError(codes.BROADCAST_INCOMPATIBLE, f"dims {a} and {b} must be equal")
         rep, other = (
             (a, b) if type(a) is int or (type(b) is not int and self._rank_key(a) <= self._rank_key(b)) else (b, a)
         )

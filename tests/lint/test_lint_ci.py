@@ -292,6 +292,39 @@ def test_every_code_literal_in_the_package_is_in_the_catalog():
     assert {c: where for c, where in found.items() if c not in RULES} == {}
 
 
+def test_the_layers_below_lint_name_every_code_by_its_constant():
+    """inference, its ops, io and the symbolic algebra name codes by constant
+    (``codes.SLICE_INVALID``), never by literal; the constants are the entries of
+    ``base.codes.CATALOG``, which lint declares unchanged."""
+    from shapeinfer.base.codes import CATALOG
+
+    literal = re.compile(r"""["'][EGRSMP]\d{3}["']""")
+    for layer in ("inference", "io", "symbolic"):
+        for p in (ROOT / "shapeinfer" / layer).rglob("*.py"):
+            assert not literal.search(p.read_text(encoding="utf-8")), p
+    assert len(CATALOG) > 60
+    for code, c in CATALOG.items():
+        r = RULES[code]
+        assert (r.name, r.severity, r.summary, r.fix) == (c.name, c.severity, c.summary, c.fix)
+
+
+def test_reshape_1_without_its_attribute_is_r007_for_inference_and_lint():
+    """Inference reported a Reshape-1 without its ``shape`` attribute as R006 (the code of the
+    legacy attribute form, a warning), which lint turned into R007; both now say R007."""
+    from shapeinfer.inference.engine import infer
+    from shapeinfer.lint import lint_model
+
+    node = h.make_node("Reshape", ["x", "t"], ["y"], name="bad")
+    m = make([node], [vi("x", T.FLOAT, [2, 3]), vi("t", T.INT64, [1])], [out("y")], opset=4)
+    assert [d.code for d in infer(m).diagnostics if d.code[0] == "R"] == ["R007"]
+    found = [f for f in lint_model(m, "m.onnx") if f.code[0] == "R"]
+    assert [f.code for f in found] == ["R007"]
+    assert (
+        "takes its target as the 'shape' attribute, but it has none (the target is given as an input"
+        in found[0].message
+    )
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.triggers], ids=lambda c: c.id)
 def test_lint_keeps_the_engines_codes(case):
     """Each diagnostic inference reports on a rule's fixture is a finding under the same code,

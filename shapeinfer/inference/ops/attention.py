@@ -8,6 +8,7 @@ floor division, which equals it on every valid input.
 
 from __future__ import annotations
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.symbolic import dims as D
@@ -17,9 +18,11 @@ from shapeinfer.symbolic.facts import Fact, tensor
 def heads_div(hidden: D.Dim, heads: int) -> D.Dim:
     """``hidden / heads`` for a packed ``[..., heads*size]`` dim of a valid model."""
     if heads <= 0:
-        raise InferenceError("E050", f"num_heads {heads} must be positive")
+        raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, f"num_heads {heads} must be positive")
     if type(hidden) is int and hidden % heads:
-        raise InferenceError("E050", f"hidden size {hidden} is not a multiple of {heads} heads")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, f"hidden size {hidden} is not a multiple of {heads} heads"
+        )
     q = D.exact_div(hidden, heads)
     return q if q is not None else D.floordiv(hidden, heads)
 
@@ -35,7 +38,9 @@ def _as_4d(ctx, f: Fact | None, heads: int | None) -> tuple | None:
         if heads is None:
             return (b, ctx.fresh(), s, ctx.fresh())
         return (b, heads, s, heads_div(hidden, heads))
-    raise InferenceError("E050", f"{ctx.op_type} inputs must be 3-D or 4-D, got rank {len(f.shape)}")
+    raise InferenceError(
+        codes.ATTENTION_OR_FUSED_OP_INVALID, f"{ctx.op_type} inputs must be 3-D or 4-D, got rank {len(f.shape)}"
+    )
 
 
 @register("Attention", since=23)
@@ -90,7 +95,7 @@ def linear_attention(ctx, ins: list) -> list:
     qh, kvh = ctx.attr("q_num_heads"), ctx.attr("kv_num_heads")
     state_dt = past.dtype if past is not None and past.dtype else q.dtype
     if qh is None or kvh is None:
-        raise InferenceError("E050", "LinearAttention needs q_num_heads and kv_num_heads")
+        raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, "LinearAttention needs q_num_heads and kv_num_heads")
     dv = None if v is None or v.shape is None or len(v.shape) != 3 else heads_div(v.shape[2], kvh)
     dk = None if k is None or k.shape is None or len(k.shape) != 3 else heads_div(k.shape[2], kvh)
     out = Fact(q.dtype, None)
@@ -108,7 +113,7 @@ def flex_attention(ctx, ins: list) -> list:
     if q.shape is None or v is None or v.shape is None:
         return [Fact(q.dtype, None)]
     if len(q.shape) != 4 or len(v.shape) != 4:
-        raise InferenceError("E050", "FlexAttention inputs must be rank 4")
+        raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, "FlexAttention inputs must be rank 4")
     return [tensor(q.dtype, (q.shape[0], q.shape[1], q.shape[2], v.shape[3]))]
 
 
@@ -121,7 +126,7 @@ def swiglu(ctx, ins: list) -> list:
         shape = b.shape
     elif shape is not None and b is not None and b.shape is not None:
         if len(a.shape) != len(b.shape):
-            raise InferenceError("E050", "SwiGLU inputs differ in rank")
+            raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, "SwiGLU inputs differ in rank")
         shape = tuple(ctx.unify(x, y) for x, y in zip(a.shape, b.shape))
     return [tensor(a.dtype, shape)]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, is_dim_value
@@ -19,12 +20,16 @@ def rank_from_model(ctx, n) -> int | None:
     if type(n) is not int:
         return None
     if n > MAX_RANK:
-        ctx.diag("warning", "E012", f"a rank of {n} (over {MAX_RANK}) is not expanded: output rank left unknown")
+        ctx.diag(
+            "warning",
+            codes.RANK_TOO_LARGE,
+            f"a rank of {n} (over {MAX_RANK}) is not expanded: output rank left unknown",
+        )
         return None
     return n
 
 
-def norm_axis(axis: int, rank: int, code: str = "E010") -> int:
+def norm_axis(axis: int, rank: int, code: str = codes.INVALID_NODE) -> int:
     """``axis`` in ``[-rank, rank)`` mapped to ``[0, rank)``; raises InferenceError otherwise."""
     if not -rank <= axis < rank:
         raise InferenceError(code, f"axis {axis} out of range for rank {rank}")
@@ -38,7 +43,7 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
     if a == 1:
         return b
     if type(a) is int and type(b) is int:
-        raise InferenceError("G002", f"dims {a} and {b} cannot broadcast")
+        raise InferenceError(codes.BROADCAST_INCOMPATIBLE, f"dims {a} and {b} cannot broadcast")
     # An unknown (fresh) dim may be 1, so broadcasting does not make it equal to a known other
     # side: the result is the known side, and the unknown stays unknown (no unify).
     fa, fb = (type(d) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(d)) for d in (a, b))

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 
 from onnx import TensorProto, TypeProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.declarations import dtype_name
 from shapeinfer.inference.op_registry import register
@@ -232,27 +233,29 @@ def if_(ctx, ins: list) -> list:
     cond = _known_bool(ins[0] if ins else None)
     then_g, else_g = ctx.attr("then_branch"), ctx.attr("else_branch")
     if then_g is None or else_g is None:
-        raise InferenceError("E030", "If needs both then_branch and else_branch")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "If needs both then_branch and else_branch")
     then_out = _branch(ctx, then_g, "then_branch", None if cond is None else cond)
     else_out = _branch(ctx, else_g, "else_branch", None if cond is None else not cond)
     n = ctx.num_outputs
     if len(then_out) != len(else_out) or len(then_out) < n:
         raise InferenceError(
-            "E031",
+            codes.OPERAND_STRUCTURE_MISMATCH,
             f"If branches give {len(then_out)} and {len(else_out)} outputs for {n} node output(s)",
         )
     for i, (t, e) in enumerate(zip(then_out[:n], else_out[:n])):
         if t is not None and e is not None and t.kind == e.kind and t.dtype and e.dtype and t.dtype != e.dtype:
             # onnx and onnxruntime refuse the model whichever branch runs
             raise InferenceError(
-                "E031",
+                codes.OPERAND_STRUCTURE_MISMATCH,
                 f"If output {i}: then_branch gives {dtype_name(t.dtype)}, else_branch {dtype_name(e.dtype)}",
             )
     if cond is None and any(_rank(t) != _rank(e) for t, e in zip(then_out[:n], else_out[:n])):
         cond = _decided_by_assumptions(ctx, ctx.node.input[0] if ctx.node.input else "")
         if cond is not None:
             ctx.diag(
-                "info", "G003", f"the If condition is {str(bool(cond)).lower()} under the dim equalities assumed so far"
+                "info",
+                codes.ASSUMED_DIM_EQUALITY,
+                f"the If condition is {str(bool(cond)).lower()} under the dim equalities assumed so far",
             )
     if cond is not None:
         return list((then_out if cond else else_out)[:n])
@@ -345,7 +348,7 @@ def _iterate(ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_ca
             return carried, outs
         carried = nxt
     carried = [_top(f) for f in carried]
-    ctx.diag("info", "E032", "loop-carried values did not settle: their shapes are left unknown")
+    ctx.diag("info", codes.LOOP_NOT_SETTLED, "loop-carried values did not settle: their shapes are left unknown")
     outs = run_body(ctx, body, attr, make_inputs(carried))
     return carried, outs
 
@@ -363,7 +366,7 @@ def loop(ctx, ins: list) -> list:
     """Loop: carried values at their fixpoint; scan outputs stacked along a leading trip-count dim."""
     body = ctx.attr("body")
     if body is None:
-        raise InferenceError("E030", "Loop needs a body")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "Loop needs a body")
     ins = list(ins) + [None] * max(0, 2 - len(ins))
     m_fact, c_fact, initial = ins[0], ins[1], list(ins[2:])
     n_carried = len(initial)
@@ -371,7 +374,7 @@ def loop(ctx, ins: list) -> list:
     n_scan = n_body_out - 1 - n_carried
     if n_scan < 0 or len(body.input) != 2 + n_carried:
         raise InferenceError(
-            "E031",
+            codes.OPERAND_STRUCTURE_MISMATCH,
             f"Loop body takes {len(body.input)} inputs and gives {n_body_out} outputs for {n_carried} carried value(s)",
         )
     m = None
@@ -562,11 +565,13 @@ def scan_v8(ctx, ins: list) -> list:
     """Scan-8: inputs carry a leading batch axis, then (for scan inputs) the sequence axis."""
     body = ctx.attr("body")
     if body is None:
-        raise InferenceError("E030", "Scan needs a body")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "Scan needs a body")
     n_scan = ctx.attr("num_scan_inputs")
     rest = list(ins[1:])
     if n_scan is None or n_scan > len(rest):
-        raise InferenceError("E031", f"Scan num_scan_inputs={n_scan} for {len(rest)} input(s)")
+        raise InferenceError(
+            codes.OPERAND_STRUCTURE_MISMATCH, f"Scan num_scan_inputs={n_scan} for {len(rest)} input(s)"
+        )
     n_states = len(rest) - n_scan
     batch = None
     for f in rest:
@@ -587,16 +592,18 @@ def scan_v9(ctx, ins: list) -> list:
     (counted from the end), and so does this rule."""
     body = ctx.attr("body")
     if body is None:
-        raise InferenceError("E030", "Scan needs a body")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "Scan needs a body")
     n_scan = ctx.attr("num_scan_inputs")
     if n_scan is None or n_scan > len(ins):
-        raise InferenceError("E031", f"Scan num_scan_inputs={n_scan} for {len(ins)} input(s)")
+        raise InferenceError(codes.OPERAND_STRUCTURE_MISMATCH, f"Scan num_scan_inputs={n_scan} for {len(ins)} input(s)")
     n_states = len(ins) - n_scan
     in_axes = list(ctx.attr("scan_input_axes", [0] * n_scan))
     n_outs = len(body.output) - n_states
     out_axes = list(ctx.attr("scan_output_axes", [0] * max(n_outs, 0)))
     if len(in_axes) != n_scan or (n_outs > 0 and len(out_axes) != n_outs):
-        raise InferenceError("E031", "Scan axes attributes do not match the number of scan inputs/outputs")
+        raise InferenceError(
+            codes.OPERAND_STRUCTURE_MISMATCH, "Scan axes attributes do not match the number of scan inputs/outputs"
+        )
     states = [Fact() if f is None else Fact(f.dtype, f.shape, f.value, f.kind, f.elem) for f in ins[:n_states]]
     seq_len, elems = _scan_len(ctx, list(ins[n_states:]), in_axes)
     return _scan_run(ctx, body, states, elems, seq_len, out_axes, None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import dim_values, known_ints, rank_from_model
@@ -41,7 +42,9 @@ def conv_out_dim(
     at least the window, where the one-step correction is not a ``min``).
     """
     if stride <= 0 or dilation <= 0 or (type(kernel) is int and kernel <= 0):
-        raise InferenceError("E040", f"invalid kernel {kernel} / stride {stride} / dilation {dilation}")
+        raise InferenceError(
+            codes.CONV_OR_SEQUENCE_INVALID, f"invalid kernel {kernel} / stride {stride} / dilation {dilation}"
+        )
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         return D.ceildiv(size, stride)
     eff = D.add(D.mul(D.sub(kernel, 1), dilation), 1)
@@ -51,7 +54,9 @@ def conv_out_dim(
     if not ceil_mode:
         if type(span) is int and span < 0:
             # ONNX's floor gives 0, onnxruntime's truncation 1: the node is invalid
-            raise InferenceError("E040", f"window of {eff} is larger than the padded input ({span + eff})")
+            raise InferenceError(
+                codes.CONV_OR_SEQUENCE_INVALID, f"window of {eff} is larger than the padded input ({span + eff})"
+            )
         return D.add(D.floordiv(span, stride), 1)
     out = D.add(D.ceildiv(span, stride), 1)
     # The last window must start inside the input or the left padding.
@@ -69,7 +74,7 @@ def _ints_attr(ctx, name: str, n: int, default: int) -> list[int]:
         return [default] * n
     v = list(v)
     if len(v) != n:
-        raise InferenceError("E040", f"{ctx.op_type} {name} has {len(v)} entries, expected {n}")
+        raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, f"{ctx.op_type} {name} has {len(v)} entries, expected {n}")
     return v
 
 
@@ -77,7 +82,9 @@ def spatial_dims(ctx, sizes, kernel, ceil_mode: int = 0) -> list[D.Dim]:
     """The output spatial dims of a conv / pool over input spatial ``sizes``."""
     n_sp = len(sizes)
     if len(kernel) != n_sp:
-        raise InferenceError("E040", f"{ctx.op_type} kernel has {len(kernel)} dims for {n_sp} spatial dims")
+        raise InferenceError(
+            codes.CONV_OR_SEQUENCE_INVALID, f"{ctx.op_type} kernel has {len(kernel)} dims for {n_sp} spatial dims"
+        )
     strides = _ints_attr(ctx, "strides", n_sp, 1)
     dil = _ints_attr(ctx, "dilations", n_sp, 1)
     pads = _ints_attr(ctx, "pads", 2 * n_sp, 0)
@@ -106,7 +113,7 @@ def conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
         return [tensor(dtype, ctx.fresh_shape(r)) if r else Fact(dtype, None)]
     n_sp = len(x.shape) - 2
     if n_sp < 1:
-        raise InferenceError("E040", f"{ctx.op_type} input must have rank >= 3")
+        raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, f"{ctx.op_type} input must have rank >= 3")
     m = w.shape[0] if w is not None and w.shape is not None and w.shape else ctx.fresh()
     kernel = conv_kernel(ctx, w, n_sp)
     if kernel is None:
@@ -147,7 +154,7 @@ def conv_transpose(ctx, ins: list) -> list:
         return [Fact(x.dtype, None)]
     n_sp = len(x.shape) - 2
     if n_sp < 1:
-        raise InferenceError("E040", "ConvTranspose input must have rank >= 3")
+        raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, "ConvTranspose input must have rank >= 3")
     group = ctx.attr("group", 1)
     m = D.mul(w.shape[1], group) if w is not None and w.shape is not None and len(w.shape) > 1 else ctx.fresh()
     out_shape = ctx.attr("output_shape")
@@ -156,7 +163,9 @@ def conv_transpose(ctx, ins: list) -> list:
         if len(out_shape) == n_sp + 2:
             out_shape = out_shape[2:]
         if len(out_shape) != n_sp:
-            raise InferenceError("E040", f"ConvTranspose output_shape has {len(out_shape)} entries for {n_sp}")
+            raise InferenceError(
+                codes.CONV_OR_SEQUENCE_INVALID, f"ConvTranspose output_shape has {len(out_shape)} entries for {n_sp}"
+            )
         return [tensor(x.dtype, (x.shape[0], m) + tuple(out_shape))]
     kernel = conv_kernel(ctx, w, n_sp)
     if kernel is None:
@@ -185,10 +194,10 @@ def pool(ctx, ins: list) -> list:
     if x.shape is None:
         return [Fact(x.dtype, None), Fact(INT64, None)]
     if len(x.shape) < 3:
-        raise InferenceError("E041", f"{ctx.op_type} input must have rank >= 3")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, f"{ctx.op_type} input must have rank >= 3")
     kernel = ctx.attr("kernel_shape")
     if kernel is None:
-        raise InferenceError("E041", f"{ctx.op_type} needs kernel_shape")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, f"{ctx.op_type} needs kernel_shape")
     shape = tuple(x.shape[:2]) + tuple(spatial_dims(ctx, x.shape[2:], list(kernel), ctx.attr("ceil_mode", 0)))
     return [tensor(x.dtype, shape), tensor(INT64, shape)]
 
@@ -219,7 +228,7 @@ def max_unpool(ctx, ins: list) -> list:
     kernel = list(ctx.attr("kernel_shape"))
     n_sp = len(x.shape) - 2
     if len(kernel) != n_sp:
-        raise InferenceError("E041", "MaxUnpool kernel_shape does not match the input rank")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, "MaxUnpool kernel_shape does not match the input rank")
     strides = _ints_attr(ctx, "strides", n_sp, 1)
     pads = _ints_attr(ctx, "pads", 2 * n_sp, 0)
     spatial = tuple(
@@ -265,9 +274,9 @@ def col2im(ctx, ins: list) -> list:
         for b in bl:
             k *= b
         if k <= 0:
-            raise InferenceError("E042", f"Col2Im block_shape {list(bl)}")
+            raise InferenceError(codes.SPLIT_OR_CONCAT_SEQUENCE_INVALID, f"Col2Im block_shape {list(bl)}")
         if k > INT64_MAX:
-            raise InferenceError("E013", f"Col2Im block_shape {list(bl)}: its product overflows int64")
+            raise InferenceError(codes.INT64_OVERFLOW, f"Col2Im block_shape {list(bl)}: its product overflows int64")
         # A valid input has exactly C*prod(block_shape) rows, so the floor is exact.
         c = D.floordiv(x.shape[1], k)
     return [tensor(x.dtype, (n, ctx.fresh() if c is None else c) + tuple(ctx.fresh() if v is None else v for v in img))]

@@ -14,6 +14,7 @@ import struct
 import onnx
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import broadcast_shapes, broadcast_values, provably_nonneg
 from shapeinfer.symbolic import dims as D
@@ -197,7 +198,9 @@ def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
         if value is not None and out_dtype == TensorProto.INT64:
             bad = next((v for v in value if type(v) is int and not -(2**63) <= v < 2**63), None)
             if bad is not None:  # onnxruntime wraps; in shape arithmetic that is always a bug
-                ctx.diag("error", "E013", f"{ctx.op_type} of int64 values overflows int64: values left unknown")
+                ctx.diag(
+                    "error", codes.INT64_OVERFLOW, f"{ctx.op_type} of int64 values overflows int64: values left unknown"
+                )
                 value = None
         if value is not None and (out_dtype in INT_TYPES or out_dtype in FLOAT_TYPES):
             value = tuple(fit_value(v, out_dtype) for v in value)
@@ -612,7 +615,7 @@ def exact_in_float(ctx, values: tuple, to: int) -> tuple:
                 pass
             elif to in (TensorProto.FLOAT, TensorProto.DOUBLE):
                 name = TensorProto.DataType.Name(to).lower()
-                ctx.diag("info", "G009", f"assuming |{D.format(v)}| <= {limit} (exact in {name})")
+                ctx.diag("info", codes.ASSUMED_EXACT_FLOAT, f"assuming |{D.format(v)}| <= {limit} (exact in {name})")
                 ctx.assume("bound", v, limit)
                 ctx.assume("bound", -limit, v)
             else:
@@ -625,7 +628,9 @@ def _cast(ctx, x: Fact, to: int) -> list:
     value = None
     if x.value is not None and _value_dtype_ok(x):
         if to in INT_TYPES and any(isinstance(v, float) and not math.isfinite(v) for v in x.value):
-            ctx.diag("warning", "E008", "NaN or infinity cast to an integer type: the result is undefined")
+            ctx.diag(
+                "warning", codes.CAST_NAN_TO_INT, "NaN or infinity cast to an integer type: the result is undefined"
+            )
         value = exact_in_float(ctx, tuple(_cast_value(v, to) for v in x.value), to)
     return [tensor(to, x.shape, value)]
 

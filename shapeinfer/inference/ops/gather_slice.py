@@ -5,6 +5,7 @@ Values flow through all of them, which is what carries a Shape's dims on to a Re
 
 from __future__ import annotations
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import (
@@ -41,7 +42,7 @@ def gather(ctx, ins: list) -> list:
     if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         n_axis = data.shape[axis]
         if any(not -n_axis <= i < n_axis for i in iv):
-            raise InferenceError("E019", f"Gather index out of range for dim {n_axis}")
+            raise InferenceError(codes.GATHER_INDEX_OUT_OF_RANGE, f"Gather index out of range for dim {n_axis}")
         iv = [i + n_axis if i < 0 else i for i in iv]
         outer = 1
         for d in data.shape[:axis]:
@@ -198,17 +199,17 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
             shape[norm_axis(a, r)] = ctx.fresh()
         return [tensor(data.dtype, shape)]
     if not (len(starts) == len(ends) == len(axes) == len(steps)):
-        raise InferenceError("E024", "Slice starts/ends/axes/steps differ in length")
+        raise InferenceError(codes.SLICE_INVALID, "Slice starts/ends/axes/steps differ in length")
     shape = list(data.shape)
     seen = set()
     plan = [(0, d, 1) for d in data.shape]
     for s, e, a, k in zip(starts, ends, axes, steps):
         a = norm_axis(a, r)
         if a in seen:
-            raise InferenceError("E024", f"Slice axis {a} repeated")
+            raise InferenceError(codes.SLICE_INVALID, f"Slice axis {a} repeated")
         seen.add(a)
         if k == 0:
-            raise InferenceError("E024", "Slice step 0")
+            raise InferenceError(codes.SLICE_INVALID, "Slice step 0")
         if s is None or e is None or k is None:
             shape[a] = ctx.fresh()
             plan = None
@@ -218,7 +219,7 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
             n = ctx.symbols.simplify(n)
         if type(k) is int and k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
             msg = f"Slice end {e} with step {k}: ONNX stops at the last index, onnxruntime runs to 0"
-            ctx.diag("warning", "E017", msg)
+            ctx.diag("warning", codes.SLICE_NEGATIVE_STEP_END, msg)
         shape[a] = ctx.fresh() if n is None else n
         if n is None or type(s) is not int or type(e) is not int or type(k) is not int:
             plan = None
@@ -256,7 +257,7 @@ def slice_v1(ctx, ins: list) -> list:
     data = ins[0]
     starts, ends = ctx.attr("starts"), ctx.attr("ends")
     if starts is None or ends is None:
-        raise InferenceError("E024", "Slice-1 needs starts and ends")
+        raise InferenceError(codes.SLICE_INVALID, "Slice-1 needs starts and ends")
     axes = ctx.attr("axes", list(range(len(starts))))
     return _slice(ctx, data, starts, ends, axes, [1] * len(starts))
 
@@ -297,13 +298,13 @@ def concat(ctx, ins: list) -> list:
         return [Fact(dtype, None)]
     r = len(known[0])
     if any(len(s) != r for s in known):
-        raise InferenceError("E025", "Concat inputs differ in rank")
+        raise InferenceError(codes.CONCAT_INVALID, "Concat inputs differ in rank")
     if ctx.has_attr("axis"):
         axis = norm_axis(ctx.attr("axis"), r)
     elif ctx.version < 4:
         axis = norm_axis(1, r)  # Concat-1's default
     else:
-        raise InferenceError("E025", "Concat needs an axis attribute")
+        raise InferenceError(codes.CONCAT_INVALID, "Concat needs an axis attribute")
     if len(known) < len(shapes):
         shape = list(known[0])
         shape[axis] = ctx.fresh()
@@ -362,10 +363,12 @@ def split_sizes(ctx, dim: D.Dim, n_out: int, split: list | None, num_outputs: in
             chunk = -(-dim // n)
             sizes = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
             if sizes[-1] < 0:
-                raise InferenceError("E026", f"Split of {dim} into {n} outputs leaves a negative last chunk")
+                raise InferenceError(
+                    codes.SPLIT_INVALID, f"Split of {dim} into {n} outputs leaves a negative last chunk"
+                )
             return sizes
         if dim % n:
-            raise InferenceError("E026", f"Split of {dim} into {n} equal parts")
+            raise InferenceError(codes.SPLIT_INVALID, f"Split of {dim} into {n} equal parts")
         return [dim // n] * n
     q = D.exact_div(dim, n)
     if q is not None:
@@ -383,7 +386,7 @@ def split(ctx, ins: list) -> list:
     n_out = ctx.num_outputs
     num_outputs = ctx.attr("num_outputs") if ctx.version >= 18 else None
     if num_outputs is not None and num_outputs != n_out:  # checked before anything is sized by it
-        raise InferenceError("E026", f"Split num_outputs={num_outputs} but the node has {n_out} outputs")
+        raise InferenceError(codes.SPLIT_INVALID, f"Split num_outputs={num_outputs} but the node has {n_out} outputs")
     if data.shape is None:
         return [Fact(data.dtype, None)] * n_out
     r = len(data.shape)
@@ -404,7 +407,7 @@ def split(ctx, ins: list) -> list:
             split = known_ints(ins[1])
     sizes = split_sizes(ctx, data.shape[axis], n_out, split, num_outputs)
     if len(sizes) != n_out:
-        raise InferenceError("E026", f"Split gives {len(sizes)} parts for {n_out} outputs")
+        raise InferenceError(codes.SPLIT_INVALID, f"Split gives {len(sizes)} parts for {n_out} outputs")
     out = []
     offset = 0
     for sz in sizes:
@@ -449,7 +452,7 @@ def squeeze(ctx, ins: list) -> list:
         for a in ax:
             d = data.shape[a]
             if type(d) is int and d != 1:
-                raise InferenceError("E015", f"Squeeze axis {a} has size {d}")
+                raise InferenceError(codes.SQUEEZE_UNSQUEEZE_INVALID, f"Squeeze axis {a} has size {d}")
             if type(d) is not int:
                 ctx.unify(d, 1)
         shape = tuple(d for i, d in enumerate(data.shape) if i not in ax)
@@ -466,7 +469,7 @@ def unsqueeze(ctx, ins: list) -> list:
     r = len(data.shape) + len(axes)
     ax = sorted(norm_axis(a, r) for a in axes)
     if len(set(ax)) != len(ax):
-        raise InferenceError("E015", "Unsqueeze axes repeated")
+        raise InferenceError(codes.SQUEEZE_UNSQUEEZE_INVALID, "Unsqueeze axes repeated")
     shape = list(data.shape)
     for a in ax:
         shape.insert(a, 1)

@@ -6,6 +6,7 @@ import math
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import broadcast_dim, broadcast_values, dim_values, rank_from_model, scalar_value
@@ -37,7 +38,7 @@ def constant(ctx, ins: list) -> list:
     if ctx.has_attr("sparse_value"):
         sp = ctx.attr("sparse_value")
         return [tensor(sp.values.data_type, tuple(sp.dims))]
-    raise InferenceError("E020", "Constant has no value attribute")
+    raise InferenceError(codes.CONSTANT_WITHOUT_VALUE, "Constant has no value attribute")
 
 
 def shape_from_values(ctx, f: Fact | None) -> tuple | None:
@@ -48,7 +49,7 @@ def shape_from_values(ctx, f: Fact | None) -> tuple | None:
     if vals is not None:
         for v in vals:
             if type(v) is int and v < 0:
-                raise InferenceError("E021", f"negative dim {v} in shape {list(vals)}")
+                raise InferenceError(codes.NEGATIVE_SHAPE_VALUE, f"negative dim {v} in shape {list(vals)}")
         return tuple(ctx.fresh() if v is None else v for v in vals)
     if f.shape is not None and len(f.shape) == 1:
         n = rank_from_model(ctx, f.shape[0])
@@ -91,7 +92,7 @@ def range_(ctx, ins: list) -> list:
         return [tensor(dtype, (ctx.fresh(),))]
     if all(type(v) in (int, float) for v in (start, limit, delta)):
         if delta == 0:
-            raise InferenceError("E022", "Range delta is 0")
+            raise InferenceError(codes.RANGE_DELTA_ZERO, "Range delta is 0")
         if all(type(v) is int for v in (start, limit, delta)):
             n = max(-((start - limit) // delta), 0)
         else:
@@ -111,7 +112,7 @@ def range_(ctx, ins: list) -> list:
     if isinstance(delta, float) or isinstance(start, float) or isinstance(limit, float) or type(delta) is not int:
         return [tensor(dtype, (ctx.fresh(),))]
     if delta == 0:
-        raise InferenceError("E022", "Range delta is 0")
+        raise InferenceError(codes.RANGE_DELTA_ZERO, "Range delta is 0")
     n = D.dmax(D.ceildiv(D.sub(limit, start), delta), 0)
     return [tensor(dtype, (n,))]
 
@@ -154,7 +155,9 @@ def tile(ctx, ins: list) -> list:
         return [Fact(data.dtype, None)]
     if rv is None or len(rv) != len(data.shape):
         if rv is not None:
-            raise InferenceError("E023", f"Tile repeats has {len(rv)} entries for rank {len(data.shape)}")
+            raise InferenceError(
+                codes.TILE_REPEATS_RANK, f"Tile repeats has {len(rv)} entries for rank {len(data.shape)}"
+            )
         return [tensor(data.dtype, ctx.fresh_shape(len(data.shape)))]
     shape = tuple(ctx.fresh() if r is None else D.mul(d, r) for d, r in zip(data.shape, rv))
     value = None
@@ -185,7 +188,7 @@ def one_hot(ctx, ins: list) -> list:
     r = len(idx.shape) + 1
     axis = ctx.attr("axis", -1)
     if not -r <= axis < r:
-        raise InferenceError("E010", f"OneHot axis {axis} out of range for output rank {r}")
+        raise InferenceError(codes.INVALID_NODE, f"OneHot axis {axis} out of range for output rank {r}")
     axis = axis + r if axis < 0 else axis
     dv = scalar_value(depth_f)
     depth = None
@@ -194,7 +197,7 @@ def one_hot(ctx, ins: list) -> list:
     elif isinstance(dv, float) and dv.is_integer():
         depth = int(dv)
     if type(depth) is int and depth < 1:
-        raise InferenceError("E062", f"OneHot depth {depth} must be positive")
+        raise InferenceError(codes.ONEHOT_DEPTH_INVALID, f"OneHot depth {depth} must be positive")
     shape = list(idx.shape)
     shape.insert(axis, ctx.fresh() if depth is None else depth)
     return [tensor(dtype, shape)]

@@ -7,6 +7,7 @@ which equals it on every valid input.
 
 from __future__ import annotations
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import is_static_shape, row_major_strides, unravel_index
@@ -18,7 +19,7 @@ def valid_div(a: D.Dim, b: int, what: str) -> D.Dim:
     """``a / b`` for a division a valid model makes exact."""
     if type(a) is int:
         if a % b:
-            raise InferenceError("E070", f"{what}: {a} is not a multiple of {b}")
+            raise InferenceError(codes.DEPTH_SPACE_INVALID, f"{what}: {a} is not a multiple of {b}")
         return a // b
     q = D.exact_div(a, b)
     return q if q is not None else D.floordiv(a, b)
@@ -27,9 +28,9 @@ def valid_div(a: D.Dim, b: int, what: str) -> D.Dim:
 def _block(ctx, x: Fact) -> int:
     b = ctx.attr("blocksize")
     if b is None or b <= 0:
-        raise InferenceError("E070", f"{ctx.op_type} needs a positive blocksize")
+        raise InferenceError(codes.DEPTH_SPACE_INVALID, f"{ctx.op_type} needs a positive blocksize")
     if x.shape is not None and len(x.shape) != 4:
-        raise InferenceError("E070", f"{ctx.op_type} input must be 4-D, got rank {len(x.shape)}")
+        raise InferenceError(codes.DEPTH_SPACE_INVALID, f"{ctx.op_type} input must be 4-D, got rank {len(x.shape)}")
     return b
 
 
@@ -69,7 +70,7 @@ def flatten(ctx, ins: list) -> list:
     r = len(data.shape)
     axis = ctx.attr("axis", 1)
     if not -r <= axis <= r:
-        raise InferenceError("E010", f"Flatten axis {axis} out of range for rank {r}")
+        raise InferenceError(codes.INVALID_NODE, f"Flatten axis {axis} out of range for rank {r}")
     if axis < 0:
         axis += r
     shape = (D.product(data.shape[:axis]), D.product(data.shape[axis:]))
@@ -85,7 +86,7 @@ def transpose(ctx, ins: list) -> list:
     r = len(data.shape)
     perm = ctx.attr("perm", list(range(r - 1, -1, -1)))
     if sorted(perm) != list(range(r)):
-        raise InferenceError("E016", f"Transpose perm {perm} is not a permutation of rank {r}")
+        raise InferenceError(codes.TRANSPOSE_PERM_INVALID, f"Transpose perm {perm} is not a permutation of rank {r}")
     shape = tuple(data.shape[p] for p in perm)
     value = None
     if data.value is not None and is_static_shape(data.shape):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import broadcast_shapes
@@ -12,7 +13,7 @@ from shapeinfer.symbolic.facts import Fact, tensor
 def matmul_shape(ctx, a: tuple, b: tuple) -> tuple:
     """numpy.matmul's output dims, with 1-D operands promoted and their axis removed."""
     if len(a) == 0 or len(b) == 0:
-        raise InferenceError("E030", "MatMul of a scalar")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "MatMul of a scalar")
     a2 = (1,) + tuple(a) if len(a) == 1 else tuple(a)
     b2 = tuple(b) + (1,) if len(b) == 1 else tuple(b)
     ctx.unify(a2[-1], b2[-2])
@@ -46,7 +47,7 @@ def gemm(ctx, ins: list) -> list:
     if a.shape is None or b.shape is None:
         return [tensor(a.dtype, ctx.fresh_shape(2))]
     if len(a.shape) != 2 or len(b.shape) != 2:
-        raise InferenceError("E031", "Gemm inputs must be 2-D")
+        raise InferenceError(codes.OPERAND_STRUCTURE_MISMATCH, "Gemm inputs must be 2-D")
     m, k1 = a.shape[::-1] if ctx.attr("transA", 0) else a.shape
     k2, n = b.shape[::-1] if ctx.attr("transB", 0) else b.shape
     ctx.unify(k1, k2)
@@ -58,11 +59,13 @@ def _einsum_terms(eq: str, n_in: int) -> tuple[list[str], str | None]:
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != n_in:
-        raise InferenceError("E063", f"Einsum equation {eq!r} has {len(terms)} operands for {n_in} inputs")
+        raise InferenceError(
+            codes.EINSUM_EQUATION_INVALID, f"Einsum equation {eq!r} has {len(terms)} operands for {n_in} inputs"
+        )
     for t in terms + ([rhs] if arrow else []):
         body = t.replace("...", "")
         if "." in body or not all(c.isalpha() for c in body):
-            raise InferenceError("E063", f"Einsum term {t!r} is not valid")
+            raise InferenceError(codes.EINSUM_EQUATION_INVALID, f"Einsum term {t!r} is not valid")
     return terms, (rhs if arrow else None)
 
 
@@ -87,12 +90,16 @@ def einsum(ctx, ins: list) -> list:
             pre, post = t.split("...")
             n_ell = len(shape) - len(pre) - len(post)
             if n_ell < 0:
-                raise InferenceError("E063", f"Einsum term {t!r} needs rank >= {len(pre) + len(post)}")
+                raise InferenceError(
+                    codes.EINSUM_EQUATION_INVALID, f"Einsum term {t!r} needs rank >= {len(pre) + len(post)}"
+                )
             ell_shapes.append(tuple(shape[len(pre) : len(pre) + n_ell]))
             letters = list(pre) + [None] * n_ell + list(post)
         else:
             if len(t) != len(shape):
-                raise InferenceError("E063", f"Einsum term {t!r} does not match rank {len(shape)}")
+                raise InferenceError(
+                    codes.EINSUM_EQUATION_INVALID, f"Einsum term {t!r} does not match rank {len(shape)}"
+                )
             letters = list(t)
         for c, d in zip(letters, shape):
             if c is None:
@@ -136,7 +143,7 @@ def det(ctx, ins: list) -> list:
     if x.shape is None:
         return [Fact(x.dtype, None)]
     if len(x.shape) < 2:
-        raise InferenceError("E064", "Det input must have rank >= 2")
+        raise InferenceError(codes.DET_RANK_INVALID, "Det input must have rank >= 2")
     ctx.unify(x.shape[-1], x.shape[-2])
     return [tensor(x.dtype, x.shape[:-2])]
 

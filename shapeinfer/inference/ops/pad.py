@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import dim_values, is_static_shape, known_ints, norm_axis, row_major_strides
@@ -16,14 +17,14 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None) -> tu
         axes = list(range(r))
     axes = [norm_axis(a, r) for a in axes]
     if len(set(axes)) != len(axes):
-        raise InferenceError("E060", f"Pad axes {axes} repeat")
+        raise InferenceError(codes.PAD_INVALID, f"Pad axes {axes} repeat")
     out = list(shape)
     if pads is None:
         for a in axes:
             out[a] = ctx.fresh()
         return tuple(out)
     if len(pads) != 2 * len(axes):
-        raise InferenceError("E060", f"Pad has {len(pads)} pads for {len(axes)} axes")
+        raise InferenceError(codes.PAD_INVALID, f"Pad has {len(pads)} pads for {len(axes)} axes")
     n = len(axes)
     for i, a in enumerate(axes):
         b, e = pads[i], pads[i + n]
@@ -32,7 +33,7 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None) -> tu
             continue
         d = D.add(D.add(shape[a], b), e)
         if type(d) is int and d < 0:
-            raise InferenceError("E060", f"Pad gives a negative dim {d} on axis {a}")
+            raise InferenceError(codes.PAD_INVALID, f"Pad gives a negative dim {d} on axis {a}")
         out[a] = d
     return tuple(out)
 
@@ -78,7 +79,7 @@ def pad_v1(ctx, ins: list) -> list:
     if x.shape is None:
         return [Fact(x.dtype, None)]
     if pads is None:
-        raise InferenceError("E060", "Pad needs pads")
+        raise InferenceError(codes.PAD_INVALID, "Pad needs pads")
     return [tensor(x.dtype, pad_dims(ctx, x.shape, list(pads), None))]
 
 

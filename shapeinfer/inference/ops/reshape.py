@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import dim_values
@@ -40,12 +41,14 @@ def reshape_dims(
     """
     ints = [t for t in target if type(t) is int]
     if ints.count(-1) > 1:
-        raise InferenceError("R001", f"target {_fmt(target)} has more than one -1")
+        raise InferenceError(codes.RESHAPE_MULTIPLE_INFERRED_DIMS, f"target {_fmt(target)} has more than one -1")
     bad = [t for t in ints if t < -1]
     if bad:
-        raise InferenceError("R005", f"target {_fmt(target)} has value {bad[0]} < -1")
+        raise InferenceError(codes.RESHAPE_INVALID_TARGET_VALUE, f"target {_fmt(target)} has value {bad[0]} < -1")
     if not zero_copies and 0 in ints and -1 in ints:
-        raise InferenceError("R002", f"target {_fmt(target)} has both 0 and -1 with allowzero=1")
+        raise InferenceError(
+            codes.RESHAPE_ALLOWZERO_ZERO_AND_MINUS_ONE, f"target {_fmt(target)} has both 0 and -1 with allowzero=1"
+        )
     out: list[D.Dim | None] = []
     infer_at = None
     for i, t in enumerate(target):
@@ -54,7 +57,8 @@ def reshape_dims(
                 out.append(None)
             elif i >= len(input_dims):
                 raise InferenceError(
-                    "R003", f"target {_fmt(target)} copies dim {i} (0) but the input has rank {len(input_dims)}"
+                    codes.RESHAPE_COPY_BEYOND_RANK,
+                    f"target {_fmt(target)} copies dim {i} (0) but the input has rank {len(input_dims)}",
                 )
             else:
                 out.append(input_dims[i])
@@ -69,13 +73,17 @@ def reshape_dims(
         if total is not None and all(d is not None for d in others):
             known = D.product(others)
             if type(known) is int and known > INT64_MAX:
-                raise InferenceError("R004", f"target {_fmt(target)} overflows int64")
+                raise InferenceError(codes.RESHAPE_ELEMENT_COUNT_MISMATCH, f"target {_fmt(target)} overflows int64")
             if known == 0:
-                raise InferenceError("R004", f"cannot infer -1 in {_fmt(target)}: the other dims multiply to 0")
+                raise InferenceError(
+                    codes.RESHAPE_ELEMENT_COUNT_MISMATCH,
+                    f"cannot infer -1 in {_fmt(target)}: the other dims multiply to 0",
+                )
             q = D.exact_div(total, known)
             if q is None and type(total) is int and type(known) is int:
                 raise InferenceError(
-                    "R004", f"cannot reshape {total} elements to {_fmt(target)}: not divisible by {known}"
+                    codes.RESHAPE_ELEMENT_COUNT_MISMATCH,
+                    f"cannot reshape {total} elements to {_fmt(target)}: not divisible by {known}",
                 )
             # Not provably exact symbolically; but wherever the model runs the division is exact,
             # so the floor quotient is the dim (e.g. (7*seq)//2).
@@ -86,16 +94,22 @@ def reshape_dims(
         count = D.product(out)
         if count != total:
             if type(count) is int and type(total) is int:
-                raise InferenceError("R004", f"cannot reshape {total} elements into {_fmt(out)} ({count} elements)")
+                raise InferenceError(
+                    codes.RESHAPE_ELEMENT_COUNT_MISMATCH,
+                    f"cannot reshape {total} elements into {_fmt(out)} ({count} elements)",
+                )
             ratio = D.exact_div(count, total)
             if D.compare(count, total) in (-1, 1) or type(ratio) is int:
-                raise InferenceError("R004", f"element counts differ: {D.format(total)} in, {D.format(count)} out")
+                raise InferenceError(
+                    codes.RESHAPE_ELEMENT_COUNT_MISMATCH,
+                    f"element counts differ: {D.format(total)} in, {D.format(count)} out",
+                )
     ints_out = [d for d in out if type(d) is int]
     n = 1
     for d in ints_out:
         n *= d
     if any(d > INT64_MAX for d in ints_out) or n > INT64_MAX:
-        raise InferenceError("R004", f"target {_fmt(out)} overflows int64")
+        raise InferenceError(codes.RESHAPE_ELEMENT_COUNT_MISMATCH, f"target {_fmt(out)} overflows int64")
     return tuple(out)
 
 
@@ -136,7 +150,7 @@ def reshape_v1(ctx, ins: list) -> list:
     target = ctx.attr("shape")
     data = ins[0] if ins else None
     if target is None:
-        raise InferenceError("R006", "Reshape-1 without a shape attribute")
+        raise InferenceError(codes.RESHAPE_TARGET_FORM_MISMATCH, "Reshape-1 without a shape attribute")
     return _finish(ctx, data, list(target), len(target), True)
 
 
@@ -146,15 +160,15 @@ def reshape_v5(ctx, ins: list) -> list:
     data = ins[0]
     shp = ins[1] if len(ins) > 1 else None
     if shp is None:
-        raise InferenceError("R007", "Reshape needs a shape input from opset 5")
+        raise InferenceError(codes.RESHAPE_TARGET_FORM_MISMATCH, "Reshape needs a shape input from opset 5")
     allowzero = ctx.attr("allowzero", 0) if ctx.version >= 14 else 0
     if shp.shape is not None and len(shp.shape) != 1:
-        raise InferenceError("R011", f"Reshape target must be 1-D, got rank {len(shp.shape)}")
+        raise InferenceError(codes.RESHAPE_TARGET_NOT_INT64, f"Reshape target must be 1-D, got rank {len(shp.shape)}")
     if shp.dtype and shp.kind == "tensor" and shp.dtype != TensorProto.INT64:
         name = TensorProto.DataType.Name(shp.dtype).lower()
         ctx.diag(
             "error",
-            "R011",
+            codes.RESHAPE_TARGET_NOT_INT64,
             f"target {ctx.node.input[1]!r} is {name}; Reshape takes an int64 target: "
             "cast it (Cast to=INT64) or store it as int64",
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import struct
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import dim_values, norm_axis
@@ -35,7 +36,7 @@ def scaled_dim(size: D.Dim, scale: float) -> D.Dim | None:
     """``floor(size * scale)`` in float32 arithmetic, symbolically when exact; None otherwise."""
     s = f32(float(scale))
     if not math.isfinite(s) or s <= 0:
-        raise InferenceError("E071", f"scale {scale} must be positive")
+        raise InferenceError(codes.RESIZE_INVALID, f"scale {scale} must be positive")
     if type(size) is int:
         return math.floor(f32(f32(float(size)) * s))
     m, e = s.as_integer_ratio()  # s == m / e with e a power of two
@@ -59,7 +60,7 @@ def _sizes_out(ctx, shape: tuple, sizes: tuple, axes: list[int], policy: str) ->
             out[a] = ctx.fresh() if v is None else v
         return out
     if policy not in ("not_larger", "not_smaller"):
-        raise InferenceError("E071", f"keep_aspect_ratio_policy {policy!r}")
+        raise InferenceError(codes.RESIZE_INVALID, f"keep_aspect_ratio_policy {policy!r}")
     if any(type(v) is not int for v in sizes) or any(type(shape[a]) is not int for a in axes):
         for a in axes:
             out[a] = ctx.fresh()
@@ -95,15 +96,15 @@ def resize(ctx, ins: list) -> list:
         if vals is None:
             return [tensor(x.dtype, _fresh_axes(ctx, x.shape, axes))]
         if len(vals) != len(axes):
-            raise InferenceError("E071", f"Resize sizes has {len(vals)} entries for {len(axes)} axes")
+            raise InferenceError(codes.RESIZE_INVALID, f"Resize sizes has {len(vals)} entries for {len(axes)} axes")
         return [tensor(x.dtype, _sizes_out(ctx, x.shape, vals, axes, ctx.attr("keep_aspect_ratio_policy", "stretch")))]
     if scales_f is None:
-        raise InferenceError("E071", "Resize needs scales or sizes")
+        raise InferenceError(codes.RESIZE_INVALID, "Resize needs scales or sizes")
     scales = scales_f.value
     if scales is None:
         return [tensor(x.dtype, _fresh_axes(ctx, x.shape, axes))]
     if len(scales) != len(axes):
-        raise InferenceError("E071", f"Resize scales has {len(scales)} entries for {len(axes)} axes")
+        raise InferenceError(codes.RESIZE_INVALID, f"Resize scales has {len(scales)} entries for {len(axes)} axes")
     return [tensor(x.dtype, _scales_out(ctx, x.shape, [_num(v) for v in scales], axes))]
 
 
@@ -125,7 +126,7 @@ def upsample_v1(ctx, ins: list) -> list:
     if x.shape is None:
         return [tensor(x.dtype, ctx.fresh_shape(4))]
     if len(x.shape) != 4:
-        raise InferenceError("E071", "Upsample-1 input must be 4-D")
+        raise InferenceError(codes.RESIZE_INVALID, "Upsample-1 input must be 4-D")
     scales = [1.0, 1.0, ctx.attr("height_scale", 1.0), ctx.attr("width_scale", 1.0)]
     return [tensor(x.dtype, _scales_out(ctx, x.shape, scales, [0, 1, 2, 3]))]
 
@@ -145,7 +146,7 @@ def upsample_v7(ctx, ins: list) -> list:
     if scales is None:
         return [tensor(x.dtype, ctx.fresh_shape(r))]
     if len(scales) != r:
-        raise InferenceError("E071", f"Upsample scales has {len(scales)} entries for rank {r}")
+        raise InferenceError(codes.RESIZE_INVALID, f"Upsample scales has {len(scales)} entries for rank {r}")
     return [tensor(x.dtype, _scales_out(ctx, x.shape, [_num(v) for v in scales], list(range(r))))]
 
 

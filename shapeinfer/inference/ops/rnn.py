@@ -9,6 +9,7 @@ dim; num_directions is 2 for ``bidirectional``.
 
 from __future__ import annotations
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.symbolic.facts import tensor
@@ -22,7 +23,7 @@ def recurrent_dims(ctx, x, r, *, r_hidden_axis: int, layout: int = 0) -> tuple:
     when its rank is unknown (E090 when it is not 3)."""
     direction = ctx.attr("direction", "forward")
     if direction not in ("forward", "reverse", "bidirectional"):
-        raise InferenceError("E090", f"{ctx.op_type} direction {direction!r}")
+        raise InferenceError(codes.RNN_INVALID, f"{ctx.op_type} direction {direction!r}")
     nd = 2 if direction == "bidirectional" else 1
     hidden = ctx.attr("hidden_size")
     if hidden is None:
@@ -30,7 +31,7 @@ def recurrent_dims(ctx, x, r, *, r_hidden_axis: int, layout: int = 0) -> tuple:
     if x.shape is None:
         seq, batch = ctx.fresh(), ctx.fresh()
     elif len(x.shape) != 3:
-        raise InferenceError("E090", f"{ctx.op_type} input must be 3-D, got rank {len(x.shape)}")
+        raise InferenceError(codes.RNN_INVALID, f"{ctx.op_type} input must be 3-D, got rank {len(x.shape)}")
     elif layout:
         batch, seq = x.shape[0], x.shape[1]
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import norm_axis, scalar_value
@@ -31,9 +32,9 @@ def topk(ctx, ins: list) -> list:
     axis = norm_axis(ctx.attr("axis", -1), len(x.shape))
     if type(k) is int:
         if k < 0:
-            raise InferenceError("E061", f"TopK k={k} is negative")
+            raise InferenceError(codes.TOPK_K_INVALID, f"TopK k={k} is negative")
         if type(x.shape[axis]) is int and k > x.shape[axis]:
-            raise InferenceError("E061", f"TopK k={k} exceeds dim {x.shape[axis]}")
+            raise InferenceError(codes.TOPK_K_INVALID, f"TopK k={k} exceeds dim {x.shape[axis]}")
     shape = list(x.shape)
     shape[axis] = ctx.fresh() if k is None else k
     return [tensor(x.dtype, shape), tensor(INT64, shape)]

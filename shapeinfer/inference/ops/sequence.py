@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import dim_values, norm_axis
@@ -41,7 +42,7 @@ def _elem(seq: Fact | None) -> Fact:
 def _with_element(ctx, seq: Fact | None, t: Fact | None) -> Fact:
     """``seq`` with one more element ``t``."""
     if t is not None and t.kind != "tensor":
-        raise InferenceError("E040", f"a sequence element must be a tensor, got a {t.kind}")
+        raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, f"a sequence element must be a tensor, got a {t.kind}")
     if seq is None or is_empty(seq):
         elem = t if t is not None else Fact()
         if seq is not None and seq.elem is not None and seq.elem.dtype and not elem.dtype:
@@ -60,10 +61,10 @@ def sequence_empty(ctx, ins: list) -> list:
 def sequence_construct(ctx, ins: list) -> list:
     """SequenceConstruct: the elements' facts merged."""
     if not ins:
-        raise InferenceError("E040", "SequenceConstruct needs at least one input")
+        raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, "SequenceConstruct needs at least one input")
     for t in ins:
         if t is not None and t.kind != "tensor":
-            raise InferenceError("E040", f"a sequence element must be a tensor, got a {t.kind}")
+            raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, f"a sequence element must be a tensor, got a {t.kind}")
     return [sequence_of(merge_facts(ctx, list(ins)))]
 
 
@@ -72,7 +73,7 @@ def sequence_at(ctx, ins: list) -> list:
     """SequenceAt: a tensor satisfying the element fact."""
     seq = _in(ins, 0)
     if is_empty(seq):
-        raise InferenceError("E041", "SequenceAt on a sequence that is always empty")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, "SequenceAt on a sequence that is always empty")
     return [_elem(seq)]
 
 
@@ -87,7 +88,7 @@ def sequence_erase(ctx, ins: list) -> list:
     """SequenceErase: the same element fact (the result may be empty)."""
     seq = _in(ins, 0)
     if is_empty(seq):
-        raise InferenceError("E041", "SequenceErase on a sequence that is always empty")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, "SequenceErase on a sequence that is always empty")
     return [sequence_of(_elem(seq))]
 
 
@@ -118,14 +119,18 @@ def split_to_sequence(ctx, ins: list) -> list:
         s = sv[0] if sv else None
         if s is not None:
             if type(s) is int and s <= 0:
-                raise InferenceError("E042", f"SplitToSequence split={s} must be positive")
+                raise InferenceError(
+                    codes.SPLIT_OR_CONCAT_SEQUENCE_INVALID, f"SplitToSequence split={s} must be positive"
+                )
             if s == d or D.mod(d, s) == 0:
                 chunk = s
     elif sv is not None and sv and all(v is not None for v in sv):
         if len(set(sv)) == 1:
             chunk = sv[0]
         if all(type(v) is int for v in sv) and type(d) is int and sum(sv) != d:
-            raise InferenceError("E042", f"SplitToSequence split sums to {sum(sv)}, not the dim {d}")
+            raise InferenceError(
+                codes.SPLIT_OR_CONCAT_SEQUENCE_INVALID, f"SplitToSequence split sums to {sum(sv)}, not the dim {d}"
+            )
     if chunk is None:
         chunk = ctx.fresh()
     return [sequence_of(Fact(x.dtype, x.shape[:axis] + (chunk,) + x.shape[axis + 1 :]))]
@@ -136,7 +141,7 @@ def concat_from_sequence(ctx, ins: list) -> list:
     """ConcatFromSequence: the element shape with a fresh (count-dependent) dim at ``axis``."""
     e = _elem(_in(ins, 0))
     if not ctx.has_attr("axis"):
-        raise InferenceError("E042", "ConcatFromSequence needs an axis")
+        raise InferenceError(codes.SPLIT_OR_CONCAT_SEQUENCE_INVALID, "ConcatFromSequence needs an axis")
     if e.shape is None:
         return [Fact(e.dtype)]
     axis = ctx.attr("axis")
@@ -153,7 +158,7 @@ def sequence_map(ctx, ins: list) -> list:
     """SequenceMap: the body on element facts (tensor inputs as they are); outputs are sequences."""
     body = ctx.attr("body")
     if body is None:
-        raise InferenceError("E030", "SequenceMap needs a body")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "SequenceMap needs a body")
     args = [_elem(f) if f is not None and f.kind == "sequence" else f for f in ins]
     outs = run_body(ctx, body, "body", args)
     return [sequence_of(o) for o in outs[: ctx.num_outputs]]
@@ -170,7 +175,7 @@ def optional(ctx, ins: list) -> list:
         return [Fact(0, None, None, "optional", x)]
     tp = ctx.attr("type")
     if tp is None:
-        raise InferenceError("E043", "Optional without an input needs the type attribute")
+        raise InferenceError(codes.OPTIONAL_WITHOUT_TYPE, "Optional without an input needs the type attribute")
     return [Fact(0, None, EMPTY, "optional", type_fact(tp, lambda axis: ctx.fresh()))]
 
 
@@ -197,5 +202,5 @@ def optional_get_element(ctx, ins: list) -> list:
     if x.kind != "optional":
         return [x]
     if x.value == EMPTY:
-        ctx.diag("warning", "E044", "OptionalGetElement on an optional that is always empty")
+        ctx.diag("warning", codes.OPTIONAL_ALWAYS_EMPTY, "OptionalGetElement on an optional that is always empty")
     return [x.elem if x.elem is not None else Fact()]

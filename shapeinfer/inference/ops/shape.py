@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.inference.op_registry import register
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
@@ -34,7 +35,9 @@ def shape_v1(ctx, ins: list) -> list:
     """Shape-1/13: every dim of the input as a 1-D int64 tensor."""
     data = ins[0]
     if ctx.has_attr("start") or ctx.has_attr("end"):
-        ctx.diag("warning", "S001", f"start/end are ignored before Shape-15 (opset {ctx.version})")
+        ctx.diag(
+            "warning", codes.SHAPE_START_END_BEFORE_V15, f"start/end are ignored before Shape-15 (opset {ctx.version})"
+        )
     return [_shape_fact(ctx, None if data is None else data.shape)]
 
 
@@ -49,9 +52,11 @@ def shape_v15(ctx, ins: list) -> list:
     rank = len(data.shape)
     s, e, clamped = shape_slice(rank, start, end)
     if clamped:
-        ctx.diag("info", "S002", f"start={start} end={end} clamped to [{s}, {e}) for rank {rank}")
+        ctx.diag("info", codes.SHAPE_SLICE_CLAMPED, f"start={start} end={end} clamped to [{s}, {e}) for rank {rank}")
     if s >= e:
-        ctx.diag("warning", "S003", f"start={start} end={end} select no dims of rank {rank}: empty shape")
+        ctx.diag(
+            "warning", codes.SHAPE_EMPTY_SLICE, f"start={start} end={end} select no dims of rank {rank}: empty shape"
+        )
         return [_shape_fact(ctx, ())]
     return [_shape_fact(ctx, tuple(data.shape[s:e]))]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import scalar_value
@@ -32,7 +33,7 @@ def _dft(ctx, x: Fact, length: D.Dim | None, axis: int | None, length_known: boo
         return [Fact(x.dtype, None)]
     r = len(x.shape)
     if r < 2:
-        raise InferenceError("E080", "DFT input must have rank >= 2")
+        raise InferenceError(codes.SIGNAL_OP_INVALID, "DFT input must have rank >= 2")
     inverse, onesided = ctx.attr("inverse", 0), ctx.attr("onesided", 0)
     shape = list(x.shape)
     shape[-1] = 1 if inverse and onesided else 2
@@ -40,10 +41,10 @@ def _dft(ctx, x: Fact, length: D.Dim | None, axis: int | None, length_known: boo
         shape[:-1] = ctx.fresh_shape(r - 1)
         return [tensor(x.dtype, shape)]
     if not -r <= axis < r:
-        raise InferenceError("E010", f"DFT axis {axis} out of range for rank {r}")
+        raise InferenceError(codes.INVALID_NODE, f"DFT axis {axis} out of range for rank {r}")
     axis %= r
     if axis == r - 1:
-        raise InferenceError("E080", "DFT axis cannot be the last (complex) axis")
+        raise InferenceError(codes.SIGNAL_OP_INVALID, "DFT axis cannot be the last (complex) axis")
     if not length_known:
         shape[axis] = ctx.fresh()
         return [tensor(x.dtype, shape)]
@@ -100,7 +101,7 @@ def stft(ctx, ins: list) -> list:
         fl = None
     if sig.shape is None or len(sig.shape) != 3:
         if sig.shape is not None:
-            raise InferenceError("E080", f"STFT signal must be 3-D, got rank {len(sig.shape)}")
+            raise InferenceError(codes.SIGNAL_OP_INVALID, f"STFT signal must be 3-D, got rank {len(sig.shape)}")
         return [tensor(sig.dtype, ctx.fresh_shape(3) + (2,))]
     batch, length = sig.shape[0], sig.shape[1]
     if fl is None and flf is None and window is None:
@@ -108,7 +109,7 @@ def stft(ctx, ins: list) -> list:
     frames = bins = None
     if fl is not None and step is not None:
         if type(step) is int and step <= 0:
-            raise InferenceError("E080", f"STFT frame_step {step} must be positive")
+            raise InferenceError(codes.SIGNAL_OP_INVALID, f"STFT frame_step {step} must be positive")
         frames = D.add(D.floordiv(D.sub(length, fl), step), 1)
     if fl is not None:
         bins = D.add(D.floordiv(fl, 2), 1) if ctx.attr("onesided", 1) else fl

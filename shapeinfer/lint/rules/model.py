@@ -7,23 +7,16 @@ from __future__ import annotations
 import onnx
 
 from shapeinfer.lint.context import LintContext
-from shapeinfer.lint.registry import rule
+from shapeinfer.lint.registry import also_checks, rule
 
 #: Domains whose ops onnx's checker looks up (an op of another domain is not checked).
 ONNX_DOMAINS = frozenset({"", *(s.domain for s in onnx.defs.get_all_schemas_with_history())})
 
 
-@rule("E003", "external-data-unreadable", "error", "an external-data file that is missing or does not hold the tensor")
+@also_checks("E003")
 def external_data(ctx: LintContext) -> None:
-    """
-    A tensor stored outside the model (``data_location: EXTERNAL``) names a file that is absent,
-    not a regular file, or shorter than the entry's ``offset`` + ``length`` or the tensor's size
-    (a Git LFS pointer left in place of the weights: ``git lfs pull``), or the entry itself is
-    malformed. onnx's checker, onnxruntime and OpenVINO all refuse to load such a model.
-    Inference goes on without the tensor's values (they are unknown). Copy the data file next
-    to the model, or re-save the model with its data. Only checked for a model read from a file
-    (its folder is where the data must be).
-    """
+    """E003 (declared in :mod:`shapeinfer.base.codes`) for every external tensor of a model read
+    from a file: the engine reports only the ones it reads."""
     if ctx.base_dir is None:
         return
     from shapeinfer.io.external import ExternalDataError, external_tensors, resolve, tensor_nbytes

@@ -20,71 +20,8 @@ from shapeinfer.lint.context import (
     short_types,
     type_string,
 )
-from shapeinfer.lint.registry import declare, remaps, rule
+from shapeinfer.lint.registry import also_checks, remaps, rule
 from shapeinfer.symbolic import dims as D
-
-declare(
-    "R001",
-    "reshape-multiple-inferred-dims",
-    "error",
-    "Reshape target has more than one -1",
-    """
-    A Reshape target may contain at most one ``-1`` (the dim inferred from the element
-    count). With two, the output shape is ambiguous and every runtime rejects the node.
-    Replace all but one ``-1`` by the actual dim (or ``0`` to copy the input dim at that index).
-    """,
-)
-
-declare(
-    "R002",
-    "reshape-allowzero-zero-and-minus-one",
-    "error",
-    "allowzero=1 with both 0 and -1 in the target",
-    """
-    With ``allowzero=1`` (Reshape-14 and later) a ``0`` in the target is a literal zero-size
-    dim, so the element count is 0 and a ``-1`` cannot be inferred: the ONNX spec makes a target
-    with both invalid. Either drop ``allowzero`` (so ``0`` copies the input dim) or spell the
-    ``-1`` out.
-    """,
-)
-
-declare(
-    "R003",
-    "reshape-copy-beyond-rank",
-    "error",
-    "a copying 0 at an index past the input rank",
-    """
-    With ``allowzero=0`` (the default) a ``0`` in the target copies the input dim at the same
-    index. A ``0`` at an index >= the input's rank has nothing to copy and the node is invalid.
-    Write the intended dim explicitly.
-    """,
-)
-
-declare(
-    "R004",
-    "reshape-element-count-mismatch",
-    "error",
-    "element counts provably differ (static or symbolic, incl. int64 overflow)",
-    """
-    The input's element count and the target's differ for every value of the model's symbols
-    (for example 24 elements into ``[5, 5]``, or ``batch*8`` into ``[batch, 3]``), a ``-1``
-    cannot be inferred because the rest of the target does not divide the count, or the target
-    overflows int64. The node fails at run time whatever the inputs; fix the target or the
-    computation that produces it.
-    """,
-)
-
-declare(
-    "R005",
-    "reshape-invalid-target-value",
-    "error",
-    "a target value below -1",
-    """
-    Target values must be ``-1`` (infer), ``0`` (copy or zero) or a positive dim. A value such
-    as ``-2`` is invalid in every Reshape version and usually comes from shape arithmetic gone
-    wrong upstream.
-    """,
-)
 
 
 @rule(
@@ -111,20 +48,10 @@ def reshape_legacy(ctx: LintContext) -> None:
             )
 
 
-@rule(
-    "R007",
-    "reshape-target-form-mismatch",
-    "error",
-    "target as an attribute where the opset wants an input, or the reverse",
-)
+@also_checks("R007")
 def reshape_target_form(ctx: LintContext) -> None:
-    """
-    Reshape-1 reads its target from the ``shape`` attribute; Reshape-5 and later from the
-    second input and have no ``shape`` attribute. A node written in the other version's form
-    (a target input under opset < 5, a ``shape`` attribute or a missing second input under
-    opset >= 5) is invalid or silently ignores its target. Write the target in the form the
-    opset in force expects (or change the model's opset import).
-    """
+    """R007 (declared in :mod:`shapeinfer.base.codes`) for the forms inference accepts: a target
+    given both ways, which the node's version ignores one of."""
     for ref in _reshapes(ctx):
         v = _version(ctx, ref)
         n_in = len(ref.node.input)
@@ -144,17 +71,15 @@ def reshape_target_form(ctx: LintContext) -> None:
             )
 
 
-@remaps("R006")
-def _reshape1_without_attribute(diag, ref: NodeRef | None) -> tuple[str, str]:
-    """The engine's "Reshape-1 without a shape attribute" is a target-form problem (R007)."""
-    msg = "Reshape-1 takes its target as the 'shape' attribute, but it has none"
-    if ref is not None and len(ref.node.input) >= 2:
-        msg += " (the target is given as an input, the form of opset >= 5: import opset 5 or later)"
-    return "R007", msg
-
-
 @remaps("R007")
-def _reshape5_without_input(diag, ref: NodeRef | None) -> tuple[str, str]:
+def _target_form(diag, ref: NodeRef | None) -> tuple[str, str]:
+    """Say how to fix the engine's R007: a Reshape-1 without its ``shape`` attribute, a
+    Reshape-5+ without its target input."""
+    if diag.message.startswith("Reshape-1"):
+        msg = "Reshape-1 takes its target as the 'shape' attribute, but it has none"
+        if ref is not None and len(ref.node.input) >= 2:
+            msg += " (the target is given as an input, the form of opset >= 5: import opset 5 or later)"
+        return "R007", msg
     msg = diag.message
     if ref is not None and ref.has_attr("shape"):
         msg += " (it has a 'shape' attribute, the Reshape-1 form: move the target to an int64 input)"
@@ -304,20 +229,6 @@ def reshape_runtime_target(ctx: LintContext) -> None:
                 ref,
                 fix=ref.graph == MAIN,
             )
-
-
-declare(
-    "R011",
-    "reshape-target-not-int64",
-    "error",
-    "target is not a 1-D int64 tensor",
-    """
-    From Reshape-5 the target input must be a 1-D ``tensor(int64)``. An int32 target (common
-    after hand-written shape arithmetic or a converter) or a target of another rank is rejected
-    by onnxruntime and by the ONNX checker. Cast it to int64 (or store the constant as int64) and
-    flatten it to 1-D.
-    """,
-)
 
 
 def _reshapes(ctx: LintContext):

@@ -8,44 +8,7 @@ from __future__ import annotations
 
 from shapeinfer.inference.ops.shape import shape_slice
 from shapeinfer.lint.context import LintContext, dims_text
-from shapeinfer.lint.registry import declare, rule
-
-declare(
-    "S001",
-    "shape-start-end-before-v15",
-    "warning",
-    "start/end attributes where Shape-15 is not in force",
-    """
-    ``start`` and ``end`` were added in Shape-15. Under an older opset they are not part of the
-    op: onnx inference and most runtimes ignore them and return every dim, so the graph computes
-    something else than its author meant. Import opset 15 or later, or slice the result with
-    ``Slice``/``Gather``.
-    """,
-)
-
-declare(
-    "S002",
-    "shape-slice-clamped",
-    "info",
-    "Shape start/end clamped to the input rank",
-    """
-    Shape-15 clamps ``start``/``end`` to ``[0, rank]`` (after adding the rank to negative
-    values), so ``end=10`` on a rank-3 input means 3. Legal, but it often hides an assumption
-    about the rank that no longer holds; write the bounds that match the rank.
-    """,
-)
-
-declare(
-    "S003",
-    "shape-empty-slice",
-    "warning",
-    "Shape start >= end: an empty shape",
-    """
-    After normalising negative values and clamping, ``start >= end``: the Shape node returns an
-    empty 1-D tensor. Downstream shape arithmetic (a Concat into a Reshape target, a Gather)
-    then silently computes with no dims. Check the bounds against the input rank.
-    """,
-)
+from shapeinfer.lint.registry import rule
 
 
 @rule(

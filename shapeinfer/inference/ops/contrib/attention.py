@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.attention import heads_div
@@ -51,13 +52,15 @@ def _check_rank(ctx, f: Fact | None, ranks: tuple, what: str) -> None:
     r = _rank(f)
     if r is not None and r not in ranks:
         want = " or ".join(str(x) for x in ranks)
-        raise InferenceError("E050", f"{ctx.op_type} {what} must have rank {want}, got {r}")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, f"{ctx.op_type} {what} must have rank {want}, got {r}"
+        )
 
 
 def _num_heads(ctx, name: str = "num_heads") -> int | None:
     n = ctx.attr(name)
     if n is not None and n <= 0:
-        raise InferenceError("E050", f"{ctx.op_type} {name} {n} must be positive")
+        raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, f"{ctx.op_type} {name} {n} must be positive")
     return n
 
 
@@ -75,7 +78,9 @@ def _qkv_sizes(ctx, weights: Fact | None, bias: Fact | None) -> tuple:
     sizes = ctx.attr("qkv_hidden_sizes")
     if sizes:
         if len(sizes) != 3:
-            raise InferenceError("E050", f"{ctx.op_type} qkv_hidden_sizes must have 3 entries")
+            raise InferenceError(
+                codes.ATTENTION_OR_FUSED_OP_INVALID, f"{ctx.op_type} qkv_hidden_sizes must have 3 entries"
+            )
         return tuple(sizes)
     total = None
     if bias is not None and bias.shape is not None and len(bias.shape) == 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import norm_axis
@@ -46,9 +47,13 @@ def engram_gate(ctx, ins: list) -> list:
 def _branch_width(ctx, flat: D.Dim, branches: int) -> D.Dim:
     """H of flattened ``(..., C * H)`` streams with C = ``branches``."""
     if branches <= 0:
-        raise InferenceError("E050", f"{ctx.op_type} num_branches {branches} must be positive")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, f"{ctx.op_type} num_branches {branches} must be positive"
+        )
     if type(flat) is int and flat % branches:
-        raise InferenceError("E050", f"{ctx.op_type} width {flat} is not a multiple of {branches} branches")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, f"{ctx.op_type} width {flat} is not a multiple of {branches} branches"
+        )
     q = D.exact_div(flat, branches)
     return D.floordiv(flat, branches) if q is None else q
 
@@ -63,10 +68,12 @@ def hyper_connection_pre_mix(ctx, ins: list) -> list:
     branches = ctx.attr("num_branches")
     if branches is None:
         if len(x.shape) < 2:
-            raise InferenceError("E050", "HyperConnectionPreMix grouped streams need rank >= 2")
+            raise InferenceError(
+                codes.ATTENTION_OR_FUSED_OP_INVALID, "HyperConnectionPreMix grouped streams need rank >= 2"
+            )
         return [tensor(x.dtype, tuple(x.shape[:-2]) + (x.shape[-1],))]
     if not x.shape:
-        raise InferenceError("E050", "HyperConnectionPreMix streams must not be a scalar")
+        raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, "HyperConnectionPreMix streams must not be a scalar")
     return [tensor(x.dtype, tuple(x.shape[:-1]) + (_branch_width(ctx, x.shape[-1], branches),))]
 
 
@@ -79,7 +86,9 @@ def hyper_connection_low_rank_mix(ctx, ins: list) -> list:
     if x.shape is None or branches is None:
         return [Fact(x.dtype, None), Fact(x.dtype, None), tensor(x.dtype, x.shape)]
     if not x.shape:
-        raise InferenceError("E050", "HyperConnectionLowRankMix streams must not be a scalar")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, "HyperConnectionLowRankMix streams must not be a scalar"
+        )
     lead = tuple(x.shape[:-1])
     return [
         tensor(x.dtype, lead + (_branch_width(ctx, x.shape[-1], branches),)),
@@ -95,10 +104,10 @@ def bias_split_gelu(ctx, ins: list) -> list:
     if x.shape is None:
         return [Fact(x.dtype, None)]
     if not x.shape:
-        raise InferenceError("E050", "BiasSplitGelu input must not be a scalar")
+        raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, "BiasSplitGelu input must not be a scalar")
     d = x.shape[-1]
     if type(d) is int and d % 2:
-        raise InferenceError("E050", f"BiasSplitGelu hidden size {d} is odd")
+        raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, f"BiasSplitGelu hidden size {d} is odd")
     half = D.exact_div(d, 2)
     return [tensor(x.dtype, tuple(x.shape[:-1]) + (D.floordiv(d, 2) if half is None else half,))]
 
@@ -116,7 +125,7 @@ def _gemm_dims(ctx, a: Fact, b: Fact | None) -> tuple:
     if a.shape is None or b is None or b.shape is None:
         return ctx.fresh_shape(2)
     if len(a.shape) != 2 or len(b.shape) != 2:
-        raise InferenceError("E031", f"{ctx.op_type} inputs must be 2-D")
+        raise InferenceError(codes.OPERAND_STRUCTURE_MISMATCH, f"{ctx.op_type} inputs must be 2-D")
     m, k1 = a.shape[::-1] if ctx.attr("transA", 0) else a.shape
     k2, n = b.shape[::-1] if ctx.attr("transB", 0) else b.shape
     ctx.unify(k1, k2)
@@ -175,7 +184,7 @@ def nhwc_conv(ctx, ins: list) -> list:
         return [Fact(x.dtype, None)]
     n_sp = len(x.shape) - 2
     if n_sp < 1:
-        raise InferenceError("E040", "NhwcConv input must have rank >= 3")
+        raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, "NhwcConv input must have rank >= 3")
     m = w.shape[0] if w is not None and w.shape else ctx.fresh()
     kernel = ctx.attr("kernel_shape")
     if kernel is None and w is not None and w.shape is not None and len(w.shape) == n_sp + 2:
@@ -194,11 +203,15 @@ def unfold_tensor(ctx, ins: list) -> list:
     if x.shape is None or size is None:
         return [Fact(x.dtype, None)]
     if step <= 0 or size <= 0:
-        raise InferenceError("E050", f"UnfoldTensor size {size} and step {step} must be positive")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, f"UnfoldTensor size {size} and step {step} must be positive"
+        )
     axis = norm_axis(ctx.attr("dim", -1), len(x.shape))
     d = x.shape[axis]
     if type(d) is int and d < size:
-        raise InferenceError("E050", f"UnfoldTensor window {size} is larger than the dim {d}")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, f"UnfoldTensor window {size} is larger than the dim {d}"
+        )
     shape = list(x.shape)
     shape[axis] = D.add(D.floordiv(D.sub(d, size), step), 1)
     return [tensor(x.dtype, tuple(shape) + (size,))]

@@ -16,6 +16,7 @@ and on ARM64), the blocking itself is only a memory order. So:
 
 from __future__ import annotations
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops import conv
@@ -44,7 +45,7 @@ def _rank_at_least_2(ctx, x: Fact) -> bool:
     if x.shape is None:
         return False
     if len(x.shape) < 2:
-        raise InferenceError("E041", f"nchwc {ctx.op_type} input must have rank >= 2")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, f"nchwc {ctx.op_type} input must have rank >= 2")
     return True
 
 
@@ -67,7 +68,7 @@ def reorder_output(ctx, ins: list) -> list:
     x = ins[0]
     channels = ctx.attr("channels", 0)
     if channels <= 0:
-        raise InferenceError("E041", f"ReorderOutput channels {channels} must be positive")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, f"ReorderOutput channels {channels} must be positive")
     if not _rank_at_least_2(ctx, x):
         return [Fact(x.dtype, None)]
     spatial = tuple(x.shape[2:])
@@ -86,5 +87,7 @@ def upsample(ctx, ins: list) -> list:
     if scales is None:
         return [tensor(x.dtype, ctx.fresh_shape(len(x.shape)))]
     if len(scales) != len(x.shape) or any(s <= 0 for s in scales):
-        raise InferenceError("E041", f"nchwc Upsample scales {list(scales)} for rank {len(x.shape)}")
+        raise InferenceError(
+            codes.POOL_OR_SEQUENCE_INVALID, f"nchwc Upsample scales {list(scales)} for rank {len(x.shape)}"
+        )
     return [tensor(x.dtype, tuple(D.mul(d, s) for d, s in zip(x.shape, scales)))]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import norm_axis
@@ -44,7 +45,10 @@ def embed_layer_norm(ctx, ins: list) -> list:
         if h is not None:
             hidden = h if hidden is None else ctx.unify(hidden, h)
     if ids.shape is not None and len(ids.shape) != 2:
-        raise InferenceError("E050", f"EmbedLayerNormalization input_ids must be 2-D, got rank {len(ids.shape)}")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID,
+            f"EmbedLayerNormalization input_ids must be 2-D, got rank {len(ids.shape)}",
+        )
     if ids.shape is None:
         b, s = ctx.fresh(), ctx.fresh()
     else:

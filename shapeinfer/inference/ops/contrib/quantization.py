@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import broadcast_shapes, norm_axis
@@ -61,11 +62,11 @@ def matmul_nbits(ctx, ins: list) -> list:
     a = ins[0]
     n, k = ctx.attr("N"), ctx.attr("K")
     if n is None or k is None:
-        raise InferenceError("E030", "MatMulNBits needs the N and K attributes")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "MatMulNBits needs the N and K attributes")
     if a.shape is None:
         return [Fact(a.dtype, None)]
     if not a.shape:
-        raise InferenceError("E030", "MatMulNBits of a scalar")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "MatMulNBits of a scalar")
     ctx.unify(a.shape[-1], k)
     return [tensor(a.dtype, tuple(a.shape[:-1]) + (n,))]
 
@@ -108,11 +109,11 @@ def matmul_block_quantized(ctx, ins: list) -> list:
     if a.shape is None:
         return [Fact(a.dtype, None)]
     if not a.shape:
-        raise InferenceError("E030", f"{ctx.op_type} of a scalar")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, f"{ctx.op_type} of a scalar")
     if b is None or b.shape is None:
         return [tensor(a.dtype, tuple(a.shape[:-1]) + (ctx.fresh(),))]
     if len(b.shape) != 2:
-        raise InferenceError("E030", f"{ctx.op_type} weight must be 2-D")
+        raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, f"{ctx.op_type} weight must be 2-D")
     per_byte = 2 if ctx.op_type == "MatMulBlockQuantizedFp4Weight" else 1
     ctx.unify(a.shape[-1], D.mul(b.shape[1], per_byte))
     return [tensor(a.dtype, tuple(a.shape[:-1]) + (b.shape[0],))]
@@ -126,7 +127,7 @@ def qgemm(ctx, ins: list) -> list:
     if a.shape is None or b is None or b.shape is None:
         return [tensor(dtype, ctx.fresh_shape(2))]
     if len(a.shape) != 2 or len(b.shape) != 2:
-        raise InferenceError("E031", "QGemm inputs A and B must be 2-D")
+        raise InferenceError(codes.OPERAND_STRUCTURE_MISMATCH, "QGemm inputs A and B must be 2-D")
     m, k1 = a.shape[::-1] if ctx.attr("transA", 0) else a.shape
     k2, n = b.shape[::-1] if ctx.attr("transB", 0) else b.shape
     ctx.unify(k1, k2)
@@ -148,7 +149,7 @@ def gather_block_quantized(ctx, ins: list) -> list:
     if data.dtype == UINT8 and r:
         bits = ctx.attr("bits", 4)
         if bits not in (2, 4, 8):
-            raise InferenceError("E040", f"GatherBlockQuantized bits {bits} for uint8 data")
+            raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, f"GatherBlockQuantized bits {bits} for uint8 data")
         shape[-1] = D.mul(shape[-1], 8 // bits)
     axis = norm_axis(ctx.attr("gather_axis", 0), r)
     norm_axis(ctx.attr("quantize_axis", 1), r)
@@ -235,10 +236,10 @@ def qlinear_where(ctx, ins: list) -> list:
 def qlinear_concat(ctx, ins: list) -> list:
     """QLinearConcat: Concat of the tensors at inputs 2, 5, 8, ...; Y_zero_point's type."""
     if not ctx.has_attr("axis"):
-        raise InferenceError("E025", "QLinearConcat needs an axis attribute")
+        raise InferenceError(codes.CONCAT_INVALID, "QLinearConcat needs an axis attribute")
     tensors = [ins[i] for i in range(2, len(ins), 3)]
     if not tensors:
-        raise InferenceError("E025", "QLinearConcat has no inputs to concatenate")
+        raise InferenceError(codes.CONCAT_INVALID, "QLinearConcat has no inputs to concatenate")
     out = concat(ctx, tensors)[0]
     dtype = dtype_of(arg(ins, 1)) or out.dtype
     return [tensor(dtype, out.shape)]
@@ -258,7 +259,7 @@ def ms_qlinear_conv(ctx, ins: list) -> list:
     if x.shape is None:
         return [Fact(dtype, None)]
     if len(x.shape) < 3:
-        raise InferenceError("E040", "QLinearConv input must have rank >= 3")
+        raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, "QLinearConv input must have rank >= 3")
     n_sp = len(x.shape) - 2
     m = w.shape[0] if w is not None and w.shape else ctx.fresh()
     kernel = conv_kernel(ctx, w, n_sp)
@@ -274,10 +275,10 @@ def qlinear_average_pool(ctx, ins: list) -> list:
     if x.shape is None:
         return [Fact(x.dtype, None)]
     if len(x.shape) < 3:
-        raise InferenceError("E041", "QLinearAveragePool input must have rank >= 3")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, "QLinearAveragePool input must have rank >= 3")
     kernel = ctx.attr("kernel_shape")
     if kernel is None:
-        raise InferenceError("E041", "QLinearAveragePool needs kernel_shape")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, "QLinearAveragePool needs kernel_shape")
     last = ctx.attr("channels_last", 0)
     sizes = x.shape[1:-1] if last else x.shape[2:]
     sp = tuple(spatial_dims(ctx, sizes, list(kernel), ctx.attr("ceil_mode", 0)))
@@ -292,7 +293,7 @@ def qlinear_global_average_pool(ctx, ins: list) -> list:
     if x.shape is None:
         return [Fact(x.dtype, None)]
     if len(x.shape) < 3:
-        raise InferenceError("E041", "QLinearGlobalAveragePool input must have rank >= 3")
+        raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, "QLinearGlobalAveragePool input must have rank >= 3")
     ones = (1,) * (len(x.shape) - 2)
     if ctx.attr("channels_last", 0):
         return [tensor(x.dtype, (x.shape[0],) + ones + (x.shape[-1],))]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.contrib.quantization import MS, arg
@@ -51,11 +52,15 @@ def qordered_attention(ctx, ins: list) -> list:
     """QOrderedAttention: ``(batch, seq, hidden)`` int8."""
     x, v_weight = ins[0], arg(ins, 7)
     if x.shape is not None and len(x.shape) != 3:
-        raise InferenceError("E050", f"QOrderedAttention input must be 3-D, got rank {len(x.shape)}")
+        raise InferenceError(
+            codes.ATTENTION_OR_FUSED_OP_INVALID, f"QOrderedAttention input must be 3-D, got rank {len(x.shape)}"
+        )
     sizes = ctx.attr("qkv_hidden_sizes")
     if sizes:
         if len(sizes) != 3:
-            raise InferenceError("E050", f"QOrderedAttention qkv_hidden_sizes {list(sizes)} needs 3 entries")
+            raise InferenceError(
+                codes.ATTENTION_OR_FUSED_OP_INVALID, f"QOrderedAttention qkv_hidden_sizes {list(sizes)} needs 3 entries"
+            )
         hidden = sizes[2]
     elif v_weight is not None and v_weight.shape is not None and len(v_weight.shape) == 2:
         hidden = v_weight.shape[1]
