@@ -52,6 +52,7 @@ import re
 import onnx
 from onnx.shape_inference import InferenceError
 
+from shapeinfer.base import codes
 from shapeinfer.inference.annotate import annotate
 from shapeinfer.inference.declarations import declared_types, statically_contradicts
 from shapeinfer.inference.engine import Result, infer, model_dir
@@ -71,7 +72,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None) -> Result:
     for d in result.diagnostics:
         logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)
     for d in result.diagnostics:
-        if d.code == "G010" and d.severity == "error":  # onnx's checker refuses it in any mode
+        if d.code == codes.RECURSIVE_FUNCTION and d.severity == "error":  # onnx's checker refuses it in any mode
             raise onnx.checker.ValidationError(str(d))
     return result
 
@@ -81,14 +82,14 @@ _ARITY = re.compile(r"^\d+ (input|output)\(s\) where ")
 
 
 def _arity(d) -> bool:
-    return d.code == "E018" and bool(_ARITY.match(d.message))
+    return d.code == codes.WRONG_INPUT_OUTPUT_COUNT and bool(_ARITY.match(d.message))
 
 
 def _onnx_sees(d, result: Result) -> bool:
     """Whether onnx's strict inference fails on what the error ``d`` reports: a declared type
     that contradicts the inferred one only between symbolic dims (G006: ``unk__0`` declared
     where ``unk__0 + unk__1 + 3`` is inferred) it does not see; it keeps its own dims."""
-    if d.code != "G006" or not d.tensor:
+    if d.code != codes.DECLARED_SHAPE_MISMATCH or not d.tensor:
         return True
     graph = d.graph or "main"
     declared = declared_types(result.model).get(graph, {}).get(d.tensor)
@@ -113,7 +114,9 @@ def _check_types(result: Result) -> None:
     from shapeinfer.lint.rules.graph import type_constraints
 
     found = [
-        str(d) for d in result.diagnostics if d.code == "E018" and d.severity == "error" and _ARITY.match(d.message)
+        str(d)
+        for d in result.diagnostics
+        if d.code == codes.WRONG_INPUT_OUTPUT_COUNT and d.severity == "error" and _ARITY.match(d.message)
     ]
     if not found:
         ctx = LintContext(result.model, result, {}, "<model>")

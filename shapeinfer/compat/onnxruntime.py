@@ -55,6 +55,7 @@ import sys
 
 import onnx
 
+from shapeinfer.base import codes
 from shapeinfer.inference.annotate import annotate
 from shapeinfer.inference.engine import infer
 from shapeinfer.io.modelsource import in_memory
@@ -85,7 +86,11 @@ def _branch_type_clash(result) -> str | None:
     """onnxruntime's ValueError message for the first If whose branches disagree on an output's
     element type (then_branch's type first, as onnxruntime fuses them), or None."""
     for d in result.diagnostics:
-        m = _BRANCH_TYPES.match(d.message) if d.code == "E031" and d.severity == "error" else None
+        m = (
+            _BRANCH_TYPES.match(d.message)
+            if d.code == codes.OPERAND_STRUCTURE_MISMATCH and d.severity == "error"
+            else None
+        )
         if m:
             node = d.node or d.op_type or "If"
             a, b = m.group(1).upper(), m.group(2).upper()  # the engine writes TensorProto names lowercased

@@ -30,6 +30,7 @@ from typing import Any
 
 import onnx
 
+from shapeinfer.base import codes
 from shapeinfer.inference.bindings import specialise_inputs
 from shapeinfer.io.modelsource import ModelLike
 from shapeinfer.io.source import Source
@@ -294,7 +295,8 @@ class OptimizeReport:
         return [
             d
             for d in self.errors
-            if d.code != "E003" and not (d.code == "G006" and not str(d.message).startswith("graph input"))
+            if d.code != codes.EXTERNAL_DATA_UNREADABLE
+            and not (d.code == codes.DECLARED_SHAPE_MISMATCH and not str(d.message).startswith("graph input"))
         ]
 
     passes: list[PassReport]
@@ -693,7 +695,7 @@ def _optimize(
     else:
         found = ctx.infer(m).diagnostics
     errors = [d for d in found if d.severity == "error"]
-    ctx.maybe_unsorted = any(d.code == "G004" and d.graph in (None, "main") for d in found)
+    ctx.maybe_unsorted = any(d.code == codes.GRAPH_ORDER_OR_CYCLE and d.graph in (None, "main") for d in found)
     del found
     reports: dict[str, PassReport] = {}
     m, rounds = _run_pipeline(m, names, ctx, reports, progress, bind, target_opset)

@@ -293,13 +293,13 @@ def test_every_code_literal_in_the_package_is_in_the_catalog():
 
 
 def test_the_layers_below_lint_name_every_code_by_its_constant():
-    """inference, its ops, io and the symbolic algebra name codes by constant
+    """inference, its ops, io, the symbolic algebra and the passes name codes by constant
     (``codes.SLICE_INVALID``), never by literal; the constants are the entries of
     ``base.codes.CATALOG``, which lint declares unchanged."""
     from shapeinfer.base.codes import CATALOG
 
     literal = re.compile(r"""["'][EGRSMP]\d{3}["']""")
-    for layer in ("inference", "io", "symbolic"):
+    for layer in ("inference", "io", "symbolic", "passes"):
         for p in (ROOT / "shapeinfer" / layer).rglob("*.py"):
             assert not literal.search(p.read_text(encoding="utf-8")), p
     assert len(CATALOG) > 60
