@@ -13,7 +13,7 @@ from the import's per-op cache.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from onnx import ModelProto
@@ -66,6 +66,20 @@ def implicit_inputs(node: Node) -> list[Tensor]:
                     seen.add(t.name)
                     out.append(t)
     return out
+
+
+def lazy_node_ids(g: Graph) -> Callable[[], set[int]]:
+    """A function giving the ids of ``g``'s nodes, collected at its first call and then kept:
+    the passes ask it only in rare cases (a graph output, a reader in a subgraph), so a pass
+    that never asks pays nothing."""
+    cache: list[set[int]] = []
+
+    def ids() -> set[int]:
+        if not cache:
+            cache.append({id(n) for n in g.nodes})
+        return cache[0]
+
+    return ids
 
 
 def producer(t: Tensor) -> Node | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shapeinfer.passes._graph import set_input
-from shapeinfer.passes._queries import producer
+from shapeinfer.passes._queries import lazy_node_ids, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.remove_noop_reshape import _bypass
 
@@ -55,12 +55,7 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
     facts = result.facts
     g = gm.graph
     outputs = {t.name for t in g.outputs}
-    main: list[set[int]] = []
-
-    def main_ids() -> set[int]:
-        if not main:
-            main.append({id(n) for n in g.nodes})
-        return main[0]
+    main_ids = lazy_node_ids(g)  # ids of the main graph's nodes, asked only in rare cases
 
     removed: set[int] = set()
     stats = {"transpose pairs removed": 0, "transpose pairs merged": 0}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from shapeinfer.passes._graph import Constant, rename, replace_uses, set_input, set_output
-from shapeinfer.passes._queries import const_array, producer
+from shapeinfer.passes._queries import const_array, lazy_node_ids, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
@@ -144,12 +144,7 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     graph_inputs = {id(t) for t in g.inputs}
-    main: list[set[int]] = []
-
-    def main_ids() -> set[int]:  # ids of the main graph's nodes (a reader may be in a subgraph)
-        if not main:
-            main.append({id(n) for n in g.nodes})
-        return main[0]
+    main_ids = lazy_node_ids(g)  # ids of the main graph's nodes, asked only in rare cases
 
     removed: set[int] = set()
     stats = {"expands removed": 0, "expands moved after constant operations": 0}

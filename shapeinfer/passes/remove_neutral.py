@@ -38,7 +38,7 @@ import numpy as np
 import onnx
 
 from shapeinfer.passes._graph import Constant
-from shapeinfer.passes._queries import const_array, producer
+from shapeinfer.passes._queries import const_array, lazy_node_ids, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.remove_noop_reshape import _bypass, _same
 
@@ -118,12 +118,7 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
     g = gm.graph
     outputs = {t.name for t in g.outputs}
     graph_inputs = {id(t) for t in g.inputs}
-    main: list[set[int]] = []
-
-    def main_ids() -> set[int]:
-        if not main:
-            main.append({id(n) for n in g.nodes})
-        return main[0]
+    main_ids = lazy_node_ids(g)  # ids of the main graph's nodes, asked only in rare cases
 
     removed: set[int] = set()
     for node in [n for n in g.nodes if n.op in OPS and n.domain in ("", "ai.onnx")]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.passes._graph import replace_uses, set_input, set_inputs, set_output, unlink_nodes
-from shapeinfer.passes._queries import const_array, default_opset, producer
+from shapeinfer.passes._queries import const_array, default_opset, lazy_node_ids, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.canonicalize_reshape import _reshape_options
 
@@ -137,12 +137,7 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
     outputs = {t.name for t in g.outputs}
     opset = default_opset(gm.model) or 0
     removed: set[int] = set()
-    main: list[set[int]] = []
-
-    def main_ids() -> set[int]:  # ids of the main graph's nodes, for the rare graph-output case
-        if not main:
-            main.append({id(n) for n in g.nodes})
-        return main[0]
+    main_ids = lazy_node_ids(g)  # ids of the main graph's nodes, asked only in rare cases
 
     stats = {"no-op nodes removed": 0, "reshape chains collapsed": 0}
     memo: dict[tuple[int, int], bool] = {}
