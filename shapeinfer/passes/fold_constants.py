@@ -189,14 +189,14 @@ def candidates(g, facts: Mapping, max_growth: int, exact_only: bool, in_function
     for n in g.nodes:
         if n.domain not in ("", "ai.onnx") or n.graphs or not n.outputs:
             continue
-        if never_folded(n.op, n.domain, [t.name for t in n.inputs]):
-            continue
-        if in_function and n.proto is not None and any(a.ref_attr_name for a in n.proto.attribute):
-            continue
         if exact_only and n.op not in EXACT:
             continue
         ins = n.inputs
-        if not all(id(t) in folded or _is_const(t, graph_inputs) for t in ins):
+        if not all(id(t) in folded or _is_const(t, graph_inputs) for t in ins):  # (the cheap test first)
+            continue
+        if never_folded(n.op, n.domain, [t.name for t in ins]):
+            continue
+        if in_function and n.proto is not None and any(a.ref_attr_name for a in n.proto.attribute):
             continue
         if any(t.name in outputs or not t.name for t in n.outputs):
             continue

@@ -157,14 +157,22 @@ class RemainingReport:
         }
 
 
-def _syms(dims) -> set[str]:
+def _syms(dims, cache: dict | None = None) -> set[str]:
+    """The symbols of ``dims``; ``cache`` (dim expression -> its symbols) spares walking an
+    expression again: the same ``batch*seq`` is on thousands of tensors of a large model."""
     out: set[str] = set()
     for d in dims:
-        if d is not None and type(d) is not int and type(d) is not float:
+        if d is None or type(d) is int or type(d) is float:
+            continue
+        s = None if cache is None else cache.get(d)
+        if s is None:
             try:
-                out |= symbols(d)
+                s = symbols(d)
             except Exception:
                 continue
+            if cache is not None:
+                cache[d] = s
+        out |= s
     return out
 
 
@@ -181,6 +189,7 @@ def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) 
     graph_facts = getattr(res, "graph_facts", None) or {}
     items: list[Remaining] = []
     origins: dict[str, dict] = {}  # fresh symbol -> the first node whose outputs show it
+    seen: dict = {}  # dim expression -> its symbols (for _syms)
 
     def scan(g, path: str, facts, outer_consts: set[str], where: str) -> None:
         consts = set(outer_consts) | ({t.name for t in g.initializer} - {vi.name for vi in g.input})
@@ -195,7 +204,7 @@ def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) 
                 f = facts.get(o)
                 if f is None or f.shape is None:
                     continue
-                for sym in _syms(f.shape) | _syms(f.value or ()):
+                for sym in _syms(f.shape, seen) | _syms(f.value or (), seen):
                     if sym not in inputs and sym not in origins:
                         origins[sym] = {"op": n.op_type, "node": labels[k], "symbol": sym}
         for pos, n in enumerate(nodes):
@@ -228,7 +237,7 @@ def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) 
             typed += 1
             if not f.is_static:
                 dynamic += 1
-                shape_syms = _syms(f.shape or ())
+                shape_syms = _syms(f.shape or (), seen)
                 open_syms |= shape_syms & inputs
                 fresh_syms |= shape_syms - inputs
     for i in items:
@@ -282,7 +291,7 @@ def _node_items(
         else:
             item.detail = "its values are static and kept"
         out.append(item)
-    if not never(op, n.domain, list(n.input)) and n.input and all(not i or i in consts for i in n.input) and n.output:
+    if n.input and n.output and all(not i or i in consts for i in n.input) and not never(op, n.domain, list(n.input)):
         o = n.output[0]
         f = facts.get(o)
         item = Remaining("constant_node", op, label, o, "kept", graph=where)
