@@ -46,14 +46,22 @@ def dropout(ctx, ins: list) -> list:
 
 @register("BatchNormalization", since=1)
 def batch_norm(ctx, ins: list) -> list:
-    """BatchNormalization: Y like X; the optional statistics are ``(C,)``."""
+    """BatchNormalization: Y like X; the optional statistics are ``(C,)``, C from X's dim 1 or,
+    when X's shape is unknown, from any of scale, B, input_mean, input_var (each ``(C,)`` by the
+    spec). Before opset 9 with ``spatial=0`` (statistics per activation), they have the shape of
+    input_mean / input_var, ``(C, D1, ..., Dn)``."""
     x = ins[0]
     mean = ins[3] if len(ins) > 3 else None
+    stat_dt = mean.dtype if mean is not None and mean.dtype else x.dtype
+    stats = [t for t in ins[1:5] if t is not None and t.shape is not None]
+    if ctx.version < 9 and not ctx.attr("spatial", 1):
+        shape = next((t.shape for t in ins[3:5] if t is not None and t.shape is not None), None)
+        stat = Fact(stat_dt, None) if shape is None else tensor(stat_dt, shape)
+        return [tensor(x.dtype, x.shape)] + [stat] * (ctx.num_outputs - 1)
     c = None
     if x.shape is not None and len(x.shape) > 1:
         c = x.shape[1]
-    elif len(ins) > 1 and ins[1] is not None and ins[1].shape is not None and len(ins[1].shape) == 1:
-        c = ins[1].shape[0]
-    stat_dt = mean.dtype if mean is not None and mean.dtype else x.dtype
+    else:
+        c = next((t.shape[0] for t in stats if len(t.shape) == 1), None)
     stat = Fact(stat_dt, None) if c is None else tensor(stat_dt, (c,))
     return [tensor(x.dtype, x.shape)] + [stat] * (ctx.num_outputs - 1)

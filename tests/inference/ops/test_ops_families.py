@@ -425,3 +425,45 @@ def test_symbolic_dims_match_onnxruntime(case) -> None:
                     assert (k, axis) in open_dims, (k, axis, "left open", want.shape)
                 else:
                     assert d == w, (k, dims, want.shape, binding)
+
+
+def _batch_norm_model(x_dims, stat_dims, opset: int, outputs: int, **attrs):
+    from onnx import helper
+
+    node = helper.make_node(
+        "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv", "sm", "sv"][:outputs], **attrs
+    )
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)]
+    scale_dims = attrs.pop("scale_dims", stat_dims)  # scale and B (None: no shape)
+    inputs += [helper.make_tensor_value_info(k, TensorProto.FLOAT, scale_dims) for k in "sb"]
+    inputs += [helper.make_tensor_value_info(k, TensorProto.FLOAT, stat_dims) for k in "mv"]
+    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ["y", "rm", "rv", "sm", "sv"][:outputs]]
+    graph = helper.make_graph([node], "g", inputs, outs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def test_batch_norm_statistics_take_c_from_the_statistics_when_x_has_no_shape() -> None:
+    """X, scale and B without a shape: the running statistics are (C,) from input_mean/var,
+    each (C,) by the spec (onnx's test_batch_norm_train_no_shape); onnxruntime gives (3,) for C = 3."""
+    import onnxruntime as ort
+
+    from shapeinfer.inference.engine import infer
+
+    m = _batch_norm_model(None, ["C"], 15, 3, training_mode=1, scale_dims=None)
+    facts = infer(m).facts
+    assert [str(d) for d in facts["rm"].shape] == ["C"] and [str(d) for d in facts["rv"].shape] == ["C"]
+    feeds = {"x": np.ones((2, 3, 4), np.float32), **{k: np.ones(3, np.float32) for k in "sbmv"}}
+    got = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    assert [o.shape for o in got[1:]] == [(3,), (3,)]
+
+
+def test_batch_norm_7_per_activation_statistics_have_the_mean_shape() -> None:
+    """BatchNormalization-7 with spatial=0 keeps statistics per activation: its mean/var
+    outputs have input_mean's shape (C, D1, ..., Dn), not (C,) (the rule said (C,) before).
+    onnxruntime refuses training-mode non-spatial BN, so the spec is the oracle."""
+    from shapeinfer.inference.engine import infer
+
+    facts = infer(_batch_norm_model([2, 3, 4], [3, 4], 7, 5, spatial=0)).facts
+    assert {k: facts[k].shape for k in ("rm", "rv", "sm", "sv")} == {k: (3, 4) for k in ("rm", "rv", "sm", "sv")}
+    facts = infer(_batch_norm_model([2, 3, 4], [3], 7, 5)).facts  # spatial (the default): (C,)
+    assert facts["rm"].shape == (3,)
