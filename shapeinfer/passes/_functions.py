@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import onnx
 
+from shapeinfer.passes._queries import function_opset
 from shapeinfer.passes.dce import _sweep
 from shapeinfer.passes.dedupe_shapes import merge
 
@@ -32,13 +33,6 @@ IN_FUNCTIONS = ("fold-constants", "dedupe-shapes", "dce")
 
 #: Rounds of merge and sweep in one body before giving up on a fixpoint.
 MAX_ROUNDS = 8
-
-
-def _default_opset(fp, model_opset: int) -> int:
-    for imp in fp.opset_import:
-        if imp.domain in ("", "ai.onnx"):
-            return imp.version
-    return model_opset
 
 
 def _constant_facts(gm, f) -> dict:
@@ -77,7 +71,7 @@ def optimize_functions(gm, names, model_opset: int, max_growth: int = 1 << 16) -
 
     merged = removed = evaluated = 0
     for f in gm.graph.functions:
-        opset = _default_opset(f.proto, model_opset)
+        opset = function_opset(f.proto, model_opset)
         interface = {t.name for t in f.inputs}
         for _ in range(MAX_ROUNDS):
             changed = 0

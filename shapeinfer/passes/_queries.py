@@ -3,7 +3,7 @@
 Subgraphs held by a node (:func:`subgraphs`, :func:`all_graphs`, :func:`implicit_inputs`,
 :func:`has_control_flow`), producers and order (:func:`producer`, :func:`predecessors`,
 :func:`toposort`, which reorders ``Graph.nodes`` but leaves every link as it is), constant
-values (:func:`constant_node_value`, :func:`const_array`) and the model's :func:`default_opset`.
+values (:func:`constant_node_value`, :func:`const_array`) and the model's (or a function's) :func:`default_opset`.
 
 Why a module of its own: these only read the IR's public fields, and the IR, the import and
 the editing helpers in :mod:`shapeinfer.passes._graph` use none of them, so the dependency goes
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from onnx import ModelProto
+from onnx import FunctionProto, ModelProto
 
 from shapeinfer.base.toposort import lexicographic_order
 from shapeinfer.passes._graph import Constant, Graph, Node, Tensor
@@ -170,6 +170,18 @@ def constant_node_value(node: Node) -> Constant | np.ndarray | None:
     return None
 
 
+def is_stored_constant(t: Tensor, graph_inputs: set[int]) -> bool:
+    """True when ``t``'s value is stored in the model and cannot be overridden: an initializer
+    that is not a graph input (``graph_inputs``: the ids of the graph's input tensors), or the
+    output of a default-domain Constant node."""
+    if id(t) in graph_inputs:
+        return False
+    if isinstance(t, Constant):
+        return True
+    p = producer(t)
+    return p is not None and p.op == "Constant" and not p.domain
+
+
 def const_array(t: Tensor) -> np.ndarray | None:
     """The value of a Constant tensor, or of a tensor produced by a Constant node, else None."""
     p = None if isinstance(t, Constant) else producer(t)
@@ -187,9 +199,16 @@ def const_array(t: Tensor) -> np.ndarray | None:
     return None
 
 
-def default_opset(model: ModelProto) -> int | None:
-    """The model's default-domain opset version, or None when it imports none."""
+def default_opset(model: ModelProto | FunctionProto) -> int | None:
+    """The default-domain opset version a model (or a function) imports, or None when it
+    imports none."""
     for o in model.opset_import:
         if o.domain in ("", "ai.onnx"):
             return o.version
     return None
+
+
+def function_opset(fp: FunctionProto, model_opset: int) -> int:
+    """Function ``fp``'s default-domain opset: its own import, else the model's ``model_opset``."""
+    version = default_opset(fp)
+    return model_opset if version is None else version

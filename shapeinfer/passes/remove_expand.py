@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from shapeinfer.passes._graph import Constant, rename, replace_uses, set_input, set_output
-from shapeinfer.passes._queries import const_array, lazy_node_ids, producer
+from shapeinfer.passes._graph import rename, replace_uses, set_input, set_output
+from shapeinfer.passes._queries import const_array, is_stored_constant, lazy_node_ids
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
@@ -119,22 +119,13 @@ def _leading_only(c, c_shape: tuple, t_shape: tuple | None, graph_inputs: set[in
     if all(cs[i] == t_shape[i] for i in range(p, r)):
         return c_shape, None
     tail = t_shape[p:]
-    if not _constant(c, graph_inputs) or any(type(d) is not int for d in tail) or math.prod(tail) > cap:
+    if not is_stored_constant(c, graph_inputs) or any(type(d) is not int for d in tail) or math.prod(tail) > cap:
         return None
     v = const_array(c)
     if v is None:
         return None
     shape = (1,) * p + tuple(tail)
     return shape, np.broadcast_to(v.reshape(cs), shape).copy()
-
-
-def _constant(t, graph_inputs: set[int]) -> bool:
-    if id(t) in graph_inputs:
-        return False
-    if isinstance(t, Constant):
-        return True
-    p = producer(t)
-    return p is not None and p.op == "Constant" and not p.domain
 
 
 def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
@@ -166,13 +157,13 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
             removed.add(id(e))
             stats["expands removed"] += 1
             continue
-        if len(readers) != 1 or not _constant(c, graph_inputs):
+        if len(readers) != 1 or not is_stored_constant(c, graph_inputs):
             continue
         r = readers[0]
         y = r.outputs[0] if r.outputs else None
         if not _broadcasting(r) or y is None or y.name in outputs or id(r) not in main_ids():
             continue
-        if not all(x is t or _constant(x, graph_inputs) for x in r.inputs):
+        if not all(x is t or is_stored_constant(x, graph_inputs) for x in r.inputs):
             continue
         shapes = [c_shape if x is t else _shape(facts, x) for x in r.inputs]
         small = None if None in shapes else broadcast(shapes)

@@ -38,7 +38,7 @@ import numpy as np
 import onnx
 
 from shapeinfer.passes._graph import Constant
-from shapeinfer.passes._queries import const_array, lazy_node_ids, producer
+from shapeinfer.passes._queries import const_array, is_stored_constant, lazy_node_ids, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.remove_noop_reshape import _bypass, _same
 
@@ -75,15 +75,10 @@ def never_negative_zero(t) -> bool:
 
 def _value(t, graph_inputs: set[int]) -> np.ndarray | None:
     """The stored value of ``t``, when it is a small constant the model cannot override."""
-    if id(t) in graph_inputs or not t.name:
+    if not t.name or not is_stored_constant(t, graph_inputs):
         return None
-    if isinstance(t, Constant):
-        if math.prod(t.shape) > MAX_ELEMENTS:
-            return None
-    else:
-        p = producer(t)
-        if p is None or p.op != "Constant" or p.domain:
-            return None
+    if isinstance(t, Constant) and math.prod(t.shape) > MAX_ELEMENTS:
+        return None
     v = const_array(t)
     if v is None or v.size > MAX_ELEMENTS or v.dtype == object:
         return None

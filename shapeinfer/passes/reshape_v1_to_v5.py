@@ -28,7 +28,7 @@ import onnx
 
 from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.passes._graph import Constant, GraphModel, append_input
-from shapeinfer.passes._queries import default_opset, subgraphs
+from shapeinfer.passes._queries import default_opset, function_opset, subgraphs
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 
@@ -79,20 +79,13 @@ def _set_default_opset(opsets, version: int) -> None:
             return
 
 
-def _fn_opset(fp: onnx.FunctionProto, model_opset: int) -> int:
-    for o in fp.opset_import:
-        if o.domain in ("", "ai.onnx"):
-            return o.version
-    return model_opset
-
-
 def needed(model: onnx.ModelProto) -> bool:
     """True when :func:`run` would change ``model``: its default-domain opset (or a function's)
     is below 5."""
     opset = default_opset(model)
     if opset is None:  # no default-domain op at all
         return False
-    return opset < 5 or any(_fn_opset(fp, opset) < 5 for fp in model.functions)
+    return opset < 5 or any(function_opset(fp, opset) < 5 for fp in model.functions)
 
 
 def run(model: onnx.ModelProto, ctx) -> PassResult:
@@ -145,14 +138,14 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
     if opset < 5:
         rewrite(gm.graph, opset)
     for f in gm.graph.functions:
-        rewrite(f, _fn_opset(f.proto, opset), is_function=True)
+        rewrite(f, function_opset(f.proto, opset), is_function=True)
     from shapeinfer.passes._export import export_model
 
     out = export_model(gm)
     if opset < 5:
         _set_default_opset(out.opset_import, 5)
     for fp in out.functions:
-        if _fn_opset(fp, 5) < 5:
+        if function_opset(fp, 5) < 5:
             _set_default_opset(fp.opset_import, 5)
     return PassResult(stats, model=out)
 
