@@ -282,6 +282,11 @@ class PassReport:
     def changed(self) -> bool:
         return any(self.changes.values())
 
+    def add(self, changes: Mapping[str, int]) -> None:
+        """Count ``changes`` (what one run did, by kind) into :attr:`changes`."""
+        for k, v in changes.items():
+            self.changes[k] = self.changes.get(k, 0) + v
+
 
 @dataclass
 class OptimizeReport:
@@ -500,8 +505,7 @@ def _run_pipeline(
         rep.runs += 1
         rep.nodes_after = node_count(out)
         rep.node_delta += rep.nodes_after - before
-        for k, v in res.changes.items():
-            rep.changes[k] = rep.changes.get(k, 0) + v
+        rep.add(res.changes)
         return out, res
 
     rounds = 0
@@ -604,8 +608,7 @@ def _in_subgraphs(
         out = sctx.materialize(out)
         for name, rep in own.items():
             total = reports.setdefault(name, PassReport(name))
-            for k, v in rep.changes.items():
-                total.changes[k] = total.changes.get(k, 0) + v
+            total.add(rep.changes)
             total.seconds += rep.seconds
         return _in_subgraphs(out, names, sctx, reports, progress, reserved, model_inputs)
 
@@ -710,9 +713,7 @@ def _optimize(
             m = sub
             sub_after = count_subgraph_nodes(m.graph)
             m, dce = ctx.apply(get_pass("dce"), m)  # outer nodes only the subgraphs read may be dead now
-            rep = reports.setdefault("dce", PassReport("dce"))
-            for k, v in dce.changes.items():
-                rep.changes[k] = rep.changes.get(k, 0) + v
+            reports.setdefault("dce", PassReport("dce")).add(dce.changes)
             m = ctx.materialize(m)
     if m.functions:  # the passes that hold at every call, in the function bodies
         from shapeinfer.passes._functions import optimize_functions
@@ -722,9 +723,7 @@ def _optimize(
         if done:
             m = ctx.export(gm)
             for name, counts in done.items():
-                rep = reports.setdefault(name, PassReport(name))
-                for k, v in counts.items():
-                    rep.changes[k] = rep.changes.get(k, 0) + v
+                reports.setdefault(name, PassReport(name)).add(counts)
     progress.update("annotating")
     ctx.refresh()
     res = ctx.infer(m, whole=True)
