@@ -27,9 +27,15 @@ tensor's type or rank is left unknown. How it differs from onnxruntime's:
   define (``MatMulNBits`` written without its domain) is read as onnxruntime's ``com.microsoft``
   op of that name, as it does, and logged as a warning (logger ``shapeinfer.compat``), since
   onnxruntime's runtime refuses such a node; the returned model keeps the node's domain;
-- inputs that contradict each other (an Einsum whose shared letter has two sizes) leave the
-  node's outputs unknown, hence the incomplete-inference exception, where onnxruntime reads
-  one side;
+- a constant negative Slice start or end on a symbolic dim is read as onnxruntime's tool reads
+  it, counting from the end *within* the dim: ``x[:, -10:-1]`` of width ``M`` gives ``9`` (not
+  ``min(M - 1, 9)``, which ``shapeinfer`` writes). That holds only when ``M >= 10``: the guard
+  ``10 <= M`` is recorded (``shapeinfer.infer(...).guards()`` lists it) and logged as a
+  warning (logger ``shapeinfer.compat``), with or without ``verbose``;
+- an Einsum whose contracted letter has two sizes (``abc,cde->abde`` with ``c`` 8 on one side,
+  2 on the other: the node fails at run time) gets the output dims its other letters give, as
+  onnxruntime's tool states them, and the error (G002) is logged as a warning; a letter of the
+  output with two sizes leaves that dim unknown;
 - an If whose branches give one output two element types raises onnxruntime's ``ValueError``
   ("For node if_node, dst_tensor_type.elem_type != src_tensor_type.elem_type: FLOAT vs
   DOUBLE"); onnx and onnxruntime refuse such a model whichever branch runs;
@@ -58,6 +64,7 @@ import onnx
 from shapeinfer.base import codes
 from shapeinfer.inference.annotate import annotate
 from shapeinfer.inference.engine import infer
+from shapeinfer.inference.ops.gather_slice import WITHIN_DIM
 from shapeinfer.io.modelsource import in_memory
 
 __all__ = ["SymbolicShapeInference", "main"]
@@ -96,6 +103,15 @@ def _branch_type_clash(result) -> str | None:
             a, b = m.group(1).upper(), m.group(2).upper()  # the engine writes TensorProto names lowercased
             return f"For node {node}, dst_tensor_type.elem_type != src_tensor_type.elem_type: {a} vs {b}"
     return None
+
+
+def _readings(d) -> bool:
+    """Whether diagnostic ``d`` says a reading taken as onnxruntime's tool takes it (an
+    assumption the returned dims hold under, or an error they were stated past): logged as a
+    warning whatever ``verbose`` is, since the returned model cannot carry it."""
+    return (d.code == codes.INPUT_GUARD and WITHIN_DIM in d.message) or (
+        d.code == codes.BROADCAST_INCOMPATIBLE and d.op_type == "Einsum"
+    )
 
 
 def _unknown(result) -> list[str]:
@@ -182,10 +198,10 @@ class SymbolicShapeInference:
             m.CopyFrom(in_mp)
         opsets = len(m.opset_import)
         renamed = _read_as_contrib(m)
-        result = infer(m, defaults_as_constants=True)
-        if verbose:
-            for d in result.diagnostics:
-                logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)
+        result = infer(m, defaults_as_constants=True, onnxruntime_conventions=True)
+        for d in result.diagnostics:
+            if verbose or _readings(d):
+                logger.log(logging.WARNING if d.severity == "error" or _readings(d) else logging.INFO, "%s", d)
         clash = _branch_type_clash(result)
         if clash:
             raise BranchTypeError(clash)  # a ValueError with onnxruntime's message

@@ -185,11 +185,14 @@ class Engine:
         timeout: float | None = None,
         dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
         defaults_as_constants: bool = False,
+        onnxruntime_conventions: bool = False,
     ) -> None:
         self.model = model
         #: read the main graph's initializer defaults of graph inputs as constants (onnx's
         #: inference does; off by default: a caller may override them)
         self.defaults_as_constants = defaults_as_constants
+        #: take onnxruntime's symbolic tool's readings, each made visible (see :func:`infer`)
+        self.onnxruntime_conventions = onnxruntime_conventions
         #: the run's symbolic state: input symbols, ranges, fresh symbols, substitution,
         #: equalities and guards (rules reach it as ``ctx.symbols``)
         self.symbols = SymbolScope(dim_ranges)
@@ -1148,6 +1151,7 @@ def infer(
     dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
     record_reads: bool = False,
     defaults_as_constants: bool = False,
+    onnxruntime_conventions: bool = False,
 ) -> Result:
     """Infer every tensor's facts in ``model`` (not modified unless ``input_shapes`` is given).
 
@@ -1161,10 +1165,23 @@ def infer(
     graph inputs (defaults a caller may override, otherwise only typed) as constants, as onnx's
     inference does, with an info G013 per input saying so (:mod:`shapeinfer.compat.onnx`
     uses it).
+    ``onnxruntime_conventions`` takes two readings of onnxruntime's symbolic tool, each visible
+    (:mod:`shapeinfer.compat.onnxruntime` uses it): a constant negative Slice start or end counts
+    from the end *within* a symbolic dim (``x[-10:]`` of ``M`` rows is 10 rows), recorded as the
+    guard ``10 <= M`` with an info G012; and an Einsum whose contracted letter has two sizes (the
+    node fails at run time: an error G002 all the same) still gets the output dims its other
+    letters give.
     """
     if input_shapes:
         apply_input_overrides(model, input_shapes)
-    eng = Engine(model, base_dir, timeout=timeout, dim_ranges=dim_ranges, defaults_as_constants=defaults_as_constants)
+    eng = Engine(
+        model,
+        base_dir,
+        timeout=timeout,
+        dim_ranges=dim_ranges,
+        defaults_as_constants=defaults_as_constants,
+        onnxruntime_conventions=onnxruntime_conventions,
+    )
     if record_reads:
         eng.node_reads = [None] * len(model.graph.node)
     graph = model.graph

@@ -31,6 +31,8 @@ class Walker(Protocol):
     symbols: SymbolScope
     diagnostics: list[Diagnostic]
     base_dir: str | None
+    #: onnxruntime's symbolic tool's readings (see :func:`shapeinfer.inference.engine.infer`)
+    onnxruntime_conventions: bool
 
     def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]: ...
 

@@ -14,6 +14,7 @@ from support.common import load_stripped, model_path
 
 from shapeinfer.compat import onnx as compat_onnx
 from shapeinfer.compat.onnxruntime import SymbolicShapeInference
+from shapeinfer.symbolic import dims as D
 
 
 def _dims(vi: onnx.ValueInfoProto) -> list:
@@ -411,3 +412,113 @@ def test_ort_reads_initializer_defaults_like_onnxruntimes_tool(ort_tool, tmp_pat
     assert _types(ours)["y"] == _types(theirs)["y"] == (TensorProto.FLOAT, (2, 3, 4))
     sess = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     assert sess.run(None, {"x": np.zeros((2, 12), np.float32)})[0].shape == (2, 3, 4)
+
+
+def _negative_slice_model(start: int, end: int, step: int) -> onnx.ModelProto:
+    """``y = x[:, start:end:step]`` of ``x[B, M]``, the bounds as initializers."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "M"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [
+        helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in [("s", start), ("e", end), ("a", 1), ("k", step)]
+    ]
+    g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "k"], ["y"])], "g", [x], [y], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(("start", "end", "step", "least"), [(-10, -1, 1, 10), (-1, -10, -1, 9)])
+def test_ort_reads_negative_slice_indices_within_the_dim_under_a_visible_guard(start, end, step, least, caplog):
+    """onnxruntime's tool writes 9 for ``x[:, -10:-1]`` and ``x[:, -1:-10:-1]`` of width M (its
+    own tests expect it): right only when M >= 10 (the reversed slice: M >= 9). compat writes 9
+    with exactly that guard, recorded and logged; shapeinfer itself keeps the form right at every
+    M. onnxruntime is the oracle for all three."""
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    from shapeinfer.inference.engine import infer
+
+    m = _negative_slice_model(start, end, step)
+    with caplog.at_level("WARNING", logger="shapeinfer.compat"):
+        out = SymbolicShapeInference.infer_shapes(m)
+    assert _dims(out.graph.output[0]) == ["B", 9]
+    assert any(f"{least} <= M" in r.getMessage() and "onnxruntime" in r.getMessage() for r in caplog.records)
+    as_ort = infer(m, onnxruntime_conventions=True)
+    assert [g.text for g in as_ort.guards()] == [f"{least} <= M"]
+    plain = infer(m)
+    assert plain.dims("y")[1] != 9 and not plain.guards()
+
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for width in (1, 5, 9, 10, 12, 40):
+        got = sess.run(None, {"x": np.zeros((2, width), np.float32)})[0].shape[1]
+        assert D.evaluate(plain.dims("y")[1], {"B": 2, "M": width}) == got
+        assert (got == 9) == (width >= least)  # the guard is exactly where compat's 9 holds
+
+    # a range that rules the reading out keeps the clamped form, and no guard
+    ranged = infer(m, onnxruntime_conventions=True, dim_ranges={"M": (1, 5)})
+    assert not ranged.guards() and ranged.dims("y")[1] != 9
+
+
+def _einsum_model(eq: str, a: list, b: list) -> onnx.ModelProto:
+    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in (("a", a), ("b", b))]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Einsum", ["a", "b"], ["y"], equation=eq)], "g", ins, [y])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_ort_states_an_einsums_output_past_a_contracted_letter_conflict_and_logs_the_error(caplog):
+    """onnxruntime's own test_einsum_matmul: ``abc,cde->abde`` with c = 8 and c = 2. The node
+    fails at run time (onnxruntime refuses it); compat writes the dims the other letters give,
+    as onnxruntime's tool does, and logs the G002; shapeinfer itself leaves the output unknown."""
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    from shapeinfer import infer
+
+    m = _einsum_model("abc, cde -> abde", [1, "b", 8], [2, 12, "n"])
+    with caplog.at_level("WARNING", logger="shapeinfer.compat"):
+        out = SymbolicShapeInference.infer_shapes(m)
+    assert _dims(out.graph.output[0]) == [1, "b", 12, "n"]
+    assert any("G002" in r.getMessage() and "'c'" in r.getMessage() for r in caplog.records)
+    plain = infer(m)
+    assert plain.dims("y") is None and any(d.code == "G002" for d in plain.diagnostics)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception):  # noqa: B017 (the oracle: the node cannot run)
+        sess.run(None, {"a": np.zeros((1, 3, 8), np.float32), "b": np.zeros((2, 12, 5), np.float32)})
+    # a letter of the output with two sizes: no dim to state, so inference stays incomplete
+    with pytest.raises(Exception, match=r"^Incomplete symbolic shape inference$"):
+        SymbolicShapeInference.infer_shapes(_einsum_model("ab,ab->ab", [2, 3], [4, 3]))
+
+
+def test_negative_slice_reading_guards_are_exact_against_onnxruntime():
+    """For every (start, end, step) of a grid, and every width M in 1..16: onnxruntime's width
+    equals the dim read onnxruntime's way exactly where its guards hold (a guard is never
+    stronger than needed, the dim never wrong inside it), and the plain dim everywhere."""
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    from shapeinfer.inference.engine import infer
+    from shapeinfer.symbolic.guards import check
+
+    big = 2**31 - 1
+    bounds = [-12, -10, -3, -1, 0, 2, big, -big]
+    taken = 0
+    for start in bounds:
+        for end in bounds:
+            for step in (1, 2, -1, -3):
+                m = _negative_slice_model(start, end, step)
+                plain, read = infer(m), infer(m, onnxruntime_conventions=True)
+                if not D.symbols(plain.dims("y")[1]) <= {"M"}:
+                    assert read.dims("y")[1] == plain.dims("y")[1]  # unknown (an ambiguous end): no reading
+                    continue
+                guards = read.guards()
+                taken += bool(guards)
+                sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+                for width in range(1, 17):
+                    got = sess.run(None, {"x": np.zeros((1, width), np.float32)})[0].shape[1]
+                    at = {"B": 1, "M": width}
+                    case = (start, end, step, width)
+                    assert D.evaluate(plain.dims("y")[1], at) == got, case
+                    holds = all(check(g, at) for g in guards)
+                    assert (D.evaluate(read.dims("y")[1], at) == got) == holds or not guards, case
+                    if holds:
+                        assert D.evaluate(read.dims("y")[1], at) == got, case
+    assert taken >= 10  # the reading is taken on a good part of the grid

@@ -19,7 +19,7 @@ from shapeinfer.inference.ops.common import (
 )
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
-from shapeinfer.symbolic.intervals import Ranges, by_residue
+from shapeinfer.symbolic.intervals import Ranges, by_residue, simplify
 
 #: Slice bounds at or beyond this magnitude mean "to the end" / "from the start".
 BIG = 2**31 - 1
@@ -186,6 +186,59 @@ def _slice_len(d: D.Dim, start: D.Dim, end: D.Dim, step: D.Dim, ranges: Ranges |
     return n
 
 
+#: the words of the G012 a Slice index read within its dim adds (see :func:`_within`)
+WITHIN_DIM = "a negative Slice index counted from the end within the dim, as onnxruntime's tool counts it"
+
+#: the largest ``c`` of a ``-c`` bound :func:`_within` reads within its dim (the exact guard is
+#: found by scanning the symbol's values below ``c``)
+MAX_WITHIN = 1 << 12
+
+
+def _within(ctx, d: D.Dim, s: D.Dim, e: D.Dim, k: D.Dim, n: D.Dim) -> D.Dim:
+    """onnxruntime's reading of constant negative bounds ``-c`` on a dim ``d`` of one input
+    symbol: they count from the end *within* the dim (``x[-10:-1]`` of ``M`` is 9, where ``n``,
+    right at every size, is ``min(M - 1, 9)``). Returns that length, recording the guard under
+    which it equals ``n``, exactly: the least ``v`` with the two equal at every size from ``v``
+    on, and at no size below it (``10 <= M`` here; ``9 <= M`` for ``x[-1:-10:-1]``), with an
+    info G012. Returns ``n`` unchanged when the reading is no simpler, when the two agree on
+    sizes below the threshold too (no exact guard), or when the ranges rule the reading out.
+    Only under ``onnxruntime_conventions``."""
+    if type(d) is int or type(n) is int or type(k) is not int:
+        return n
+    names = D.symbols(d)
+    if len(names) != 1 or not names <= ctx.symbols.input_symbols:
+        return n
+    cs = [-b for b in (s, e) if type(b) is int and -MAX_WITHIN <= b < 0]
+    if not cs:
+        return n
+    (name,) = names
+    ranges = ctx.symbols.effective_ranges()
+    lo, hi = ranges.get(name, D.DEFAULT_RANGE)
+    top = max(cs)
+    if top <= lo or (hi is not None and hi < top):
+        return n
+    narrowed = {**ranges, name: (top, hi)}
+    cand = slice_len(d, s, e, k, narrowed)
+    if cand is None:
+        return n
+    cand = simplify(cand, narrowed)
+    if D.size(cand) >= D.size(n):
+        return n
+
+    def agree(v: int) -> bool:
+        return D.evaluate(n, {name: v}) == D.evaluate(cand, {name: v})
+
+    v = top  # cand is n's value at every size in [top, hi]: where below does that stop?
+    while v > lo and agree(v - 1):
+        v -= 1
+    if any(agree(u) for u in range(lo, v - 1)):
+        return n  # equal again further down: no bound says exactly where the reading holds
+    if v > lo:
+        ctx.assume("bound", v, D.sym(name))
+        ctx.diag("info", codes.INPUT_GUARD, f"the inferred shapes hold only when {v} <= {name}: {WITHIN_DIM}")
+    return cand
+
+
 def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
     if data.shape is None:
         return [Fact(data.dtype, None)]
@@ -217,6 +270,8 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
         n = slice_len(data.shape[a], s, e, k, ctx.symbols.effective_ranges())
         if n is not None:
             n = ctx.symbols.simplify(n)
+            if ctx.engine.onnxruntime_conventions:
+                n = _within(ctx, data.shape[a], s, e, k, n)
         if type(k) is int and k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
             msg = f"Slice end {e} with step {k}: ONNX stops at the last index, onnxruntime runs to 0"
             ctx.diag("warning", codes.SLICE_NEGATIVE_STEP_END, msg)

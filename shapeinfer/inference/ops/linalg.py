@@ -69,6 +69,22 @@ def _einsum_terms(eq: str, n_in: int) -> tuple[list[str], str | None]:
     return terms, (rhs if arrow else None)
 
 
+def _unify_letter(ctx, c: str, a: D.Dim, b: D.Dim, contracted: bool) -> D.Dim:
+    """The size of Einsum letter ``c`` met as ``a`` and ``b`` (G002 when they are different
+    ints). Under ``onnxruntime_conventions`` a *contracted* letter with two sizes is an error
+    diagnostic instead, the first size kept: the node fails at run time, and the output dims,
+    which its other letters give, are the ones onnxruntime's tool states."""
+    if not (contracted and ctx.engine.onnxruntime_conventions):
+        return ctx.unify(a, b)
+    try:
+        return ctx.unify(a, b)
+    except InferenceError as e:
+        if e.code != codes.BROADCAST_INCOMPATIBLE:
+            raise
+        ctx.diag("error", e.code, f"Einsum letter {c!r}: {e.message} (the node fails at run time)")
+        return a
+
+
 @register("Einsum", since=12)
 def einsum(ctx, ins: list) -> list:
     """Einsum: labels map to dims (equal labels unify), ellipses broadcast; implicit output sorted."""
@@ -77,10 +93,15 @@ def einsum(ctx, ins: list) -> list:
     terms, out_term = _einsum_terms(ctx.attr("equation", ""), len(facts))
     labels: dict[str, D.Dim] = {}
     counts: dict[str, int] = {}
-    ell_shapes = []
-    for t, f in zip(terms, facts):
+    for t in terms:
         for c in t.replace("...", ""):
             counts[c] = counts.get(c, 0) + 1
+    if out_term is None:
+        out_term = ("..." if any("..." in t for t in terms) else "") + "".join(
+            sorted(c for c, n in counts.items() if n == 1)
+        )
+    ell_shapes = []
+    for t, f in zip(terms, facts):
         if f is None or f.shape is None:
             if "..." in t:
                 ell_shapes.append(None)
@@ -109,13 +130,10 @@ def einsum(ctx, ins: list) -> list:
                 if labels[c] == 1:
                     labels[c] = d
                 elif d != 1:
-                    labels[c] = ctx.unify(labels[c], d)
+                    labels[c] = _unify_letter(ctx, c, labels[c], d, c not in out_term)
             else:
                 labels[c] = d
     ell = broadcast_shapes(ctx, ell_shapes) if ell_shapes else ()
-    if out_term is None:
-        out_letters = sorted(c for c, n in counts.items() if n == 1)
-        out_term = ("..." if ell_shapes else "") + "".join(out_letters)
     out: list[D.Dim] = []
     pre, sep, post = out_term.partition("...")
     for c in pre:
