@@ -89,20 +89,58 @@ def rotary_embedding(ctx, ins: list) -> list:
 
 @register("LinearAttention", since=27)
 def linear_attention(ctx, ins: list) -> list:
-    """LinearAttention: output ``(B, T, Hq*dv)``; present_state ``(B, Hkv, dk, dv)``."""
+    """LinearAttention: query ``(B, T, Hq*dk)``, key ``(B, T, Hkv*dk)``, value ``(B, T, Hkv*dv)``,
+    past_state ``(B, Hkv, dk, dv)``; output ``(B, T, Hq*dv)``, present_state like past_state.
+    Each of B, T, dk, dv is taken from whichever input gives it (the others must agree: a guard
+    where they are symbols, G002 where two ints differ); a Q/K/V not 3-D or a past_state not 4-D
+    is invalid."""
     q, k, v = ins[0], ins[1], ins[2]
     past = ins[3] if len(ins) > 3 else None
     qh, kvh = ctx.attr("q_num_heads"), ctx.attr("kv_num_heads")
-    state_dt = past.dtype if past is not None and past.dtype else q.dtype
     if qh is None or kvh is None:
         raise InferenceError(codes.ATTENTION_OR_FUSED_OP_INVALID, "LinearAttention needs q_num_heads and kv_num_heads")
-    dv = None if v is None or v.shape is None or len(v.shape) != 3 else heads_div(v.shape[2], kvh)
-    dk = None if k is None or k.shape is None or len(k.shape) != 3 else heads_div(k.shape[2], kvh)
+    shapes = {}
+    for name, f, rank in (("query", q, 3), ("key", k, 3), ("value", v, 3), ("past_state", past, 4)):
+        if f is None or f.shape is None:
+            continue
+        if len(f.shape) != rank:
+            raise InferenceError(
+                codes.ATTENTION_OR_FUSED_OP_INVALID, f"LinearAttention {name} must be {rank}-D, not {len(f.shape)}-D"
+            )
+        shapes[name] = f.shape
+    known: dict[str, D.Dim] = {}
+
+    def meet(what: str, d: D.Dim) -> None:
+        known[what] = ctx.unify(known[what], d) if what in known else d
+
+    for name in ("query", "key", "value"):
+        if name in shapes:
+            meet("B", shapes[name][0])
+            meet("T", shapes[name][1])
+    if "query" in shapes:
+        meet("dk", heads_div(shapes["query"][2], qh))
+    if "key" in shapes:
+        meet("dk", heads_div(shapes["key"][2], kvh))
+    if "value" in shapes:
+        meet("dv", heads_div(shapes["value"][2], kvh))
+    if "past_state" in shapes:
+        b, h, dk, dv = shapes["past_state"]
+        meet("B", b)
+        ctx.unify(h, kvh)
+        meet("dk", dk)
+        meet("dv", dv)
+
+    def dim(what: str) -> D.Dim:
+        if what not in known:
+            known[what] = ctx.fresh()  # one symbol for both outputs
+        return known[what]
+
+    state_dt = past.dtype if past is not None and past.dtype else q.dtype
     out = Fact(q.dtype, None)
-    if q.shape is not None and len(q.shape) == 3:
-        out = tensor(q.dtype, (q.shape[0], q.shape[1], ctx.fresh() if dv is None else D.mul(qh, dv)))
-    b = q.shape[0] if q.shape else ctx.fresh()
-    state = tensor(state_dt, (b, kvh, ctx.fresh() if dk is None else dk, ctx.fresh() if dv is None else dv))
+    if known:
+        width = D.mul(qh, known["dv"]) if "dv" in known else ctx.fresh()
+        out = tensor(q.dtype, (dim("B"), dim("T"), width))
+    state = tensor(state_dt, (dim("B"), kvh, dim("dk"), dim("dv")))
     return [out, state]
 
 

@@ -249,9 +249,13 @@ def max_roi_pool(ctx, ins: list) -> list:
 
 @register("RoiAlign", since=10)
 def roi_align(ctx, ins: list) -> list:
-    """RoiAlign: ``num_rois x C x output_height x output_width``."""
+    """RoiAlign: ``num_rois x C x output_height x output_width``; num_rois is rois' dim 0 and
+    batch_indices' (they must be equal: a guard where they are symbols, G002 where two ints
+    differ)."""
     x, rois = ins[0], ins[1]
-    n = rois.shape[0] if rois.shape else ctx.fresh()
+    idx = ins[2] if len(ins) > 2 else None
+    counts = [f.shape[0] for f in (rois, idx) if f is not None and f.shape]
+    n = ctx.fresh() if not counts else counts[0] if len(counts) == 1 else ctx.unify(*counts)
     c = x.shape[1] if x.shape is not None and len(x.shape) > 1 else ctx.fresh()
     return [tensor(x.dtype, (n, c, ctx.attr("output_height", 1), ctx.attr("output_width", 1)))]
 

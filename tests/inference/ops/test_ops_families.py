@@ -467,3 +467,100 @@ def test_batch_norm_7_per_activation_statistics_have_the_mean_shape() -> None:
     assert {k: facts[k].shape for k in ("rm", "rv", "sm", "sv")} == {k: (3, 4) for k in ("rm", "rv", "sm", "sv")}
     facts = infer(_batch_norm_model([2, 3, 4], [3], 7, 5)).facts  # spatial (the default): (C,)
     assert facts["rm"].shape == (3,)
+
+
+def test_roi_align_takes_num_rois_from_batch_indices_when_rois_has_no_shape() -> None:
+    """num_rois is rois' dim 0 and batch_indices' (onnx's test_roialign_num_rois): with rois'
+    shape unknown (a Reshape to a runtime shape) and batch_indices of 3, the output has 3 rows,
+    as onnxruntime gives; rows that differ (3 and 2) are G002 and onnxruntime refuses the run."""
+    import onnxruntime as ort
+    from onnx import helper
+
+    from shapeinfer.inference.engine import infer
+
+    def model(n_idx: int, rois: str = "r"):
+        ins = [
+            helper.make_tensor_value_info("x", F, ["n", "c", 8, 8]),
+            helper.make_tensor_value_info("r0", F, [3, 4]),
+            helper.make_tensor_value_info("to", I64, [2]),
+            helper.make_tensor_value_info("b", I64, [n_idx]),
+        ]
+        nodes = [
+            helper.make_node("Reshape", ["r0", "to"], ["r"]),
+            helper.make_node("RoiAlign", ["x", rois, "b"], ["y"], output_height=2, output_width=3),
+        ]
+        g = helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info("y", F, None)])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)], ir_version=8)
+
+    m = model(3)
+    res = infer(m)
+    assert res.facts["r"].shape is not None and res.facts["y"].shape[0] == 3
+    feeds = {
+        "x": np.ones((1, 2, 8, 8), np.float32),
+        "r0": np.array([[0, 0, 3, 3], [1, 1, 4, 4], [2, 2, 5, 5]], np.float32),
+        "to": i64(3, 4),
+        "b": i64(0, 0, 0),
+    }
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert sess.run(None, feeds)[0].shape == (3, 2, 2, 3)
+    bad = model(2, rois="r0")
+    assert any(d.code == "G002" for d in infer(bad).diagnostics)
+    with pytest.raises(Exception, match="RoiAlign"):  # the oracle refuses 3 rois with 2 batch indices
+        sess = ort.InferenceSession(bad.SerializeToString(), providers=["CPUExecutionProvider"])
+        sess.run(None, {**feeds, "b": i64(0, 0)})
+
+
+def _linear_attention(q, k, v, past, **attrs):
+    from onnx import helper
+
+    ins, names = [], []
+    for name, dims in (("Q", q), ("K", k), ("V", v), ("past_state", past)):
+        if dims is False:
+            names.append("")
+            continue
+        names.append(name)
+        ins.append(helper.make_tensor_value_info(name, F, dims))
+    node = helper.make_node("LinearAttention", names, ["output", "present_state"], **attrs)
+    outs = [helper.make_tensor_value_info(o, F, None) for o in ("output", "present_state")]
+    g = helper.make_graph([node], "g", ins, outs)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 27)])
+
+
+@pytest.mark.parametrize(
+    ("q", "k", "v", "past", "output", "state"),
+    [
+        # Q/K/V without shapes: B, dk, dv from past_state (onnx's test_linear_attention_unknown_qkv_with_past_state)
+        (None, None, None, [2, 4, 16, 16], [2, None, 64], [2, 4, 16, 16]),
+        # past_state gives dv where V has no shape; T from Q
+        (["b", "t", 64], ["b", "t", 64], None, ["b", 4, 16, 8], ["b", "t", 32], ["b", 4, 16, 8]),
+        # no past_state: everything from Q/K/V
+        (["b", "t", 64], ["b", "t", 64], ["b", "t", 32], False, ["b", "t", 32], ["b", 4, 16, 8]),
+    ],
+)
+def test_linear_attention_reads_every_input_onnx_reads(q, k, v, past, output, state) -> None:
+    """LinearAttention (opset 27, which onnxruntime 1.32 does not run): onnx's own inference is
+    the oracle, and shapeinfer knows at least what it knows. past_state was ignored before."""
+    import onnx
+
+    from shapeinfer.inference.engine import infer
+
+    m = _linear_attention(q, k, v, past, q_num_heads=4, kv_num_heads=4, update_rule="linear")
+    facts = infer(m).facts
+    ours = {o: [d if type(d) is int else str(d) for d in facts[o].shape] for o in ("output", "present_state")}
+    theirs = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    for vi, want in zip(theirs.graph.output, (output, state)):
+        dims = vi.type.tensor_type.shape.dim
+        onnx_dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in dims]
+        mine = ours[vi.name]
+        assert len(mine) == len(want)
+        for a, b, w in zip(mine, onnx_dims, want):
+            if w is not None:
+                assert a == w and (b is None or b == w), (vi.name, mine, onnx_dims)
+
+
+def test_linear_attention_rejects_inputs_of_the_wrong_rank() -> None:
+    from shapeinfer.inference.engine import infer
+
+    res = infer(_linear_attention([1, 64], None, None, False, q_num_heads=4, kv_num_heads=4))
+    assert any(d.code == "E050" and "query must be 3-D" in d.message for d in res.diagnostics)
+    assert res.facts.get("present_state") is None or res.facts["present_state"].shape is None
