@@ -522,3 +522,98 @@ def test_negative_slice_reading_guards_are_exact_against_onnxruntime():
                     if holds:
                         assert D.evaluate(read.dims("y")[1], at) == got, case
     assert taken >= 10  # the reading is taken on a good part of the grid
+
+
+def _one_node_model(op: str, inputs: list, inits: list, opset: int = 17, **attrs) -> onnx.ModelProto:
+    ins = [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs]
+    node = helper.make_node(op, [n for n, _, _ in inputs] + [t.name for t in inits], ["y"], **attrs)
+    g = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _invalid_models() -> dict[str, tuple[onnx.ModelProto, str]]:
+    big = (1 << 63) - 1
+    scan = onnx.parser.parse_model(
+        """
+        <ir_version: 8, opset_import: ["" : 16]>
+        agraph (float[2] in0, float[2] in1, float[3, 2] in2) => (out) {
+            out = Scan <num_scan_inputs = 1, body = b (float a, float s0, float s1) => (float c) {
+                c = Identity(a)
+            }> (in0, in1, in2)
+        }
+        """
+    )
+    zero = helper.make_tensor("split", TensorProto.INT32, (), (0,))
+    # onnx's test harness makes x's dims unknown with a Reshape of two inputs, which Reshape-1
+    # (opset 2) does not take: onnx's checker refuses that, its inference passes it to the Pad
+    seed = [("seed", TensorProto.FLOAT, []), ("to", TensorProto.INT64, [None])]
+    pad = helper.make_graph(
+        [helper.make_node("Reshape", ["seed", "to"], ["x"]), helper.make_node("Pad", ["x"], ["y"], pads=[big, 1])],
+        "g",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in seed],
+        [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
+        value_info=[helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+    )
+    return {
+        "pad-2 total padding past a Reshape-1 of two inputs": (
+            helper.make_model(pad, opset_imports=[helper.make_opsetid("", 2)]),
+            "overflow",
+        ),
+        "scan state vars past the body's outputs": (scan, "loop state variables"),
+        "split-to-sequence zero scalar": (
+            _one_node_model("SplitToSequence", [("x", TensorProto.FLOAT, [6, 4])], [zero]),
+            "greater than zero",
+        ),
+        "space-to-depth block area": (
+            _one_node_model("SpaceToDepth", [("x", TensorProto.FLOAT, [1, 1, 1, 1])], [], blocksize=1 << 32),
+            "overflow",
+        ),
+        "depth-to-space block area": (
+            _one_node_model("DepthToSpace", [("x", TensorProto.FLOAT, [1, 1, 1, 1])], [], blocksize=1 << 32),
+            "overflow",
+        ),
+        "conv effective kernel": (
+            _one_node_model(
+                "Conv", [("x", TensorProto.FLOAT, [1, 1, 5]), ("w", TensorProto.FLOAT, [1, 1, 2])], [], dilations=[big]
+            ),
+            "overflow",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(_invalid_models()))
+def test_strict_mode_raises_with_onnxs_words_where_onnx_raises(case):
+    """onnx's own strict inference is the oracle: it raises for each of these invalid models
+    with words its tests match; compat raises the same exception type with the same words,
+    and shapeinfer's diagnostic is an error (onnxruntime refuses every one of them)."""
+    from shapeinfer.inference.engine import infer
+
+    model, words = _invalid_models()[case]
+    with pytest.raises(onnx.shape_inference.InferenceError, match=words):
+        onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    with pytest.raises(onnx.shape_inference.InferenceError, match=words):
+        compat_onnx.infer_shapes(model, strict_mode=True)
+    assert any(d.severity == "error" and words in d.message for d in infer(model).diagnostics)
+    ort = pytest.importorskip("onnxruntime")
+    with pytest.raises(Exception):  # noqa: B017 (the runtime refuses the model)
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_constant_of_shape_of_int32_has_no_dims_as_onnx_says():
+    """ConstantOfShape takes int64 only: an int32 input makes the node invalid (onnxruntime
+    refuses it). onnx's non-strict inference writes no shape; nor does compat, and the
+    engine's error says why (before, it read the int32 values as the dims)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    x = numpy_helper.from_array(np.array([4, 3], dtype=np.int32), name="x")
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    m = helper.make_model(helper.make_graph([helper.make_node("ConstantOfShape", ["x"], ["y"])], "g", [], [y], [x]))
+    assert not onnx.shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.HasField("shape")
+    out = compat_onnx.infer_shapes(m)
+    assert not out.graph.output[0].type.tensor_type.HasField("shape")
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        compat_onnx.infer_shapes(m, strict_mode=True)
+    ort = pytest.importorskip("onnxruntime")
+    with pytest.raises(Exception):  # noqa: B017
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])

@@ -539,6 +539,24 @@ def _scan_run(ctx, body, states: list, elems: list, seq_len: D.Dim, out_axes: li
     return [*carried, *scans]
 
 
+def _check_scan_body(body, n_states: int, n_scan: int) -> None:
+    """A Scan body takes one input per loop state variable and per scan input, and gives one
+    output per loop state variable before its scan outputs (onnx and onnxruntime refuse
+    anything else)."""
+    if len(body.output) < n_states:
+        raise InferenceError(
+            codes.OPERAND_STRUCTURE_MISMATCH,
+            f"Scan has {n_states} loop state variables but its body gives {len(body.output)} output(s): "
+            "one per loop state variable, then the scan outputs",
+        )
+    if len(body.input) != n_states + n_scan:
+        raise InferenceError(
+            codes.OPERAND_STRUCTURE_MISMATCH,
+            f"Scan body takes {len(body.input)} input(s) "
+            f"for {n_states} loop state variables and {n_scan} scan input(s)",
+        )
+
+
 def _scan_len(ctx, xs: list[Fact | None], axes: list[int]) -> tuple[D.Dim, list[Fact]]:
     """The common length of the scanned axes and each scan input's element fact."""
     n = None
@@ -573,6 +591,7 @@ def scan_v8(ctx, ins: list) -> list:
             codes.OPERAND_STRUCTURE_MISMATCH, f"Scan num_scan_inputs={n_scan} for {len(rest)} input(s)"
         )
     n_states = len(rest) - n_scan
+    _check_scan_body(body, n_states, n_scan)
     batch = None
     for f in rest:
         if f is not None and f.shape:
@@ -597,6 +616,7 @@ def scan_v9(ctx, ins: list) -> list:
     if n_scan is None or n_scan > len(ins):
         raise InferenceError(codes.OPERAND_STRUCTURE_MISMATCH, f"Scan num_scan_inputs={n_scan} for {len(ins)} input(s)")
     n_states = len(ins) - n_scan
+    _check_scan_body(body, n_states, n_scan)
     in_axes = list(ctx.attr("scan_input_axes", [0] * n_scan))
     n_outs = len(body.output) - n_states
     out_axes = list(ctx.attr("scan_output_axes", [0] * max(n_outs, 0)))

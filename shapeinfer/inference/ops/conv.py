@@ -48,6 +48,11 @@ def conv_out_dim(
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         return D.ceildiv(size, stride)
     eff = D.add(D.mul(D.sub(kernel, 1), dilation), 1)
+    if type(eff) is int and eff > INT64_MAX:
+        raise InferenceError(
+            codes.INT64_OVERFLOW,
+            f"effective kernel size (kernel - 1) * dilation + 1 = ({kernel} - 1) * {dilation} + 1 overflows int64",
+        )
     if auto_pad == "VALID":
         return D.ceildiv(D.sub(D.add(size, 1), eff), stride)
     span = D.sub(D.add(size, pad_begin + pad_end), eff)

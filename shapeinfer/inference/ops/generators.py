@@ -59,7 +59,11 @@ def shape_from_values(ctx, f: Fact | None) -> tuple | None:
 
 @register("ConstantOfShape", since=9)
 def constant_of_shape(ctx, ins: list) -> list:
-    """ConstantOfShape: dims from the input's values, filled with ``value`` (float 0 by default)."""
+    """ConstantOfShape: dims from the input's values, filled with ``value`` (float 0 by default).
+    An input of another type than int64 makes the node invalid (onnxruntime refuses it): no dims."""
+    if ins[0] is not None and ins[0].dtype and ins[0].dtype != TensorProto.INT64:
+        name = TensorProto.DataType.Name(ins[0].dtype).lower()
+        raise InferenceError(codes.INVALID_NODE, f"ConstantOfShape input must be int64, not {name}")
     vf = ctx.attr_tensor_fact("value")
     dtype = vf.dtype if vf is not None else TensorProto.FLOAT
     fill = vf.value[0] if vf is not None and vf.value else (0.0 if vf is None else None)

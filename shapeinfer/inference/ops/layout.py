@@ -29,6 +29,10 @@ def _block(ctx, x: Fact) -> int:
     b = ctx.attr("blocksize")
     if b is None or b <= 0:
         raise InferenceError(codes.DEPTH_SPACE_INVALID, f"{ctx.op_type} needs a positive blocksize")
+    if b * b > D.INT64_MAX:
+        raise InferenceError(
+            codes.INT64_OVERFLOW, f"{ctx.op_type} blocksize {b}: the block area blocksize * blocksize overflows int64"
+        )
     if x.shape is not None and len(x.shape) != 4:
         raise InferenceError(codes.DEPTH_SPACE_INVALID, f"{ctx.op_type} input must be 4-D, got rank {len(x.shape)}")
     return b

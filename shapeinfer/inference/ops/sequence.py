@@ -120,7 +120,8 @@ def split_to_sequence(ctx, ins: list) -> list:
         if s is not None:
             if type(s) is int and s <= 0:
                 raise InferenceError(
-                    codes.SPLIT_OR_CONCAT_SEQUENCE_INVALID, f"SplitToSequence split={s} must be positive"
+                    codes.SPLIT_OR_CONCAT_SEQUENCE_INVALID,
+                    f"SplitToSequence split={s}: a scalar split must be greater than zero",
                 )
             if s == d or D.mod(d, s) == 0:
                 chunk = s
