@@ -16,8 +16,10 @@ exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and f
   ``shapeinfer.compat``, as every diagnostic of the run); ``shapeinfer`` itself and
   :func:`shapeinfer.infer` keep such values open;
 - a dim onnx leaves unknown is an expression of the inputs' symbols where shapeinfer can say
-  one (``2*seq``, ``(seq + 1)//2``, written as ``dim_param``), or a fresh symbol (``unk_<n>``)
-  where nobody can (onnx leaves the dim empty);
+  one (``2*seq``, ``(seq + 1)//2``, written as ``dim_param``), or a fresh symbol where nobody
+  can (onnx leaves the dim empty, or names it): fresh symbols are spelled as onnx spells its
+  own, ``unk__<n>``, numbered past any the model already uses (``shapeinfer`` writes
+  ``unk_<n>``);
 - values are propagated always (``data_prop`` is accepted and has no effect: shape tensors'
   values are tracked symbolically in any case);
 - ``check_type`` raises ``InferenceError`` where onnx's does, with or without
@@ -53,6 +55,7 @@ import onnx
 from onnx.shape_inference import InferenceError
 
 from shapeinfer.base import codes
+from shapeinfer.compat._fresh import spell_fresh_as_onnx
 from shapeinfer.inference.annotate import annotate
 from shapeinfer.inference.declarations import declared_types, statically_contradicts
 from shapeinfer.inference.engine import Result, infer, model_dir
@@ -155,7 +158,9 @@ def infer_shapes(
         _check_types(result)
     if strict_mode:
         _strict(result)
-    return annotate(result)
+    out = annotate(result)
+    spell_fresh_as_onnx(out, result.fresh_symbols)
+    return out
 
 
 def infer_shapes_path(
@@ -178,4 +183,6 @@ def infer_shapes_path(
         _check_types(result)
     if strict_mode:
         _strict(result)
-    save_model(annotate(result), out, src, in_place=True)
+    inferred = annotate(result)
+    spell_fresh_as_onnx(inferred, result.fresh_symbols)
+    save_model(inferred, out, src, in_place=True)

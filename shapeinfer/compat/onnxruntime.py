@@ -15,8 +15,9 @@ included, as onnxruntime lists them there too) and graph output types; None (and
 for a model below opset 7; ``Exception("Incomplete symbolic shape inference")`` when a
 tensor's type or rank is left unknown. How it differs from onnxruntime's:
 
-- dims are shapeinfer's: expressions of the inputs' symbols (``2*seq``) and fresh symbols
-  ``unk_<n>`` where onnxruntime writes ``unk__<n>`` or sympy text; where a dim holds only for
+- dims are shapeinfer's: expressions of the inputs' symbols (``2*seq``) where onnxruntime
+  writes sympy text or a fresh symbol, and fresh symbols spelled as onnxruntime spells its own,
+  ``unk__<n>``, numbered past any the model already uses (``shapeinfer`` writes ``unk_<n>``); where a dim holds only for
   some sizes, shapeinfer writes the expression valid at every size (``min(seq, 512)`` for a
   slice of a 512-row table, where onnxruntime writes ``seq``), or records the assumption;
 - a graph input with an initializer (a default the caller may override, IR >= 4) is read as
@@ -62,6 +63,7 @@ import sys
 import onnx
 
 from shapeinfer.base import codes
+from shapeinfer.compat._fresh import spell_fresh_as_onnx
 from shapeinfer.inference.annotate import annotate
 from shapeinfer.inference.engine import infer
 from shapeinfer.inference.ops.gather_slice import WITHIN_DIM
@@ -211,6 +213,7 @@ class SymbolicShapeInference:
                 logger.warning("unknown type or rank: %s", ", ".join(unknown[:10]))
             raise Exception(INCOMPLETE)  # onnxruntime's exact type and message
         out = annotate(result)
+        spell_fresh_as_onnx(out, result.fresh_symbols)
         for n, domain in renamed:  # the model keeps its own domains: the reading is the tool's
             n.domain = domain
         del out.opset_import[opsets:]

@@ -617,3 +617,30 @@ def test_constant_of_shape_of_int32_has_no_dims_as_onnx_says():
     ort = pytest.importorskip("onnxruntime")
     with pytest.raises(Exception):  # noqa: B017
         ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_fresh_symbols_are_spelled_as_the_originals_spell_theirs():
+    """onnx and onnxruntime name a dim they cannot determine unk__<n> (onnx's own
+    test_array_feature_extractor expects it): the drop-ins write shapeinfer's fresh symbols that
+    way, past any unk__<n> the model already uses, inside expressions too; shapeinfer itself
+    keeps unk_<n>; the same symbol stays the same in every tensor."""
+    from shapeinfer.inference.engine import infer
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["unk__0", 4])
+    to = helper.make_tensor_value_info("to", TensorProto.INT64, [1])
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["t"]),
+        helper.make_node("Concat", ["t", "t"], ["c"], axis=0),
+        helper.make_node("Reshape", ["x", "to"], ["r"]),
+    ]
+    outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in ("c", "r")]
+    m = helper.make_model(helper.make_graph(nodes, "g", [x, to], outs), opset_imports=[helper.make_opsetid("", 17)])
+    plain = infer(m)
+    assert [str(d) for d in plain.dims("c")] == ["2*unk_0", "2"]
+    for out in (compat_onnx.infer_shapes(m), SymbolicShapeInference.infer_shapes(m)):
+        types = _types(out)
+        assert types["c"][1] == ("2*unk__1", 2)  # unk__0 is the model's own input symbol
+        assert types["t"][1] == ("unk__1", 2)
+        assert types["r"][1] == ("unk__2",)
+        assert _dims(out.graph.input[0]) == ["unk__0", 4]
