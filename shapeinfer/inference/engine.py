@@ -340,6 +340,9 @@ class Engine:
             if problem is not None:
                 msg = f"initializer {t.name!r} is invalid: {problem}"
                 self.diagnostics.append(Diagnostic("error", codes.INVALID_INITIALIZER, msg, graph=name, tensor=t.name))
+                if t.name not in facts or not overridable:
+                    facts[t.name] = Fact()  # unreadable: neither its type nor its dims are known
+                continue
             if t.name in facts and overridable:  # an input with a default: its value may be overridden
                 self._check_default(facts[t.name], t, name)
                 if not (self.defaults_as_constants and parent is None):

@@ -644,3 +644,25 @@ def test_fresh_symbols_are_spelled_as_the_originals_spell_theirs():
         assert types["t"][1] == ("unk__1", 2)
         assert types["r"][1] == ("unk__2",)
         assert _dims(out.graph.input[0]) == ["unk__0", 4]
+
+
+def test_an_initializer_of_undefined_type_is_unknown_as_onnx_leaves_it():
+    """An initializer whose element type is UNDEFINED is unreadable (E014; onnxruntime refuses
+    the model): neither its type nor its dims are known, so a ConstantOfShape of it has no
+    dims, as onnx's non-strict inference leaves it (before, its declared dims gave a rank)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    from shapeinfer.inference.engine import infer
+
+    x = numpy_helper.from_array(np.array([4, 3], dtype=np.int64), name="x")
+    x.data_type = TensorProto.UNDEFINED
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    m = helper.make_model(helper.make_graph([helper.make_node("ConstantOfShape", ["x"], ["y"])], "g", [], [y], [x]))
+    assert not onnx.shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.HasField("shape")
+    assert not compat_onnx.infer_shapes(m).graph.output[0].type.tensor_type.HasField("shape")
+    res = infer(m)
+    assert res.dims("y") is None and any(d.code == "E014" for d in res.diagnostics)
+    ort = pytest.importorskip("onnxruntime")
+    with pytest.raises(Exception):  # noqa: B017
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
