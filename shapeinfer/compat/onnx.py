@@ -27,14 +27,18 @@ exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and f
   input type its schema does not allow (``Sqrt`` of int64, ``Add`` of float and int64);
   ``strict_mode`` raises on the first other error inference reports (an invalid node, a
   declared element type, rank or int dim inference contradicts; not a contradiction only
-  between symbolic dims, which onnx does not see). The messages are shapeinfer's, not onnx's;
+  between symbolic dims, which onnx does not see), except a Reshape-1 without its ``shape``
+  attribute, which onnx's inference passes (its checker refuses it). The messages are
+  shapeinfer's, with onnx's words where its tests match them (``loop state variables``,
+  ``overflow``, ``greater than zero``);
 - where onnx's dims differ from what onnxruntime computes, the dims are onnxruntime's: a
   Resize by float scales is sized in float32 as onnxruntime does (``16777217 * 1.0`` gives
   16777216, where onnx computes in double), an STFT by its ``onesided`` default has ``n//2 + 1`` bins;
   before IR 4 an initializer listed as a graph input is the constant it then is (onnx leaves
-  such an input's dims open). Of onnx 1.23's own ``shape_inference_test.py`` 939 tests pass
-  (onnx 983); the others expect open a dim, rank or type shapeinfer knows, onnx's wording
-  of an error both raise, or dims onnx derives by assuming an unknown Slice's axes or steps;
+  such an input's dims open). Of onnx 1.23's own ``shape_inference_test.py`` 953 tests pass
+  (onnx 983); the others expect open a dim, rank or type shapeinfer knows (21), dims
+  onnxruntime's run contradicts (6), dims onnx derives by assuming an unknown Slice's axes or
+  steps are the defaults (2), or read onnx's C++ inference context from a custom schema (1);
 - a model-local function that calls itself raises ``onnx.checker.ValidationError``, whatever
   the flags, as onnx does;
 - ``infer_shapes`` also takes what :func:`shapeinfer.infer_shapes` takes (an ``onnx_ir.Model``,
