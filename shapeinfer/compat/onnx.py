@@ -135,6 +135,19 @@ def _check_types(result: Result) -> None:
         raise InferenceError(f"[TypeInferenceError] {found[0]}")
 
 
+def _inferred(result: Result, check_type: bool, strict_mode: bool) -> onnx.ModelProto:
+    """``result``'s model with its types written as onnx writes them (fresh symbols spelled
+    ``unk__<n>``), after raising what ``check_type`` and ``strict_mode`` ask for: the one tail of
+    :func:`infer_shapes` and :func:`infer_shapes_path`."""
+    if check_type:
+        _check_types(result)
+    if strict_mode:
+        _strict(result)
+    out = annotate(result)
+    spell_fresh_as_onnx(out, result.fresh_symbols)
+    return out
+
+
 def infer_shapes(
     model: onnx.ModelProto | bytes,
     check_type: bool = False,
@@ -157,14 +170,7 @@ def infer_shapes(
     if callers:  # annotate writes into the model inferred: never the caller's
         m = onnx.ModelProto()
         m.CopyFrom(model)
-    result = _infer(m, None)
-    if check_type:
-        _check_types(result)
-    if strict_mode:
-        _strict(result)
-    out = annotate(result)
-    spell_fresh_as_onnx(out, result.fresh_symbols)
-    return out
+    return _inferred(_infer(m, None), check_type, strict_mode)
 
 
 def infer_shapes_path(
@@ -182,11 +188,5 @@ def infer_shapes_path(
         raise TypeError(f"infer_shapes_path only accepts model path (String), not {type(model_path).__name__}")
     src = os.fspath(model_path)
     out = os.fspath(output_path) if output_path else src
-    result = _infer(load_model(src), model_dir(src))
-    if check_type:
-        _check_types(result)
-    if strict_mode:
-        _strict(result)
-    inferred = annotate(result)
-    spell_fresh_as_onnx(inferred, result.fresh_symbols)
+    inferred = _inferred(_infer(load_model(src), model_dir(src)), check_type, strict_mode)
     save_model(inferred, out, src, in_place=True)

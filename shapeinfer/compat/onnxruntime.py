@@ -202,8 +202,9 @@ class SymbolicShapeInference:
         renamed = _read_as_contrib(m)
         result = infer(m, defaults_as_constants=True, onnxruntime_conventions=True)
         for d in result.diagnostics:
-            if verbose or _readings(d):
-                logger.log(logging.WARNING if d.severity == "error" or _readings(d) else logging.INFO, "%s", d)
+            reading = _readings(d)
+            if verbose or reading:
+                logger.log(logging.WARNING if d.severity == "error" or reading else logging.INFO, "%s", d)
         clash = _branch_type_clash(result)
         if clash:
             raise BranchTypeError(clash)  # a ValueError with onnxruntime's message
