@@ -28,6 +28,7 @@ rule code can compute on dims without caring which kind it holds.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Iterable, Mapping
 from typing import Union
 
@@ -368,21 +369,84 @@ def floordiv(a: Dim, b: Dim) -> Dim:
         rest = _make(r)
         if type(rest) is int:  # 0 <= rest < b
             return _make(q)
+        g = math.gcd(b, *(c for m, c in rest.terms if m))
+        if g > 1:  # (g*x + c)//(g*k) == (x + c//g)//k: floor(y/k) == floor(floor(y)/k)
+            rest, b = _make({m: c // g for m, c in rest.terms}), b // g
+            if type(rest) is int:
+                return add(_make(q), rest // b)
         if rest.terms[0][1] < 0:
             # floor(r/b) == -floor((b - 1 - r)/b): keep the numerator's leading coefficient positive
             return sub(_make(q), floordiv(add(neg(rest), b - 1), b))
-        # (x // p) // q == x // (p*q) for positive integers p, q
-        if len(rest.terms) == 1 and rest.terms[0][1] == 1 and len(rest.terms[0][0]) == 1:
-            atom = rest.terms[0][0][0]
-            if atom.kind == "floordiv" and type(atom.args[1]) is int and atom.args[1] > 0:
-                return add(_make(q), floordiv(atom.args[0], atom.args[1] * b))
+        nested = _nested_floordiv(rest)
+        if nested is not None:
+            x, p, e = nested
+            return add(_make(q), floordiv(add(x, mul(p, e)), p * b))
         return add(_make(q), _decided(_atom_expr(Atom("floordiv", None, (rest, b)))))
     e = exact_div(a, b)
     if e is not None:
         return e
+    common = _common_factor(a, b)
+    if common is not None:
+        a, b = common
+        if type(b) is int:
+            return floordiv(a, b)
     if b.terms[0][1] < 0:  # a // b == (-a) // (-b): keep the divisor's leading coefficient positive
         a, b = neg(a), neg(b)
     return _decided(_atom_expr(Atom("floordiv", None, (a, b))))
+
+
+def _common_factor(a: Dim, b: Expr) -> tuple[Dim, Dim] | None:
+    """``(a/f, b/f)`` for the largest positive factor ``f`` (an int content times a product of
+    symbols, which are positive sizes) that divides every term of ``a`` and ``b``, when it is
+    not 1: ``a//b == (a/f)//(b/f)``, so ``(24*batch*n)//(96*batch)`` is ``n//4``. None otherwise."""
+    terms = _terms(a) + b.terms
+    g = 0
+    for _, c in terms:
+        g = math.gcd(g, c)
+    shared: list[Atom] | None = None
+    for m, _ in terms:
+        syms = [x for x in m if x.kind == "sym"]
+        if shared is None:
+            shared = syms
+        else:
+            keep = []
+            for x in syms:
+                if x in shared:
+                    shared.remove(x)
+                    keep.append(x)
+            shared = keep
+        if not shared and g == 1:
+            return None
+    f = Expr(((tuple(sorted(shared or (), key=lambda x: x.key)), g),)) if shared else g
+    if f == 1:
+        return None
+    qa, qb = exact_div(a, f), exact_div(b, f)
+    return None if qa is None or qb is None else (qa, qb)
+
+
+def _nested_floordiv(rest: Expr) -> tuple[Dim, int, Dim] | None:
+    """``(x, p, e)`` when ``rest`` is ``x//p + e`` for an int ``p > 0`` and an ``e`` free of floor
+    divisions; then ``(x//p + e) // q == (x + p*e) // (p*q)`` for every int ``q > 0`` (``x//p + e``
+    is ``(x + p*e)//p``, and floor divisions by positive ints compose). So chains of strided
+    windows collapse: ``((h + 1)//2 + 1)//2`` is ``(h + 3)//4``. None otherwise."""
+    found = None
+    for m, c in rest.terms:
+        kinds = [a.kind == "floordiv" for a in m]
+        if not any(kinds):
+            continue
+        if found is not None or c != 1 or len(m) != 1:
+            return None
+        x, p = m[0].args
+        if type(p) is not int or p <= 0:
+            return None
+        found = (m, x, p)
+    if found is None:
+        return None
+    m, x, p = found
+    e = _make({mm: cc for mm, cc in rest.terms if mm != m})
+    if type(e) is not int and any(a.kind != "sym" for mm, _ in e.terms for a in mm):
+        return None  # min/max in e: keep the nesting (their bounds are read per atom)
+    return x, p, e
 
 
 def _decided(q: Expr) -> Dim:

@@ -132,6 +132,44 @@ def test_floordiv_examples():
         floordiv(s, 0)
 
 
+def test_nested_floordiv_collapses_with_an_offset():
+    """(x//p + e)//q is (x + p*e)//(p*q): four stride-2 windows are one division by 16."""
+    h = D.sym("h")
+    pooled = h
+    for _ in range(4):
+        pooled = (pooled + 1) // 2  # k3 s2 p1
+    assert pooled == (h + 15) // 16
+    assert D.format(pooled) == "(h + 15)//16"
+    assert D.ceildiv(D.ceildiv(h, 2), 3) == D.ceildiv(h, 6)
+    assert (h // 2 + t) // 3 == (h + 2 * t) // 6
+    for v in range(1, 70):
+        for w in range(1, 5):
+            assert evaluate(pooled, {"h": v}) == ((((v + 1) // 2 + 1) // 2 + 1) // 2 + 1) // 2
+            assert evaluate((h // 2 + t - 3) // 3, {"h": v, "t": w}) == (v // 2 + w - 3) // 3
+    # two divisions, or one scaled: the nesting stays (no canonical choice between them)
+    assert D.format((h // 2 + t // 2) // 3) == "(h//2 + t//2)//3"
+    assert D.format((3 * (h // 2) + 1) // 4) == "(3*(h//2) + 1)//4"
+
+
+def test_floordiv_cancels_a_common_positive_factor():
+    """Dividing both sides by a positive int or a product of symbols keeps the quotient."""
+    n = D.sym("n")
+    assert (24 * batch * n) // (96 * batch) == n // 4
+    assert (2 * s) // 4 == s // 2
+    assert (2 * s + 3) // 4 == (s + 1) // 2  # the constant is floored: floor(y/k) == floor(floor(y)/k)
+    assert D.format((4 * s) // (6 * t)) == "(2*s)//(3*t)"
+    assert D.format((s * n) // (s * t + s)) == "n//(t + 1)"
+    for v in range(1, 12):
+        for w in range(1, 12):
+            b = {"s": v, "t": w, "n": v + w, "batch": w}
+            for e, want in (
+                ((24 * batch * n) // (96 * batch), (24 * w * (v + w)) // (96 * w)),
+                ((2 * s + 3) // 4, (2 * v + 3) // 4),
+                ((6 * s + 5) // (4 * t), (6 * v + 5) // (4 * w)),
+            ):
+                assert evaluate(e, b) == want
+
+
 def test_floordiv_negative_coefficients():
     # floor division of an expression with negative coefficients keeps a canonical atom
     # whose numerator has a positive leading coefficient.
