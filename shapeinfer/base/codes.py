@@ -745,6 +745,20 @@ DECLARED_TYPE_ASSUMED = _code(
     """,
 )
 
+DIM_GIVEN_UP = _code(
+    "G016",
+    "dim-given-up",
+    "info",
+    "a dim whose expression grew past the complexity cap, left unknown",
+    """
+    A dim or shape value's symbolic expression grew larger than inference's cap on expression
+    size (an expression bomb: a dim multiplied by itself at every node, a sum of thousands of
+    pieces), so inference replaced it by a fresh symbol from this node on, as if it were
+    unknown. The cap is far above what real models need; the dims after the node are not
+    wrong, only unresolved. Give the input sizes (``--bind``) to have them computed.
+    """,
+)
+
 UNSATISFIABLE_GUARD = _code(
     "G015",
     "unsatisfiable-guard",

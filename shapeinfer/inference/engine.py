@@ -52,7 +52,7 @@ from shapeinfer.symbolic.guards import contradictions as guard_contradictions
 from shapeinfer.symbolic.scope import SymbolScope
 
 #: Expressions larger than this (see :func:`shapeinfer.symbolic.dims.size`) become fresh symbols.
-MAX_EXPR_SIZE = 48
+MAX_EXPR_SIZE = 256
 
 _DATA_TYPES = frozenset(onnx.TensorProto.DataType.values())
 _UINT64_MAX = 2**64 - 1
@@ -271,11 +271,20 @@ class Engine:
         elem = None if f.elem is None else self.resolve_fact(f.elem)
         return Fact(f.dtype, shape, value, f.kind, elem)
 
-    def cap(self, d: D.Dim) -> D.Dim:
+    def cap(self, d: D.Dim, ctx: NodeContext | None = None, what: str = "") -> D.Dim:
+        """``d``, or a fresh symbol when its expression is larger than the cap (an info G016
+        of the node saying so, where there is one)."""
         if type(d) is int or D.size(d) <= self.max_expr_size:
             return d
         self.capped += 1
-        return self.fresh()
+        f = self.fresh()
+        if ctx is not None:
+            msg = (
+                f"{what}: an expression of size {D.size(d)} is past the cap of {self.max_expr_size}"
+                f" ({D.format(d)[:60]}...): given up as {D.format(f)}"
+            )
+            ctx.diag("info", codes.DIM_GIVEN_UP, msg)
+        return f
 
     # ---------------------------------------------------------------- graphs
     def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:
@@ -805,7 +814,7 @@ class Engine:
                     bad = d if bad is None else bad
                     d = self.fresh()
                 else:
-                    d = self.cap(d)
+                    d = self.cap(d, ctx, f"output {i} dim {len(out)}")
                 out.append(d)
             if tuple(out) != shape:
                 shape = tuple(out)
@@ -823,7 +832,7 @@ class Engine:
                         bad = v if bad is None else bad
                         nv = None
                     else:
-                        nv = self.cap(v)
+                        nv = self.cap(v, ctx, f"output {i} value {k}")
                         if nv is v:
                             continue
                 else:

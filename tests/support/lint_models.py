@@ -227,6 +227,18 @@ def declared_after_nonzero(decl):
     return make(nodes, [vi("x", T.FLOAT, [2, 3])], [out("y", T.INT64, 2)], value_info=[vi("a", T.INT64, decl)])
 
 
+def squared_shape(rounds: int):
+    """v = Shape(x) of a rank-1 ``x[n]``, then ``v = v*v + 1`` ``rounds`` times, then
+    ConstantOfShape(v): the dim's expression doubles in size at every round."""
+    nodes = [h.make_node("Shape", ["x"], ["v0"])]
+    for i in range(rounds):
+        nodes.append(h.make_node("Mul", [f"v{i}", f"v{i}"], [f"m{i}"], name=f"square{i}"))
+        nodes.append(h.make_node("Add", [f"m{i}", "one"], [f"v{i + 1}"], name=f"plus{i}"))
+    nodes.append(h.make_node("ConstantOfShape", [f"v{rounds}"], ["y"]))
+    one = numpy_helper.from_array(np.array([1], np.int64), "one")
+    return make(nodes, [vi("x", T.FLOAT, ["n"])], [out("y", T.FLOAT, 1)], inits=[one])
+
+
 def declared_join(decl):
     """An If on input ``c`` whose branches give int64 vectors of 3 and 2 elements: ``y``
     (declared ``decl``) is one or the other."""
@@ -492,6 +504,8 @@ CASES: list[Case] = [
     Case("G009", "static-dim-to-float", lambda: dim_to_float(5), False),
     Case("G012", "reshape-minus-one-of-n", lambda: reshape_const(["n"], [-1, 4]), True),
     Case("G012", "reshape-minus-one-of-4n", lambda: reshape_const([4, "n"], [-1, 4]), False),
+    Case("G016", "squared-eight-times", lambda: squared_shape(8), True, node=None),
+    Case("G016", "squared-twice", lambda: squared_shape(2), False),
     Case("G015", "concat-one-row-apart", lambda: concat_padded(1), True, node=None),
     Case("G015", "concat-same-rows", lambda: concat_padded(0), False),
     Case("G004", "cycle", cycle, True),
