@@ -7,8 +7,11 @@ imposed it:
 - ``bound``: ``lhs <= rhs`` (a ``min`` taken as one of its sides, a fixed-size table);
 - ``divisibility``: ``lhs % rhs == 0`` (a Reshape ``-1`` whose quotient is not provably exact,
   a pool/concat that only lines up then);
-- ``broadcast``: ``lhs == 1 or lhs == rhs`` (an unknown dim broadcast against a known one,
-  which inference takes as the result).
+- ``broadcast``: ``lhs == 1 or lhs == rhs`` (a dim broadcast against one that is never 1
+  alone, which inference takes as the result: an unknown dim against a known one, a stride-16
+  level ``(h + 15)//16`` against an upsampled ``2*((h + 31)//32)``);
+- ``mutual_broadcast``: ``lhs == rhs or lhs == 1 or rhs == 1`` (two dims either of which may be
+  1 alone, broadcast against each other: the result is the larger).
 
 An equality of the form ``min(x, c) == x`` is recorded as the bound ``x <= c`` (``max``: ``x >=
 c`` as ``c <= x``), and ``c*(x//c) == x`` as the divisibility ``x % c == 0``: the same condition,
@@ -60,6 +63,8 @@ class Guard:
             return f"{a} <= {b}"
         if self.kind == "broadcast":
             return f"{a} == 1 or {a} == {b}"
+        if self.kind == "mutual_broadcast":
+            return f"{a} == {b} or {a} == 1 or {b} == 1"
         return f"{_wrap(self.lhs)} % {_wrap(self.rhs)} == 0"
 
     @property
@@ -90,6 +95,8 @@ def check(g: Guard, binding: Mapping[str, int]) -> bool | None:
         return a <= b
     if g.kind == "broadcast":
         return a in (1, b)
+    if g.kind == "mutual_broadcast":
+        return a == b or 1 in (a, b)
     return b != 0 and a % b == 0
 
 
@@ -131,6 +138,32 @@ def split_equality(a: D.Dim, b: D.Dim) -> list[tuple[str, D.Dim, D.Dim]]:
     return [("equality", a, b)]
 
 
+def _never_is(d: D.Dim, v: int) -> bool:
+    """True when ``d`` provably never equals ``v`` (its interval excludes it)."""
+    lo, hi = interval(d)
+    return (lo is not None and lo > v) or (hi is not None and hi < v)
+
+
+def narrow_broadcast(kind: str, a: D.Dim, b: D.Dim) -> tuple[str, D.Dim, D.Dim]:
+    """A broadcast guard with the alternatives that never hold left out: ``a == 1 or a == b``
+    is ``a == b`` where ``a`` is never 1 and ``a == 1`` where ``a`` never equals ``b``
+    (``seq == 1 or seq == seq + 1`` reads ``seq == 1``); a mutual broadcast whose side is never
+    1 is a broadcast of the other side, and its sides are in text order."""
+    if kind == "mutual_broadcast":
+        if _never_is(a, 1):
+            kind, a, b = "broadcast", b, a
+        elif _never_is(b, 1):
+            kind = "broadcast"
+        else:
+            a, b = sorted((a, b), key=D.format)  # one text whatever the operands' order
+            return kind, a, b
+    if _never_is(a, 1):
+        return "equality", a, b
+    if _never_is(D.sub(a, b), 0):
+        return "equality", a, 1
+    return kind, a, b
+
+
 class Ledger:
     """Guards in the order they were imposed, one per condition (nodes merged)."""
 
@@ -144,7 +177,10 @@ class Ledger:
         return iter(self._guards.values())
 
     def add(self, kind: str, lhs: D.Dim, rhs: D.Dim, node: str | None = None) -> None:
-        """Record one guard (equalities are split as :func:`split_equality` says)."""
+        """Record one guard (equalities are split as :func:`split_equality` says, broadcasts
+        narrowed as :func:`narrow_broadcast` says)."""
+        if kind in ("broadcast", "mutual_broadcast"):
+            kind, lhs, rhs = narrow_broadcast(kind, lhs, rhs)
         parts = split_equality(lhs, rhs) if kind == "equality" else [(kind, lhs, rhs)]
         for k, a, b in parts:
             if k == "bound":
@@ -326,6 +362,8 @@ def _never(g: Guard, ranges: Ranges) -> bool:
         return lo is not None and lo > 0
     if g.kind == "broadcast":
         return excludes(a, 1) and excludes(D.sub(a, b), 0)
+    if g.kind == "mutual_broadcast":
+        return excludes(a, 1) and excludes(b, 1) and excludes(D.sub(a, b), 0)
     if type(b) is not int or b == 0:  # divisibility by an expression: not decided here
         return False
     lo, hi = interval(a, ranges)

@@ -32,6 +32,7 @@ __all__ = [
     "holds_le",
     "interval",
     "monotone",
+    "one_forces_one",
     "simplify",
     "threshold",
 ]
@@ -169,6 +170,41 @@ def _atom_monotone(atom: D.Atom, name: str, ranges: Ranges) -> int | None:
             return None
         total = total or ad
     return total
+
+
+#: How many values of a symbol :func:`one_forces_one` checks one by one at most.
+_ONES_CHECKED = 64
+
+
+def one_forces_one(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
+    """True when ``a == 1`` implies ``b == 1`` at every binding inside ``ranges`` (vacuously when
+    ``a`` is never 1): then a broadcast of ``a`` against ``b`` runs only where they are equal.
+    Proven for ``a`` of one symbol, monotone in it, with ``b`` over that symbol alone: the values
+    where ``a`` is 1 form one interval, on which ``b`` is checked (value by value, or at its ends
+    where ``b`` is monotone). False means "not proven"."""
+    ranges = ranges or {}
+    lo, hi = interval(a, ranges)
+    if (lo is not None and lo > 1) or (hi is not None and hi < 1):
+        return True
+    names = D.symbols(a)
+    if len(names) != 1 or not D.symbols(b) <= names:
+        return False
+    (name,) = names
+    if monotone(a, name, ranges) != 1:
+        return False
+    slo, shi = ranges.get(name, DEFAULT_RANGE)
+    first = threshold(a, name, 1, slo, shi)
+    if first is None:
+        return True
+    past = threshold(a, name, 2, first, shi)  # the first value where a exceeds 1
+    last = (_SEARCH_TOP if shi is None else shi) if past is None else past - 1
+    if last < first or D.evaluate(a, {name: first}) != 1:
+        return True  # a jumps over 1
+    if last - first < _ONES_CHECKED:
+        return all(D.evaluate(b, {name: v}) == 1 for v in range(first, last + 1))
+    if monotone(b, name, ranges) is None:
+        return False
+    return D.evaluate(b, {name: first}) == 1 and D.evaluate(b, {name: last}) == 1
 
 
 #: The largest value :func:`threshold` searches.

@@ -257,6 +257,11 @@ class SymbolScope:
         proven)."""
         return intervals.holds_le(a, b, self.effective_ranges())
 
+    def one_forces_one(self, a: D.Dim, b: D.Dim) -> bool:
+        """True when ``a == 1`` implies ``b == 1`` inside the effective ranges (False: not
+        proven; see :func:`shapeinfer.symbolic.intervals.one_forces_one`)."""
+        return intervals.one_forces_one(a, b, self.effective_ranges())
+
     def prove_eq(self, a: D.Dim, b: D.Dim) -> bool:
         """True when ``a == b`` holds at every binding inside the effective ranges (False: not
         proven)."""

@@ -89,12 +89,33 @@ def test_a_range_the_guards_narrow_is_no_contradiction():
 
 
 def test_input_shape_that_can_never_hold_is_an_error():
-    res = run(BERT, "--input-shape", "input_ids=1,seq+1", "--fail-on", "error")
+    # ids of seq + 1 tokens and a mask of seq + 2: neither is ever 1, so broadcasting them needs
+    # seq + 1 == seq + 2
+    shapes = ["--input-shape", "input_ids=1,seq+1", "--input-shape", "attention_mask=1,seq+2"]
+    res = run(BERT, *shapes, "--fail-on", "error")
     assert res.exit_code == 1, res.output
     line = next(x for x in res.output.splitlines() if "error G015" in x)
-    assert "seq + 1 == seq" in line and "never holds" in line and "input_ids" in line
+    assert "seq + 2 == seq + 1" in line and "never holds" in line and "input_ids" in line
     assert "/m/encoder/layer.0/attention/self/Add" in line
     assert "[1, seq + 1]" not in res.output
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(BERT, providers=["CPUExecutionProvider"])
+    for seq in (1, 2, 5):
+        feeds = {"input_ids": np.ones((1, seq + 1), np.int64), "attention_mask": np.ones((1, seq + 2), np.int64)}
+        with pytest.raises(Exception, match="broadcast"):
+            sess.run(None, feeds)
+
+
+def test_input_shape_that_holds_only_where_the_mask_broadcasts_is_guarded():
+    """ids of seq + 1 tokens against a mask of seq: onnxruntime runs it where the mask is one
+    token long (it broadcasts), so the model needs seq == 1, not an impossible seq + 1 == seq."""
+    ort = pytest.importorskip("onnxruntime")
+    res = run(BERT, "--input-shape", "input_ids=1,seq+1", "--fail-on", "error")
+    assert res.exit_code == 0 and "G015" not in res.output, res.output
+    assert res.output.rstrip().splitlines()[-1].startswith("holds when:") and "seq == 1" in res.output
+    sess = ort.InferenceSession(BERT, providers=["CPUExecutionProvider"])
+    feeds = {"input_ids": np.ones((1, 2), np.int64), "attention_mask": np.ones((1, 1), np.int64)}
+    assert sess.run(None, feeds)[0].shape == (1, 2, 64)
 
 
 def test_binding_contradicting_a_guard_names_the_binding():

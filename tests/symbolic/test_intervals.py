@@ -92,3 +92,30 @@ def test_ranges_decide_min_and_max():
     assert holds_le(seq, 1024, r)
     assert not holds_le(seq, 1024, {})
     assert simplify(seq, {"seq": (7, 7)}) == 7
+
+
+def test_one_forces_one_on_monotone_expressions():
+    from shapeinfer.symbolic.intervals import one_forces_one
+
+    h, s = D.sym("h"), D.sym("seq")
+    lateral, upsampled = (h + 15) // 16, 2 * ((h + 31) // 32)
+    assert not one_forces_one(lateral, upsampled)  # h = 1: 1 against 2
+    assert one_forces_one(upsampled, lateral)  # never 1
+    assert one_forces_one(D.dmin(s, 512), s) and one_forces_one(s, D.dmin(s, 512))
+    assert not one_forces_one(D.sym("batch"), s)  # another symbol: not proven
+    assert not one_forces_one(s, s + 1)
+    for a, b in ((lateral, upsampled), (D.dmin(s, 512), s), ((s + 1) // 2, s // 2 + 1)):
+        proven = one_forces_one(a, b)
+        name = next(iter(D.symbols(a)))
+        brute = all(D.evaluate(b, {name: v}) == 1 for v in range(1, 300) if D.evaluate(a, {name: v}) == 1)
+        assert brute or not proven  # sound: proven only where it holds
+
+
+def test_broadcast_guards_read_as_what_can_hold():
+    from shapeinfer.symbolic.guards import narrow_broadcast
+
+    s, p, q = D.sym("seq"), D.sym("P"), D.sym("Q")
+    assert narrow_broadcast("broadcast", s, s + 1) == ("equality", s, 1)
+    assert narrow_broadcast("broadcast", s + 1, s + 2) == ("equality", s + 1, s + 2)
+    assert narrow_broadcast("mutual_broadcast", q, p) == ("mutual_broadcast", p, q)
+    assert narrow_broadcast("mutual_broadcast", s + 1, p) == ("broadcast", p, s + 1)

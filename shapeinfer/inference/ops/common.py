@@ -58,7 +58,29 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         if k > 1 and D.lower_bound(x) >= 1:
             ctx.assume("broadcast", x, k, report=True)
             return k
-    return ctx.unify(a, b)
+    # Two dims that run only where they are equal (neither is 1 where the other is not): equal.
+    # Otherwise the side that may be 1 alone is assumed to be 1 or the other (whose size is the
+    # result either way: at h = 1 a stride-16 level of (h + 15)//16 = 1 broadcasts against an
+    # upsampled 2*((h + 31)//32) = 2), and where either may be 1 alone the result is the larger.
+    symbols = ctx.symbols
+    a_alone = not symbols.one_forces_one(a, b)
+    b_alone = not symbols.one_forces_one(b, a)
+    if not (a_alone or b_alone) or symbols.prove_eq(a, b):
+        return ctx.unify(a, b)
+    if a_alone != b_alone:
+        one, other = (a, b) if a_alone else (b, a)
+        ctx.assume("broadcast", one, other, report=True)
+        return other
+    lows = (symbols.interval(a)[0], symbols.interval(b)[0])
+    if fa or any(lo is None or lo < 1 for lo in lows):
+        return ctx.fresh()
+    ctx.diag(
+        "warning",
+        codes.ASSUMED_DIM_EQUALITY,
+        f"broadcasting {D.format(a)} against {D.format(b)}: assuming they are equal or one of them is 1",
+    )
+    ctx.assume("mutual_broadcast", a, b)
+    return D.dmax(a, b)
 
 
 def broadcast_shapes(ctx, shapes: Sequence[tuple[D.Dim, ...] | None]) -> tuple[D.Dim, ...] | None:

@@ -1,0 +1,107 @@
+"""Dynamic-resolution vision idioms (issue 32): feature pyramids flattened and concatenated, FPN
+top-down paths that broadcast an upsampled level against a lateral one. Each model is checked
+tensor by tensor against onnxruntime at sizes 1, 2, 3 and odd, non-square ones, and what
+``-o`` and ``optimize -o`` write must run wherever the original runs, with the same outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+from support import ort_oracle
+from support.written import size_grid, written_problems
+
+import shapeinfer
+from shapeinfer.analysis.verify import compare
+from shapeinfer.symbolic import dims as D
+
+
+def _init(name: str, v, dt=np.int64) -> onnx.TensorProto:
+    return nh.from_array(np.array(v, dt), name)
+
+
+def _model(nodes, inits, opset: int = 17) -> onnx.ModelProto:
+    g = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, "height", "width"])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+        inits,
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
+
+
+def _pool_levels(n: int) -> list[onnx.NodeProto]:
+    """p0..p{n-1}: MaxPool k3 s2 p1 chained from x (strides 2, 4, 8, ...)."""
+    nodes, prev = [], "x"
+    for i in range(n):
+        nodes.append(h.make_node("MaxPool", [prev], [f"p{i}"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4))
+        prev = f"p{i}"
+    return nodes
+
+
+def pyramid_concat(levels: int = 5) -> onnx.ModelProto:
+    """YOLO's detection head layout: every pyramid level flattened by Reshape(p, [0, 3, -1]) and
+    the levels concatenated on the anchor axis."""
+    nodes = _pool_levels(levels)
+    for i in range(levels):
+        nodes.append(h.make_node("Reshape", [f"p{i}", "flat"], [f"r{i}"]))
+    nodes.append(h.make_node("Concat", [f"r{i}" for i in range(levels)], ["y"], axis=-1))
+    return _model(nodes, [_init("flat", [0, 3, -1])])
+
+
+def fpn_top_down() -> onnx.ModelProto:
+    """An FPN step as PaddleOCR's DB neck writes it: the stride-32 level upsampled 2x (Resize by
+    scales) and added to the stride-16 level. At height 1..16 the stride-16 level is 1 high and
+    the upsampled one 2: onnxruntime broadcasts the 1 and the sum is 2 high."""
+    nodes = _pool_levels(5)
+    nodes.append(h.make_node("Resize", ["p4", "", "scales"], ["up"], mode="nearest"))
+    nodes.append(h.make_node("Add", ["up", "p3"], ["sum"]))
+    nodes.append(h.make_node("Relu", ["sum"], ["y"]))
+    return _model(nodes, [_init("scales", [1, 1, 2, 2], np.float32)])
+
+
+def _dims_agree(m: onnx.ModelProto, grid) -> shapeinfer.Result:
+    """Every tensor inferred for ``m`` agrees with onnxruntime at each size of ``grid`` where it
+    runs (no guard excuses a disagreement: these models' dims hold wherever they run)."""
+    r = shapeinfer.infer(onnx.ModelProto.FromString(m.SerializeToString()))
+    ran = 0
+    for binding in grid:
+        try:
+            actual = ort_oracle.run_all(m, ort_oracle.feeds(m, binding))
+        except Exception:
+            continue
+        ran += 1
+        for name, a in actual.items():
+            reason, _, expected = compare(r.facts.get(name), a, binding)
+            assert reason is None, (binding, name, reason, expected, np.asarray(a).shape)
+    assert ran
+    return r
+
+
+GRID = size_grid(["batch", "height", "width"], [{"batch": 2, "height": 64, "width": 96}])
+
+
+def test_five_pyramid_levels_concatenated_resolve_to_the_sum_of_their_areas():
+    m = pyramid_concat(5)
+    r = _dims_agree(m, GRID)
+    anchors = r.dims("y")[2]
+    assert not D.symbols(anchors) - {"height", "width"}  # no fresh symbol, nothing given up
+    hh, ww = D.sym("height"), D.sym("width")
+    want = sum(D.floordiv(hh + k - 1, k) * D.floordiv(ww + k - 1, k) for k in (2, 4, 8, 16, 32))
+    assert anchors == want
+    assert D.evaluate(anchors, {"height": 64, "width": 64}) == 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2
+    assert not r.capped and not [d for d in r.diagnostics if d.code == "G016"]
+
+
+def test_an_upsampled_level_added_to_a_lateral_one_is_written_as_it_runs_at_every_size():
+    m = fpn_top_down()
+    r = _dims_agree(m, GRID)
+    h2 = 2 * D.floordiv(D.sym("height") + 31, 32)
+    assert r.dims("sum")[2] == h2  # the larger side, whatever the lateral level is
+    assert any(g.kind == "broadcast" for g in r.guards())
+    for written in (shapeinfer.infer_shapes(m), shapeinfer.optimize(m)):
+        runs, problems = written_problems(m, written, GRID)
+        assert runs >= 3 and not problems, problems
