@@ -524,7 +524,7 @@ def _atom_bounds(atom: Atom, ranges: Mapping[str, tuple[int, int | None]]) -> tu
         return lo, (INF if hi is None else hi)
     if atom.kind == "floordiv":
         x, y = atom.args
-        xlo, xhi = bounds(x, ranges)
+        xlo, xhi = _refined(x, ranges)
         ylo, yhi = bounds(y, ranges)
         if ylo <= 0 <= yhi:
             return -INF, INF
@@ -532,10 +532,22 @@ def _atom_bounds(atom: Atom, ranges: Mapping[str, tuple[int, int | None]]) -> tu
             xlo, xhi, ylo, yhi = -xhi, -xlo, -yhi, -ylo
         cands = (_fdiv_ext(xlo, ylo), _fdiv_ext(xlo, yhi), _fdiv_ext(xhi, ylo), _fdiv_ext(xhi, yhi))
         return min(cands), max(cands)
-    ivs = [bounds(x, ranges) for x in atom.args]
+    ivs = [_refined(x, ranges) for x in atom.args]
     if atom.kind == "min":
         return min(i[0] for i in ivs), min(i[1] for i in ivs)
     return max(i[0] for i in ivs), max(i[1] for i in ivs)
+
+
+def _refined(d: Dim, ranges: Mapping[str, tuple[int, int | None]]) -> tuple[int | float, int | float]:
+    """:func:`bounds` of an atom's argument, its low end refined by :func:`lower_bound` where
+    intervals leave it unbounded (``n//4 - n//8`` is at least 0: so ``max(min(n//4 - n//8, 3), 0)``
+    is the min)."""
+    lo, hi = bounds(d, ranges)
+    if lo == -INF and type(d) is not int:
+        better = lower_bound(d, ranges)
+        if better is not None:
+            lo = better
+    return lo, hi
 
 
 def lower_bound(a: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
@@ -546,7 +558,7 @@ def lower_bound(a: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = No
         return a
     lo = bounds(a, ranges)[0]
     if lo < 1:  # maybe too weak where an atom is correlated with the rest of the expression
-        for refine in (_lower_bound_by_remainder, _lower_bound_by_argument):
+        for refine in (_lower_bound_by_remainder, _lower_bound_by_argument, _lower_bound_by_cases):
             better = refine(a, ranges)
             if better is not None and better > lo:
                 lo = better
@@ -575,6 +587,63 @@ def _lower_bound_by_argument(a: Expr, ranges: Mapping[str, tuple[int, int | None
             best = max(best, lo)
         return None if best == -INF else int(best)
     return None
+
+
+#: The largest modulus :func:`_lower_bound_by_cases` splits a symbol by.
+CASES_MODULUS = 64
+
+#: The name of the quotient symbol in :func:`_lower_bound_by_cases` (at least 1, as every symbol).
+_CASE = "__case__"
+
+
+def _int_divisors(d: Dim, name: str, out: set[int]) -> bool:
+    """Add to ``out`` every int divisor of a floor division whose numerator holds ``name``;
+    False when a division by an expression holds it (cases cannot make that exact)."""
+    if type(d) is int:
+        return True
+    for m, _ in d.terms:
+        for atom in m:
+            if atom.kind == "floordiv" and name in symbols(atom.args[0]):
+                k = atom.args[1]
+                if type(k) is not int:
+                    return False
+                out.add(abs(k))
+            if not all(_int_divisors(x, name, out) for x in atom.args):
+                return False
+    return True
+
+
+def _lower_bound_by_cases(a: Expr, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
+    """A lower bound of ``a``, an expression of one symbol ``n``, through the residue of ``n``
+    modulo the divisors of its floor divisions (their lcm at most :data:`CASES_MODULUS`): with
+    ``n = m*(c + q0 - 1) + r`` for each residue ``r`` (``c >= 1``, ``q0`` the least quotient
+    inside ``n``'s range) every division of ``n`` is exact, so the bound of each case sees what
+    the divisions share (``n//4 - n//8`` is at least 1 for ``n >= 4``: ``q + [r >= 4]`` with
+    ``q >= 1`` where ``r < 4``). The least over the cases; None when ``a`` has several symbols,
+    a division by an expression, or a larger modulus."""
+    names = symbols(a)
+    if len(names) != 1 or _CASE in names:
+        return None
+    (name,) = names
+    found: set[int] = set()
+    if not _int_divisors(a, name, found) or not found:
+        return None
+    m = math.lcm(*found)
+    if m > CASES_MODULUS or m == 1:
+        return None
+    lo, hi = (ranges or {}).get(name, DEFAULT_RANGE)
+    best: int | float = INF
+    case = sym(_CASE)
+    for r in range(m):
+        q0 = -((r - lo) // m)  # the least q with m*q + r >= lo
+        q1 = None if hi is None else (hi - r) // m
+        if q1 is not None and q0 > q1:
+            continue
+        v = substitute(a, {name: add(mul(m, add(case, q0 - 1)), r)})
+        best = min(best, bounds(v, {_CASE: (1, None if q1 is None else q1 - q0 + 1)})[0])
+        if best == -INF:
+            return None
+    return None if best in (INF, -INF) else int(best)
 
 
 #: The names standing for divisions' remainders in :func:`_lower_bound_by_remainder`.

@@ -105,3 +105,49 @@ def test_an_upsampled_level_added_to_a_lateral_one_is_written_as_it_runs_at_ever
     for written in (shapeinfer.infer_shapes(m), shapeinfer.optimize(m)):
         runs, problems = written_problems(m, written, GRID)
         assert runs >= 3 and not problems, problems
+
+
+def _c(name: str, v) -> onnx.NodeProto:
+    return h.make_node("Constant", [], [name], value=nh.from_array(np.array(v, np.int64), name + "_v"))
+
+
+def swin_window_mask() -> onnx.ModelProto:
+    """timm Swin's shifted-window mask at a stage of width r = n//4 - n//8: the width padded to
+    the window (7), Wp = 7*((r + 6)//7) + max(min(r, 3), 0) - min(r, 3), then Range(0, Wp) and
+    Slice(-7, -3) of it (the shifted slice): 0 long for n < 4, 4 from n = 4 on."""
+    nodes = [h.make_node("Shape", ["x"], ["sh"]), _c("one", 1), h.make_node("Gather", ["sh", "one"], ["n"])]
+    nodes += [_c(f"c{k}", k) for k in (0, 3, 4, 6, 7, 8)]
+    nodes += [
+        h.make_node("Div", ["n", "c4"], ["n4"]),
+        h.make_node("Div", ["n", "c8"], ["n8"]),
+        h.make_node("Sub", ["n4", "n8"], ["r"]),
+        h.make_node("Min", ["r", "c3"], ["m"]),
+        h.make_node("Max", ["m", "c0"], ["mx"]),
+        h.make_node("Sub", ["mx", "m"], ["extra"]),
+        h.make_node("Add", ["r", "c6"], ["r6"]),
+        h.make_node("Div", ["r6", "c7"], ["q"]),
+        h.make_node("Mul", ["q", "c7"], ["q7"]),
+        h.make_node("Add", ["q7", "extra"], ["wp"]),
+        h.make_node("Range", ["c0", "wp", "one"], ["rng"]),
+        _c("s", [-7]),
+        _c("e", [-3]),
+        _c("ax", [0]),
+        h.make_node("Slice", ["rng", "s", "e", "ax"], ["y"]),
+    ]
+    g = h.make_graph(
+        nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["b", "n"])], [h.make_tensor_value_info("y", T.INT64, None)]
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def test_swin_padded_window_slice_is_exact_and_four_where_ranges_say_n_is_at_least_4():
+    m = swin_window_mask()
+    r = _dims_agree(m, [{"b": 1, "n": n} for n in range(1, 41)])
+    (length,) = r.dims("y")
+    assert not D.symbols(length) - {"n"}  # exact, not a fresh symbol
+    assert [D.evaluate(length, {"n": n}) for n in (1, 2, 3, 4, 5, 40)] == [0, 0, 0, 4, 4, 4]
+    # the stage width is never negative, so the padding's max/min cancel: Wp = 7*((r + 6)//7)
+    n = D.sym("n")
+    assert r.dims("rng") == (7 * ((n // 4 - n // 8 + 6) // 7),)
+    ranged = shapeinfer.infer(m, dim_ranges={"n": (4, None)})
+    assert ranged.dims("y") == (4,) and not ranged.guards()

@@ -728,3 +728,15 @@ def test_an_opaque_name_that_reads_as_an_expression_keeps_its_parentheses():
     assert format(x // 2) == "(seq + foo(seq))//2"
     assert format(x * sym("b")) == "b*(seq + foo(seq))"
     assert format(2 * sym("input.1_d0")) == "2*input.1_d0"  # dots are not operators
+
+
+def test_lower_bound_by_residue_cases_sees_what_divisions_share():
+    n = D.sym("n")
+    r = n // 4 - n // 8
+    assert D.lower_bound(r) == 0 and D.lower_bound(r, {"n": (4, None)}) == 1
+    assert D.lower_bound(7 * ((r + 6) // 7) - 7, {"n": (4, None)}) == 0
+    assert D.dmax(D.dmin(r, 3), 0) == D.dmin(r, 3)  # the stage width is never negative
+    for lo in (1, 4, 9):
+        for e in (r, (n + 3) // 4 - n // 4, 2 * (n // 6) - n // 3, (n // 4 + 6) // 7 - n // 28):
+            bound = D.lower_bound(e, {"n": (lo, None)})
+            assert bound is None or all(D.evaluate(e, {"n": v}) >= bound for v in range(lo, lo + 400))
