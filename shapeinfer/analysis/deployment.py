@@ -39,7 +39,7 @@ import onnx
 
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.guards import CONTRADICTION, check
-from shapeinfer.symbolic.intervals import interval
+from shapeinfer.symbolic.intervals import interval, range_list, step_of
 
 ASSUMES = (
     "graph-order execution; each activation freed after its last reader; no buffer shared between "
@@ -152,7 +152,7 @@ class Profile:
         return {
             "schema": 1,
             "model": self.model,
-            "ranges": {k: list(v) for k, v in self.ranges.items()},
+            "ranges": {k: range_list(v) for k, v in self.ranges.items()},
             "guards": [g.to_dict() for g in self.guards],
             "inputs": self.inputs,
             "trtexec": self.trtexec(),
@@ -245,18 +245,23 @@ def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Pro
     notes: list[str] = []
     lo_b: dict[str, int] = {}
     hi_b: dict[str, int | None] = {}
-    for s, (lo, hi) in ranges.items():
-        lo_b[s] = _fit(s, lo, 1, hi, guards)
-        hi_b[s] = None if hi is None else _fit(s, hi, -1, lo, guards)
+    for s, r in ranges.items():
+        lo, hi = r
+        step = step_of(r)
+        lo_b[s] = _fit(s, lo, step, hi, guards)
+        hi_b[s] = None if hi is None else _fit(s, hi, -step, lo, guards)
     opt_b = {s: (opt or {}).get(s, hi_b[s] if hi_b[s] is not None else lo_b[s]) for s in ranges}
     # opt values the caller gave that the model cannot run at: no profile rather than a wrong one
     for s, v in (opt or {}).items():
         lo, hi = lo_b.get(s, 1), hi_b.get(s)
+        step = step_of(ranges.get(s, (1, None)))
         if v < lo or (hi is not None and v > hi):
             side = f"below {s}'s min {lo}" if v < lo else f"above {s}'s max {hi}"
             why = [g for g in guards if g.symbols == {s}]
             since = "".join(f"; the model needs {g.text} (from {', '.join(g.nodes) or 'no node'})" for g in why)
             errors.append(f"--opt {s}={v} is {side}: opt must lie in [{lo}, {'no max' if hi is None else hi}]{since}")
+        elif (v - lo) % step:
+            errors.append(f"--opt {s}={v} is not on {s}'s step: {s} takes {lo}, {lo + step}, ... (--dim-range)")
     if opt and not errors and all(v is not None for v in opt_b.values()):
         for g in guards:
             if g.symbols & opt.keys() and check(g, opt_b) is False:

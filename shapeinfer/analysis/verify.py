@@ -66,16 +66,21 @@ def check_guards(result, bindings: Sequence[Mapping[str, int]]) -> None:
     and before any binding when no input in the ranges satisfies the guards (a G015 error:
     a range that contradicts a guard, or a guard that never holds)."""
     from shapeinfer.symbolic.guards import CONTRADICTION, check
+    from shapeinfer.symbolic.intervals import step_of
 
     for d in result.diagnostics:
         if d.code == CONTRADICTION:
             raise GuardViolation(f"{d.message}; not run", {}, d.message)
     guards = result.guards()
     for b in bindings:
-        for name, (lo, hi) in sorted(result.dim_ranges.items()):
+        for name, r in sorted(result.dim_ranges.items()):
+            lo, hi = r
+            step = step_of(r)
             v = b.get(name)
-            if v is not None and (v < lo or (hi is not None and v > hi)):
+            if v is not None and (v < lo or (hi is not None and v > hi) or (v - lo) % step):
                 text = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
+                if step != 1:
+                    text += f", {name} % {step} == {lo % step}"
                 raise GuardViolation(f"{format_binding(b)} is outside the range {text} (--dim-range)", b, text)
         for g in guards:
             if check(g, b) is False:

@@ -7,7 +7,8 @@ Python API alike:
 - an input shape (``--input-shape input_ids=1,seq``, ``input_shapes={"input_ids": [1, "seq"]}``
   or ``{"input_ids": "1,seq"}``) replaces a graph input's dims;
 - a dim range (``--dim-range seq=1:512``, ``dim_ranges={"seq": (1, 512)}``) gives an input
-  symbol an integer range.
+  symbol an integer range, and a step (``--dim-range h=32:1024:32``, ``(32, 1024, 32)``) says
+  it takes only every step-th value from the low end (a multiple of 32).
 
 The CLI (:mod:`shapeinfer.cli`), the API (:mod:`shapeinfer.api`) and the passes
 (:mod:`shapeinfer.passes`) all check them here, under one set of rules:
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
+from shapeinfer.symbolic.intervals import Stepped
 
 if TYPE_CHECKING:
     import onnx
@@ -149,32 +151,39 @@ def check_bind_values(bind: Mapping[str, int]) -> dict[str, int]:
     return {_name(k, BIND): _size(k, v, BIND) for k, v in bind.items()}
 
 
-def check_ranges(dim_ranges: Mapping[str, tuple[int, int | None]]) -> dict[str, Range]:
-    """``dim_ranges`` checked: every range is ``(lo, hi)`` with ints ``1 <= lo <= hi <=
-    2**63-1`` (hi None: no upper bound). Returns them as tuples; BindError else."""
+def check_ranges(dim_ranges: Mapping[str, tuple]) -> dict[str, Range]:
+    """``dim_ranges`` checked: every range is ``(lo, hi)`` or ``(lo, hi, step)`` with ints ``1 <=
+    lo <= hi <= 2**63-1`` (hi None: no upper bound) and ``step >= 1`` (the symbol takes ``lo``,
+    ``lo + step``, ...: ``(32, 1024, 32)`` is a multiple of 32). Returns them as tuples, a
+    stepped one as a :class:`~shapeinfer.symbolic.intervals.Stepped`; BindError else."""
     if not isinstance(dim_ranges, Mapping):
         raise BindError("", f"must map symbol names to (lo, hi), got {type(dim_ranges).__name__}", DIM_RANGES)
     out: dict[str, Range] = {}
     for k, r in dim_ranges.items():
         _name(k, DIM_RANGES)
-        lo = hi = None
-        if isinstance(r, (tuple, list)) and len(r) == 2:
+        lo = hi = step = None
+        if isinstance(r, (tuple, list)) and len(r) in (2, 3):
             lo, hi = _int_value(r[0]), (None if r[1] is None else _int_value(r[1]))
-        if lo is None or (hi is None and r[1] is not None):
-            raise BindError(k, f"{k}={r!r}: a range is (lo, hi) with ints (hi None: no upper bound)", DIM_RANGES)
-        out[k] = _range(k, lo, hi)
+            step = getattr(r, "step", 1) if len(r) == 2 else _int_value(r[2])
+        if lo is None or step is None or (hi is None and r[1] is not None):
+            raise BindError(
+                k, f"{k}={r!r}: a range is (lo, hi) or (lo, hi, step) with ints (hi None: no upper bound)", DIM_RANGES
+            )
+        out[k] = _range(k, lo, hi, step)
     return out
 
 
-def _range(k: str, lo: int, hi: int | None) -> Range:
-    text = f"{k}={lo}:{'' if hi is None else hi}"
+def _range(k: str, lo: int, hi: int | None, step: int = 1) -> Range:
+    text = f"{k}={lo}:{'' if hi is None else hi}" + (f":{step}" if step != 1 else "")
     if lo < 1:
         raise BindError(k, f"{text}: symbols stand for sizes of at least 1", DIM_RANGES)
     if hi is not None and hi < lo:
         raise BindError(k, f"{text}: the range is empty ({lo} > {hi})", DIM_RANGES)
-    if max(lo, hi or 0) > INT64_MAX:
+    if max(lo, hi or 0, step) > INT64_MAX:
         raise BindError(k, f"{text}: {_OUT_OF_RANGE}", DIM_RANGES)
-    return lo, hi
+    if step < 1:
+        raise BindError(k, f"{text}: the step is at least 1", DIM_RANGES)
+    return (lo, hi) if step == 1 else Stepped(lo, hi, step)
 
 
 def check_input_shapes(input_shapes: Mapping[str, Any]) -> dict[str, list[D.Dim]]:
@@ -339,24 +348,31 @@ def parse_bind(values: Iterable[str]) -> dict[str, int]:
 
 
 def parse_dim_ranges(values: Iterable[str]) -> dict[str, Range]:
-    """``("seq=1:512", "batch=1:8,x=2:")`` as ``{"seq": (1, 512), ...}`` (an empty HI: no upper
-    bound, an empty LO: 1); BindError for anything else (the rules of :func:`check_ranges`)."""
+    """``("seq=1:512", "batch=1:8,x=2:", "h=32:1024:32")`` as ``{"seq": (1, 512), ...}`` (an
+    empty HI: no upper bound, an empty LO: 1, a third field the step: ``h`` a multiple of 32);
+    BindError for anything else (the rules of :func:`check_ranges`)."""
     out: dict[str, Range] = {}
     for text in values:
         for part in text.split(","):
             name, eq, rest = part.partition("=")
             name = name.strip()
             lo_t, colon, hi_t = rest.partition(":")
+            hi_t, _, step_t = hi_t.partition(":")
             if not eq or not colon or not name.isidentifier():
-                raise BindError(name, f"{part!r}: expected SYM=LO:HI (e.g. seq=1:512; HI may be empty)", DIM_RANGES)
+                raise BindError(
+                    name,
+                    f"{part!r}: expected SYM=LO:HI or SYM=LO:HI:STEP (e.g. seq=1:512, h=32:1024:32; HI may be empty)",
+                    DIM_RANGES,
+                )
             try:
                 lo = _count(lo_t, name, DIM_RANGES) if lo_t.strip() else 1
                 hi = _count(hi_t, name, DIM_RANGES) if hi_t.strip() else None
+                step = _count(step_t, name, DIM_RANGES) if step_t.strip() else 1
             except BindError as e:
                 if _OUT_OF_RANGE in e.detail:
                     raise BindError(name, f"{part.strip()[:60]!r}: {_OUT_OF_RANGE}", DIM_RANGES) from None
-                raise BindError(name, f"{part.strip()[:60]!r}: LO and HI must be ints", DIM_RANGES) from None
-            r = _range(name, lo, hi)
+                raise BindError(name, f"{part.strip()[:60]!r}: LO, HI and STEP must be ints", DIM_RANGES) from None
+            r = _range(name, lo, hi, step)
             if name in out and out[name] != r:
                 raise BindError(name, f"{name} is given twice", DIM_RANGES)
             out[name] = r

@@ -36,8 +36,12 @@ from shapeinfer.symbolic.intervals import (
     holds_le,
     interval,
     monotone,
+    range_list,
+    residues_where,
     simplify,
+    step_of,
     threshold,
+    with_bounds,
 )
 
 __all__ = ["Contradiction", "Guard", "Ledger", "check", "contradiction_diagnostics", "contradictions", "parse_range"]
@@ -206,18 +210,18 @@ class Ledger:
     ) -> dict[str, Range]:
         """Each symbol's range: the user's (default ``[1, inf)``) tightened by bound guards
         between the symbol and an int (of ``guards``, by default the ledger's)."""
-        out = {s: tuple((user or {}).get(s, DEFAULT_RANGE)) for s in symbols}
+        out = {s: (user or {}).get(s, DEFAULT_RANGE) for s in symbols}
         for g in self._guards.values() if guards is None else guards:
             if g.kind != "bound":
                 continue
             name = lone_symbol(g.lhs)
             if name is not None and type(g.rhs) is int:
-                lo, hi = out.get(name, DEFAULT_RANGE)
-                out[name] = (lo, g.rhs if hi is None else min(hi, g.rhs))
+                r = out.get(name, DEFAULT_RANGE)
+                out[name] = with_bounds(r, r[0], g.rhs if r[1] is None else min(r[1], g.rhs))
             name = lone_symbol(g.rhs)
             if name is not None and type(g.lhs) is int:
-                lo, hi = out.get(name, DEFAULT_RANGE)
-                out[name] = (max(lo, g.lhs), hi)
+                r = out.get(name, DEFAULT_RANGE)
+                out[name] = with_bounds(r, max(r[0], g.lhs), r[1])
         return out
 
     def simplified(self, user: Ranges | None = None, symbols: Iterable[str] = ()) -> list[Guard]:
@@ -274,7 +278,89 @@ class Ledger:
                 if lo is not None and lo == hi and lo % g.rhs == 0:
                     continue
             final.append(g)
-        return final
+        return _by_residue(final, ranges)
+
+
+def _floor_divisors(d: D.Dim, out: set[int]) -> None:
+    if type(d) is int:
+        return
+    for m, _ in d.terms:
+        for atom in m:
+            if atom.kind == "floordiv" and type(atom.args[1]) is int:
+                out.add(abs(atom.args[1]))
+            for x in atom.args:
+                _floor_divisors(x, out)
+
+
+def _by_residue(guards: list[Guard], ranges: Ranges) -> list[Guard]:
+    """``guards`` with the equalities and divisibilities of one symbol that only its residue
+    decides said as the one residue they leave, where they leave one: YOLO's feature-pyramid
+    equalities ``2*((h + 31)//32) == (h + 15)//16``, ... at each level together say ``h % 32 ==
+    0`` (one guard, with the nodes of all). Guards of several symbols, or that depend on more
+    than a residue, stay as they are."""
+    by_symbol: dict[str, list[Guard]] = {}
+    for g in guards:
+        if g.kind in ("equality", "divisibility") and len(g.symbols) == 1:
+            by_symbol.setdefault(next(iter(g.symbols)), []).append(g)
+    out = list(guards)
+    for name, group in by_symbol.items():
+        divisors: set[int] = set()
+        for g in group:
+            _floor_divisors(g.lhs, divisors)
+            _floor_divisors(g.rhs, divisors)
+            if g.kind == "divisibility" and type(g.rhs) is int:
+                divisors.add(abs(g.rhs))
+        divisors.discard(0)
+        if not divisors:
+            continue
+        m = math.lcm(*divisors)
+        left: set[int] | None = set(range(m))
+        for g in group:
+            where = residues_where(g.kind, g.lhs, g.rhs, name, m, ranges)
+            if where is None:
+                left = None
+                break
+            left &= where
+        if left is None or not left or (len(group) == 1 and group[0].kind == "divisibility"):
+            continue
+        if len(left) == 1:
+            (r,) = left
+            lhs, k = (D.sym(name) if r == 0 else D.sub(D.sym(name), r)), m
+        else:  # a floor division's parity (or other residue) may say it: (h + 15)//16 % 2 == 0
+            found = _as_division_residue(group, name, m, left, ranges)
+            if found is None:
+                continue
+            lhs, k = found
+        merged = Guard("divisibility", lhs, k, [x for g in group for x in g.nodes])
+        merged.nodes = list(dict.fromkeys(merged.nodes))
+        at = out.index(group[0])
+        out = [g for g in out if g not in group]
+        out.insert(min(at, len(out)), merged)
+    return out
+
+
+def _as_division_residue(
+    group: list[Guard], name: str, m: int, where: set[int], ranges: Ranges
+) -> tuple[D.Dim, int] | None:
+    """``(x//k, j)`` for a floor division ``x//k`` of ``name`` in ``group`` and a divisor ``j``
+    of ``m`` such that ``x//k % j == 0`` holds at exactly the residues ``where`` (modulo ``m``):
+    a YOLO neck of maxpool/conv k3 s2 p1 levels runs where ``h % 32`` is 0 or 31, which is
+    ``((h + 1)//2) % 16 == 0``."""
+    atoms: list[D.Dim] = []
+    for g in group:
+        for side in (g.lhs, g.rhs):
+            if type(side) is int:
+                continue
+            for mono, _ in side.terms:
+                for atom in mono:
+                    e = D.Expr((((atom,), 1),))
+                    if atom.kind == "floordiv" and e not in atoms:
+                        atoms.append(e)
+    for e in atoms:
+        for j in [j for j in range(2, m + 1) if m % j == 0]:
+            if residues_where("divisibility", e, j, name, m, ranges) == where:
+                return e, j
+    return None
 
 
 def normal_bound(a: D.Dim, b: D.Dim) -> tuple[D.Dim, D.Dim]:
@@ -375,7 +461,8 @@ def _range_text(name: str, r: Range) -> str:
     lo, hi = r
     if lo == hi:
         return f"{name}={lo}"
-    return f"{name}={lo}:{'' if hi is None else hi}"
+    step = step_of(r)
+    return f"{name}={lo}:{'' if hi is None else hi}" + (f":{step}" if step != 1 else "")
 
 
 def _nodes_text(nodes: list[str]) -> str:
@@ -415,7 +502,7 @@ class Contradiction:
     def to_dict(self) -> dict:
         return {
             "guards": [g.to_dict() for g in self.guards],
-            "ranges": {k: list(v) for k, v in self.ranges.items()},
+            "ranges": {k: range_list(v) for k, v in self.ranges.items()},
             "message": self.message,
         }
 
@@ -427,7 +514,7 @@ def contradictions(ledger: Ledger, user: Ranges | None, symbols: Iterable[str] =
     no range; one that only the user's ranges rule out names them. Sound: an interval proof, so
     a listed contradiction is real (given the guards), and some may be missed.
     """
-    user = {k: tuple(v) for k, v in (user or {}).items()}
+    user = dict(user or {})
     out: list[Contradiction] = []
     ruled: set[str] = set()  # symbols whose bounds a contradiction already names
     for g in ledger:

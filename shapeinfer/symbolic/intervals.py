@@ -27,14 +27,19 @@ __all__ = [
     "DEFAULT_RANGE",
     "Range",
     "Ranges",
+    "Stepped",
     "by_residue",
     "holds_eq",
     "holds_le",
     "interval",
     "monotone",
     "one_forces_one",
+    "range_list",
+    "residues_where",
     "simplify",
+    "step_of",
     "threshold",
+    "with_bounds",
 ]
 
 Range = tuple[int, "int | None"]
@@ -44,24 +49,169 @@ Ranges = Mapping[str, Range]
 DEFAULT_RANGE: Range = D.DEFAULT_RANGE
 
 
+class Stepped(tuple):
+    """A range whose symbol takes only every ``step``-th value from ``lo``: ``lo``, ``lo +
+    step``, ... up to ``hi`` (None: no upper bound), so ``n % step == lo % step``. A 2-tuple
+    ``(lo, hi)`` like every range (code that reads only the bounds reads it as one); ``step``
+    and ``residue`` say the rest. ``hi`` is the last value the step reaches."""
+
+    step: int
+
+    def __new__(cls, lo: int, hi: int | None, step: int) -> Stepped:
+        if step < 1:
+            raise ValueError(f"a range's step is at least 1, got {step}")
+        if hi is not None:
+            hi = lo + (hi - lo) // step * step
+        self = super().__new__(cls, (lo, hi))
+        self.step = step
+        return self
+
+    @property
+    def residue(self) -> int:
+        return self[0] % self.step
+
+    def __eq__(self, other: object) -> bool:
+        return tuple.__eq__(self, other) and getattr(other, "step", 1) == self.step
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((self[0], self[1], self.step))
+
+    def __repr__(self) -> str:
+        return f"Stepped({self[0]}, {self[1]}, {self.step})"
+
+    def __reduce__(self):
+        return (Stepped, (self[0], self[1], self.step))
+
+
+def step_of(r: Range) -> int:
+    """The step of range ``r`` (1 for a plain ``(lo, hi)``)."""
+    return getattr(r, "step", 1)
+
+
+def range_list(r: Range) -> list:
+    """``r`` as JSON writes it: ``[lo, hi]``, with the step third where it is above 1."""
+    step = step_of(r)
+    return [r[0], r[1], step] if step != 1 else [r[0], r[1]]
+
+
+def with_bounds(r: Range, lo: int, hi: int | None) -> Range:
+    """``r`` narrowed to ``[lo, hi]``, keeping its step (``lo`` moved up to the next value the
+    step reaches)."""
+    step = step_of(r)
+    if step == 1:
+        return (lo, hi)
+    lo += (r[0] - lo) % step  # the least value >= lo with r's residue
+    if hi is not None and hi < lo:
+        return (lo, hi)  # empty: a contradiction the caller reports
+    return Stepped(lo, hi, step)
+
+
+#: Prefix of the quotient symbol that stands for a stepped symbol inside this module.
+_STEP_QUOTIENT = "__step_q_{}__"
+
+
+def _quotients(symbols: frozenset[str], ranges: Ranges) -> tuple[dict, dict, dict] | None:
+    """For the stepped symbols among ``symbols``: ``(forward, back, qranges)`` where ``forward``
+    maps each to ``m*q + base`` (``q`` a quotient symbol of at least 1, every value of the
+    symbol's range reached exactly once), ``back`` maps ``q`` to ``(n - base)//m`` and
+    ``qranges`` is ``ranges`` with the quotients' ranges in place of the stepped ones. None when
+    no symbol of ``symbols`` is stepped."""
+    forward: dict[str, D.Dim] = {}
+    back: dict[str, tuple[str, int, int]] = {}
+    qranges = dict(ranges)
+    for name in symbols:
+        r = ranges.get(name)
+        m = 1 if r is None else step_of(r)
+        if m == 1:
+            continue
+        lo, hi = r
+        q = _STEP_QUOTIENT.format(name)
+        base = lo - m  # n = m*q + base with q >= 1: q = 1 is lo
+        forward[name] = D.add(D.mul(m, D.sym(q)), base)
+        back[q] = (name, m, base)
+        del qranges[name]
+        qranges[q] = (1, None if hi is None else (hi - base) // m)
+    return (forward, back, qranges) if forward else None
+
+
+def _back(d: D.Dim, back: dict) -> D.Dim:
+    """``d`` over quotient symbols, written over the stepped symbols again: a quotient ``q`` of
+    ``n = m*q + base`` is ``(n - base)//m``, and a term's coefficient is shared out among its
+    quotients where it divides their steps, evenly (``16*q_h*q_w`` of ``h = 32*q_h``,
+    ``w = 32*q_w`` reads ``(h//8)*(w//8)``: ``(g*(n - base))//m`` is exact)."""
+    if type(d) is int or not back.keys() & D.symbols(d):
+        return d
+    quot = {q: D.floordiv(D.sub(D.sym(n), base), m) for q, (n, m, base) in back.items()}
+    total: D.Dim = 0
+    for mono, c in d.terms:
+        qs = [back[a.name] for a in mono if a.kind == "sym" and a.name in back]
+        rest = D.substitute(D.Expr(((tuple(a for a in mono if not (a.kind == "sym" and a.name in back)), 1),)), quot)
+        shares = [1] * len(qs)
+        left = c
+        for p in _primes(math.lcm(*(m for _, m, _ in qs)) if qs else 1):
+            while left % p == 0:
+                room = [(m // shares[i], i) for i, (_, m, _) in enumerate(qs) if (m // shares[i]) % p == 0]
+                if not room:
+                    break
+                shares[max(room)[1]] *= p
+                left //= p
+        term: D.Dim = D.mul(left, rest)
+        for (n, m, base), g in zip(qs, shares):
+            term = D.mul(term, D.floordiv(D.mul(g, D.sub(D.sym(n), base)), m))
+        total = D.add(total, term)
+    return total
+
+
+def _primes(n: int) -> list[int]:
+    """The prime factors of ``n > 0``, each once, ascending."""
+    out, p = [], 2
+    while p * p <= n:
+        if n % p == 0:
+            out.append(p)
+            while n % p == 0:
+                n //= p
+        p += 1
+    return [*out, n] if n > 1 else out
+
+
+def _stepped_view(d: D.Dim, ranges: Ranges) -> tuple[D.Dim, Ranges, dict] | None:
+    """``(d over quotients, their ranges, back)`` when ``d`` holds a stepped symbol, else None."""
+    if type(d) is int:
+        return None
+    q = _quotients(D.symbols(d), ranges)
+    if q is None:
+        return None
+    forward, back, qranges = q
+    return D.substitute(d, forward), qranges, back
+
+
 def _ival(d: D.Dim, ranges: Ranges) -> tuple[int | float, int | float]:
     return D.bounds(d, ranges)
 
 
-def _back(v: int | float) -> int | None:
+def _finite(v: int | float) -> int | None:
     return None if v in (D.INF, -D.INF) else int(v)
 
 
 def interval(d: D.Dim, ranges: Ranges | None = None) -> tuple[int | None, int | None]:
     """A sound interval ``(lo, hi)`` of ``d`` over the symbols' ``ranges`` (None: unbounded)."""
+    view = _stepped_view(d, ranges or {})
+    if view is not None:
+        return interval(view[0], view[1])
     lo, hi = _ival(d, ranges or {})
-    return _back(lo), _back(hi)
+    return _finite(lo), _finite(hi)
 
 
 def holds_le(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
     """True when ``a <= b`` is proven for every binding inside ``ranges``."""
     if D.compare(a, b) in (-1, 0):
         return True
+    view = _stepped_view(D.sub(b, a), ranges or {})
+    if view is not None:
+        return holds_le(0, view[0], view[1])
     diff = D.sub(simplify(b, ranges), simplify(a, ranges))
     if type(diff) is int:
         return diff >= 0
@@ -76,7 +226,7 @@ def holds_eq(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
     sa, sb = simplify(a, ranges), simplify(b, ranges)
     if sa == sb:
         return True
-    lo, hi = _ival(D.sub(sa, sb), ranges or {})
+    lo, hi = interval(D.sub(sa, sb), ranges)
     return lo == hi == 0
 
 
@@ -85,6 +235,9 @@ def simplify(d: D.Dim, ranges: Ranges | None = None) -> D.Dim:
     floor division whose quotient the ranges fix replaced by it); equal to ``d`` inside them."""
     if type(d) is int or not ranges:
         return d
+    view = _stepped_view(d, ranges)
+    if view is not None:  # decided over the quotients, where the step makes divisions exact
+        return _back(simplify(view[0], view[1]), view[2])
     total: D.Dim = 0
     for m, c in d.terms:
         v: D.Dim = c
@@ -247,6 +400,51 @@ def _divisors(d: D.Dim, name: str, out: set[int]) -> None:
                     out.add(k)
             for x in atom.args:
                 _divisors(x, name, out)
+
+
+#: The largest modulus :func:`residues_where` splits a symbol by.
+RESIDUE_MODULUS = 1024
+
+
+def residues_where(kind: str, a: D.Dim, b: D.Dim, name: str, m: int, ranges: Ranges | None = None) -> set[int] | None:
+    """The residues ``r`` of ``name`` modulo ``m`` at which ``a == b`` (``kind`` ``equality``) or
+    ``a % b == 0`` (``divisibility``, ``b`` an int) holds for EVERY value of ``name`` with that
+    residue inside its range, when at each residue it holds everywhere or nowhere; None when
+    that is not so (at some residue it depends on more than the residue), when the divisions of
+    ``name`` do not all divide ``m``, or ``m`` is above :data:`RESIDUE_MODULUS`. ``a`` and ``b``
+    hold ``name`` alone."""
+    if m > RESIDUE_MODULUS or (kind == "divisibility" and (type(b) is not int or b == 0)):
+        return None
+    found: set[int] = set()
+    for d in (a, b):
+        _divisors(d, name, found)
+    if any(m % k for k in found):
+        return None
+    lo, hi = (ranges or {}).get(name, DEFAULT_RANGE)
+    case = D.sym(_CASE)
+    out: set[int] = set()
+    diff = D.sub(a, b) if kind == "equality" else a
+    for r in range(m):
+        qlo = -((r - lo) // m)
+        qhi = None if hi is None else (hi - r) // m
+        if qhi is not None and qlo > qhi:
+            continue
+        v = D.substitute(diff, {name: D.add(D.mul(m, D.add(case, qlo - 1)), r)})
+        if not _polynomial(v):
+            return None
+        if kind == "equality":
+            if type(v) is not int:
+                return None
+            holds = v == 0
+        else:
+            k = abs(b)
+            seen = {D.evaluate(v, {_CASE: c}) % k == 0 for c in range(1, k + 1)}  # periodic in c
+            if len(seen) != 1:
+                return None
+            holds = seen.pop()
+        if holds:
+            out.add(r)
+    return out
 
 
 def by_residue(

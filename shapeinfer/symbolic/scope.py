@@ -33,6 +33,7 @@ Contract:
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -201,7 +202,27 @@ class SymbolScope:
         self.guard_events.append((kind, lhs, rhs, node))
         if kind == "bound":
             self._narrow(lhs, rhs)
+        elif kind == "divisibility":
+            self._step(lhs, rhs)
         return lhs, rhs
+
+    def _step(self, lhs: D.Dim, rhs: D.Dim) -> None:
+        """Give the input symbol ``lhs`` the step ``rhs`` (an int) a divisibility guard says it
+        has (``n % 4 == 0``: n takes every 4th value), combined with the step it already has."""
+        name = lone_symbol(lhs)
+        if name is None or name not in self.input_symbols or type(rhs) is not int or rhs < 2:
+            return
+        old = self.assumed.get(name) or self.ranges.get(name, D.DEFAULT_RANGE)
+        step = intervals.step_of(old)
+        if old[0] % step:  # a residue other than 0: combining is not done here
+            return
+        new_step = math.lcm(step, rhs)
+        lo = -(-old[0] // new_step) * new_step
+        new = intervals.Stepped(lo, old[1], new_step)
+        if new != old and (new[1] is None or new[0] <= new[1]):
+            self._assumed_undo.append((name, self.assumed.get(name, _ABSENT)))
+            self.assumed[name] = new
+            self._effective = None
 
     def _narrow(self, lhs: D.Dim, rhs: D.Dim) -> None:
         """Narrow the assumed range of the one input symbol ``lhs <= rhs`` bounds, if any."""
@@ -217,9 +238,12 @@ class SymbolScope:
                 name, other, upper = bound
             if name not in self.input_symbols:
                 continue
-            lo, hi = self.assumed.get(name) or self.ranges.get(name, D.DEFAULT_RANGE)
-            new = (lo, other if hi is None else min(hi, other)) if upper else (max(lo, other), hi)
-            if new != (lo, hi):
+            old = self.assumed.get(name) or self.ranges.get(name, D.DEFAULT_RANGE)
+            lo, hi = old
+            new = intervals.with_bounds(
+                old, *((lo, other if hi is None else min(hi, other)) if upper else (max(lo, other), hi))
+            )
+            if new != old:
                 self._assumed_undo.append((name, self.assumed.get(name, _ABSENT)))
                 self.assumed[name] = new
                 self._effective = None

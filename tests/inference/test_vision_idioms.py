@@ -63,6 +63,14 @@ def fpn_top_down() -> onnx.ModelProto:
     return _model(nodes, [_init("scales", [1, 1, 2, 2], np.float32)])
 
 
+def _ort_runs(m: onnx.ModelProto, binding) -> bool:
+    try:
+        ort_oracle.run(m, ort_oracle.feeds(m, binding))
+    except Exception:
+        return False
+    return True
+
+
 def _dims_agree(m: onnx.ModelProto, grid) -> shapeinfer.Result:
     """Every tensor inferred for ``m`` agrees with onnxruntime at each size of ``grid`` where it
     runs (no guard excuses a disagreement: these models' dims hold wherever they run)."""
@@ -151,3 +159,43 @@ def test_swin_padded_window_slice_is_exact_and_four_where_ranges_say_n_is_at_lea
     assert r.dims("rng") == (7 * ((n // 4 - n // 8 + 6) // 7),)
     ranged = shapeinfer.infer(m, dim_ranges={"n": (4, None)})
     assert ranged.dims("y") == (4,) and not ranged.guards()
+
+
+def yolo_neck(levels: int = 5) -> onnx.ModelProto:
+    """A YOLO/FPN neck: stride-2 levels p0 (stride 2) .. p{levels-1}; from the top, each level is
+    upsampled 2x and concatenated (channels) with the level below, down to p0."""
+    nodes = _pool_levels(levels)
+    top = f"p{levels - 1}"
+    for i in range(levels - 2, -1, -1):
+        nodes.append(h.make_node("Resize", [top, "", "scales"], [f"u{i}"], mode="nearest"))
+        nodes.append(h.make_node("Concat", [f"u{i}", f"p{i}"], [f"n{i}"], axis=1))
+        top = f"n{i}"
+    nodes.append(h.make_node("Relu", [top], ["y"]))
+    return _model(nodes, [_init("scales", [1, 1, 2, 2], np.float32)])
+
+
+def test_a_yolo_neck_needs_one_residue_of_32_and_resolves_without_guards_under_a_step():
+    m = yolo_neck(5)
+    r = _dims_agree(m, [{"batch": 1, "height": 64, "width": 96}, {"batch": 2, "height": 32, "width": 160}])
+    # four concats, one condition per axis: the stride-2 level a multiple of 16 (h % 32 is 0 or
+    # 31: at 31 the k3 s2 p1 levels are 16, 8, 4, 2, 1 and line up too)
+    want = [("((height + 1)//2) % 16 == 0", "divisibility"), ("((width + 1)//2) % 16 == 0", "divisibility")]
+    assert [(g.text, g.kind) for g in r.guards()] == want
+    assert len(r.guards()[0].nodes) == 4
+    assert _ort_runs(m, {"batch": 1, "height": 31, "width": 63}) and not _ort_runs(
+        m, {"batch": 1, "height": 30, "width": 32}
+    )
+    stepped = shapeinfer.infer(m, dim_ranges={"height": (32, 1024, 32), "width": (32, None, 32)})
+    assert stepped.guards() == [] and not [d for d in stepped.diagnostics if d.code == "G003"]
+    hh, ww = D.sym("height"), D.sym("width")
+    assert stepped.dims("y") == (D.sym("batch"), 15, hh // 2, ww // 2)
+    assert stepped.dims("p4") == (D.sym("batch"), 3, hh // 32, ww // 32)
+    # outside the multiples of 32 the neck fails in onnxruntime; inside, the dims are these
+    grid = [{"batch": 1, "height": 32 * a, "width": 32 * b} for a, b in ((1, 1), (2, 3), (3, 2))]
+    for binding in grid:
+        actual = ort_oracle.run_all(m, ort_oracle.feeds(m, binding))
+        for name, a in actual.items():
+            assert compare(stepped.facts.get(name), a, binding)[0] is None, (binding, name)
+    for written in (shapeinfer.infer_shapes(m), shapeinfer.optimize(m)):
+        runs, problems = written_problems(m, written, GRID + grid)
+        assert runs >= 3 and not problems, problems

@@ -154,7 +154,7 @@ def test_ranges_in_pyproject_and_in_a_profile(tmp_path):
         ("ranges = {seq = [0, 512]}", "seq=0:512: symbols stand for sizes of at least 1"),
         ("ranges = {seq = [600, 512]}", "the range is empty"),
         ("ranges = {seq = [1]}", 'expected [lo, hi] or "lo:hi"'),
-        ("ranges = {seq = [1.5, 512]}", "a range is (lo, hi) with ints"),
+        ("ranges = {seq = [1.5, 512]}", "a range is (lo, hi) or (lo, hi, step) with ints"),
         ('ranges = {seq = "1-512"}', "a range is (lo, hi)"),
         ("ranges = [1, 512]", "ranges must be a table"),
         ('fail-on = "warnings"', "fail-on must be one of error, warning, info"),

@@ -59,8 +59,10 @@ def test_divisibility_from_floor_and_from_equality():
     led.add("equality", D.mul(32, D.floordiv(n, 32)), n, "pool")
     led.add("divisibility", D.mul(3, n), 6, "reshape")  # 3n % 6 == 0: n % 2 == 0
     led.add("divisibility", D.mul(4, n), 2, "never")  # always true: dropped
-    assert texts(led.simplified()) == ["n % 32 == 0", "n % 2 == 0"]
+    # n % 2 == 0 follows from n % 32 == 0: one guard, with both nodes
+    assert texts(led.simplified()) == ["n % 32 == 0"]
     g = led.simplified()[0]
+    assert g.nodes == ["pool", "reshape"]
     assert check(g, {"n": 64}) is True and check(g, {"n": 65}) is False and check(g, {}) is None
 
 
@@ -272,3 +274,24 @@ def test_fresh_dim_broadcast_is_a_guard_and_g012():
 def test_reshape_divisibility_is_reported_as_g012():
     r = infer(small_guarded_model())
     assert [d.message for d in r.diagnostics if d.code == "G012"] == ["the inferred shapes hold only when N % 4 == 0"]
+
+
+def test_pyramid_equalities_read_as_the_residue_they_leave():
+    """Each level of an FPN concat needs 2*((h + 2k - 1)//2k) == (h + k - 1)//k; together they
+    say h % 32 == 0, one guard with every node, and one level alone says its parity."""
+    h = D.sym("h")
+    led = Ledger()
+    for k in (1, 2, 4, 8, 16):
+        led.add("equality", 2 * ((h + 2 * k - 1) // (2 * k)), (h + k - 1) // k, f"concat{k}")
+    (g,) = led.simplified()
+    assert (g.text, g.kind, g.nodes) == ("h % 32 == 0", "divisibility", [f"concat{k}" for k in (1, 2, 4, 8, 16)])
+    one = Ledger()
+    one.add("equality", 2 * ((h + 31) // 32), (h + 15) // 16, "c")
+    (g,) = one.simplified()
+    assert g.text == "((h + 15)//16) % 2 == 0"
+    for v in range(1, 300):
+        assert check(g, {"h": v}) == (2 * ((v + 31) // 32) == (v + 15) // 16)
+    # a guard of more than the residue stays as it is
+    mixed = Ledger()
+    mixed.add("equality", (h + 15) // 16, h // 8, "x")
+    assert [g.kind for g in mixed.simplified()] == ["equality"]

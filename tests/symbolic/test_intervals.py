@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from test_dims import NAMES, to_dim, trees
 
 from shapeinfer.symbolic import dims as D
-from shapeinfer.symbolic.intervals import holds_eq, holds_le, interval, simplify
+from shapeinfer.symbolic.intervals import Stepped, holds_eq, holds_le, interval, simplify, step_of, with_bounds
 
 seq, n = D.sym("seq"), D.sym("n")
 
@@ -55,6 +55,62 @@ def _check_sound(tree, ranges) -> None:
 @given(tree=trees, ranges=ranges_st)
 def test_interval_and_simplify_are_sound(tree, ranges):
     _check_sound(tree, ranges)
+
+
+stepped_st = st.fixed_dictionaries(
+    {
+        name: st.tuples(st.integers(1, 9), st.integers(0, 5), st.sampled_from([1, 2, 3, 4, 8, 32])).map(
+            lambda t: Stepped(t[0], t[0] + t[1] * t[2], t[2])
+        )
+        for name in NAMES
+    }
+)
+
+
+def _stepped_bindings(ranges):
+    names = sorted(ranges)
+    values = [range(ranges[k][0], ranges[k][1] + 1, step_of(ranges[k])) for k in names]
+    for vals in itertools.product(*values):
+        yield dict(zip(names, vals))
+
+
+@settings(max_examples=300, derandomize=True, **_SETTINGS)
+@given(tree=trees, ranges=stepped_st)
+def test_stepped_ranges_are_sound(tree, ranges):
+    """Over stepped ranges, interval and simplify hold at every value the steps reach, and
+    holds_le / holds_eq prove only what holds there."""
+    try:
+        d = to_dim(tree)
+    except ZeroDivisionError:
+        return
+    lo, hi = interval(d, ranges)
+    s = simplify(d, ranges)
+    le0, eq0 = holds_le(0, d, ranges), holds_eq(d, 0, ranges)
+    for i, b in enumerate(_stepped_bindings(ranges)):
+        if i >= 400:
+            break
+        try:
+            v = D.evaluate(d, b)
+        except ZeroDivisionError:
+            return
+        assert lo is None or lo <= v, (D.format(d), ranges, b, v, lo)
+        assert hi is None or v <= hi, (D.format(d), ranges, b, v, hi)
+        assert D.evaluate(s, b) == v, (D.format(d), D.format(s), b)
+        assert (not le0 or v >= 0) and (not eq0 or v == 0), (D.format(d), ranges, b)
+
+
+def test_a_step_makes_pyramid_divisions_exact():
+    h, w = D.sym("height"), D.sym("width")
+    ranges = {"height": Stepped(32, 1024, 32), "width": Stepped(32, None, 32)}
+    assert ranges["height"] == Stepped(32, 1024, 32) != (32, 1024) and ranges["height"].residue == 0
+    assert simplify((h + 15) // 16, ranges) == simplify(2 * ((h + 31) // 32), ranges) == h // 16
+    assert holds_eq((h + 15) // 16, 2 * ((h + 31) // 32), ranges)
+    assert not holds_eq((h + 15) // 16, 2 * ((h + 31) // 32), {"height": (32, 1024)})
+    areas = sum(((h + k - 1) // k) * ((w + k - 1) // k) for k in (8, 16, 32))
+    assert D.format(simplify(areas, ranges)) == "21*(height//32)*(width//32)"
+    assert interval((h + 31) // 32, ranges) == (1, 32)
+    assert Stepped(1, 100, 32) == Stepped(1, 97, 32) and Stepped(1, 100, 32)[1] == 97
+    assert with_bounds(Stepped(32, None, 32), 40, 500) == Stepped(64, 480, 32)
 
 
 @pytest.mark.fuzz

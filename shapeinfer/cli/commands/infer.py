@@ -49,7 +49,7 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
     help="Specialise an input symbol to an int (at least 1) everywhere; with -o the graph inputs "
     "carry the value too, so the written model is valid only at it. Repeatable.",
 )
-@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI[:STEP]", help=DIM_RANGE_HELP)
 @click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor: dtype, dims, op and node.")
 @click.option(
     "--filter",
@@ -234,6 +234,7 @@ def _report(
     model_info: dict | None = None,
 ) -> None:
     from shapeinfer.io.modeltext import text
+    from shapeinfer.symbolic.intervals import range_list
 
     echo = _echo_for(output)
     g = result.model.graph
@@ -257,7 +258,7 @@ def _report(
             "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
             "equalities": [list(e) for e in dict.fromkeys(tuple(e) for e in result.equalities)],
             "guards": [g.to_dict() for g in result.guards()],
-            "ranges": {k: list(v) for k, v in result.ranges().items()},
+            "ranges": {k: range_list(v) for k, v in result.ranges().items()},
             "diagnostics": [d.to_dict() for d in result.diagnostics],
             "summary": summary,
             "seconds": round(secs, 4),

@@ -31,8 +31,9 @@ from shapeinfer.cli.common import SECONDS, CliError, Number, _run_guarded, parse
     "--dim-range",
     "dim_range",
     multiple=True,
-    metavar="SYM=LO:HI",
-    help="The sizes an input symbol takes, e.g. seq=1:512 (HI may be empty: no max); what the range proves "
+    metavar="SYM=LO:HI[:STEP]",
+    help="The sizes an input symbol takes, e.g. seq=1:512 (HI may be empty: no max), height=32:1024:32 (a "
+    "multiple of 32); what the range proves "
     "is not reported as assumed (G003), a guard it rules out is a G015 error. Repeatable; "
     "also the [tool.shapeinfer] key ranges.",
 )

@@ -25,7 +25,7 @@ from shapeinfer.cli.common import (
 
 @click.command("profile", short_help="Valid input ranges, trtexec shapes and memory bounds.")
 @click.argument("model", type=click.Path(dir_okay=True))
-@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI[:STEP]", help=DIM_RANGE_HELP)
 @click.option("--opt", "opt", multiple=True, metavar="SYM=INT[,SYM=INT]", help="The opt shapes' symbol values.")
 @click.option("-a", "--all", "show_all", is_flag=True, help="List every tensor's bound, not only the largest.")
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")

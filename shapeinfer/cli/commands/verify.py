@@ -32,7 +32,7 @@ from shapeinfer.cli.common import (
     metavar="SYM=INT[,SYM=INT]",
     help="One binding of the input symbols; repeat to check several bindings in one run.",
 )
-@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI", help=DIM_RANGE_HELP)
+@click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI[:STEP]", help=DIM_RANGE_HELP)
 @click.option("--strict", is_flag=True, help="Count dims inference left unresolved (fresh symbols) as mismatches.")
 @click.option(
     "--seed",
