@@ -21,6 +21,8 @@ for convolutions, ``pool_attributes.h`` ``ComputeOutputSize`` for pools, ``conv_
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from onnx import TensorProto
 
 from shapeinfer.base import codes
@@ -57,6 +59,11 @@ def conv_out_dim(
         raise InferenceError(
             codes.CONV_OR_SEQUENCE_INVALID, f"invalid kernel {kernel} / stride {stride} / dilation {dilation}"
         )
+    spread = _over_minmax(
+        size, lambda arg: conv_out_dim(arg, kernel, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode)
+    )
+    if spread is not None:
+        return spread
     pool = ceil_mode is not None
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         return _pool_same(size, kernel, stride, dilation, ceil_mode) if pool else D.ceildiv(size, stride)
@@ -87,6 +94,27 @@ def conv_out_dim(
         return None
     # With pe < eff the correction applies at most once, so it is min(out, ceil((in + pb) / s)).
     return D.dmin(out, D.ceildiv(D.add(size, pad_begin), stride))
+
+
+def _over_minmax(size: D.Dim, size_of: Callable[[D.Dim], D.Dim | None]) -> D.Dim | None:
+    """``size_of(size)`` for a ``size`` that is ``max(a, b, ...)`` (``min``), as ``max(size_of(a),
+    size_of(b), ...)`` (``min``): every size formula of this module is non-decreasing in the input
+    size, so they are equal, and the arguments' forms simplify where the whole does not (a pool
+    after a pool: ``max(max(h//2, 1)//2, 1)`` is ``max(h//4, 1)``). None when ``size`` is no such
+    dim, or an argument's size is no dim or an error (a constant argument the window does not
+    fit: the size is then worked out on ``size`` itself)."""
+    if not isinstance(size, D.Expr) or len(size.terms) != 1:
+        return None
+    mono, coef = size.terms[0]
+    if coef != 1 or len(mono) != 1 or mono[0].kind not in ("max", "min"):
+        return None
+    try:
+        parts = [size_of(a) for a in mono[0].args]
+    except InferenceError:
+        return None
+    if any(p is None for p in parts):
+        return None
+    return D.dmax(*parts) if mono[0].kind == "max" else D.dmin(*parts)
 
 
 def _trunc_out(num: D.Dim, stride: int) -> D.Dim:
