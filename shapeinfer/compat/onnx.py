@@ -35,9 +35,9 @@ exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and f
   Resize by float scales is sized in float32 as onnxruntime does (``16777217 * 1.0`` gives
   16777216, where onnx computes in double), an STFT by its ``onesided`` default has ``n//2 + 1`` bins;
   before IR 4 an initializer listed as a graph input is the constant it then is (onnx leaves
-  such an input's dims open). Of onnx 1.23's own ``shape_inference_test.py`` 953 tests pass
+  such an input's dims open). Of onnx 1.23's own ``shape_inference_test.py`` 949 tests pass
   (onnx 983); the others expect open a dim, rank or type shapeinfer knows (21), dims
-  onnxruntime's run contradicts (6), dims onnx derives by assuming an unknown Slice's axes or
+  onnxruntime's run contradicts (10: Resize, STFT, dilated SAME pools), dims onnx derives by assuming an unknown Slice's axes or
   steps are the defaults (2), or read onnx's C++ inference context from a custom schema (1);
 - a model-local function that calls itself raises ``onnx.checker.ValidationError``, whatever
   the flags, as onnx does;

@@ -1,17 +1,27 @@
 """Convolutions and pools: output spatial sizes with pads, auto_pad, strides, dilations, ceil_mode.
 
-Every integer formula follows the ONNX operator documents (and onnxruntime, which agrees):
+Every size is the one onnxruntime computes (``providers/common.h`` ``ComputePadAndOutputShape``
+for convolutions, ``pool_attributes.h`` ``ComputeOutputSize`` for pools, ``conv_transpose``'s
+``ComputeTransposePadAndOutputShape``), checked on a grid of sizes in
+``tests/inference/test_pool_edges.py``. With ``eff = (k-1)*d + 1`` and ``num = in + pb + pe - eff``:
 
-- Conv / pools, explicit pads: ``floor((in + pb + pe - eff) / s) + 1`` with ``eff = (k-1)*d + 1``;
-  with ``ceil_mode`` the ceiling instead, minus one when the last window would start in the
-  right padding (``(out-1)*s >= in + pb``).
-- ``auto_pad`` SAME_UPPER / SAME_LOWER: ``ceil(in / s)``; VALID: ``ceil((in - eff + 1) / s)``.
-- ConvTranspose: ``s*(in-1) + output_padding + eff - pb - pe``, or ``in*s`` with SAME, or the
-  ``output_shape`` attribute.
+- Convolutions: ``floor(num / s) + 1``; onnxruntime refuses a window past the padded input
+  (``num < 0``). SAME_UPPER / SAME_LOWER: ``ceil(in / s)``; VALID: the same with no pads.
+- Pools truncate toward zero: ``trunc(num / s) + 1``, so a window that overhangs the padded
+  input by less than a stride still gives 1 and one that overhangs by a stride 0; a negative
+  size is refused. With ``ceil_mode``: ``ceil(num / s) + 1``, minus one when the last window
+  would start in the right padding (``(out-1)*s >= in + pb``). VALID is ``pb = pe = 0``; SAME pads
+  ``(ceil(in/s) - 1)*s + k - in`` for the undilated kernel (``num = (ceil(in/s) - 1)*s -
+  (d-1)*(k-1)``), and refuses the negative padding that gives when ``k < s``.
+- ConvTranspose: ``s*(in-1) + output_padding + eff - pb - pe``; with SAME the padding is
+  ``max(0, eff + output_padding - s)``, so ``in*s - max(0, s - output_padding - eff)``; else the
+  ``output_shape`` attribute. A size that is not positive is refused.
 - MaxUnpool: ``(in-1)*s - pb - pe + k``, or the ``output_shape`` input.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from onnx import TensorProto
 
@@ -34,19 +44,29 @@ def conv_out_dim(
     pad_begin: int,
     pad_end: int,
     auto_pad: str,
-    ceil_mode: int = 0,
+    ceil_mode: int | None = None,
 ) -> D.Dim | None:
-    """One spatial output size of a convolution or pool, per the ONNX formulas.
+    """One spatial output size of a convolution (``ceil_mode`` None) or a pool (``ceil_mode``
+    its attribute, 0 or 1), equal to onnxruntime's at every input size where it runs the node
+    (see the module docstring).
 
-    None when the size cannot be written as a dim (a symbolic ceil_mode case whose padding is
-    at least the window, where the one-step correction is not a ``min``).
+    Raises E040 where the sizes are known and onnxruntime refuses them (a convolution's window
+    past the padded input, a pool's negative size). None when the size cannot be written as a
+    dim (a symbolic ceil_mode pool whose end padding is at least the window, which onnxruntime
+    refuses anyway: its pads must be smaller than the kernel).
     """
     if stride <= 0 or dilation <= 0 or (type(kernel) is int and kernel <= 0):
         raise InferenceError(
             codes.CONV_OR_SEQUENCE_INVALID, f"invalid kernel {kernel} / stride {stride} / dilation {dilation}"
         )
+    spread = _over_minmax(
+        size, lambda arg: conv_out_dim(arg, kernel, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode)
+    )
+    if spread is not None:
+        return spread
+    pool = ceil_mode is not None
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        return D.ceildiv(size, stride)
+        return _pool_same(size, kernel, stride, dilation, ceil_mode) if pool else D.ceildiv(size, stride)
     eff = D.add(D.mul(D.sub(kernel, 1), dilation), 1)
     if type(eff) is int and eff > INT64_MAX:
         raise InferenceError(
@@ -54,23 +74,90 @@ def conv_out_dim(
             f"effective kernel size (kernel - 1) * dilation + 1 = ({kernel} - 1) * {dilation} + 1 overflows int64",
         )
     if auto_pad == "VALID":
-        return D.ceildiv(D.sub(D.add(size, 1), eff), stride)
+        pad_begin = pad_end = 0
     span = D.sub(D.add(size, pad_begin + pad_end), eff)
-    if not ceil_mode:
+    if not pool:
         if type(span) is int and span < 0:
-            # ONNX's floor gives 0, onnxruntime's truncation 1: the node is invalid
             raise InferenceError(
                 codes.CONV_OR_SEQUENCE_INVALID, f"window of {eff} is larger than the padded input ({span + eff})"
             )
+        if auto_pad == "VALID":
+            return D.ceildiv(D.sub(D.add(size, 1), eff), stride)
         return D.add(D.floordiv(span, stride), 1)
+    if not ceil_mode:
+        return _nonnegative(_trunc_out(span, stride), eff, span)
     out = D.add(D.ceildiv(span, stride), 1)
     # The last window must start inside the input or the left padding.
     if type(out) is int and type(size) is int:
-        return out - 1 if (out - 1) * stride >= size + pad_begin else out
+        return _nonnegative(out - 1 if (out - 1) * stride >= size + pad_begin else out, eff, span)
     if D.compare(pad_end, eff) != -1:
         return None
     # With pe < eff the correction applies at most once, so it is min(out, ceil((in + pb) / s)).
     return D.dmin(out, D.ceildiv(D.add(size, pad_begin), stride))
+
+
+def _over_minmax(size: D.Dim, size_of: Callable[[D.Dim], D.Dim | None]) -> D.Dim | None:
+    """``size_of(size)`` for a ``size`` that is ``max(a, b, ...)`` (``min``), as ``max(size_of(a),
+    size_of(b), ...)`` (``min``): every size formula of this module is non-decreasing in the input
+    size, so they are equal, and the arguments' forms simplify where the whole does not (a pool
+    after a pool: ``max(max(h//2, 1)//2, 1)`` is ``max(h//4, 1)``). None when ``size`` is no such
+    dim, or an argument's size is no dim or an error (a constant argument the window does not
+    fit: the size is then worked out on ``size`` itself)."""
+    if not isinstance(size, D.Expr) or len(size.terms) != 1:
+        return None
+    mono, coef = size.terms[0]
+    if coef != 1 or len(mono) != 1 or mono[0].kind not in ("max", "min"):
+        return None
+    try:
+        parts = [size_of(a) for a in mono[0].args]
+    except InferenceError:
+        return None
+    if any(p is None for p in parts):
+        return None
+    return D.dmax(*parts) if mono[0].kind == "max" else D.dmin(*parts)
+
+
+def _trunc_out(num: D.Dim, stride: int) -> D.Dim:
+    """``trunc(num / stride) + 1``, onnxruntime's pool size in floor mode, for every ``num``.
+
+    The floor form ``num // stride + 1`` where it is the same (``num`` provably >= 0, or stride
+    1); else ``max(num // s + 1, min(ceil(num / s) + 1, 1))``: the floor where ``num >= 0``, the
+    ceiling (truncation of a negative quotient) where ``num < 0``.
+    """
+    if type(num) is int:
+        return (num // stride if num >= 0 else -(-num // stride)) + 1
+    floor_out = D.add(D.floordiv(num, stride), 1)
+    lb = D.lower_bound(num)
+    if stride == 1 or (lb is not None and lb >= 0):
+        return floor_out
+    return D.dmax(floor_out, D.dmin(D.add(D.ceildiv(num, stride), 1), 1))
+
+
+def _pool_same(size: D.Dim, kernel: D.Dim, stride: int, dilation: int, ceil_mode: int) -> D.Dim:
+    """A pool's size with auto_pad SAME_UPPER / SAME_LOWER, as onnxruntime pads it: to
+    ``(c - 1)*s + k - in`` with ``c = ceil(in / s)``, for the kernel without its dilation, so
+    the window's span is ``(c - 1)*s - (d - 1)*(k - 1)``: ``c`` when that excess is 0. (Where the
+    padding is negative, ``k < s``, onnxruntime refuses the node.) The last window starts before
+    ``(c - 1)*s < in``, so ceil_mode never drops it."""
+    c = D.ceildiv(size, stride)
+    excess = D.mul(D.sub(kernel, 1), dilation - 1)
+    if excess == 0:
+        return c
+    num = D.sub(D.mul(c, stride), D.add(excess, stride))
+    out = D.add(D.ceildiv(num, stride), 1) if ceil_mode else _trunc_out(num, stride)
+    return _nonnegative(out, D.add(excess, kernel), num)
+
+
+def _nonnegative(out: D.Dim, eff: D.Dim, span: D.Dim) -> D.Dim:
+    """``out``; E040 when it is a negative int, a size onnxruntime refuses ("Calculated output
+    dimension is negative")."""
+    if type(out) is int and out < 0:
+        raise InferenceError(
+            codes.CONV_OR_SEQUENCE_INVALID,
+            f"window of {D.format(eff)} overhangs the padded input ({D.format(D.add(span, eff))}) "
+            f"by a stride or more: a negative output size ({out})",
+        )
+    return out
 
 
 def _ints_attr(ctx, name: str, n: int, default: int) -> list[int]:
@@ -83,8 +170,10 @@ def _ints_attr(ctx, name: str, n: int, default: int) -> list[int]:
     return v
 
 
-def spatial_dims(ctx, sizes, kernel, ceil_mode: int = 0) -> list[D.Dim]:
-    """The output spatial dims of a conv / pool over input spatial ``sizes``."""
+def spatial_dims(ctx, sizes, kernel, ceil_mode: int | None = None) -> list[D.Dim]:
+    """The output spatial dims of a convolution (``ceil_mode`` None) or a pool (``ceil_mode``
+    its attribute) over input spatial ``sizes``: :func:`conv_out_dim` per dim, a fresh symbol
+    where it gives None."""
     n_sp = len(sizes)
     if len(kernel) != n_sp:
         raise InferenceError(
@@ -183,12 +272,17 @@ def conv_transpose(ctx, ins: list) -> list:
     spatial = []
     for i in range(n_sp):
         size = x.shape[2 + i]
+        eff = D.add(D.mul(D.sub(kernel[i], 1), dil[i]), 1)
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            spatial.append(D.mul(size, strides[i]))
+            # onnxruntime pads max(0, eff + output_padding - s): in*s, less what that max cuts off
+            full = D.sub(D.mul(size, strides[i]), D.dmax(0, D.sub(strides[i] - outpad[i], eff)))
         else:
-            eff = D.add(D.mul(D.sub(kernel[i], 1), dil[i]), 1)
             full = D.add(D.mul(strides[i], D.sub(size, 1)), D.add(eff, outpad[i] - pads[i] - pads[i + n_sp]))
-            spatial.append(full)
+        if type(full) is int and full <= 0:
+            raise InferenceError(
+                codes.CONV_OR_SEQUENCE_INVALID, f"ConvTranspose output size {full} is not positive (spatial dim {i})"
+            )
+        spatial.append(full)
     return [tensor(x.dtype, (x.shape[0], m) + tuple(spatial))]
 
 
