@@ -37,8 +37,9 @@ exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and f
   before IR 4 an initializer listed as a graph input is the constant it then is (onnx leaves
   such an input's dims open). Of onnx 1.23's own ``shape_inference_test.py`` 949 tests pass
   (onnx 983); the others expect open a dim, rank or type shapeinfer knows (21), dims
-  onnxruntime's run contradicts (10: Resize, STFT, dilated SAME pools), dims onnx derives by assuming an unknown Slice's axes or
-  steps are the defaults (2), or read onnx's C++ inference context from a custom schema (1);
+  onnxruntime's run contradicts (10: Resize, STFT, dilated SAME pools), dims onnx derives by
+  assuming an unknown Slice's axes or steps are the defaults (2), or read onnx's C++ inference
+  context from a custom schema (1);
 - a model-local function that calls itself raises ``onnx.checker.ValidationError``, whatever
   the flags, as onnx does;
 - ``infer_shapes`` also takes what :func:`shapeinfer.infer_shapes` takes (an ``onnx_ir.Model``,

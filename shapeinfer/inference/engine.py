@@ -49,7 +49,8 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.symbolic.guards import CONTRADICTION, Guard, Ledger, contradiction_diagnostics
 from shapeinfer.symbolic.guards import contradictions as guard_contradictions
-from shapeinfer.symbolic.scope import SymbolScope
+from shapeinfer.symbolic.intervals import holds_le
+from shapeinfer.symbolic.scope import GuardEvent, SymbolScope
 
 #: Expressions larger than this (see :func:`shapeinfer.symbolic.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 256
@@ -186,6 +187,7 @@ class Engine:
         dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
         defaults_as_constants: bool = False,
         onnxruntime_conventions: bool = False,
+        soft_guards: bool = True,
     ) -> None:
         self.model = model
         #: read the main graph's initializer defaults of graph inputs as constants (onnx's
@@ -193,6 +195,9 @@ class Engine:
         self.defaults_as_constants = defaults_as_constants
         #: take onnxruntime's symbolic tool's readings, each made visible (see :func:`infer`)
         self.onnxruntime_conventions = onnxruntime_conventions
+        #: rules may take soft guards (see :meth:`NodeContext.assume`); off in the run
+        #: :func:`infer` makes when a soft guard the hard ones do not imply was taken
+        self.soft_guards = soft_guards
         #: the run's symbolic state: input symbols, ranges, fresh symbols, substitution,
         #: equalities and guards (rules reach it as ``ctx.symbols``)
         self.symbols = SymbolScope(dim_ranges)
@@ -1186,6 +1191,59 @@ def infer(
     """
     if input_shapes:
         apply_input_overrides(model, input_shapes)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    kw = dict(
+        base_dir=base_dir,
+        input_shapes=input_shapes,
+        bind=bind,
+        dim_ranges=dim_ranges,
+        record_reads=record_reads,
+        defaults_as_constants=defaults_as_constants,
+        onnxruntime_conventions=onnxruntime_conventions,
+    )
+    eng, result = _run(model, timeout=timeout, soft_guards=True, **kw)
+    if _unimplied_soft_guards(eng):
+        # the model may run where a soft guard fails: infer again without taking any, so that
+        # every shape holds wherever it runs
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        _, result = _run(model, timeout=left, soft_guards=False, **kw)
+    return result
+
+
+def _unimplied_soft_guards(eng: Engine) -> list[GuardEvent]:
+    """The soft guards of ``eng``'s run that the hard ones (with the caller's ranges) do not
+    imply: the model may run where such a guard fails."""
+    sym = eng.symbols
+    if not sym.soft:
+        return []
+    soft = set(sym.soft)
+    hard = Ledger()
+    for i, (kind, a, b, node) in enumerate(sym.guard_events):
+        if i not in soft:
+            hard.add(kind, a, b, node)
+    ranges = hard.ranges(sym.ranges, sym.input_symbols)
+    out = []
+    for i in sym.soft:
+        kind, a, b, _ = sym.guard_events[i]
+        if not (kind == "bound" and holds_le(D.resolve(a, sym.subst), D.resolve(b, sym.subst), ranges)):
+            out.append(sym.guard_events[i])
+    return out
+
+
+def _run(
+    model: onnx.ModelProto,
+    *,
+    base_dir: str | None,
+    input_shapes: Mapping[str, Sequence[D.Dim]] | None,
+    bind: Mapping[str, int] | None,
+    timeout: float | None,
+    dim_ranges: Mapping[str, tuple[int, int | None]] | None,
+    record_reads: bool,
+    defaults_as_constants: bool,
+    onnxruntime_conventions: bool,
+    soft_guards: bool,
+) -> tuple[Engine, Result]:
+    """One inference run of :func:`infer` (the input shapes already applied)."""
     eng = Engine(
         model,
         base_dir,
@@ -1193,6 +1251,7 @@ def infer(
         dim_ranges=dim_ranges,
         defaults_as_constants=defaults_as_constants,
         onnxruntime_conventions=onnxruntime_conventions,
+        soft_guards=soft_guards,
     )
     if record_reads:
         eng.node_reads = [None] * len(model.graph.node)
@@ -1232,7 +1291,7 @@ def infer(
     if sym.guard_events:  # guards no input in the ranges satisfies: G015 errors
         led = result.ledger()
         result.diagnostics.extend(contradiction_diagnostics(led, sym.ranges, sym.input_symbols, input_shapes or ()))
-    return result
+    return eng, result
 
 
 def binding_contradictions(

@@ -33,6 +33,8 @@ class Walker(Protocol):
     base_dir: str | None
     #: onnxruntime's symbolic tool's readings (see :func:`shapeinfer.inference.engine.infer`)
     onnxruntime_conventions: bool
+    #: whether rules may take soft guards (see :meth:`NodeContext.assume`)
+    soft_guards: bool
 
     def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]: ...
 
@@ -203,11 +205,14 @@ class NodeContext:
             self.diag("warning", codes.ASSUMED_DIM_EQUALITY, f"assuming {D.format(other)} == {D.format(rep)}")
         return rep
 
-    def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, report: bool = False) -> None:
+    def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, report: bool = False, soft: bool = False) -> None:
         """Record that the inferred shapes hold only when ``lhs <kind> rhs`` (see
         :mod:`shapeinfer.symbolic.guards`). ``report`` also makes it a G012 diagnostic of the node (for
-        the guards no other code reports: G003 says the equalities, G009 the float bounds)."""
-        lhs, rhs = self.symbols.assume(kind, lhs, rhs, self.label)
+        the guards no other code reports: G003 says the equalities, G009 the float bounds).
+        ``soft``: the model may run where it does not hold (see :meth:`SymbolScope.assume`); a
+        rule asks :attr:`soft_guards` first, and gives a form that holds everywhere when they
+        are off."""
+        lhs, rhs = self.symbols.assume(kind, lhs, rhs, self.label, soft)
         if report:
             led = Ledger()
             led.add(kind, lhs, rhs)

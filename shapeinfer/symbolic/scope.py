@@ -81,6 +81,7 @@ class SymbolScope:
         "input_symbols",
         "joins",
         "ranges",
+        "soft",
         "subst",
     )
 
@@ -93,6 +94,9 @@ class SymbolScope:
         self.subst: dict[str, D.Dim] = {}
         self.equalities: list[tuple[str, str]] = []
         self.guard_events: list[GuardEvent] = []
+        #: indices into guard_events of the soft guards: assumptions outside which the model may
+        #: still run, with other shapes (see :meth:`assume`)
+        self.soft: list[int] = []
         #: bumped whenever the substitution changes (a cheap "did anything bind?" test)
         self.generation = 0
         self._undo: list[tuple[str, object]] = []  # (name, previous binding or _ABSENT)
@@ -192,14 +196,21 @@ class SymbolScope:
         self.assume("equality", other, rep, node)
         return rep, other
 
-    def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, node: str = "") -> tuple[D.Dim, D.Dim]:
+    def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, node: str = "", soft: bool = False) -> tuple[D.Dim, D.Dim]:
         """Record that the inferred shapes hold only when ``lhs <kind> rhs`` (a guard of
-        ``node``); returns the sides as recorded (simplified under the ranges)."""
+        ``node``); returns the sides as recorded (simplified under the ranges). A guard is hard
+        when the model fails wherever it does not hold (a Concat's other axes, a Reshape's
+        element count); ``soft`` when the model may still run there, with other shapes (an
+        integer Div taken as the floor of a numerator of unproven sign)."""
         if self.ranges:
             lhs, rhs = intervals.simplify(lhs, self.ranges), intervals.simplify(rhs, self.ranges)
         if kind == "bound":
             lhs, rhs = as_symbol_bound(lhs, rhs, self.ranges)
+        if soft:
+            self.soft.append(len(self.guard_events))
         self.guard_events.append((kind, lhs, rhs, node))
+        if soft:
+            return lhs, rhs  # an assumption, not where the model runs: it narrows no range
         if kind == "bound":
             self._narrow(lhs, rhs)
         elif kind == "divisibility":
@@ -327,6 +338,8 @@ class SymbolScope:
             self.generation += 1
         del self.equalities[mark.equalities :]
         del self.guard_events[mark.guards :]
+        while self.soft and self.soft[-1] >= mark.guards:
+            self.soft.pop()
         au = self._assumed_undo
         if len(au) > mark.assumed:
             while len(au) > mark.assumed:

@@ -199,3 +199,62 @@ def test_a_yolo_neck_needs_one_residue_of_32_and_resolves_without_guards_under_a
     for written in (shapeinfer.infer_shapes(m), shapeinfer.optimize(m)):
         runs, problems = written_problems(m, written, GRID + grid)
         assert runs >= 3 and not problems, problems
+
+
+def _length_model(nodes: list[onnx.NodeProto]) -> onnx.ModelProto:
+    """x[b, n]; ``nodes`` compute the scalar ``len`` from ``n``; y = ConstantOfShape([len])."""
+    head = [h.make_node("Shape", ["x"], ["sh"]), _c("one", 1), h.make_node("Gather", ["sh", "one"], ["n"])]
+    tail = [
+        _c("z", [0]),
+        h.make_node("Unsqueeze", ["len", "z"], ["len1"]),
+        h.make_node("ConstantOfShape", ["len1"], ["y"]),
+    ]
+    g = h.make_graph(
+        head + nodes + tail,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["b", "n"])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def test_an_integer_div_of_unproven_sign_is_written_as_it_truncates():
+    """(n - 3)/2 in int64 truncates: at n = 2 it is 0 (the floor is -1) and the model runs. No
+    hard guard rules n = 2 out, so the soft guard 3 <= n is not taken: the dim is written as
+    the truncation, right at every size the model runs at."""
+    m = _length_model(
+        [
+            _c("three", 3),
+            _c("two", 2),
+            h.make_node("Sub", ["n", "three"], ["a"]),
+            h.make_node("Div", ["a", "two"], ["len"]),
+        ]
+    )
+    r = _dims_agree(m, [{"b": 1, "n": n} for n in range(1, 12)])
+    assert [D.evaluate(r.dims("y")[0], {"n": n}) for n in range(2, 9)] == [0, 0, 0, 1, 1, 2, 2]
+    assert not r.guards()
+    runs, problems = written_problems(m, shapeinfer.infer_shapes(m), [{"b": 1, "n": n} for n in range(1, 12)])
+    assert runs >= 8 and not problems, problems
+
+
+def test_an_integer_div_whose_sign_a_convolution_proves_keeps_the_floor():
+    """The same Div where a convolution of the input needs n >= 3 (its window does not fit
+    below): the soft guard follows from the hard one, and the floor form stays."""
+    conv = [
+        h.make_node("Unsqueeze", ["x", "z1"], ["x3"]),
+        h.make_node("Conv", ["x3", "w"], ["c"], kernel_shape=[3]),
+    ]
+    m = _length_model(
+        [
+            _c("three", 3),
+            _c("two", 2),
+            h.make_node("Sub", ["n", "three"], ["a"]),
+            h.make_node("Div", ["a", "two"], ["len"]),
+        ]
+    )
+    m.graph.node.extend(conv)
+    m.graph.initializer.extend([_init("z1", [1]), _init("w", np.ones((1, 1, 3), np.float32), np.float32)])
+    m.graph.output.append(h.make_tensor_value_info("c", T.FLOAT, None))
+    r = _dims_agree(m, [{"b": 1, "n": n} for n in range(1, 12)])
+    assert r.dims("y") == ((D.sym("n") - 3) // 2,)
+    assert [g.text for g in r.guards()] == ["3 <= n"]

@@ -51,7 +51,9 @@ def _div_in(ctx, out_dtype: int):
     """Div's values at ``ctx``: integer Div truncates toward zero (ONNX and onnxruntime). With
     a positive divisor that is the floor for a numerator >= 0 and ``-floor(-a/b)`` for one
     <= 0, each proven over the ranges and the bounds assumed so far; a numerator of unproven
-    sign takes the floor under the guard ``0 <= a`` (a G012 diagnostic), not a fresh symbol.
+    sign takes the floor under the soft guard ``0 <= a`` (a G012 diagnostic; the model may
+    run where ``a < 0``, so inference drops the guard, and takes the truncation as
+    ``max(a, 0)//b - max(-a, 0)//b``, when the hard guards do not imply it).
     A float Div (``out_dtype``) of symbolic values is known only where the quotient is exact:
     ``seq / 2.0`` is not ``seq // 2`` (Floor of it is: see :func:`_float_quotient`)."""
     sym = ctx.symbols
@@ -76,7 +78,9 @@ def _div_in(ctx, out_dtype: int):
             if _nonneg(D.neg(a)) or sym.prove_le(a, 0):
                 return D.neg(D.floordiv(D.neg(a), b))
             if sym.prove_le(1, b):
-                ctx.assume("bound", 0, a, report=True)
+                if not ctx.engine.soft_guards:
+                    return D.sub(D.floordiv(D.dmax(a, 0), b), D.floordiv(D.dmax(D.neg(a), 0), b))
+                ctx.assume("bound", 0, a, report=True, soft=True)
                 return D.floordiv(a, b)
         return None
 

@@ -139,19 +139,16 @@ def test_truncating_div_with_a_nonnegative_numerator_is_the_floor():
     assert not D.symbols(r.dims("y")[0]) - {"samples"} and r.guards() == []
 
 
-def test_truncating_div_of_unproven_sign_is_the_floor_under_a_guard():
-    """Not a fresh symbol: floor division, and the guard that makes it the truncation."""
+def test_truncating_div_of_unproven_sign_is_the_truncation_where_the_model_runs():
+    """Not a fresh symbol, and not the floor under a guard the model does not need: at samples =
+    300 the numerator is negative, onnxruntime truncates it and runs, and the length inferred
+    (so written) is that truncation. (A floor under the soft guard is taken only where a hard
+    guard implies it: see test_vision_idioms.)"""
     m = truncating_div(-3)
-    r = _agrees(m, [{"b": 1, "samples": 400}, {"b": 2, "samples": 1000}])
+    r = _agrees(m, [{"b": 1, "samples": s} for s in (80, 160, 300, 400, 1000)])
     (n,) = r.dims("y")
     assert D.symbols(n) == {"samples"}
-    assert any("samples" in g.text for g in r.guards())
-    assert any(d.code == "G012" for d in r.diagnostics)
-    # where the guard fails, the inferred length is not claimed: the guard says so
-    binding = {"b": 1, "samples": 300}
-    assert any(check(g, binding) is False for g in r.guards())
-    (y,) = [a for k, a in ort_oracle.run_all(m, ort_oracle.feeds(m, binding)).items() if k == "y"]
-    assert D.evaluate(n, binding) != y.shape[0]  # floor and truncation differ there
+    assert r.guards() == []
 
 
 def test_mod_of_a_constant_by_a_larger_symbol_is_the_constant():
@@ -528,16 +525,17 @@ def even_slice_of_nested_floor() -> onnx.ModelProto:
     return mk(nodes, [vi("x", T.FLOAT, ["b", "s"])], [vi("y", T.FLOAT, None)])
 
 
-def test_a_slice_end_nested_in_floors_is_clamped_under_the_guard_it_needs():
-    """The truncating Div of ``n`` assumes ``n >= 0``, i.e. ``s >= 10``: that bound proves the
-    end non-negative and below ``s`` (remainders of nested divisions cancel), so the length is
-    the end itself, not a fresh symbol."""
-    r = _agrees(even_slice_of_nested_floor(), [{"b": 2, "s": 400}, {"b": 3, "s": 999}, {"b": 1, "s": 10}])
+def test_a_slice_end_nested_in_floors_is_exact_at_every_size():
+    """The truncating Div of ``n`` is the floor for ``s >= 10`` only; below, ``n`` is -1 and
+    the Div truncates it to 0, and the model runs (an empty slice). Nothing needs ``s >= 10``,
+    so the length is the truncation's, right at every size (remainders of nested divisions
+    cancel in its clamps), not a fresh symbol nor a floor under a guard."""
+    r = _agrees(even_slice_of_nested_floor(), [{"b": 1, "s": s} for s in (*range(1, 31), 400, 999)])
     (b, n) = r.dims("y")
     assert b == D.sym("b") and D.symbols(n) == {"s"}
     for s in range(10, 200):
         assert D.evaluate(n, {"s": s}) == 2 * ((((s // 10) + 1) // 2 - 1) // 2)
-    assert [check(g, {"s": 9}) for g in r.guards()] == [False]
+    assert r.guards() == []
 
 
 @settings(max_examples=300, deadline=None)
