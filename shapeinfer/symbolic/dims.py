@@ -377,6 +377,11 @@ def floordiv(a: Dim, b: Dim) -> Dim:
         if rest.terms[0][1] < 0:
             # floor(r/b) == -floor((b - 1 - r)/b): keep the numerator's leading coefficient positive
             return sub(_make(q), floordiv(add(neg(rest), b - 1), b))
+        spread = _minmax_part(rest)
+        if spread is not None:  # floor division by a positive int is monotone: it goes inside
+            kind, args, c = spread
+            parts = [floordiv(add(x, c), b) for x in args]
+            return add(_make(q), dmax(*parts) if kind == "max" else dmin(*parts))
         nested = _nested_floordiv(rest)
         if nested is not None:
             x, p, e = nested
@@ -422,6 +427,22 @@ def _common_factor(a: Dim, b: Expr) -> tuple[Dim, Dim] | None:
         return None
     qa, qb = exact_div(a, f), exact_div(b, f)
     return None if qa is None or qb is None else (qa, qb)
+
+
+def _minmax_part(rest: Expr) -> tuple[str, tuple, int] | None:
+    """``(kind, args, c)`` when ``rest`` is ``max(args) + c`` (or ``min``) for an int ``c``:
+    then ``rest // k`` is ``max((a + c)//k for a in args)`` for an int ``k > 0`` (a pool after a
+    pool: ``max(h//2, 1)//2`` is ``max(h//4, 0)``, so ``h//4``)."""
+    c = 0
+    found = None
+    for m, coef in rest.terms:
+        if not m:
+            c = coef
+        elif found is None and coef == 1 and len(m) == 1 and m[0].kind in ("max", "min"):
+            found = m[0]
+        else:
+            return None
+    return None if found is None else (found.kind, found.args, c)
 
 
 def _nested_floordiv(rest: Expr) -> tuple[Dim, int, Dim] | None:

@@ -740,3 +740,12 @@ def test_lower_bound_by_residue_cases_sees_what_divisions_share():
         for e in (r, (n + 3) // 4 - n // 4, 2 * (n // 6) - n // 3, (n // 4 + 6) // 7 - n // 28):
             bound = D.lower_bound(e, {"n": (lo, None)})
             assert bound is None or all(D.evaluate(e, {"n": v}) >= bound for v in range(lo, lo + 400))
+
+
+def test_floordiv_by_an_int_goes_inside_min_and_max():
+    h = D.sym("h")
+    assert D.dmax(h // 2, 1) // 2 == h // 4  # max(h//4, 0): h//4 is never below 0
+    assert D.format((D.dmax(h, 3) + 1) // 2) == "max((h + 1)//2, 2)"
+    assert D.format((D.dmin(h, 7) + 3) // 4) == "min((h + 3)//4, 2)"
+    for v in range(1, 60):
+        assert D.evaluate((D.dmax(h // 2, 1) + 5) // 3, {"h": v}) == (max(v // 2, 1) + 5) // 3
