@@ -564,11 +564,21 @@ def _refined(d: Dim, ranges: Mapping[str, tuple[int, int | None]]) -> tuple[int 
     intervals leave it unbounded (``n//4 - n//8`` is at least 0: so ``max(min(n//4 - n//8, 3), 0)``
     is the min)."""
     lo, hi = bounds(d, ranges)
-    if lo == -INF and type(d) is not int:
+    if lo == -INF and type(d) is not int and not _polynomial(d):
         better = lower_bound(d, ranges)
         if better is not None:
             lo = better
     return lo, hi
+
+
+def _polynomial(d: Expr) -> bool:
+    """True when ``d`` has no floor division, min or max (the refinements have nothing to see)."""
+    return all(atom.kind == "sym" for m, _ in d.terms for atom in m)
+
+
+#: lower_bound's refined results by (expression, the ranges of its symbols); cleared when full.
+_LOWER: dict[tuple, int | float] = {}
+_LOWER_SIZE = 1 << 15
 
 
 def lower_bound(a: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
@@ -578,13 +588,21 @@ def lower_bound(a: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = No
     if type(a) is int:
         return a
     lo = bounds(a, ranges)[0]
-    if lo < 1:  # maybe too weak where an atom is correlated with the rest of the expression
-        for refine in (_lower_bound_by_remainder, _lower_bound_by_argument, _lower_bound_by_cases):
-            better = refine(a, ranges)
-            if better is not None and better > lo:
-                lo = better
-                if lo >= 1:
-                    break
+    if lo < 1 and not _polynomial(a):  # maybe too weak where an atom is correlated with the rest
+        key = (a, tuple(sorted((k, v) for k, v in ranges.items() if k in symbols(a)))) if ranges else (a,)
+        known = _LOWER.get(key)
+        if known is None:
+            known = lo
+            for refine in (_lower_bound_by_remainder, _lower_bound_by_argument, _lower_bound_by_cases):
+                better = refine(a, ranges)
+                if better is not None and better > known:
+                    known = better
+                    if known >= 1:
+                        break
+            if len(_LOWER) >= _LOWER_SIZE:
+                _LOWER.clear()
+            _LOWER[key] = known
+        lo = max(lo, known)
     return None if lo == -INF else int(lo)
 
 
