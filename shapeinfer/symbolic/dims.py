@@ -54,6 +54,7 @@ __all__ = [
     "mod",
     "mul",
     "neg",
+    "never_zero",
     "parse",
     "product",
     "resolve",
@@ -245,7 +246,29 @@ def add(a: Dim, b: Dim) -> Dim:
         d[m] = c
     for m, c in _terms(b):
         d[m] = d.get(m, 0) + c
+    if len(d) >= 2:
+        _merge_halves(d)
     return _make(d)
+
+
+def _merge_halves(d: dict) -> None:
+    """Rewrite in ``d`` (monomial -> coefficient) every pair ``c*(x//q) - c*(x//(2*q))`` for an
+    int ``q > 0`` as ``c*((x + q)//(2*q))``: ``y - y//2`` is ``(y + 1)//2`` for ``y = x//q``, and
+    floor divisions compose. A padded halving (Swin's patch merging, ``h//4 - h//8``) reads
+    ``(h + 4)//8``, and the next stage's ``(h + 12)//16``."""
+    halves = {}
+    for m, c in d.items():
+        if c and len(m) == 1 and m[0].kind == "floordiv" and type(m[0].args[1]) is int and m[0].args[1] > 0:
+            halves[m[0].args] = (m, c)
+    if len(halves) < 2:
+        return
+    for (x, q), (m, c) in list(halves.items()):
+        pair = halves.get((x, 2 * q))
+        if pair is None or d.get(m) != c or d.get(pair[0]) != -c:
+            continue
+        del d[m], d[pair[0]]
+        for mm, cc in _terms(floordiv(add(x, q), 2 * q)):
+            d[mm] = d.get(mm, 0) + c * cc
 
 
 def neg(a: Dim) -> Dim:
@@ -593,7 +616,12 @@ def lower_bound(a: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = No
         known = _LOWER.get(key)
         if known is None:
             known = lo
-            for refine in (_lower_bound_by_remainder, _lower_bound_by_argument, _lower_bound_by_cases):
+            for refine in (
+                _lower_bound_by_remainder,
+                _lower_bound_by_argument,
+                _lower_bound_by_modulo,
+                _lower_bound_by_cases,
+            ):
                 better = refine(a, ranges)
                 if better is not None and better > known:
                     known = better
@@ -625,6 +653,31 @@ def _lower_bound_by_argument(a: Expr, ranges: Mapping[str, tuple[int, int | None
                 lo = -INF if r is None else r
             best = max(best, lo)
         return None if best == -INF else int(best)
+    return None
+
+
+def _lower_bound_by_modulo(a: Expr, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
+    """A lower bound of ``a`` through one term ``c*y*(x//y)``, ``y`` a monomial that is at
+    least 1: ``y*(x//y)`` is ``x - r`` with ``0 <= r <= y - 1``, so ``a`` is at least the rest
+    plus ``c*x`` (``c < 0``) or ``c*x - c*(y - 1)`` (``c > 0``). torch's roll writes
+    ``Mod(3, H)`` as ``3 - H*(3//H)``: at least 0, and at most ``H - 1``. None when ``a`` has no
+    such term."""
+    for m, c in a.terms:
+        for atom in m:
+            if atom.kind != "floordiv" or type(atom.args[1]) is int:
+                continue
+            x, y = atom.args
+            if len(y.terms) != 1 or y.terms[0][1] != 1:
+                continue
+            rest_mono = _mono_div(m, (atom,))
+            if rest_mono is None or sorted(a_.key for a_ in rest_mono) != sorted(a_.key for a_ in y.terms[0][0]):
+                continue
+            ylo = lower_bound(y, ranges)
+            if ylo is None or ylo < 1:
+                continue
+            rest = sub(a, Expr(((m, c),)))
+            e = add(rest, mul(c, x)) if c < 0 else add(rest, sub(mul(c, x), mul(c, sub(y, 1))))
+            return lower_bound(e, ranges)
     return None
 
 
@@ -729,6 +782,22 @@ def _lower_bound_by_remainder(a: Expr, ranges: Mapping[str, tuple[int, int | Non
             if best >= 1:
                 break
     return None if best == -INF else int(best)
+
+
+def never_zero(d: Dim) -> bool:
+    """True when ``d`` is provably never 0: an int other than 0, or an expression whose
+    non-constant terms' coefficients share a factor that does not divide its constant
+    (``7*((h + 24)//28) - 6`` is 1 modulo 7)."""
+    if type(d) is int:
+        return d != 0
+    g = 0
+    c = 0
+    for m, coef in d.terms:
+        if m:
+            g = math.gcd(g, coef)
+        else:
+            c = coef
+    return g > 1 and c % g != 0
 
 
 def compare(a: Dim, b: Dim) -> int | None:

@@ -271,8 +271,8 @@ class Ledger:
             narrowed = {k: v for k, v in ranges.items()}
             if g.kind == "bound" and holds_le(g.lhs, g.rhs, narrowed):
                 continue
-            if g.kind == "equality" and holds_eq(g.lhs, g.rhs, narrowed):
-                continue
+            if g.kind in ("equality", "broadcast", "mutual_broadcast") and holds_eq(g.lhs, g.rhs, narrowed):
+                continue  # (a broadcast whose sides are equal holds too)
             if g.kind == "divisibility" and type(g.rhs) is int:
                 lo, hi = interval(g.lhs, narrowed)
                 if lo is not None and lo == hi and lo % g.rhs == 0:

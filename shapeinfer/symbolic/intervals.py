@@ -226,8 +226,44 @@ def holds_eq(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
     sa, sb = simplify(a, ranges), simplify(b, ranges)
     if sa == sb:
         return True
-    lo, hi = interval(D.sub(sa, sb), ranges)
-    return lo == hi == 0
+    diff = D.sub(sa, sb)
+    lo, hi = interval(diff, ranges)
+    if lo == hi == 0:
+        return True
+    return _zero_past_threshold(diff, ranges or {})
+
+
+#: The thresholds :func:`_zero_past_threshold` tries: below one, every value is checked.
+_THRESHOLDS = (16, 128, 1024)
+
+
+def _zero_past_threshold(d: D.Dim, ranges: Ranges) -> bool:
+    """True when ``d``, of one symbol ``n`` and holding a min or max, is 0 at every ``n`` in its
+    range: checked value by value below a threshold ``T`` past which the ranges decide every
+    min and max (``simplify`` under ``n >= T`` gives 0). So Swin's clamped window length
+    ``max(x - 3, 0) + max(x - max(x - 3, 0), 0)`` is ``x``: the two forms differ only in the
+    min/max pieces, which settle once ``x >= 3``."""
+    if type(d) is int:
+        return d == 0
+    names = D.symbols(d)
+    if len(names) != 1 or all(atom.kind != "max" and atom.kind != "min" for m, _ in d.terms for atom in m):
+        return False
+    (name,) = names
+    lo, hi = ranges.get(name, DEFAULT_RANGE)
+    step = step_of(ranges.get(name, DEFAULT_RANGE))
+    checked = lo
+    for top in _THRESHOLDS:
+        top = max(top, lo)
+        end = top if hi is None else min(top, hi + 1)
+        for v in range(checked, end, step):
+            if D.evaluate(d, {name: v}) != 0:
+                return False
+        checked = checked + -(-(end - checked) // step) * step if end > checked else checked
+        if hi is not None and checked > hi:
+            return True
+        if simplify(d, {**ranges, name: with_bounds(ranges.get(name, DEFAULT_RANGE), checked, hi)}) == 0:
+            return True
+    return False
 
 
 def simplify(d: D.Dim, ranges: Ranges | None = None) -> D.Dim:

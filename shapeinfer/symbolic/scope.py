@@ -179,6 +179,8 @@ class SymbolScope:
                 return a, None
         if type(a) is int and type(b) is int:
             raise InferenceError(codes.BROADCAST_INCOMPATIBLE, f"dims {a} and {b} must be equal")
+        if intervals.holds_eq(a, b, self.effective_ranges()):  # proven: nothing is assumed
+            return min((a, b), key=self._rank_key), None
         rep, other = (
             (a, b) if type(a) is int or (type(b) is not int and self._rank_key(a) <= self._rank_key(b)) else (b, a)
         )

@@ -258,3 +258,20 @@ def test_an_integer_div_whose_sign_a_convolution_proves_keeps_the_floor():
     r = _dims_agree(m, [{"b": 1, "n": n} for n in range(1, 12)])
     assert r.dims("y") == ((D.sym("n") - 3) // 2,)
     assert [g.text for g in r.guards()] == ["3 <= n"]
+
+
+def test_swin_stage_widths_and_rolled_windows_are_exact():
+    """Swin's patch merging pads to even: a stage is h//4 - h//8, which is (h + 4)//8, then
+    (h + 12)//16; torch.roll (dynamo) slices at Mod(3, H) = 3 - H*(3//H), which lies in
+    [0, H - 1] once H >= 1, so the two slices are Mod(3, H) and H - Mod(3, H) long; and an
+    Equal of 7*((h + 24)//28) - 7 with -1 is false (a multiple of 7 is never -1)."""
+    hh = D.sym("h")
+    stage = hh // 4 - hh // 8
+    assert stage == (hh + 4) // 8 and stage - stage // 2 == (hh + 12) // 16
+    rolled = D.mod(3, hh // 4)
+    assert D.lower_bound(rolled, {"h": (4, None)}) == 0 and D.lower_bound(hh // 4 - rolled, {"h": (4, None)}) == 1
+    assert D.never_zero(7 * ((hh + 24) // 28) - 6) and not D.never_zero(7 * ((hh + 24) // 28) - 7)
+    clamped = D.dmax(hh // 4 - 3, 0) + D.dmax(hh // 4 - D.dmax(hh // 4 - 3, 0), 0)
+    from shapeinfer.symbolic.intervals import holds_eq
+
+    assert holds_eq(clamped, hh // 4) and not holds_eq(clamped, hh // 4 + 1)

@@ -266,7 +266,9 @@ def _two_valued_cmp_in(ctx, test):
     """A comparison's values at ``ctx``: as :func:`_cmp`, and where it cannot decide, a
     difference ``x = a - b`` that takes only two values ``lo, lo + 1`` over the effective ranges
     (``2*((h + 1)//2) - h`` is 0 or 1) gives the exact 0/1 value ``t0 + (t1 - t0)*(x - lo)``
-    (``Equal(crop, 0)`` is ``1 - crop``), which Not, Where and integer arithmetic carry on."""
+    (``Equal(crop, 0)`` is ``1 - crop``), which Not, Where and integer arithmetic carry on. An
+    Equal whose difference is never 0 (its terms' common factor does not divide its constant:
+    ``7*q - 6``) is false."""
     plain = _cmp(test)
     sym = ctx.symbols
 
@@ -277,6 +279,8 @@ def _two_valued_cmp_in(ctx, test):
         x = D.sub(a, b)
         if type(x) is int:
             return int(test((x > 0) - (x < 0)))
+        if test(1) == test(-1) and D.never_zero(x):  # Equal of 7*q - 7 and -1: never equal
+            return int(test(1))
         ranges = sym.effective_ranges()
         lo, neg_lo = D.lower_bound(x, ranges), D.lower_bound(D.neg(x), ranges)
         if lo is None or neg_lo is None or -neg_lo - lo != 1:
