@@ -295,13 +295,14 @@ def timm_section(out: Path) -> None:
                 timm.create_model(
                     "swin_tiny_patch4_window7_224",
                     pretrained=False,
-                    embed_dim=24,
-                    depths=(1, 1, 2, 1),
-                    num_heads=(1, 2, 3, 6),
+                    embed_dim=8,
+                    depths=(2, 2, 2, 1),
+                    num_heads=(1, 1, 2, 2),
+                    mlp_ratio=2.0,
                     num_classes=10,
                     dynamic_img_size=True,
                 ),
-                "swin_tiny_patch4_window7_224(embed_dim=24, depths=(1,1,2,1), num_heads=(1,2,3,6), "
+                "swin_tiny_patch4_window7_224(embed_dim=8, depths=(2,2,2,1), num_heads=(1,1,2,2), mlp_ratio=2, "
                 "dynamic_img_size=True)",
             )
         if kind == "vit":
@@ -423,8 +424,8 @@ def torchvision_section(out: Path) -> None:
                 mbv3_fpn(2),
                 num_classes=None,
                 rpn_anchor_generator=rcnn_anchors(),
-                box_head=TwoMLPHead(C * 49, 128),
-                box_predictor=FastRCNNPredictor(128, 5),
+                box_head=TwoMLPHead(C * 49, 64),
+                box_predictor=FastRCNNPredictor(64, 5),
                 **small,
             )
         if kind == "maskrcnn":
@@ -432,8 +433,8 @@ def torchvision_section(out: Path) -> None:
                 mbv3_fpn(2),
                 num_classes=None,
                 rpn_anchor_generator=rcnn_anchors(),
-                box_head=TwoMLPHead(C * 49, 128),
-                box_predictor=FastRCNNPredictor(128, 5),
+                box_head=TwoMLPHead(C * 49, 64),
+                box_predictor=FastRCNNPredictor(64, 5),
                 mask_head=MaskRCNNHeads(C, (C, C), 1),
                 mask_predictor=MaskRCNNPredictor(C, C, 5),
                 **small,
@@ -443,8 +444,8 @@ def torchvision_section(out: Path) -> None:
                 mbv3_fpn(2),
                 num_classes=None,
                 rpn_anchor_generator=rcnn_anchors(),
-                box_head=TwoMLPHead(C * 49, 128),
-                box_predictor=FastRCNNPredictor(128, 2),
+                box_head=TwoMLPHead(C * 49, 64),
+                box_predictor=FastRCNNPredictor(64, 2),
                 keypoint_head=KeypointRCNNHeads(C, (C, C)),
                 keypoint_predictor=KeypointRCNNPredictor(C, 17),
                 **small,
@@ -463,7 +464,7 @@ def torchvision_section(out: Path) -> None:
 
     what = {
         "fasterrcnn": "FasterRCNN(BackboneWithFPN on mobilenet_v3_large(width_mult=0.25).features, 2 levels + pool, "
-        "32-channel FPN, TwoMLPHead(32*49, 128), min_size=160, max_size=256)",
+        "32-channel FPN, TwoMLPHead(32*49, 64), min_size=160, max_size=256)",
         "maskrcnn": "MaskRCNN(same backbone, MaskRCNNHeads(32, (32, 32)), min_size=160, max_size=256)",
         "keypointrcnn": "KeypointRCNN(same backbone, KeypointRCNNHeads(32, (32, 32)), 17 keypoints)",
         "retinanet": "RetinaNet(mobilenet_v3_large(width_mult=0.25) FPN of 3 levels + LastLevelP6P7, 32 channels)",
