@@ -31,7 +31,7 @@ Sections:
 
 - ``ultralytics``: YOLO11 detect/seg/pose/obb/cls, YOLOv8 detect and YOLO26 detect (with ``nms=False``
   once more: its end-to-end TopK head)
-  built from copies of the package's yaml with one tiny scale, ``model.export(format="onnx",
+  built from copies of the package's yaml with one tiny scale and 8 classes, ``model.export(format="onnx",
   dynamic=True)`` with ``simplify=False``, ``simplify=True`` (onnxslim) and ``nms=True`` variants;
 - ``timm``: Swin (``dynamic_img_size=True``: the shifted-window mask is built from the input's
   shape), ViT (``dynamic_img_size=True``), ResNet, MobileNetV3 and ConvNeXt, each with the
@@ -227,6 +227,8 @@ def ultralytics_section(out: Path) -> None:
     def export(name, yaml_rel, stem, kw):
         with tempfile.TemporaryDirectory() as td:
             text = re.sub(r"scales:.*?\n\n", tiny, (cfg / yaml_rel).read_text(), flags=re.S)
+            # 8 classes: the class branch of the head (and the classifier) stays small
+            text = re.sub(r"^nc: \d+", "nc: 8", text, flags=re.M)
             y = Path(td) / f"{stem}.yaml"
             y.write_text(text)
             cwd = os.getcwd()
@@ -241,8 +243,8 @@ def ultralytics_section(out: Path) -> None:
             path = d / f"{name}.onnx"
             shutil.move(str(f), path)
         notes = (
-            f"ultralytics {ultralytics.__version__}: YOLO({yaml_rel} with scale n: [0.33, 0.125, 256]), random init "
-            f"(seed 0), model.export({', '.join(f'{k}={v!r}' for k, v in args.items())}) offline "
+            f"ultralytics {ultralytics.__version__}: YOLO({yaml_rel} with nc: 8 and scale n: [0.33, 0.125, 256]), "
+            f"random init (seed 0), model.export({', '.join(f'{k}={v!r}' for k, v in args.items())}) offline "
             f"(YOLO_OFFLINE=1, check_requirements patched out); its TorchScript exporter (torch.onnx.export "
             f"dynamo=False) with dynamic_axes {{0: batch, 2: height, 3: width}}"
             f"{' then onnxslim' if kw.get('simplify', True) else ''}; {_versions('torch', 'onnx', 'onnxslim')}. "
