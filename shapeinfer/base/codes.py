@@ -740,8 +740,12 @@ DECLARED_TYPE_ASSUMED = _code(
     (``value_info`` or a graph output): inference takes the declaration as an assumption, and
     the shapes that follow from it hold only if it is right. A declared dim never replaces one
     that is one of several alternatives (an ``If`` whose branches give different sizes: a
-    declaration matching one branch is wrong whenever the other runs). Check the declaration,
-    or give the sizes with ``--input-shape`` / ``--bind``.
+    declaration matching one branch is wrong whenever the other runs). Inside a subgraph (an
+    ``If`` branch, a ``Loop`` or ``Scan`` body, a function body) a declaration is a claim about
+    that one run of it: a dim name it uses, other than the graph inputs' symbols, is private to
+    it, so the same name in two branches, two bodies or a body and the main graph is not taken
+    for the same size. Check the declaration, or give the sizes with ``--input-shape`` /
+    ``--bind``.
     """,
 )
 

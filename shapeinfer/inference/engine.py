@@ -49,7 +49,7 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.symbolic.guards import CONTRADICTION, Guard, Ledger, contradiction_diagnostics
 from shapeinfer.symbolic.guards import contradictions as guard_contradictions
-from shapeinfer.symbolic.scope import SymbolScope
+from shapeinfer.symbolic.scope import FRESH_PREFIX, SymbolScope
 
 #: Expressions larger than this (see :func:`shapeinfer.symbolic.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 256
@@ -471,6 +471,11 @@ class Engine:
         versions: dict[str, tuple[str, int]] = {}  # node domain -> (domain, opset version)
         count = 0
         reads = self.node_reads if graph == MAIN else None
+        # A subgraph's or function body's declarations speak of this instance only: the names
+        # they use are private to it (see with_declared), and only the fresh symbols drawn from
+        # here on are its own.
+        private: dict[str, D.Dim] | None = None if graph == MAIN else {}
+        own_from = len(self.symbols.fresh_symbols)
         for k in range(len(nodes)) if order is None else order:
             if deadline is not None:
                 if count % 64 == 0 and time.monotonic() > deadline:
@@ -575,7 +580,9 @@ class Engine:
                         )
                     f = outs[i] if i < n_outs else None
                     if declared and o in declared:
-                        g, assumed = self.with_declared(f, declared[o], node.name or f"{op_type} #{k}")
+                        g, assumed = self.with_declared(
+                            f, declared[o], node.name or f"{op_type} #{k}", private, own_from
+                        )
                         if assumed and not any(d.severity == "error" for d in self.diagnostics[ndiag:]):
                             self._adopted(o, f, g, declared[o], node, k, graph)  # (an invalid node's: moot)
                         f = g
@@ -601,19 +608,37 @@ class Engine:
                 took.append(f"shape {decl} (inferred {dims_text(old)})")
         if took:
             msg = f"{name!r}: assuming the declared {' and '.join(took)}, which inference could not determine"
+            if graph != MAIN and g.shape is not None and g.shape != old:
+                msg += " (a claim of this subgraph alone: names it declares are its own)"
             self.diagnostics.append(
                 Diagnostic("info", codes.DECLARED_TYPE_ASSUMED, msg, node.name or None, node.op_type, k, graph, name)
             )
 
-    def with_declared(self, f: Fact | None, declared: onnx.TypeProto, label: str = "") -> tuple[Fact | None, bool]:
+    def with_declared(
+        self,
+        f: Fact | None,
+        declared: onnx.TypeProto,
+        label: str = "",
+        private: dict[str, D.Dim] | None = None,
+        own_from: int = 0,
+    ) -> tuple[Fact | None, bool]:
         """``f`` completed from the tensor type the graph declares for it, where inference knows
         less: an unknown element type or rank takes the declared one, a dim that is only fresh
         symbols (not a join: see :meth:`SymbolScope.join`) takes the declared dim (a declared
-        ``-1`` or open dim is unknown); a lone fresh symbol is bound to it (a guard of ``label``).
-        Anything inference determined wins; a declaration that contradicts it is G006 (see
-        :func:`check_declarations`). A declared dim that equals a join's expression at every
-        alternative is taken as proven. Returns the fact (``f`` itself when nothing was taken)
-        and whether anything was assumed."""
+        ``-1`` or open dim is unknown); a lone fresh symbol is bound to it (a guard
+        of ``label``). Anything inference determined wins; a declaration that contradicts it is
+        G006 (see :func:`check_declarations`). A declared dim that equals a join's expression at
+        every alternative is taken as proven. Returns the fact (``f`` itself when nothing was
+        taken) and whether anything was assumed.
+
+        ``private`` is given for a declaration inside a subgraph or function body (one run of
+        it: an If branch, a Loop iteration, a call), whose claims hold in that instance only: a
+        name it uses other than the graph inputs' symbols is the instance's own (``private`` maps
+        it to what it stands for there: the unknown dim it first names alone, else a fresh
+        symbol drawn at its first use), so equal names in two branches, two bodies or a body and
+        the main graph are never the same dim; and only a fresh symbol the instance drew itself
+        (numbered ``own_from`` or later) is bound, one from an enclosing graph being replaced in
+        this tensor's fact alone."""
         if f is not None and f.kind != "tensor":
             return f, False
         tt = declared.tensor_type
@@ -633,26 +658,67 @@ class Engine:
         if tt.HasField("shape"):
             decl = [dim_from_proto(d) for d in tt.shape.dim]
             if shape is None:
-                shape = tuple(self.fresh() if d is None else d for d in decl)
+                shape = tuple(self.fresh() if x is None else self._private_dim(x, private) for x in decl)
                 assumed = True
             elif len(decl) == len(shape):
                 out = []
                 for d, x in zip(shape, decl):
-                    if x is not None and joins and type(d) is not int and symbols.equal_at_every_alternative(d, x):
+                    if (
+                        x is not None
+                        and joins
+                        and type(d) is not int
+                        and (private is None or D.symbols(x) <= symbols.input_symbols)
+                        and symbols.equal_at_every_alternative(d, x)
+                    ):
                         d = x  # proven, not assumed: the declared dim holds in every alternative
                     elif x is not None and self._open(d):
+                        x = self._private_dim(x, private, d)
+                        if x == d:
+                            out.append(d)  # the declaration names the inferred dim: nothing assumed
+                            continue
                         assumed = True
                         # a lone fresh symbol is bound to the declared dim wherever it occurs
-                        d = (
-                            self.symbols.unify(d, x, label)[0]
-                            if D.symbols(d) and d == D.sym(next(iter(D.symbols(d))))
-                            else x
-                        )
+                        # (in a subgraph: one the subgraph drew itself)
+                        syms = D.symbols(d)
+                        lone = next(iter(syms)) if len(syms) == 1 else None
+                        if lone is not None and d == D.sym(lone) and (private is None or self._own(lone, own_from)):
+                            d = self.symbols.unify(d, x, label)[0]
+                        else:
+                            d = x
                     out.append(d)
                 shape = tuple(out)
         if dtype == f.dtype and shape == f.shape:
             return f, False
         return Fact(dtype, shape, f.value if shape == f.shape else None, "tensor", None), assumed
+
+    def _private_dim(self, x: D.Dim, private: dict[str, D.Dim] | None, d: D.Dim | None = None) -> D.Dim:
+        """Declared dim ``x`` as :meth:`with_declared` reads it in a subgraph instance (``x``
+        itself in the main graph, ``private`` None): each symbol that is not a graph input's
+        replaced by what it stands for in the instance, recorded in ``private`` at its first
+        use: the unknown dim ``d`` when ``x`` is that name alone (a name for ``d``: nothing
+        assumed), else a fresh symbol."""
+        if private is None or type(x) is int:
+            return x
+        names = D.symbols(x) - self.symbols.input_symbols
+        if not names:
+            return x
+        if d is not None and len(names) == 1:
+            (name,) = names
+            if name not in private and x == D.sym(name):
+                private[name] = d
+                return d
+        for n in sorted(names):
+            if n not in private:
+                private[n] = self.fresh()
+        return D.substitute(x, {n: private[n] for n in names})
+
+    def _own(self, name: str, own_from: int) -> bool:
+        """Whether ``name`` is a fresh symbol drawn at position ``own_from`` or later (fresh
+        symbols are numbered by position: ``unk_<n>``)."""
+        if not self.symbols.is_fresh(name):
+            return False
+        n = name[len(FRESH_PREFIX) :]
+        return n.isdigit() and int(n) >= own_from
 
     def _domain_version(self, raw_domain: str) -> tuple[str, int]:
         """A node's domain as the opsets key it (``ai.onnx`` is ``""``) and the opset version it
