@@ -123,6 +123,23 @@ NEGATIVE_INPUT_DIM = _code(
     """,
 )
 
+PLACEHOLDER_INPUT_DIM = _code(
+    "E009",
+    "placeholder-input-dim",
+    "info",
+    "a graph input dim named by a placeholder (?, None, -1) rather than a symbol",
+    """
+    A graph input's ``dim_param`` is a placeholder rather than a name: ``?``, ``None``, ``null``,
+    ``nil``, ``unk``, ``unknown``, ``dynamic`` (any case) or a negative integer such as ``-1``
+    (older paddle2onnx writes ``[-1, 3, ?, ?]``). Read as a name, two such dims would be one
+    symbol, and height and width of an image assumed equal. Inference treats each as its own
+    unknown dim, as if it had no name, called ``<input>_d<axis>`` (``x_d2``, ``x_d3``): those are
+    the names ``--bind``, ``--dim-range`` and ``verify`` take. The same texts in ``value_info``
+    or graph outputs are unknown dims too. Give the dims real names (``height``, ``width``) when
+    exporting to make the model say what it means.
+    """,
+)
+
 ATTRIBUTE_WRONG_TYPE = _code(
     "E007",
     "attribute-wrong-type",

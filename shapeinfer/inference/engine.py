@@ -38,6 +38,7 @@ from shapeinfer.io.onnxio import (
     fact_type,
     graph_path,
     ident,
+    is_placeholder,
     subgraph_attrs,
     tensor_fact,
     tensor_numel,
@@ -288,6 +289,10 @@ class Engine:
 
     # ---------------------------------------------------------------- graphs
     def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:
+        """The fact of main-graph input ``vi`` as declared: a dim without a value or a name, with
+        a negative value (warning E006) or with a placeholder name (``?``, ``None``, ``-1``: see
+        :func:`~shapeinfer.io.onnxio.is_placeholder`; info E009, naming the axes) is the input
+        symbol ``<input>_d<axis>``, one per axis, so two of them are never the same dim."""
         base = ident(vi.name)
         f = type_fact(vi.type, lambda axis: D.sym(f"{base}_d{axis}"))  # a declared -1 is open
         tt = vi.type.tensor_type if vi.type.WhichOneof("value") == "tensor_type" else None
@@ -300,6 +305,20 @@ class Engine:
                     tensor=vi.name,
                 )
             )
+        if tt is not None:
+            named = [
+                (axis, d.dim_param)
+                for axis, d in enumerate(tt.shape.dim)
+                if d.HasField("dim_param") and d.dim_param.strip() and is_placeholder(d.dim_param)
+            ]
+            if named:
+                axes = ", ".join(f"{axis} ({text!r})" for axis, text in named)
+                syms = ", ".join(f"{base}_d{axis}" for axis, _ in named)
+                msg = (
+                    f"graph input {vi.name!r} gives dim{'s' if len(named) > 1 else ''} {axes} a placeholder"
+                    f" name, not a symbol: each is its own unknown dim, named {syms} (bind or range these)"
+                )
+                self.diagnostics.append(Diagnostic("info", codes.PLACEHOLDER_INPUT_DIM, msg, tensor=vi.name))
         for d in f.shape or ():
             self.symbols.add_inputs(D.symbols(d))
         return f
@@ -625,7 +644,7 @@ class Engine:
         """``f`` completed from the tensor type the graph declares for it, where inference knows
         less: an unknown element type or rank takes the declared one, a dim that is only fresh
         symbols (not a join: see :meth:`SymbolScope.join`) takes the declared dim (a declared
-        ``-1`` or open dim is unknown); a lone fresh symbol is bound to it (a guard
+        ``-1``, placeholder or open dim is unknown); a lone fresh symbol is bound to it (a guard
         of ``label``). Anything inference determined wins; a declaration that contradicts it is
         G006 (see :func:`check_declarations`). A declared dim that equals a join's expression at
         every alternative is taken as proven. Returns the fact (``f`` itself when nothing was
