@@ -123,6 +123,23 @@ NEGATIVE_INPUT_DIM = _code(
     """,
 )
 
+PLACEHOLDER_INPUT_DIM = _code(
+    "E009",
+    "placeholder-input-dim",
+    "info",
+    "a graph input dim named by a placeholder (?, None, -1) rather than a symbol",
+    """
+    A graph input's ``dim_param`` is a placeholder rather than a name: ``?``, ``None``, ``null``,
+    ``nil``, ``unk``, ``unknown``, ``dynamic`` (any case) or a negative integer such as ``-1``
+    (older paddle2onnx writes ``[-1, 3, ?, ?]``). Read as a name, two such dims would be one
+    symbol, and height and width of an image assumed equal. Inference treats each as its own
+    unknown dim, as if it had no name, called ``<input>_d<axis>`` (``x_d2``, ``x_d3``): those are
+    the names ``--bind``, ``--dim-range`` and ``verify`` take. The same texts in ``value_info``
+    or graph outputs are unknown dims too. Give the dims real names (``height``, ``width``) when
+    exporting to make the model say what it means.
+    """,
+)
+
 ATTRIBUTE_WRONG_TYPE = _code(
     "E007",
     "attribute-wrong-type",
@@ -740,8 +757,12 @@ DECLARED_TYPE_ASSUMED = _code(
     (``value_info`` or a graph output): inference takes the declaration as an assumption, and
     the shapes that follow from it hold only if it is right. A declared dim never replaces one
     that is one of several alternatives (an ``If`` whose branches give different sizes: a
-    declaration matching one branch is wrong whenever the other runs). Check the declaration,
-    or give the sizes with ``--input-shape`` / ``--bind``.
+    declaration matching one branch is wrong whenever the other runs). Inside a subgraph (an
+    ``If`` branch, a ``Loop`` or ``Scan`` body, a function body) a declaration is a claim about
+    that one run of it: a dim name it uses, other than the graph inputs' symbols, is private to
+    it, so the same name in two branches, two bodies or a body and the main graph is not taken
+    for the same size. Check the declaration, or give the sizes with ``--input-shape`` /
+    ``--bind``.
     """,
 )
 

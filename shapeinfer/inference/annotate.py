@@ -19,7 +19,7 @@ import onnx
 from onnx import TypeProto
 
 from shapeinfer.inference.engine import Result, graph_path
-from shapeinfer.io.onnxio import fact_type, subgraph_attrs, write_shape
+from shapeinfer.io.onnxio import fact_type, is_placeholder, subgraph_attrs, write_shape
 from shapeinfer.io.wire import SHORT_LENGTHS, field_tag, varint
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -189,12 +189,14 @@ def _merge_elem(elem: Fact | None, container, fresh: set[str]) -> TypeProto:
 
 def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
     """One dim: inference wins where it determined the dim (an integer, or an expression of
-    the inputs' symbols); a declared dim stays over one made only of ``fresh`` symbols."""
+    the inputs' symbols); a declared dim stays over one made only of ``fresh`` symbols, unless
+    it is a placeholder name (``?``: :func:`~shapeinfer.io.onnxio.is_placeholder`), which would
+    make every dim it is written on one size to a runtime."""
     if type(d) is int:
         out.dim_value = d
     elif D.symbols(d) <= fresh and x.HasField("dim_value"):
         out.dim_value = x.dim_value
-    elif D.symbols(d) <= fresh and x.HasField("dim_param") and x.dim_param:
+    elif D.symbols(d) <= fresh and x.HasField("dim_param") and x.dim_param and not is_placeholder(x.dim_param):
         out.dim_param = x.dim_param
     else:
         out.dim_param = D.format(d)

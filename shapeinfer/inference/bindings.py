@@ -484,16 +484,17 @@ def check_input_shapes_fit(model: onnx.ModelProto, input_shapes: Mapping[str, Se
 def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int]) -> int:
     """Write ``bind``'s values into the main graph's input dims (in place; initializers aside):
     a dim_param over bound symbols becomes its value (or the expression over the rest), an open
-    dim named ``<input>_d<axis>`` its value. Returns the number of dims changed. The binding is
-    assumed checked (:func:`check_bind_values`, :func:`check_model`)."""
-    from shapeinfer.io.onnxio import ident
+    dim named ``<input>_d<axis>`` (one with a placeholder name too: ``?``, see
+    :func:`~shapeinfer.io.onnxio.is_placeholder`) its value. Returns the number of dims
+    changed. The binding is assumed checked (:func:`check_bind_values`, :func:`check_model`)."""
+    from shapeinfer.io.onnxio import ident, is_placeholder
 
     changed = 0
     for vi in _graph_inputs(model):
         if not vi.type.HasField("tensor_type"):
             continue
         for axis, d in enumerate(vi.type.tensor_type.shape.dim):
-            if d.HasField("dim_param") and d.dim_param:
+            if d.HasField("dim_param") and d.dim_param and not is_placeholder(d.dim_param):
                 new = D.substitute(D.parse(d.dim_param), bind)
             elif not d.HasField("dim_value") or d.dim_value < 0:
                 new = bind.get(f"{ident(vi.name)}_d{axis}")

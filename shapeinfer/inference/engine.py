@@ -38,6 +38,7 @@ from shapeinfer.io.onnxio import (
     fact_type,
     graph_path,
     ident,
+    is_placeholder,
     subgraph_attrs,
     tensor_fact,
     tensor_numel,
@@ -50,7 +51,7 @@ from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.symbolic.guards import CONTRADICTION, Guard, Ledger, contradiction_diagnostics
 from shapeinfer.symbolic.guards import contradictions as guard_contradictions
 from shapeinfer.symbolic.intervals import holds_le
-from shapeinfer.symbolic.scope import GuardEvent, SymbolScope
+from shapeinfer.symbolic.scope import FRESH_PREFIX, GuardEvent, SymbolScope
 
 #: Expressions larger than this (see :func:`shapeinfer.symbolic.dims.size`) become fresh symbols.
 MAX_EXPR_SIZE = 256
@@ -293,6 +294,10 @@ class Engine:
 
     # ---------------------------------------------------------------- graphs
     def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:
+        """The fact of main-graph input ``vi`` as declared: a dim without a value or a name, with
+        a negative value (warning E006) or with a placeholder name (``?``, ``None``, ``-1``: see
+        :func:`~shapeinfer.io.onnxio.is_placeholder`; info E009, naming the axes) is the input
+        symbol ``<input>_d<axis>``, one per axis, so two of them are never the same dim."""
         base = ident(vi.name)
         f = type_fact(vi.type, lambda axis: D.sym(f"{base}_d{axis}"))  # a declared -1 is open
         tt = vi.type.tensor_type if vi.type.WhichOneof("value") == "tensor_type" else None
@@ -305,6 +310,20 @@ class Engine:
                     tensor=vi.name,
                 )
             )
+        if tt is not None:
+            named = [
+                (axis, d.dim_param)
+                for axis, d in enumerate(tt.shape.dim)
+                if d.HasField("dim_param") and d.dim_param.strip() and is_placeholder(d.dim_param)
+            ]
+            if named:
+                axes = ", ".join(f"{axis} ({text!r})" for axis, text in named)
+                syms = ", ".join(f"{base}_d{axis}" for axis, _ in named)
+                msg = (
+                    f"graph input {vi.name!r} gives dim{'s' if len(named) > 1 else ''} {axes} a placeholder"
+                    f" name, not a symbol: each is its own unknown dim, named {syms} (bind or range these)"
+                )
+                self.diagnostics.append(Diagnostic("info", codes.PLACEHOLDER_INPUT_DIM, msg, tensor=vi.name))
         for d in f.shape or ():
             self.symbols.add_inputs(D.symbols(d))
         return f
@@ -476,6 +495,11 @@ class Engine:
         versions: dict[str, tuple[str, int]] = {}  # node domain -> (domain, opset version)
         count = 0
         reads = self.node_reads if graph == MAIN else None
+        # A subgraph's or function body's declarations speak of this instance only: the names
+        # they use are private to it (see with_declared), and only the fresh symbols drawn from
+        # here on are its own.
+        private: dict[str, D.Dim] | None = None if graph == MAIN else {}
+        own_from = len(self.symbols.fresh_symbols)
         for k in range(len(nodes)) if order is None else order:
             if deadline is not None:
                 if count % 64 == 0 and time.monotonic() > deadline:
@@ -580,7 +604,9 @@ class Engine:
                         )
                     f = outs[i] if i < n_outs else None
                     if declared and o in declared:
-                        g, assumed = self.with_declared(f, declared[o], node.name or f"{op_type} #{k}")
+                        g, assumed = self.with_declared(
+                            f, declared[o], node.name or f"{op_type} #{k}", private, own_from
+                        )
                         if assumed and not any(d.severity == "error" for d in self.diagnostics[ndiag:]):
                             self._adopted(o, f, g, declared[o], node, k, graph)  # (an invalid node's: moot)
                         f = g
@@ -606,19 +632,37 @@ class Engine:
                 took.append(f"shape {decl} (inferred {dims_text(old)})")
         if took:
             msg = f"{name!r}: assuming the declared {' and '.join(took)}, which inference could not determine"
+            if graph != MAIN and g.shape is not None and g.shape != old:
+                msg += " (a claim of this subgraph alone: names it declares are its own)"
             self.diagnostics.append(
                 Diagnostic("info", codes.DECLARED_TYPE_ASSUMED, msg, node.name or None, node.op_type, k, graph, name)
             )
 
-    def with_declared(self, f: Fact | None, declared: onnx.TypeProto, label: str = "") -> tuple[Fact | None, bool]:
+    def with_declared(
+        self,
+        f: Fact | None,
+        declared: onnx.TypeProto,
+        label: str = "",
+        private: dict[str, D.Dim] | None = None,
+        own_from: int = 0,
+    ) -> tuple[Fact | None, bool]:
         """``f`` completed from the tensor type the graph declares for it, where inference knows
         less: an unknown element type or rank takes the declared one, a dim that is only fresh
         symbols (not a join: see :meth:`SymbolScope.join`) takes the declared dim (a declared
-        ``-1`` or open dim is unknown); a lone fresh symbol is bound to it (a guard of ``label``).
-        Anything inference determined wins; a declaration that contradicts it is G006 (see
-        :func:`check_declarations`). A declared dim that equals a join's expression at every
-        alternative is taken as proven. Returns the fact (``f`` itself when nothing was taken)
-        and whether anything was assumed."""
+        ``-1``, placeholder or open dim is unknown); a lone fresh symbol is bound to it (a guard
+        of ``label``). Anything inference determined wins; a declaration that contradicts it is
+        G006 (see :func:`check_declarations`). A declared dim that equals a join's expression at
+        every alternative is taken as proven. Returns the fact (``f`` itself when nothing was
+        taken) and whether anything was assumed.
+
+        ``private`` is given for a declaration inside a subgraph or function body (one run of
+        it: an If branch, a Loop iteration, a call), whose claims hold in that instance only: a
+        name it uses other than the graph inputs' symbols is the instance's own (``private`` maps
+        it to what it stands for there: the unknown dim it first names alone, else a fresh
+        symbol drawn at its first use), so equal names in two branches, two bodies or a body and
+        the main graph are never the same dim; and only a fresh symbol the instance drew itself
+        (numbered ``own_from`` or later) is bound, one from an enclosing graph being replaced in
+        this tensor's fact alone."""
         if f is not None and f.kind != "tensor":
             return f, False
         tt = declared.tensor_type
@@ -638,26 +682,67 @@ class Engine:
         if tt.HasField("shape"):
             decl = [dim_from_proto(d) for d in tt.shape.dim]
             if shape is None:
-                shape = tuple(self.fresh() if d is None else d for d in decl)
+                shape = tuple(self.fresh() if x is None else self._private_dim(x, private) for x in decl)
                 assumed = True
             elif len(decl) == len(shape):
                 out = []
                 for d, x in zip(shape, decl):
-                    if x is not None and joins and type(d) is not int and symbols.equal_at_every_alternative(d, x):
+                    if (
+                        x is not None
+                        and joins
+                        and type(d) is not int
+                        and (private is None or D.symbols(x) <= symbols.input_symbols)
+                        and symbols.equal_at_every_alternative(d, x)
+                    ):
                         d = x  # proven, not assumed: the declared dim holds in every alternative
                     elif x is not None and self._open(d):
+                        x = self._private_dim(x, private, d)
+                        if x == d:
+                            out.append(d)  # the declaration names the inferred dim: nothing assumed
+                            continue
                         assumed = True
                         # a lone fresh symbol is bound to the declared dim wherever it occurs
-                        d = (
-                            self.symbols.unify(d, x, label)[0]
-                            if D.symbols(d) and d == D.sym(next(iter(D.symbols(d))))
-                            else x
-                        )
+                        # (in a subgraph: one the subgraph drew itself)
+                        syms = D.symbols(d)
+                        lone = next(iter(syms)) if len(syms) == 1 else None
+                        if lone is not None and d == D.sym(lone) and (private is None or self._own(lone, own_from)):
+                            d = self.symbols.unify(d, x, label)[0]
+                        else:
+                            d = x
                     out.append(d)
                 shape = tuple(out)
         if dtype == f.dtype and shape == f.shape:
             return f, False
         return Fact(dtype, shape, f.value if shape == f.shape else None, "tensor", None), assumed
+
+    def _private_dim(self, x: D.Dim, private: dict[str, D.Dim] | None, d: D.Dim | None = None) -> D.Dim:
+        """Declared dim ``x`` as :meth:`with_declared` reads it in a subgraph instance (``x``
+        itself in the main graph, ``private`` None): each symbol that is not a graph input's
+        replaced by what it stands for in the instance, recorded in ``private`` at its first
+        use: the unknown dim ``d`` when ``x`` is that name alone (a name for ``d``: nothing
+        assumed), else a fresh symbol."""
+        if private is None or type(x) is int:
+            return x
+        names = D.symbols(x) - self.symbols.input_symbols
+        if not names:
+            return x
+        if d is not None and len(names) == 1:
+            (name,) = names
+            if name not in private and x == D.sym(name):
+                private[name] = d
+                return d
+        for n in sorted(names):
+            if n not in private:
+                private[n] = self.fresh()
+        return D.substitute(x, {n: private[n] for n in names})
+
+    def _own(self, name: str, own_from: int) -> bool:
+        """Whether ``name`` is a fresh symbol drawn at position ``own_from`` or later (fresh
+        symbols are numbered by position: ``unk_<n>``)."""
+        if not self.symbols.is_fresh(name):
+            return False
+        n = name[len(FRESH_PREFIX) :]
+        return n.isdigit() and int(n) >= own_from
 
     def _domain_version(self, raw_domain: str) -> tuple[str, int]:
         """A node's domain as the opsets key it (``ai.onnx`` is ``""``) and the opset version it

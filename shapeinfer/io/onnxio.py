@@ -219,12 +219,32 @@ def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = 
     return Fact(t.data_type, shape, value)
 
 
+#: ``dim_param`` texts that name no dim (compared stripped and in lower case): how exporters
+#: spell "some size" without giving it a name (older paddle2onnx writes ``?``, others ``None``
+#: or ``-1`` as text). Text that reads as a negative integer (``-1``) is one too. Each such dim
+#: is its own unknown, like a dim with neither value nor param: two placeholders are never the
+#: same symbol. Names that are unique per dim (tf2onnx's ``unk__12``) are ordinary names.
+PLACEHOLDER_DIM_PARAMS = frozenset({"", "?", "none", "null", "nil", "unk", "unknown", "dynamic"})
+
+_NEGATIVE_INT = re.compile(r"-\s*\d+")
+
+
+def is_placeholder(text: str | bytes) -> bool:
+    """Whether ``dim_param`` text ``text`` is a placeholder (:data:`PLACEHOLDER_DIM_PARAMS`,
+    or a negative integer): a dim without a name, not a symbol."""
+    if type(text) is bytes:
+        text = text.decode("utf-8", "backslashreplace")
+    t = text.strip().lower()
+    return t in PLACEHOLDER_DIM_PARAMS or _NEGATIVE_INT.fullmatch(t) is not None
+
+
 def dim_from_proto(d: onnx.TensorShapeProto.Dimension) -> D.Dim | None:
-    """The dim a shape-proto dimension spells, or None when it has neither value nor param, or
-    a negative value (``-1`` is how some exporters, Paddle's among them, spell a dynamic dim)."""
+    """The dim a shape-proto dimension spells, or None when it has neither value nor param, a
+    negative value (``-1`` is how some exporters, Paddle's among them, spell a dynamic dim), or
+    a placeholder param (:func:`is_placeholder`: ``?``, ``None``, ``-1``...)."""
     if d.HasField("dim_value"):
         return int(d.dim_value) if d.dim_value >= 0 else None
-    if d.HasField("dim_param") and d.dim_param:
+    if d.HasField("dim_param") and d.dim_param and not is_placeholder(d.dim_param):
         return D.parse(d.dim_param)
     return None
 

@@ -673,6 +673,10 @@ def negative_input_dim(dim: int):
     return make([h.make_node("Relu", ["x"], ["y"], name="bad")], [vi("x", T.FLOAT, [dim, 3])], [out(rank=2)])
 
 
+def placeholder_input_dim(name: str):
+    return make([h.make_node("Relu", ["x"], ["y"], name="bad")], [vi("x", T.FLOAT, [name, 3])], [out(rank=2)])
+
+
 def attribute_of_type(value):
     return node_model("Flatten", [vi("x", T.FLOAT, [2, 3, 4])], axis=value)
 
@@ -824,6 +828,8 @@ CASES += [
     Case("E005", "default-opset", lambda: without_default_opset(False), False),
     Case("E006", "input-dim-minus-one", lambda: negative_input_dim(-1), True, node=None),
     Case("E006", "input-dim-two", lambda: negative_input_dim(2), False),
+    Case("E009", "input-dim-question-mark", lambda: placeholder_input_dim("?"), True, node=None),
+    Case("E009", "input-dim-named", lambda: placeholder_input_dim("batch"), False),
     Case("E007", "axis-as-float", lambda: attribute_of_type(1.0), True),
     Case("E007", "axis-as-int", lambda: attribute_of_type(1), False),
     Case("E008", "cast-nan-to-int64", lambda: cast_of(float("nan")), True),
