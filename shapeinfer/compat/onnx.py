@@ -144,7 +144,7 @@ def _inferred(result: Result, check_type: bool, strict_mode: bool) -> onnx.Model
         _check_types(result)
     if strict_mode:
         _strict(result)
-    out = annotate(result)
+    out = annotate(result, name_fresh=True)
     spell_fresh_as_onnx(out, result.fresh_symbols)
     return out
 

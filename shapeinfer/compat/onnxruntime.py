@@ -213,7 +213,7 @@ class SymbolicShapeInference:
             if verbose:
                 logger.warning("unknown type or rank: %s", ", ".join(unknown[:10]))
             raise Exception(INCOMPLETE)  # onnxruntime's exact type and message
-        out = annotate(result)
+        out = annotate(result, name_fresh=True)
         spell_fresh_as_onnx(out, result.fresh_symbols)
         for n, domain in renamed:  # the model keeps its own domains: the reading is the tool's
             n.domain = domain

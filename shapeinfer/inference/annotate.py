@@ -7,8 +7,12 @@ claim: inference refines it where it knows more, and where they disagree (elemen
 dim inference determined) the inferred type is written (inference reports the disagreement as
 G006). Where inference knows less (an unknown element type or rank, a dim that is only fresh
 symbols) the declared part stays, except over a dim that is one of several alternatives (a
-join: an If whose branches differ), which is written as inferred. Where it knows nothing and
-nothing is declared, nothing is written.
+join: an If whose branches differ). A dim that holds a fresh symbol (a data-dependent count, a
+join, a dim past an op inference cannot see through) is written open, with no name: a name
+would tell a runtime which tensors share it, and onnxruntime acts on that (its ReshapeFusion
+turned RetinaNet's Reshape of a [N, 2, 2] box tensor into a [0, -1] that fails when no box is
+kept, where the original runs), while the name means nothing to a reader. Where it knows
+nothing and nothing is declared, nothing is written.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
 
-def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) -> onnx.ModelProto:
+def annotate(
+    result: Result, declared: Mapping[str, TypeProto] | None = None, *, name_fresh: bool = False
+) -> onnx.ModelProto:
     """Write ``result``'s facts into its model's ``value_info`` and graph outputs (in place).
 
     Every graph and subgraph inference reached is annotated. A value's written type is its fact
@@ -33,9 +39,11 @@ def annotate(result: Result, declared: Mapping[str, TypeProto] | None = None) ->
     declared ``value_info`` entries for values inference does not know stay as they are.
     ``declared`` adds declared types of main-graph values by name, taking precedence over the
     graph's own (for a model rewritten since it was loaded: the types its original declared).
-    Graph inputs and initializers are never touched. Returns the model.
+    Graph inputs and initializers are never touched. A dim holding a fresh symbol is written
+    open unless ``name_fresh`` (the drop-ins, which write them named as onnx and onnxruntime
+    do). Returns the model.
     """
-    tail = _annotate_graph(result.model.graph, result, _adoptable(result), declared or {}, "main")
+    tail = _annotate_graph(result.model.graph, result, _adoptable(result), declared or {}, "main", name_fresh)
     result.model.graph.MergeFromString(tail)
     return result.model
 
@@ -116,32 +124,35 @@ def _adoptable(result: Result) -> set[str]:
     return set(result.fresh_symbols) - set(result.join_symbols)
 
 
-def written_type(f: Fact | None, declared: TypeProto | None, fresh: set[str]) -> TypeProto | None:
+def written_type(
+    f: Fact | None, declared: TypeProto | None, fresh: set[str], unnamed: frozenset[str] = frozenset()
+) -> TypeProto | None:
     """The type to write for a value with fact ``f`` and declared type ``declared``, or None.
 
     Inference refines the declaration where it knows more (an element type, a rank, a dim): a
     dim it determined (an integer, an expression of the inputs' symbols) is written, a declared
     dim stays over one made only of the symbols in ``fresh`` (fresh ones a declaration may stand
     for). Where they disagree (kind, element type, rank, two different integer dims) inference
-    wins: the declared parts it contradicts are not written. The result is always complete
-    (:func:`is_complete`); None when neither side gives one.
+    wins: the declared parts it contradicts are not written. A dim holding a symbol of
+    ``unnamed`` that no declaration stands for is written open (no name: see :func:`annotate`).
+    The result is always complete (:func:`is_complete`); None when neither side gives one.
     """
     if declared is not None and declared.WhichOneof("value") is None:
         declared = None
     if declared is None:
-        return fact_type(f) if fact_is_complete(f) else None
+        return fact_type(f, unnamed) if fact_is_complete(f) else None
     if _unknown(f):
         return declared if is_complete(declared) else None
     try:
-        tp = _merge(f, declared, fresh)
+        tp = _merge(f, declared, fresh, unnamed)
     except _Conflict:  # a different kind of value: the declaration says nothing of this one
-        return fact_type(f) if fact_is_complete(f) else None
+        return fact_type(f, unnamed) if fact_is_complete(f) else None
     if is_complete(tp):
         return tp
     return declared if is_complete(declared) else None
 
 
-def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
+def _merge(f: Fact | None, decl: TypeProto, fresh: set[str], unnamed: frozenset[str]) -> TypeProto:
     """``decl`` refined by ``f``; raises _Conflict where they disagree."""
     which = decl.WhichOneof("value")
     if _unknown(f):
@@ -160,34 +171,34 @@ def _merge(f: Fact | None, decl: TypeProto, fresh: set[str]) -> TypeProto:
             if dt.HasField("shape"):
                 out.shape.CopyFrom(dt.shape)
         elif not dt.HasField("shape"):
-            write_shape(out, f.shape)
+            write_shape(out, f.shape, unnamed)
         elif len(dt.shape.dim) != len(f.shape):
-            write_shape(out, f.shape)  # the declared rank is wrong: none of its dims apply
+            write_shape(out, f.shape, unnamed)  # the declared rank is wrong: none of its dims apply
         else:
             out.shape.SetInParent()
             for d, x in zip(f.shape, dt.shape.dim):
-                _merge_dim(out.shape.dim.add(), d, x, fresh)
+                _merge_dim(out.shape.dim.add(), d, x, fresh, unnamed)
     elif which == "sequence_type":
-        tp.sequence_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.sequence_type, fresh))
+        tp.sequence_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.sequence_type, fresh, unnamed))
     elif which == "optional_type":
-        tp.optional_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.optional_type, fresh))
+        tp.optional_type.elem_type.CopyFrom(_merge_elem(f.elem, decl.optional_type, fresh, unnamed))
     else:  # map_type
         mt = decl.map_type
         tp.map_type.key_type = f.dtype or mt.key_type
         if mt.HasField("value_type"):
-            tp.map_type.value_type.CopyFrom(_merge(f.elem, mt.value_type, fresh))
+            tp.map_type.value_type.CopyFrom(_merge(f.elem, mt.value_type, fresh, unnamed))
         elif f.elem is not None:
-            tp.map_type.value_type.CopyFrom(fact_type(f.elem))
+            tp.map_type.value_type.CopyFrom(fact_type(f.elem, unnamed))
     return tp
 
 
-def _merge_elem(elem: Fact | None, container, fresh: set[str]) -> TypeProto:
+def _merge_elem(elem: Fact | None, container, fresh: set[str], unnamed: frozenset[str]) -> TypeProto:
     if container.HasField("elem_type"):
-        return _merge(elem, container.elem_type, fresh)
-    return TypeProto() if elem is None else fact_type(elem)
+        return _merge(elem, container.elem_type, fresh, unnamed)
+    return TypeProto() if elem is None else fact_type(elem, unnamed)
 
 
-def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
+def _merge_dim(out, d: D.Dim, x, fresh: set[str], unnamed: frozenset[str] = frozenset()) -> None:
     """One dim: inference wins where it determined the dim (an integer, or an expression of
     the inputs' symbols); a declared dim stays over one made only of ``fresh`` symbols, unless
     it is a placeholder name (``?``: :func:`~shapeinfer.io.onnxio.is_placeholder`), which would
@@ -198,7 +209,7 @@ def _merge_dim(out, d: D.Dim, x, fresh: set[str]) -> None:
         out.dim_value = x.dim_value
     elif D.symbols(d) <= fresh and x.HasField("dim_param") and x.dim_param and not is_placeholder(x.dim_param):
         out.dim_param = x.dim_param
-    else:
+    elif not unnamed or unnamed.isdisjoint(D.symbols(d)):
         out.dim_param = D.format(d)
     if x.denotation:
         out.denotation = x.denotation
@@ -220,15 +231,21 @@ _VI_TYPE = field_tag(onnx.ValueInfoProto, "type")
 
 
 def _annotate_graph(
-    graph: onnx.GraphProto, result: Result, fresh: set[str], declared: Mapping[str, TypeProto], path: str
+    graph: onnx.GraphProto,
+    result: Result,
+    fresh: set[str],
+    declared: Mapping[str, TypeProto],
+    path: str,
+    name_fresh: bool = False,
 ) -> bytes:
     """Annotate ``graph`` and its inferred subgraphs; the new value_info entries of ``graph``
     itself are returned as serialised fields (after the kept ones in ``graph.value_info``)."""
+    unnamed = frozenset() if name_fresh else frozenset(result.fresh_symbols)
     tail = b""
     facts = result.graph_facts.get(path)
     if facts is not None:
         for vi in graph.output:
-            tp = written_type(facts.get(vi.name), declared.get(vi.name, vi.type), fresh)
+            tp = written_type(facts.get(vi.name), declared.get(vi.name, vi.type), fresh, unnamed)
             if tp is not None and tp is not vi.type:
                 vi.type.CopyFrom(tp)
         skip = {vi.name for vi in graph.input} | {vi.name for vi in graph.output}
@@ -246,12 +263,12 @@ def _annotate_graph(
                 continue
             key = id(f)
             if key not in type_fields:
-                tb = fact_type(f).SerializeToString() if fact_is_complete(f) else None
+                tb = fact_type(f, unnamed).SerializeToString() if fact_is_complete(f) else None
                 type_fields[key] = (tb, None if tb is None else _field(_VI_TYPE, tb))
             tb, tf = type_fields[key]
             decl = declared.get(name) or (own[name].type if name in own else None)
             if decl is not None and (tb is None or decl.SerializeToString() != tb):
-                tp = written_type(f, decl, fresh)  # the declaration says something else
+                tp = written_type(f, decl, fresh, unnamed)  # the declaration says something else
                 tf = None if tp is None else _field(_VI_TYPE, tp.SerializeToString())
             if tf is not None:  # _field(_VALUE_INFO, _field(_VI_NAME, name) + tf), in pieces
                 nb = name if type(name) is bytes else name.encode()
@@ -264,5 +281,5 @@ def _annotate_graph(
         return tail  # no subgraph below this one was inferred
     for k, n in enumerate(graph.node):
         for attr, g in subgraph_attrs(n):
-            g.MergeFromString(_annotate_graph(g, result, fresh, {}, graph_path(path, k, attr)))
+            g.MergeFromString(_annotate_graph(g, result, fresh, {}, graph_path(path, k, attr), name_fresh))
     return tail

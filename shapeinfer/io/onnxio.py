@@ -274,20 +274,24 @@ def type_fact(tp: TypeProto, fresh) -> Fact:
     return Fact()
 
 
-def write_shape(tt: TypeProto.Tensor | TypeProto.SparseTensor, shape: tuple[D.Dim, ...]) -> None:
+def write_shape(
+    tt: TypeProto.Tensor | TypeProto.SparseTensor, shape: tuple[D.Dim, ...], unnamed: frozenset[str] = frozenset()
+) -> None:
     """Append ``shape`` to tensor type ``tt``'s shape (set, even when empty): an int as dim_value,
-    a symbolic dim as its dim_param text."""
+    a symbolic dim as its dim_param text, and a dim holding a symbol of ``unnamed`` as an open
+    dim (neither)."""
     tt.shape.SetInParent()
     for d in shape:
         dim = tt.shape.dim.add()
         if type(d) is int:
             dim.dim_value = d
-        else:
+        elif not unnamed or unnamed.isdisjoint(D.symbols(d)):
             dim.dim_param = D.format(d)
 
 
-def fact_type(f: Fact) -> TypeProto:
-    """The TypeProto that spells ``f`` (dims as dim_value or dim_param text), as far as it is known.
+def fact_type(f: Fact, unnamed: frozenset[str] = frozenset()) -> TypeProto:
+    """The TypeProto that spells ``f`` (dims as dim_value or dim_param text, a dim holding a
+    symbol of ``unnamed`` open), as far as it is known.
 
     The result may be incomplete (a tensor type without an element type, a map without a value
     type): fine for onnx's per-node inference, never written into a model as such (see
@@ -299,15 +303,15 @@ def fact_type(f: Fact) -> TypeProto:
         if f.dtype:
             tt.elem_type = f.dtype
         if f.shape is not None:
-            write_shape(tt, f.shape)
+            write_shape(tt, f.shape, unnamed)
     elif f.kind == "sequence":
-        tp.sequence_type.elem_type.CopyFrom(fact_type(f.elem) if f.elem else TypeProto())
+        tp.sequence_type.elem_type.CopyFrom(fact_type(f.elem, unnamed) if f.elem else TypeProto())
     elif f.kind == "optional":
-        tp.optional_type.elem_type.CopyFrom(fact_type(f.elem) if f.elem else TypeProto())
+        tp.optional_type.elem_type.CopyFrom(fact_type(f.elem, unnamed) if f.elem else TypeProto())
     elif f.kind == "map":
         tp.map_type.key_type = f.dtype
         if f.elem is not None:
-            tp.map_type.value_type.CopyFrom(fact_type(f.elem))
+            tp.map_type.value_type.CopyFrom(fact_type(f.elem, unnamed))
     return tp
 
 
