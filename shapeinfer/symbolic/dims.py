@@ -3,7 +3,8 @@
 A *dim* is either a Python ``int`` or an :class:`Expr`, a symbolic expression over named
 symbols built from sums, products, integer coefficients, floor division, ceil division,
 modulo, min and max. Symbols stand for positive integers (tensor dimensions; a zero-size
-dim is written as the literal 0).
+dim is written as the literal 0), except a symbol of an unknown dim (``unk_<n>``, which the
+symbolic scope draws), which may be 0 (:func:`range_of`).
 
 Contract:
 
@@ -57,6 +58,7 @@ __all__ = [
     "never_zero",
     "parse",
     "product",
+    "range_of",
     "resolve",
     "size",
     "sub",
@@ -520,6 +522,22 @@ INF = float("inf")
 #: The range of a symbol nobody constrained: a positive size.
 DEFAULT_RANGE: tuple[int, int | None] = (1, None)
 
+#: Prefix of the symbols that stand for dims nothing determined (a data-dependent count, a dim
+#: past an op inference cannot see through): the symbolic scope draws them as ``unk_<n>``.
+UNKNOWN_PREFIX = "unk_"
+
+#: The range of such a symbol: an unknown dim may be 0 (NonZero or NMS may keep nothing).
+UNKNOWN_RANGE: tuple[int, int | None] = (0, None)
+
+
+def range_of(name: str, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> tuple[int, int | None]:
+    """``name``'s range in ``ranges``; unconstrained, a positive size (:data:`DEFAULT_RANGE`), or
+    for an unknown dim's symbol (``unk_<n>``) a size that may be 0 (:data:`UNKNOWN_RANGE`)."""
+    r = ranges.get(name) if ranges else None
+    if r is not None:
+        return r
+    return UNKNOWN_RANGE if name.startswith(UNKNOWN_PREFIX) else DEFAULT_RANGE
+
 
 def _mul_ext(a: int | float, b: int | float) -> int | float:
     if a == 0 or b == 0:
@@ -564,7 +582,7 @@ def bounds(d: Dim, ranges: Mapping[str, tuple[int, int | None]] | None = None) -
 
 def _atom_bounds(atom: Atom, ranges: Mapping[str, tuple[int, int | None]]) -> tuple[int | float, int | float]:
     if atom.kind == "sym":
-        lo, hi = ranges.get(atom.name, DEFAULT_RANGE)
+        lo, hi = range_of(atom.name, ranges)
         return lo, (INF if hi is None else hi)
     if atom.kind == "floordiv":
         x, y = atom.args
@@ -723,7 +741,7 @@ def _lower_bound_by_cases(a: Expr, ranges: Mapping[str, tuple[int, int | None]] 
     m = math.lcm(*found)
     if m > CASES_MODULUS or m == 1:
         return None
-    lo, hi = (ranges or {}).get(name, DEFAULT_RANGE)
+    lo, hi = range_of(name, ranges)
     best: int | float = INF
     case = sym(_CASE)
     for r in range(m):

@@ -406,7 +406,7 @@ def monotone_bound(side: D.Dim, c: int, upper: bool, ranges: Ranges | None = Non
     f = side if direction > 0 else D.neg(side)
     if direction < 0:
         c, upper = -c, not upper  # side <= c  <=>  -side >= -c
-    lo, hi = ranges.get(name, DEFAULT_RANGE)
+    lo, hi = D.range_of(name, ranges)
     if upper:  # f(v) <= c: v lies below the first value where f exceeds c
         first = threshold(f, name, c + 1, lo, hi)
         return None if first is None or first <= lo else (name, first - 1, True)

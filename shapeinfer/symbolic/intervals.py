@@ -249,8 +249,8 @@ def _zero_past_threshold(d: D.Dim, ranges: Ranges) -> bool:
     if len(names) != 1 or all(atom.kind != "max" and atom.kind != "min" for m, _ in d.terms for atom in m):
         return False
     (name,) = names
-    lo, hi = ranges.get(name, DEFAULT_RANGE)
-    step = step_of(ranges.get(name, DEFAULT_RANGE))
+    lo, hi = D.range_of(name, ranges)
+    step = step_of(D.range_of(name, ranges))
     checked = lo
     for top in _THRESHOLDS:
         top = max(top, lo)
@@ -261,7 +261,7 @@ def _zero_past_threshold(d: D.Dim, ranges: Ranges) -> bool:
         checked = checked + -(-(end - checked) // step) * step if end > checked else checked
         if hi is not None and checked > hi:
             return True
-        if simplify(d, {**ranges, name: with_bounds(ranges.get(name, DEFAULT_RANGE), checked, hi)}) == 0:
+        if simplify(d, {**ranges, name: with_bounds(D.range_of(name, ranges), checked, hi)}) == 0:
             return True
     return False
 
@@ -285,7 +285,7 @@ def simplify(d: D.Dim, ranges: Ranges | None = None) -> D.Dim:
 
 def _simplify_atom(atom: D.Atom, ranges: Ranges) -> D.Dim:
     if atom.kind == "sym":
-        lo, hi = ranges.get(atom.name, DEFAULT_RANGE)
+        lo, hi = D.range_of(atom.name, ranges)
         return lo if lo == hi else D.sym(atom.name)
     args = [simplify(x, ranges) for x in atom.args]
     if atom.kind == "floordiv":
@@ -381,7 +381,7 @@ def one_forces_one(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
     (name,) = names
     if monotone(a, name, ranges) != 1:
         return False
-    slo, shi = ranges.get(name, DEFAULT_RANGE)
+    slo, shi = D.range_of(name, ranges)
     first = threshold(a, name, 1, slo, shi)
     if first is None:
         return True
@@ -456,7 +456,7 @@ def residues_where(kind: str, a: D.Dim, b: D.Dim, name: str, m: int, ranges: Ran
         _divisors(d, name, found)
     if any(m % k for k in found):
         return None
-    lo, hi = (ranges or {}).get(name, DEFAULT_RANGE)
+    lo, hi = D.range_of(name, ranges)
     case = D.sym(_CASE)
     out: set[int] = set()
     diff = D.sub(a, b) if kind == "equality" else a
@@ -503,7 +503,7 @@ def by_residue(
     m = math.lcm(*found)
     if m > MAX_MODULUS:
         return None
-    lo, hi = ranges.get(name, DEFAULT_RANGE)
+    lo, hi = D.range_of(name, ranges)
     case, q = D.sym(_CASE), D.sym(_QUOTIENT)
     results: dict[int, D.Dim] = {}
     for r in range(m):

@@ -46,8 +46,9 @@ from shapeinfer.symbolic.guards import as_symbol_bound, lone_symbol, monotone_bo
 
 __all__ = ["FRESH_PREFIX", "GuardEvent", "Mark", "SymbolScope"]
 
-#: Fresh symbols are named ``unk_<n>``.
-FRESH_PREFIX = "unk_"
+#: Fresh symbols are named ``unk_<n>``: the algebra gives them the range of an unknown dim,
+#: which may be 0 (:func:`shapeinfer.symbolic.dims.range_of`).
+FRESH_PREFIX = D.UNKNOWN_PREFIX
 
 #: A guard as inference recorded it: (kind, lhs, rhs, node label).
 GuardEvent = tuple[str, D.Dim, D.Dim, str]
@@ -225,7 +226,7 @@ class SymbolScope:
         name = lone_symbol(lhs)
         if name is None or name not in self.input_symbols or type(rhs) is not int or rhs < 2:
             return
-        old = self.assumed.get(name) or self.ranges.get(name, D.DEFAULT_RANGE)
+        old = self.assumed.get(name) or D.range_of(name, self.ranges)
         step = intervals.step_of(old)
         if old[0] % step:  # a residue other than 0: combining is not done here
             return
@@ -251,7 +252,7 @@ class SymbolScope:
                 name, other, upper = bound
             if name not in self.input_symbols:
                 continue
-            old = self.assumed.get(name) or self.ranges.get(name, D.DEFAULT_RANGE)
+            old = self.assumed.get(name) or D.range_of(name, self.ranges)
             lo, hi = old
             new = intervals.with_bounds(
                 old, *((lo, other if hi is None else min(hi, other)) if upper else (max(lo, other), hi))

@@ -2,9 +2,14 @@
 
 The contract of ``shapeinfer MODEL -o`` and ``optimize -o`` (issue 32): the dims written into a
 model hold at every size the model runs at, since onnxruntime trusts them (its allocation planner
-reuses a buffer for two tensors whose written dims are equal). Checked with onnxruntime's
-default session options, as users load a model, on a grid of sizes: every symbol 1, 2 and 3,
-two draws of distinct sizes that are multiples of nothing, and the sizes a test adds.
+reuses a buffer for two tensors whose written dims are equal, its fusions rewrite Reshapes from
+them). Checked with onnxruntime's default session options, as users load a model, on a grid of
+sizes: every size 1, 2 and 3, two draws of distinct sizes that are multiples of nothing, and the
+sizes a test adds.
+
+A size is given per *axis key*: a graph input's dim_param where it names a size (``batch``), and
+``input[axis]`` for an axis whose dim has no usable name (open, or a placeholder such as ``?``,
+which names no size: two ``?`` axes are two sizes).
 """
 
 from __future__ import annotations
@@ -13,14 +18,31 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 import onnx
+from onnx import helper
 
+from shapeinfer.io.onnxio import is_placeholder
 from support import ort_oracle
 
 
-def size_grid(symbols: Iterable[str], extra: Iterable[Mapping[str, int]] = (), seed: int = 0) -> list[dict[str, int]]:
-    """Every symbol 1, then 2, then 3; two draws of distinct sizes in [4, 70) with no common
-    factor of 2 or 3 for most of them (non-square where there are several symbols); ``extra``."""
-    names = sorted(symbols)
+def axis_keys(model: onnx.ModelProto) -> dict[tuple[str, int], str]:
+    """``(input, axis) -> key`` for every non-static axis of ``model``'s tensor inputs."""
+    inits = {t.name for t in model.graph.initializer}
+    out = {}
+    for vi in model.graph.input:
+        if vi.name in inits or vi.type.WhichOneof("value") != "tensor_type":
+            continue
+        for i, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.HasField("dim_value") and d.dim_value >= 0:
+                continue
+            named = d.dim_param and not is_placeholder(d.dim_param)
+            out[(vi.name, i)] = d.dim_param if named else f"{vi.name}[{i}]"
+    return out
+
+
+def size_grid(keys: Iterable[str], extra: Iterable[Mapping[str, int]] = (), seed: int = 0) -> list[dict[str, int]]:
+    """Every key 1, then 2, then 3; two draws of distinct sizes in [4, 70) that are neither even
+    nor multiples of 3 (non-square where there are several keys); ``extra``."""
+    names = sorted(set(keys))
     grid = [dict.fromkeys(names, v) for v in (1, 2, 3)]
     rng = np.random.default_rng(seed)
     pool = [v for v in range(4, 70) if v % 2 and v % 3]
@@ -30,6 +52,22 @@ def size_grid(symbols: Iterable[str], extra: Iterable[Mapping[str, int]] = (), s
     return grid
 
 
+def feeds(model: onnx.ModelProto, sizes: Mapping[str, int], seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs of ``model`` at ``sizes`` (by axis key), values as :func:`ort_oracle.random_input`."""
+    keys = axis_keys(model)
+    rng = np.random.default_rng(seed)
+    inits = {t.name for t in model.graph.initializer}
+    out = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        shape = [sizes[keys[(vi.name, i)]] if (vi.name, i) in keys else d.dim_value for i, d in enumerate(tt.shape.dim)]
+        dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        out[vi.name] = ort_oracle.random_input(rng, vi.name, dtype, shape)
+    return out
+
+
 def _session(model: onnx.ModelProto):
     try:
         return ort_oracle.session(model, optimize=True), None
@@ -37,9 +75,9 @@ def _session(model: onnx.ModelProto):
         return None, ort_oracle.error_line(e)
 
 
-def _run(sess, feeds):
+def _run(sess, inputs):
     try:
-        return sess.run(None, feeds), None
+        return sess.run(None, inputs), None
     except Exception as e:
         return None, ort_oracle.error_line(e)
 
@@ -48,30 +86,25 @@ def written_problems(
     original: onnx.ModelProto, written: onnx.ModelProto, grid: Iterable[Mapping[str, int]]
 ) -> tuple[int, list[str]]:
     """``(sizes at which the original runs, problems)``: one line per size at which the original
-    runs and ``written`` fails or gives other outputs (float outputs within 1e-4)."""
+    runs and ``written`` fails or gives other outputs (floats within 1e-4)."""
     orig, err = _session(original)
     assert orig is not None, f"the original does not load: {err}"
     sess, err = _session(written)
     problems: list[str] = []
     runs = 0
-    for binding in grid:
-        feeds = ort_oracle.feeds(original, binding)
-        want, _ = _run(orig, feeds)
+    for sizes in grid:
+        inputs = feeds(original, sizes)
+        want, _ = _run(orig, inputs)
         if want is None:
             continue
         runs += 1
         if sess is None:
             return runs, [f"the written model does not load: {err}"]
-        got, err = _run(sess, feeds)
+        got, err = _run(sess, inputs)
         if got is None:
-            problems.append(f"at {binding}: the original runs, the written model fails: {err}")
+            problems.append(f"at {sizes}: the original runs, the written model fails: {err}")
             continue
         diff = ort_oracle.outputs_differ(want, got, rtol=1e-4, atol=1e-4)
         if diff:
-            problems.append(f"at {binding}: outputs {diff}")
+            problems.append(f"at {sizes}: outputs {diff}")
     return runs, problems
-
-
-def input_symbols(model: onnx.ModelProto) -> set[str]:
-    """The dim_param names of ``model``'s graph inputs."""
-    return {d.dim_param for vi in model.graph.input for d in vi.type.tensor_type.shape.dim if d.dim_param}

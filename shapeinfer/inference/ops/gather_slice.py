@@ -213,7 +213,7 @@ def _within(ctx, d: D.Dim, s: D.Dim, e: D.Dim, k: D.Dim, n: D.Dim) -> D.Dim:
         return n
     (name,) = names
     ranges = ctx.symbols.effective_ranges()
-    lo, hi = ranges.get(name, D.DEFAULT_RANGE)
+    lo, hi = D.range_of(name, ranges)
     top = max(cs)
     if top <= lo or (hi is not None and hi < top):
         return n
