@@ -1287,11 +1287,18 @@ def infer(
         onnxruntime_conventions=onnxruntime_conventions,
     )
     eng, result = _run(model, timeout=timeout, soft_guards=True, **kw)
-    if _unimplied_soft_guards(eng):
+    soft = _unimplied_soft_guards(eng)
+    if soft:
         # the model may run where a soft guard fails: infer again without taking any, so that
-        # every shape holds wherever it runs
+        # every shape holds wherever it runs, and say so once
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         _, result = _run(model, timeout=left, soft_guards=False, **kw)
+        led = Ledger()
+        for kind, a, b, node in soft:
+            led.add(kind, a, b, node)
+        said = "; ".join(f"{g.text} (from {', '.join(g.nodes[:3])})" for g in led)
+        msg = f"not assumed: {said}; the model also runs where it fails, so its dims are the exact forms there too"
+        result.diagnostics.append(Diagnostic("info", codes.INPUT_GUARD, msg))
     return result
 
 

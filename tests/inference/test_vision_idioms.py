@@ -233,6 +233,8 @@ def test_an_integer_div_of_unproven_sign_is_written_as_it_truncates():
     r = _dims_agree(m, [{"b": 1, "n": n} for n in range(1, 12)])
     assert [D.evaluate(r.dims("y")[0], {"n": n}) for n in range(2, 9)] == [0, 0, 0, 1, 1, 2, 2]
     assert not r.guards()
+    (said,) = [d.message for d in r.diagnostics if d.code == "G012"]  # once
+    assert said.startswith("not assumed: 3 <= n (from Div #6)")
     runs, problems = written_problems(m, shapeinfer.infer_shapes(m), [{"b": 1, "n": n} for n in range(1, 12)])
     assert runs >= 8 and not problems, problems
 
