@@ -477,9 +477,9 @@ def tf_section(out: Path) -> None:
     d.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(0)
 
-    def export(fn, sig, name, bindings, idioms, int_feeds=None):
+    def export(fn, sig, name, bindings, idioms, int_feeds=None, opset=17):
         path = d / f"{name}.onnx"
-        tf2onnx.convert.from_function(fn, input_signature=sig, opset=17, output_path=str(path))
+        tf2onnx.convert.from_function(fn, input_signature=sig, opset=opset, output_path=str(path))
         # tf2onnx names every unknown dim unk__N; the input dims get the bindings' names, in order
         _rename_input_dims(path, list(bindings[0]))
         _sidecar(path, bindings, idioms, int_feeds)
@@ -602,10 +602,106 @@ def tf_section(out: Path) -> None:
 
         export(fn, [spec([None, None, 12], "x")], "slices", bs, [4])
 
+    def bigru_masked():
+        inp = keras.Input((None, 8))
+        h = keras.layers.Masking(0.0)(inp)
+        h = keras.layers.Bidirectional(keras.layers.GRU(16, return_sequences=True))(h)
+        model = keras.Model(inp, h)
+        fn = tf.function(lambda x: model(x))
+        export(fn, [spec([None, None, 8], "x")], "bigru_masked", bs, [5])
+
+    def simple_rnn_last():
+        inp = keras.Input((None, 8))
+        model = keras.Model(inp, keras.layers.SimpleRNN(16)(inp))  # return_sequences=False
+        fn = tf.function(lambda x: model(x))
+        export(fn, [spec([None, None, 8], "x")], "simple_rnn_last", bs, [5])
+
+    # Raw while loops writing a TensorArray of rows: tf2onnx makes each a Loop whose scan output
+    # is the stacked rows, and whose condition ends it its own way.
+    def while_rows(cond, step, start, n_of=lambda x: tf.shape(x)[1], **kw):
+        @tf.function
+        def fn(x):
+            n = n_of(x)
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            body = lambda i, k, ta: (i + step, k + 1, ta.write(k, x[:, 0] * tf.cast(i, tf.float32)))  # noqa: E731
+            _, _, ta = tf.while_loop(lambda i, k, t: cond(i, n), body, (start, 0, ta), **kw)
+            return ta.stack()
+
+        return fn
+
+    def while_from1(opset=17):
+        # i from 1 while i <= n (at opset 11 tf2onnx writes <= as Not(Greater))
+        fn = while_rows(lambda i, n: i <= n, 1, 1)
+        name = "while_from1" if opset == 17 else f"while_from1_opset{opset}"
+        export(fn, [spec([None, None, 8], "x")], name, bs, [5], opset=opset)
+
+    def while_half():
+        # n = seq // 2: no iteration at all when seq is 1
+        fn = while_rows(lambda i, n: i < n, 1, 0, n_of=lambda x: tf.shape(x)[1] // 2)
+        export(fn, [spec([None, None, 8], "x")], "while_half", bs, [5])
+
+    def while_countdown():
+        @tf.function
+        def fn(x):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            body = lambda i, k, ta: (i - 1, k + 1, ta.write(k, x[:, i - 1]))  # noqa: E731
+            _, _, ta = tf.while_loop(lambda i, k, t: i > 0, body, (tf.shape(x)[1], 0, ta))
+            return ta.stack()
+
+        export(fn, [spec([None, None, 8], "x")], "while_countdown", bs, [5])
+
+    def while_max5():
+        fn = while_rows(lambda i, n: i < n, 1, 0, maximum_iterations=5)
+        export(fn, [spec([None, None, 8], "x")], "while_max5", bs, [5])
+
+    def while_max_n():
+        # no condition but the iteration limit: a Loop with M = seq and a constant true in the And
+        @tf.function
+        def fn(x):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            body = lambda i, ta: (i + 1, ta.write(i, x[:, 0] * tf.cast(i, tf.float32)))  # noqa: E731
+            _, ta = tf.while_loop(lambda i, t: True, body, (0, ta), maximum_iterations=tf.shape(x)[1])
+            return ta.stack()
+
+        export(fn, [spec([None, None, 8], "x")], "while_max_n", bs, [5])
+
+    def range_step3():
+        @tf.function
+        def fn(x):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            k = 0
+            for i in tf.range(1, tf.shape(x)[1], 3):  # autograph: the delta is a carried value
+                ta = ta.write(k, x[:, i] + 1.0)
+                k += 1  # noqa: SIM113 (autograph turns this into a loop-carried counter)
+            return ta.stack()
+
+        export(fn, [spec([None, None, 8], "x")], "range_step3", bs, [5])
+
+    def while_n_input():
+        @tf.function
+        def fn(x, n):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            body = lambda i, ta: (i + 1, ta.write(i, x[:, i]))  # noqa: E731
+            _, ta = tf.while_loop(lambda i, t: i < n, body, (0, ta))
+            return ta.stack()
+
+        sig = [spec([None, None, 8], "x"), tf.TensorSpec([], tf.int32, name="n")]
+        export(fn, sig, "while_n_input", bs, [5], int_feeds={"n": [-2, 7]})
+
     for name, fn in [
         ("masked_lstm", masked_lstm),
         ("gru", gru),
+        ("bigru_masked", bigru_masked),
+        ("simple_rnn_last", simple_rnn_last),
         ("while_loop", while_loop),
+        ("while_from1", while_from1),
+        ("while_from1_opset11", lambda: while_from1(11)),
+        ("while_half", while_half),
+        ("while_countdown", while_countdown),
+        ("while_max5", while_max5),
+        ("while_max_n", while_max_n),
+        ("range_step3", range_step3),
+        ("while_n_input", while_n_input),
         ("dilated_conv2d", dilated_conv),
         ("atrous_conv2d", atrous),
         ("signal_frame", frame),
