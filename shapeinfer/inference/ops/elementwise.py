@@ -282,6 +282,10 @@ def _two_valued_cmp_in(ctx, test):
         if test(1) == test(-1) and D.never_zero(x):  # Equal of 7*q - 7 and -1: never equal
             return int(test(1))
         ranges = sym.effective_ranges()
+        # a <= b (or >=) proven: the sign is -1 or 0 (0 or 1), enough for LessOrEqual(1, seq)
+        for signs, proven in (((-1, 0), D.lower_bound(D.neg(x), ranges)), ((0, 1), D.lower_bound(x, ranges))):
+            if proven is not None and proven >= 0 and test(signs[0]) == test(signs[1]):
+                return int(test(signs[0]))
         lo, neg_lo = D.lower_bound(x, ranges), D.lower_bound(D.neg(x), ranges)
         if lo is None or neg_lo is None or -neg_lo - lo != 1:
             return None

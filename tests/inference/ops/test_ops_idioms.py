@@ -607,3 +607,12 @@ def test_a_two_valued_comparison_is_its_exact_indicator(p, q, c, m, a, op):
     for s in range(1, 60):
         x_s = D.evaluate(x, {"s": s})
         assert D.evaluate(v, {"s": s}) == int(_TESTS[op]((x_s > 0) - (x_s < 0))), (D.format(x), D.format(v), s)
+
+
+def test_a_non_strict_comparison_is_decided_by_a_non_strict_bound():
+    """LessOrEqual(1, seq) is true (seq >= 1); GreaterOrEqual(1, seq) is true at seq = 1 only."""
+    nodes = [*_len(), c("one_", 1), h.make_node("LessOrEqual", ["one_", "s"], ["le"])]
+    nodes.append(h.make_node("GreaterOrEqual", ["one_", "s"], ["ge"]))
+    m = mk(nodes, [vi("x", T.FLOAT, ["b", "seq"])], [vi("le", T.BOOL, None), vi("ge", T.BOOL, None)])
+    r = _agrees(m, [{"b": 1, "seq": 1}, {"b": 2, "seq": 5}])
+    assert r.facts["le"].value == (1,) and r.facts["ge"].value == (None,)
