@@ -17,6 +17,8 @@ import time
 import click
 
 EXIT_USAGE = 2
+#: A run that went past its ``--timeout``: one line, like a failing ``--fail-on`` check.
+EXIT_TIMEOUT = 1
 
 
 class CliError(click.ClickException):
@@ -173,10 +175,13 @@ def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bi
 def write_model(model, out: str, source, in_place: bool = False) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
     ``source``: the input's path, or a :class:`~shapeinfer.io.source.Source` that also says what
-    of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`)."""
+    of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`). A run
+    past its ``--timeout`` writes nothing; one still within it is not cut short once the write
+    has begun (a half-copied set of data files is worse than a late exit)."""
     from shapeinfer.io.writer import save_model
 
-    save_model(model, out, source, in_place=in_place)
+    with _deadline_paused():
+        save_model(model, out, source, in_place=in_place)
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
@@ -200,15 +205,94 @@ class Timer:
         return time.perf_counter() - self.t0
 
 
+class RunTimeout(CliError):
+    """A run past its ``--timeout``: one line on stderr, exit 1."""
+
+    exit_code = EXIT_TIMEOUT
+
+
+class _Deadline:
+    """The ``--timeout`` of the command being run, over the whole run: loading, parsing the
+    model's dims, inferring, annotating, formatting, the passes. Once it has passed, SIGALRM
+    raises :class:`~shapeinfer.inference.engine.InferenceTimeout` in the main thread wherever
+    the run is, so a step that never checks the clock (a dim_param that takes long to expand, a
+    loop over thousands of declarations) cannot outlast it; the engine's and the passes' own
+    checks stay (the Python API has no alarm). A write that has begun is let finish
+    (:func:`_deadline_paused`)."""
+
+    at: float | None = None  # time.monotonic() of the deadline, for the command being run
+    seconds: float = 0.0
+    writing: bool = False
+
+
+#: The commands whose ``--timeout`` bounds the whole run (``lint``'s bounds each model: a
+#: model past it is an E001 finding, and the others are still checked).
+_WHOLE_RUN_TIMEOUT = frozenset({"infer", "optimize"})
+
+
+def _timeout_now() -> None:
+    from shapeinfer.inference.engine import InferenceTimeout
+
+    raise InferenceTimeout(f"gave up after {_Deadline.seconds:g}s")
+
+
+def _on_alarm(signum, frame) -> None:
+    if not _Deadline.writing:
+        _timeout_now()
+
+
+@contextlib.contextmanager
+def _deadline_armed():
+    """Arm SIGALRM for what is left of the command's ``--timeout`` (read from its ``timeout``
+    parameter; the clock starts at the command's first guarded step) around one guarded step."""
+    import signal
+    import threading
+
+    ctx = click.get_current_context(silent=True)
+    whole = ctx is not None and ctx.command.name in _WHOLE_RUN_TIMEOUT
+    seconds = ctx.params.get("timeout") if whole else None
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if ctx.meta.get("shapeinfer.deadline") is None:
+        ctx.meta["shapeinfer.deadline"] = time.monotonic() + seconds
+    _Deadline.at, _Deadline.seconds = ctx.meta["shapeinfer.deadline"], float(seconds)
+    left = _Deadline.at - time.monotonic()
+    if left <= 0:
+        _timeout_now()
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        _Deadline.at = None
+
+
+@contextlib.contextmanager
+def _deadline_paused():
+    """No timeout while a write runs; a run already past its deadline writes nothing."""
+    if _Deadline.at is not None and time.monotonic() >= _Deadline.at:
+        _timeout_now()
+    _Deadline.writing = True
+    try:
+        yield
+    finally:
+        _Deadline.writing = False
+
+
 def _run_guarded(debug: bool, fn, path: str | None = None):
-    """Run ``fn``; anything it raises becomes one CliError line (exit 2) naming ``path``."""
+    """Run ``fn``; anything it raises becomes one CliError line (exit 2) naming ``path``, a run
+    past the command's ``--timeout`` one line and exit 1 (:class:`_Deadline`)."""
     from shapeinfer.inference.engine import InferenceTimeout
     from shapeinfer.io.external import ExternalDataError
     from shapeinfer.io.onnxio import ModelLoadError
     from shapeinfer.io.userfiles import UserFileError
 
     try:
-        return fn()
+        with _deadline_armed():
+            return fn()
     except click.ClickException:
         raise
     except (ModelLoadError, ExternalDataError, UserFileError) as e:
@@ -216,7 +300,12 @@ def _run_guarded(debug: bool, fn, path: str | None = None):
             raise
         raise CliError(str(e)) from None
     except InferenceTimeout as e:
-        raise CliError(f"{path}: {e}" if path else str(e)) from None
+        # the alarm, the engine's clock or the passes': one message, whichever saw it first
+        ctx = click.get_current_context(silent=True)
+        seconds = ctx.params.get("timeout") if ctx is not None else None
+        msg = f"gave up after {seconds:g}s (--timeout)" if seconds else str(e)
+        path = path or (ctx.params.get("model") if ctx is not None else None)
+        raise RunTimeout(f"{path}: {msg}" if path else msg) from None
     except KeyboardInterrupt:
         raise CliError("interrupted") from None
     except Exception as e:  # never a traceback for users

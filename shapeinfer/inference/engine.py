@@ -367,6 +367,8 @@ class Engine:
         for t in graph.sparse_initializer:
             facts[t.values.name] = Fact(t.values.data_type, tuple(t.dims), None, "tensor")
         for i, vi in enumerate(graph.input):
+            if self.deadline is not None and time.monotonic() > self.deadline:  # each reads its dims
+                raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
             given = inputs[i] if inputs is not None and i < len(inputs) else None
             if given is not None:
                 facts[vi.name] = given
@@ -1426,6 +1428,8 @@ def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> No
         facts = eng.graph_facts.get(path, {})
         outputs: set[str] | None = None
         for name, tp in declared.items():
+            if eng.deadline is not None and time.monotonic() > eng.deadline:  # each parses its dims
+                raise InferenceTimeout(f"inference took longer than {eng.timeout:g}s")
             f = facts.get(name)
             if f is None or not contradictions(f, tp, sym.input_symbols, subst, ranges=sym.ranges)[0]:
                 continue
