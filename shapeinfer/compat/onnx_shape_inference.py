@@ -21,34 +21,46 @@ inferred type is merged with what the value already has as onnx-shape-inference 
 - ``skip``: only what the value lacks is set, and the errors inference finds are logged
   (``Shape inference error: ...``) instead of raised;
 
-with the same exceptions (:class:`OpUsageError` for a node with too few inputs, a missing
-required input or attribute, raised whatever the policy; :class:`ShapeInferenceError` for a node
-whose inputs or attributes inference refuses: both ``ValueError``, built and printed as the
-original's), the same warning for an op no rule knows (``No shape inference registered for
-domain::Op``, once per op and graph, logger ``onnx_shape_inference._engine``, unless
-``warn_on_missing=False``), its names for the dims it invents (``_d0``, ``_d1``... past every
-name the model uses, written on graph inputs' anonymous dims too), its spelling of expressions
-(sympy's: ``floor(H/2)``, ``-floor(-N/2)``, ``2*N``), and :data:`SYM_DATA_KEY` metadata (the
-JSON list of a shape value's elements, ``["N", 3]``) on node outputs whose 0-d or 1-d integer
-values are known, plus their ``const_value`` when every element is an integer.
-``adopt_declared_symbols`` (default True): a dim inference cannot name takes the name a
-``value_info`` or graph output declares for it, everywhere it flows, where the two are proven
-equal; False keeps the invented ``_dN`` names.
+with the same exceptions (:class:`OpUsageError` for a node with too few inputs, a required input
+or attribute left out, whatever the policy, where inference can say nothing of its outputs;
+:class:`ShapeInferenceError` for a node whose inputs or attributes inference refuses, except
+inputs that cannot broadcast, whose output the original leaves unknown silently: both
+``ValueError``, built and printed as the original's), the same warnings (``No shape inference
+registered for domain::Op`` once per op and graph, logger ``onnx_shape_inference._engine``, unless
+``warn_on_missing=False``; a model-local function that calls itself, logger
+``onnx_shape_inference._functions``), its names for the dims it invents (``_d0``, ``_d1``... past
+every name the model uses, written on graph inputs' and node inputs' unnamed dims too), its
+spelling of expressions (sympy's: ``floor(H/2)``, ``-floor(-N/2)``, ``2*N``), and
+:data:`SYM_DATA_KEY` metadata (the JSON list of a value's elements, ``["N", 3]``, an unknown one
+named as a new dim) on the outputs of the ops whose values it tracks (Shape, Gather, Concat,
+Slice, arithmetic...) and of model-local function calls, plus their ``const_value`` for a 0-d or
+1-d value of integers. A value that carries a ``const_value`` without being an initializer is
+read as the constant it holds, as the original reads it. ``adopt_declared_symbols`` (default
+True): under ``refine`` and ``strict``, a dim inference invents takes the name a ``value_info`` or
+graph output declares for it (also through an expression: ``2*_d0`` declared ``2*dnz``), on
+every value it flows to; a declared integer is never taken for an invented dim (a data-dependent
+count stays a symbol, as in the original).
 
 How the results differ from onnx-shape-inference's:
 
 - dims are shapeinfer's: what they hold is checked (a declaration is a claim: it is kept on the
   value as the policy says, but the dims downstream follow what the model computes, where the
   original carries a declared dim forward), and more are known (expressions through Reshape,
-  Slice, Resize, Loop, If...);
+  Slice, Resize, Loop, If...); where the original's dims differ from onnxruntime's (a slice it
+  assumes in bounds, the last window of a ceil_mode pool that starts past the input) they are
+  onnxruntime's;
 - nothing is written when an exception is raised (the original has modified the values before
-  the failing node);
+  the failing node); a node onnxruntime refuses may raise where the original infers, or the
+  reverse (each checks what its own rules read);
 - with ``adopt_declared_symbols=False`` no declared name is carried anywhere: values downstream
   of a declared one get the invented name where the original carries the declared one;
 - only ``infer_symbolic_shapes`` and its constants and exceptions are offered: not the original's
   extension API (its ``registry`` of per-op functions, ``ShapeInferenceContext``,
   ``broadcast_shapes``): an op shapeinfer has no rule for is inferred by onnx's own per-node
   inference, else left unknown with the warning above.
+
+Of the original's own tests (0.4.0), tests/osi_suite/osi_harness.py gives the figures and the
+reason for each difference (the README's drop-in section quotes them).
 
 shapeinfer's own diagnostics are logged at INFO (logger ``shapeinfer.compat``), silent unless
 logging is configured.
@@ -64,7 +76,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from shapeinfer.base import codes
 from shapeinfer.inference.engine import Result, infer
-from shapeinfer.io.onnxio import graph_path, graphs_within, is_placeholder
+from shapeinfer.io.onnxio import graph_path, graphs_within, is_placeholder, subgraph_attrs
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
@@ -130,7 +142,8 @@ def _onnx_ir():
 # ------------------------------------------------------------------------------ which errors raise
 
 #: Codes of a malformed node (an input, an output or an attribute its op requires is missing, or
-#: there are more or fewer than its schema takes): the original's OpUsageError, whatever the policy.
+#: there are more or fewer than its schema takes): the original's OpUsageError, whatever the policy,
+#: where inference can say nothing of the node's outputs (the original checks only what its rules read).
 _USAGE = {
     codes.WRONG_INPUT_OUTPUT_COUNT,
     codes.MISSING_ATTRIBUTE_OR_OPERAND,
@@ -154,6 +167,8 @@ _NOT_RAISED = {
 
 
 def _raised(d) -> bool:
+    if d.code == codes.BROADCAST_INCOMPATIBLE and "cannot broadcast" in d.message:
+        return False  # the original leaves such an output's shape unknown, silently
     return d.severity == "error" and d.op_type is not None and d.index is not None and d.code not in _NOT_RAISED
 
 
@@ -179,6 +194,37 @@ def _ir_graphs(ir, graph: ir.Graph, path: str = "main") -> Iterator[tuple[str, i
     for k, node in enumerate(graph):
         for sub_path, sub in _subgraphs(ir, node, path, k):
             yield from _ir_graphs(ir, sub, sub_path)
+
+
+def _proto_graphs(graph: onnx.GraphProto, path: str = "main") -> Iterator[tuple[str, onnx.GraphProto]]:
+    """``(path, graph)`` for ``graph`` and every subgraph in it, keyed as :func:`_ir_graphs`."""
+    yield path, graph
+    for k, node in enumerate(graph.node):
+        for attr, g in subgraph_attrs(node):
+            yield from _proto_graphs(g, graph_path(path, k, attr))
+
+
+def _add_constant_values(ir, model: ir.Model, proto: onnx.ModelProto) -> None:
+    """Write as initializers of ``proto`` the values of ``model`` that hold a ``const_value``
+    without being an initializer, a graph input or a node's output (onnx_ir lets a value carry
+    its constant, and the original reads it; the serialiser writes only initializers)."""
+    protos = dict(_proto_graphs(proto.graph))
+    for path, graph in _ir_graphs(ir, model.graph):
+        g = protos.get(path)
+        if g is None:
+            continue
+        have = {t.name for t in g.initializer} | {i.name for i in g.input}
+        for node in graph:
+            for v in node.inputs:
+                if v is None or v.const_value is None or not v.name or v.name in have or v.producer() is not None:
+                    continue
+                try:
+                    t = ir.serde.serialize_tensor(v.const_value)
+                except Exception:  # a tensor onnx_ir cannot write: the value stays unknown
+                    continue
+                have.add(v.name)
+                t.name = v.name
+                g.initializer.append(t)
 
 
 def _dims(tp: onnx.TypeProto) -> Iterator[onnx.TensorShapeProto.Dimension]:
@@ -228,6 +274,8 @@ class _Spelling:
 
     def __init__(self, renames: dict[str, str], fresh: set[str], taken: set[str]) -> None:
         self.renames = renames
+        #: fresh symbols a declared dim gave an expression of other symbols (:func:`_adopt`)
+        self.adopted: dict[str, Any] = {}
         self.taken = taken | set(renames.values())  # names a minted one must not take
         self._next = 0
         self.fresh = fresh  # may be 0 (a data-dependent count): not positive for sympy
@@ -253,11 +301,17 @@ class _Spelling:
     def _text(self, d: D.Expr) -> str:
         if len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1 and d.terms[0][0][0].kind == "sym":
             name = d.terms[0][0][0].name
+            if name in self.adopted:
+                return str(self.adopted[name])
             return self.renames.get(name, name)  # a lone symbol is its name, whatever it spells
         try:
             return str(self._expr(d))
         except Exception:  # a symbol name sympy cannot print: shapeinfer's own text
             return D.format(D.substitute(d, {k: D.sym(v) for k, v in self.renames.items()}))
+
+    def expr(self, d: D.Dim):
+        """``d`` as a sympy expression (invented symbols by their ``_d<n>`` names)."""
+        return self._expr(d)
 
     def _expr(self, d: D.Dim):
         if self._sympy is None:
@@ -278,6 +332,8 @@ class _Spelling:
     def _atom(self, atom: D.Atom):
         sp = self._sympy
         if atom.kind == "sym":
+            if atom.name in self.adopted:
+                return self.adopted[atom.name]
             name = self.renames.get(atom.name, atom.name)
             if atom.name in self.fresh:
                 return sp.Symbol(name, integer=True, nonnegative=True)
@@ -515,6 +571,7 @@ def infer_symbolic_shapes(
     if not isinstance(model, ir.Model):
         raise TypeError(f"infer_symbolic_shapes takes an onnx_ir.Model, not {type(model).__name__}")
     proto = ir.serde.serialize_model(model)
+    _add_constant_values(ir, model, proto)
     # the original relates a declared name to an inferred dim only where it refines
     _forget_declarations(proto, names=not adopt_declared_symbols or policy in ("skip", "override"))
     result = infer(proto, defaults_as_constants=True)
@@ -528,6 +585,8 @@ def infer_symbolic_shapes(
     invented = _invented_input_dims(proto, result)
     renames = _renames(proto, result, invented)
     spell = _Spelling(renames, set(result.fresh_symbols), _taken_names(proto))
+    if adopt_declared_symbols and policy in ("refine", "strict"):
+        _adopt(ir, result, graphs, spell)
     writes = _plan(ir, model, result, graphs, spell, policy)
 
     # graph inputs' anonymous dims get their names, as the original names them before it starts
@@ -555,7 +614,98 @@ def infer_symbolic_shapes(
             v.metadata_props[SYM_DATA_KEY] = w.sym
         if w.const is not None:
             v.const_value = w.const
+    # as the original, which names every node input's unknown dims before the node is inferred
+    for graph in graphs.values():
+        for node in graph:
+            for v in node.inputs:
+                if v is not None and v.shape is not None and any(_anonymous(ir, x) for x in v.shape.dims):
+                    v.shape = ir.Shape([spell.mint(ir) if _anonymous(ir, x) else x for x in v.shape.dims])
     return model
+
+
+def _anonymous(ir, d) -> bool:
+    return isinstance(d, ir.SymbolicDim) and d.value is None
+
+
+def _adopt(ir, result: Result, graphs: dict, spell: _Spelling) -> None:
+    """Adopt the names a value's declared dims give the symbols inference invented, where the
+    declared dim and the inferred one are equal and solve for the one invented symbol in it as an
+    integer polynomial of the others (``2*_d0`` declared ``2*dnz``: ``_d0`` is ``dnz``;
+    ``past + _d1`` declared ``total``: ``_d1`` is ``total - past``), as the original's
+    anchor pass does (inference itself adopts a name declared for the invented symbol alone)."""
+    import sympy
+
+    fresh = set(result.fresh_symbols) - set(result.join_symbols)
+    assumed = _assumed_over(result)
+    for path, graph in graphs.items():
+        facts = result.graph_facts.get(path, {})
+        for node in graph:
+            for value in node.outputs:
+                f = facts.get(value.name) if value is not None and value.name else None
+                declared = value.shape if value is not None else None
+                if f is None or f.kind != "tensor" or f.shape is None or declared is None:
+                    continue
+                inferred = assumed.get((path, value.name), f.shape)
+                if len(declared) != len(inferred):
+                    continue
+                for e, d in zip(declared.dims, inferred):
+                    if d is None or not (isinstance(e, ir.SymbolicDim) and e.value and D.is_symbolic(d)):
+                        continue
+                    mine = [s for s in D.symbols(d) if s in fresh and s not in spell.adopted]
+                    e_dim = D.parse(e.value)
+                    if len(mine) != 1 or not D.is_symbolic(e_dim) or D.symbols(e_dim) & fresh:
+                        continue
+                    try:
+                        target = sympy.Symbol(spell.renames.get(mine[0], mine[0]), integer=True, nonnegative=True)
+                        lhs = spell.expr(d).subs(
+                            {s: target for s in spell.expr(d).free_symbols if s.name == target.name}
+                        )
+                        solved = sympy.solve(sympy.Eq(lhs, spell.expr(e_dim)), target)
+                    except Exception:  # an equation sympy cannot solve: nothing adopted
+                        continue
+                    if len(solved) == 1 and _integer_polynomial(sympy, solved[0]):
+                        spell.adopted[mine[0]] = solved[0]
+
+
+#: the engine's G013 for a tensor that took its declared shape over the one it inferred
+_ASSUMED = re.compile(r"assuming the declared shape \[.*\] \(inferred \[(.*)\]\)")
+
+
+def _split_dims(text: str) -> list[str]:
+    """``a, max(b, c), 3`` -> ``["a", "max(b, c)", "3"]`` (commas inside parentheses kept)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
+def _assumed_over(result: Result) -> dict[tuple[str, str], list]:
+    """``(graph, tensor) -> dims`` inferred for each tensor that took its declared shape instead
+    (G013 says which): what a declared dim is to be solved against."""
+    out = {}
+    for d in result.diagnostics:
+        if d.code != codes.DECLARED_TYPE_ASSUMED or not d.tensor:
+            continue
+        m = _ASSUMED.search(d.message)
+        if m:
+            out[(d.graph or "main", d.tensor)] = [None if t == "?" else D.parse(t) for t in _split_dims(m.group(1))]
+    return out
+
+
+def _integer_polynomial(sympy, e) -> bool:
+    """Whether ``e`` is a polynomial with integer coefficients (a name, ``total - past``)."""
+    if e.is_Integer:
+        return True
+    try:
+        return all(c.is_Integer for c in sympy.Poly(e, *sorted(e.free_symbols, key=str)).coeffs())
+    except sympy.PolynomialError:
+        return False
 
 
 def _node_at(graphs: dict, d) -> ir.Node | None:

@@ -1,6 +1,6 @@
 """pytest plugin: run onnx-shape-inference's own tests with shapeinfer's drop-in in its place.
 
-Loaded with ``-p plugin`` by :mod:`harness` (in a subprocess, over the test files the installed
+Loaded with ``-p osi_plugin`` by :mod:`osi_harness` (in a subprocess, over the test files the installed
 ``onnx_shape_inference`` package ships). With ``SHAPEINFER_OSI_DROPIN=1`` it replaces, before the
 test modules are imported,
 
@@ -159,7 +159,7 @@ def _dropin_rule(domain: str, op_type: str):
         from shapeinfer.compat.onnx_shape_inference import SYM_DATA_KEY
 
         infer_symbolic_shapes = _observed_run
-        nodes, inputs, inits, copies = [], [], [], {}
+        nodes, inputs, inits, copies, used = [], [], [], {}, set()
         new_inputs = []
         for i, v in enumerate(node.inputs):
             if v is None:
@@ -167,6 +167,9 @@ def _dropin_rule(domain: str, op_type: str):
                 continue
             if id(v) not in copies:
                 name = v.name or f"input_{i}"
+                if name in used:  # two values of one name (const_value's default): each its own
+                    name = f"{name}__{i}"
+                used.add(name)
                 if v.const_value is None and v in ctx._symbolic_values:
                     copies[id(v)] = _producer(ir, ctx, v, name, nodes, inputs, inits)
                 else:
@@ -301,7 +304,7 @@ def pytest_runtest_makereport(item, call):
         entry["codes"] = sorted(_state["codes"])
         given, dims = _state["last"] or (None, {})
         try:
-            from oracle import check
+            from osi_oracle import check
 
             entry["onnxruntime"] = check(given, dims) if given else "not runnable: no model"
         except Exception as e:  # the judge failing must not lose the verdict
