@@ -171,6 +171,8 @@ def test_written_value_info_bytes_give_the_model_annotate_gives(tmp_path):
         assert ma == mb, path
     assert written > 1000
     names = [vi.name for vi in mb.graph.value_info]
-    assert names[0] == "stale" and "h" in names  # the kept entry, then the written ones
+    assert names[:2] == ["h", "stale"]  # the input's entries where they were, then the new ones
+    h = mb.graph.value_info[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in h] == ["n", 3]  # its type refined in place
     then_g = next(a.g for a in mb.graph.node[1].attribute if a.name == "then_branch")
     assert [vi.name for vi in then_g.value_info] == ["u"]
