@@ -20,8 +20,9 @@ Three outcomes for a bad entry, by exception class:
   a symlink out of the folder). The model is refused as a whole: nothing outside the model's
   folder is ever opened.
 - :class:`ExternalDataMissing`: the file is absent (weights stripped from a model are common),
-  or the model has no folder (read from stdin or from memory). Only a value that is needed
-  makes this a diagnostic.
+  or the model has no folder (read from stdin or from memory). An absent file is one error per
+  file (:func:`missing_data_files`: the model cannot run); without a folder, only a value that
+  is needed makes this a diagnostic (a warning: the file may well be where the model is).
 - :class:`ExternalDataInvalid`: anything else above. A diagnostic naming the tensor, the key
   and the problem; the tensor's value stays unknown.
 
@@ -392,6 +393,64 @@ def load_all(model: onnx.ModelProto, base_dir: str | None, cap: int) -> int:
         raw = read_external_bytes(t, base_dir, cap=total)
         t.CopyFrom(inline_copy(t, raw))
     return total
+
+
+# ------------------------------------------------------------------------------------------------
+# missing data files
+
+
+@dataclass(frozen=True)
+class MissingDataFile:
+    """An external-data file a model names that is not in its folder: ``location`` as the
+    entries spell it, ``tensors`` the names of the tensors stored in it, in model order."""
+
+    location: str
+    tensors: tuple[str, ...]
+
+    def what(self) -> str:
+        """``external data file 'model.data' is missing from the model's folder (30 tensors are
+        stored in it, e.g. 'w')``."""
+        n = len(self.tensors)
+        stored = f"{n} tensor{'s are' if n != 1 else ' is'} stored in it"
+        first = show(repr(self.tensors[0])) if self.tensors else ""
+        example = f", e.g. {first}" if n > 1 else f": {first}" if n else ""
+        return f"external data file {show(repr(self.location))} is missing from the model's folder ({stored}{example})"
+
+    def message(self) -> str:
+        """The one line that reports it (``infer``, ``lint`` and the API say the same)."""
+        return f"{self.what()}: runtimes cannot load the model"
+
+
+def missing_data_files(tensors: list[TensorProto], base_dir: str | None) -> list[MissingDataFile]:
+    """The files the external data of ``tensors`` names that do not exist in ``base_dir`` (the
+    model's folder), one per file, in first-use order; empty without a folder (nothing can be
+    said of a model read from stdin or memory). One ``stat`` per distinct location. A location
+    that is unsafe or not a file name is not a missing file (the load refuses the one, the
+    entry check reports the other)."""
+    if base_dir is None:
+        return []
+    missing: dict[str, list[str]] = {}
+    known: dict[str, bool] = {}  # location -> missing?
+    for t in tensors:
+        loc = None
+        for e in t.external_data:
+            if e.key == "location":
+                loc = e.value  # the last one, as onnx reads it
+        if loc is None:
+            continue
+        gone = known.get(loc)
+        if gone is None:
+            try:
+                os.stat(safe_location(loc, base_dir))
+                gone = False
+            except (FileNotFoundError, NotADirectoryError):
+                gone = True
+            except (ExternalDataError, OSError):
+                gone = False
+            known[loc] = gone
+        if gone:
+            missing.setdefault(loc, []).append(t.name)
+    return [MissingDataFile(loc, tuple(names)) for loc, names in missing.items()]
 
 
 # ------------------------------------------------------------------------------------------------
