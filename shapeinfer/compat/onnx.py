@@ -47,7 +47,9 @@ exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and f
   onnx's message, as in onnx;
 - ``infer_shapes_path`` never loads external weights, writes atomically (a failure leaves no
   half-written file) and keeps external data references (copying the data files when the
-  output is in another folder), where onnx rewrites the model through protobuf.
+  output is in another folder), where onnx rewrites the model through protobuf; like every
+  write of shapeinfer's, it raises :class:`~shapeinfer.io.userfiles.WriteRefused` rather than
+  replace a data file it did not create or write a model whose data file is missing.
 """
 
 from __future__ import annotations
