@@ -198,7 +198,7 @@ def refusal_line(e) -> str:
 
     hint = {
         MISSING_DATA: "--force writes it anyway",
-        DATA_EXISTS: "--external-data NAME writes the data under another name",
+        DATA_EXISTS: "--external-data NAME writes the data to NAME instead (replacing a file NAME)",
     }.get(e.kind)
     return f"shapeinfer: {e}" + (f"; {hint}" if hint else "")
 
