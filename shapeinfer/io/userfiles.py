@@ -87,7 +87,7 @@ class WriteRefused(UserFileError):
         self.out = out
         self.reason = reason
         self.kind = kind
-        super().__init__(f"{show(out)} not written: {reason}")
+        super().__init__(f"{'the model is' if out == STDIO else show(out)} not written: {reason}")
 
 
 def _size_text(n: int) -> str:

@@ -85,14 +85,20 @@ def plan_write(
     external = source.external_tensors()
     src_dir = source.folder()
     data = list(source.data_inputs)
-    if out != STDIO and src_dir is not None:
+    if src_dir is not None:
         if external is None:
             external = external_tensors(model)
-        data += data_files(external, src_dir)
+        if out != STDIO:
+            data += data_files(external, src_dir)
+    missing = missing_data_files(external, src_dir) if external and src_dir is not None else []
+    if missing and not allow_missing_data:
+        more = len(missing) - 1
+        also = f" (and {more} more missing file{'s' if more > 1 else ''})" if more else ""
+        raise WriteRefused(out, f"its {missing[0].what()}{also}", MISSING_DATA)
     if out == STDIO:  # standard output: references are written as they are
-        return WritePlan("", protected, data)
+        return WritePlan("", protected, data, missing=missing)
     target = output_target(out, inputs=protected, allow_inputs=in_place, what="model", data_inputs=data)
-    plan = WritePlan(target, protected, data)
+    plan = WritePlan(target, protected, data, missing=missing)
     if src is None:  # a model in memory: its references are written as they are
         return plan
     out_dir = os.path.dirname(target)
@@ -100,12 +106,6 @@ def plan_write(
         external = external_tensors(model)
     if not external:
         return plan
-    plan.missing = missing_data_files(external, src_dir)
-    if plan.missing and not allow_missing_data:
-        first = plan.missing[0]
-        more = len(plan.missing) - 1
-        also = f" (and {more} more missing file{'s' if more > 1 else ''})" if more else ""
-        raise WriteRefused(out, f"its {first.what()}{also}", MISSING_DATA)
     model_target = os.path.realpath(target)
     if data_name is not None:
         copy, plan.relocation = plan_relocation(external, src_dir, out_dir, data_name)

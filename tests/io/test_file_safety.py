@@ -172,6 +172,8 @@ def test_a_missing_data_file_is_one_line_and_nothing_written(tmp_path):
             line = r.stderr.strip().splitlines()[-1]
             assert "not written" in line and "'model.data' is missing" in line and "--force" in line, line
             assert r.stdout.count("E003") == 1 and "error E003" in r.stdout  # the report says it once
+    r = run_cli(a, "-o", "-")  # nor to standard output
+    assert r.returncode == 1 and r.stdout == "" and "the model is not written" in r.stderr, r.stderr
     assert _changes(before, _hashes(tmp_path)) == set()
     # asked for: the model is written with its references, and nothing else is
     r = run_cli(a, "-o", str(tmp_path / "away" / "out.onnx"), "--force")

@@ -111,8 +111,8 @@ def infer_cmd(
     ranges = parse_dim_ranges(dim_range)
     shapes = parse_input_shapes(input_shape)
     check_output(output, model, in_place)
-    if external_data is not None and not output:
-        raise CliError("--external-data names the data file -o writes: give -o too")
+    if external_data is not None and output in (None, "-"):
+        raise CliError("--external-data names the data file -o writes: give -o FILE too")
 
     def run():
         from shapeinfer.inference.annotate import annotate_for_writing, subgraphs_annotated

@@ -105,8 +105,8 @@ def optimize_cmd(
         if not names:
             raise CliError("--passes needs at least one pass name (see --list-passes)")
     check_output(output, model, in_place)
-    if external_data is not None and not output:
-        raise CliError("--external-data names the data file -o writes: give -o too")
+    if external_data is not None and output in (None, "-"):
+        raise CliError("--external-data names the data file -o writes: give -o FILE too")
     from shapeinfer.passes import MAX_FOLD_GROWTH
 
     growth = MAX_FOLD_GROWTH
