@@ -86,9 +86,11 @@ EXTERNAL_DATA_UNREADABLE = _code(
     not a regular file, or shorter than the entry's ``offset`` + ``length`` or the tensor's size
     (a Git LFS pointer left in place of the weights: ``git lfs pull``), or the entry itself is
     malformed. onnx's checker, onnxruntime and OpenVINO all refuse to load such a model.
-    Inference goes on without the tensor's values (they are unknown). Copy the data file next
-    to the model, or re-save the model with its data. Only checked for a model read from a file
-    (its folder is where the data must be).
+    Inference goes on without the tensor's values (they are unknown). A missing file is one
+    diagnostic naming it and the tensors stored in it, and ``-o`` / ``optimize -o`` do not write
+    a model pointing at it without ``--force``. Copy the data file next to the model, or re-save
+    the model with its data. Only checked for a model read from a file (its folder is where the
+    data must be).
     """,
 )
 

@@ -172,16 +172,40 @@ def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bi
         raise _flag_error(e, bind_flag if e.kind == BIND else None) from None
 
 
-def write_model(model, out: str, source, in_place: bool = False) -> None:
+def write_model(
+    model, out: str, source, in_place: bool = False, *, external_data: str | None = None, force: bool = False
+) -> None:
     """Write atomically next to ``out``; external data files are copied when the folder changes.
     ``source``: the input's path, or a :class:`~shapeinfer.io.source.Source` that also says what
-    of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`). A run
-    past its ``--timeout`` writes nothing; one still within it is not cut short once the write
-    has begun (a half-copied set of data files is worse than a late exit)."""
+    of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`).
+    ``external_data``: ``--external-data NAME``; ``force``: write a model whose external data
+    file is missing. Raises :class:`~shapeinfer.io.userfiles.WriteRefused` for what the write
+    contract refuses (:func:`refusal_line` is its message). A run past its ``--timeout`` writes
+    nothing; one still within it is not cut short once the write has begun (a half-copied set of
+    data files is worse than a late exit)."""
     from shapeinfer.io.writer import save_model
 
     with _deadline_paused():
-        save_model(model, out, source, in_place=in_place)
+        save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
+
+
+EXTERNAL_DATA_HELP = (
+    "With -o: write the model's external data into one file of this NAME beside the output, the"
+    " references rewritten (replacing a file of that name). Without it the data files keep their"
+    " names, and a name that is taken in the output's folder is refused."
+)
+
+
+def refusal_line(e) -> str:
+    """The line on stderr for a :class:`~shapeinfer.io.userfiles.WriteRefused`: what was not
+    written and why, and the flag that writes it anyway."""
+    from shapeinfer.io.writer import DATA_EXISTS, MISSING_DATA
+
+    hint = {
+        MISSING_DATA: "--force writes it anyway",
+        DATA_EXISTS: "--external-data NAME writes the data to NAME instead (replacing a file NAME)",
+    }.get(e.kind)
+    return f"shapeinfer: {e}" + (f"; {hint}" if hint else "")
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:

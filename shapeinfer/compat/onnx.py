@@ -47,7 +47,9 @@ exception type (``onnx.shape_inference.InferenceError`` in ``strict_mode`` and f
   onnx's message, as in onnx;
 - ``infer_shapes_path`` never loads external weights, writes atomically (a failure leaves no
   half-written file) and keeps external data references (copying the data files when the
-  output is in another folder), where onnx rewrites the model through protobuf.
+  output is in another folder), where onnx rewrites the model through protobuf; like every
+  write of shapeinfer's, it raises :class:`~shapeinfer.io.userfiles.WriteRefused` rather than
+  replace a data file it did not create or write a model whose data file is missing.
 """
 
 from __future__ import annotations
@@ -99,6 +101,8 @@ def _onnx_sees(d, result: Result) -> bool:
     where ``unk__0 + unk__1 + 3`` is inferred) it does not see; it keeps its own dims."""
     if d.code == codes.RESHAPE_TARGET_FORM_MISMATCH and d.message.startswith("Reshape-1 without a shape attribute"):
         return False  # a missing attribute: onnx's checker refuses the node, its inference passes it
+    if d.code == codes.EXTERNAL_DATA_UNREADABLE:
+        return False  # onnx's inference never reads external data (infer_shapes_path writes no such model)
     if d.code != codes.DECLARED_SHAPE_MISMATCH or not d.tensor:
         return True
     graph = d.graph or "main"

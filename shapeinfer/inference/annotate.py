@@ -35,8 +35,11 @@ def annotate(
     """Write ``result``'s facts into its model's ``value_info`` and graph outputs (in place).
 
     Every graph and subgraph inference reached is annotated. A value's written type is its fact
-    merged with its declared type (:func:`written_type`); a value with neither gets no entry, and
-    declared ``value_info`` entries for values inference does not know stay as they are.
+    merged with its declared type (:func:`written_type`); a value with neither gets no entry.
+    Every ``value_info`` entry the model has stays where it is with all its fields (its
+    ``doc_string``, ``metadata_props``; entries of initializers, inputs and outputs too): only
+    its ``type`` is refined, or cleared where inference contradicts it without a complete type
+    to write instead. New entries follow the model's own.
     ``declared`` adds declared types of main-graph values by name, taking precedence over the
     graph's own (for a model rewritten since it was loaded: the types its original declared).
     Graph inputs and initializers are never touched. A dim holding a fresh symbol is written
@@ -230,6 +233,19 @@ _VI_NAME = field_tag(onnx.ValueInfoProto, "name")
 _VI_TYPE = field_tag(onnx.ValueInfoProto, "type")
 
 
+def _type_bytes(
+    f: Fact, cache: dict[int, tuple[bytes | None, bytes | None]], unnamed: frozenset[str]
+) -> tuple[bytes | None, bytes | None]:
+    """The serialised type written for fact ``f`` when nothing is declared, and the
+    ``ValueInfoProto.type`` field of it (None, None: incomplete), cached by the fact's id."""
+    key = id(f)
+    got = cache.get(key)
+    if got is None:
+        tb = fact_type(f, unnamed).SerializeToString() if fact_is_complete(f) else None
+        got = cache[key] = (tb, None if tb is None else _field(_VI_TYPE, tb))
+    return got
+
+
 def _annotate_graph(
     graph: onnx.GraphProto,
     result: Result,
@@ -248,15 +264,32 @@ def _annotate_graph(
             tp = written_type(facts.get(vi.name), declared.get(vi.name, vi.type), fresh, unnamed)
             if tp is not None and tp is not vi.type:
                 vi.type.CopyFrom(tp)
+        # every entry the graph declares stays where it is, with all its fields (a doc_string,
+        # torch.export's metadata_props on a parameter's entry): only its type may be refined
+        seen: set[str] = set()
+        # by id (the facts stay alive in ``facts``): the written type and its value_info field
+        type_fields: dict[int, tuple[bytes | None, bytes | None]] = {}
+        for vi in graph.value_info:
+            name = vi.name
+            seen.add(name)
+            f = facts.get(name)
+            if f is None:
+                continue
+            tb = _type_bytes(f, type_fields, unnamed)[0]
+            decl = declared.get(name, vi.type)
+            if tb is not None and decl.SerializeToString() == tb:
+                if decl is not vi.type:
+                    vi.type.CopyFrom(decl)
+                continue  # the fact's own type: nothing to merge
+            tp = written_type(f, decl, fresh, unnamed)
+            if tp is None and is_complete(decl):
+                vi.ClearField("type")  # inference contradicts it and knows no complete type to write
+            elif tp is not None and tp is not vi.type:
+                vi.type.CopyFrom(tp)
         skip = {vi.name for vi in graph.input} | {vi.name for vi in graph.output}
         skip.update(t.name for t in graph.initializer)
         skip.update(t.values.name for t in graph.sparse_initializer)
-        own = {vi.name: vi for vi in graph.value_info}
-        kept = [vi for name, vi in own.items() if name not in facts and name not in skip]
-        del graph.value_info[:]  # the messages in ``own`` stay valid, detached
-        graph.value_info.extend(kept)
-        # by id (the facts stay alive in ``facts``): the written type and its value_info field
-        type_fields: dict[int, tuple[bytes | None, bytes | None]] = {}
+        skip |= seen
         chunks = []
         for name, f in facts.items():
             if name in skip:
@@ -266,7 +299,7 @@ def _annotate_graph(
                 tb = fact_type(f, unnamed).SerializeToString() if fact_is_complete(f) else None
                 type_fields[key] = (tb, None if tb is None else _field(_VI_TYPE, tb))
             tb, tf = type_fields[key]
-            decl = declared.get(name) or (own[name].type if name in own else None)
+            decl = declared.get(name)
             if decl is not None and (tb is None or decl.SerializeToString() != tb):
                 tp = written_type(f, decl, fresh, unnamed)  # the declaration says something else
                 tf = None if tp is None else _field(_VI_TYPE, tp.SerializeToString())

@@ -39,7 +39,13 @@ from shapeinfer.inference.declarations import (
 )
 from shapeinfer.inference.node_context import GraphScope, NodeContext, _show_number
 from shapeinfer.inference.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
-from shapeinfer.io.external import ExternalDataError, ExternalDataInvalid, ExternalDataMissing
+from shapeinfer.io.external import (
+    ExternalDataError,
+    ExternalDataInvalid,
+    ExternalDataMissing,
+    external_tensors,
+    missing_data_files,
+)
 from shapeinfer.io.onnxio import (
     dim_from_proto,
     fact_type,
@@ -250,6 +256,21 @@ class Engine:
         self._opset_dict: dict[str, int] | None = None
         #: Small initializers of graph inputs (defaults a caller may override), by name.
         self.defaults: dict[str, onnx.TensorProto] = {}
+        self._missing_files: list | None = None  # see missing_data
+
+    def missing_data(self, e: ExternalDataError) -> bool:
+        """Whether ``e`` (raised reading a tensor of the model) is a data file missing from the
+        model's folder. Each such file is reported once, as one E003 error naming it and the
+        tensors stored in it (the model cannot run), the first time one of its tensors is read;
+        its tensors' values stay unknown, without a diagnostic each. Without a folder (a model
+        from stdin or memory) nothing is known missing: False."""
+        if not isinstance(e, ExternalDataMissing) or self.base_dir is None:
+            return False
+        if self._missing_files is None:
+            self._missing_files = missing_data_files(external_tensors(self.model), self.base_dir)
+            for f in self._missing_files:
+                self.diagnostics.append(Diagnostic("error", codes.EXTERNAL_DATA_UNREADABLE, f.message()))
+        return bool(self._missing_files)
 
     def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]:
         """Attribute name -> AttributeProto type the op's schema (onnx's, else onnxruntime's
@@ -397,11 +418,12 @@ class Engine:
                 facts[t.name] = tensor_fact(t, self.base_dir)
             except (ExternalDataMissing, ExternalDataInvalid) as e:
                 facts[t.name] = tensor_fact(t, None, with_value=False)
-                sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
-                diag = Diagnostic(
-                    sev, codes.EXTERNAL_DATA_UNREADABLE, f"{e}: values unknown", graph=name, tensor=t.name
-                )
-                self.diagnostics.append(diag)
+                if not self.missing_data(e):
+                    sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
+                    diag = Diagnostic(
+                        sev, codes.EXTERNAL_DATA_UNREADABLE, f"{e}: values unknown", graph=name, tensor=t.name
+                    )
+                    self.diagnostics.append(diag)
         for vi in (*graph.value_info, *graph.output):
             if vi.HasField("type") and vi.type.WhichOneof("value") == "tensor_type":
                 scope.declared.setdefault(vi.name, vi.type)

@@ -152,8 +152,9 @@ class NodeContext:
         try:
             return tensor_fact(a.t, self.engine.base_dir)
         except (ExternalDataMissing, ExternalDataInvalid) as e:
-            sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
-            self.diag(sev, codes.EXTERNAL_DATA_UNREADABLE, f"attribute {name!r}: {e}: values unknown")
+            if not self.engine.missing_data(e):  # a missing file is reported once, for the file
+                sev = "warning" if isinstance(e, ExternalDataMissing) else "error"
+                self.diag(sev, codes.EXTERNAL_DATA_UNREADABLE, f"attribute {name!r}: {e}: values unknown")
             return tensor_fact(a.t, None, with_value=False)
 
     @property

@@ -20,13 +20,14 @@ Three outcomes for a bad entry, by exception class:
   a symlink out of the folder). The model is refused as a whole: nothing outside the model's
   folder is ever opened.
 - :class:`ExternalDataMissing`: the file is absent (weights stripped from a model are common),
-  or the model has no folder (read from stdin or from memory). Only a value that is needed
-  makes this a diagnostic.
+  or the model has no folder (read from stdin or from memory). An absent file is one error per
+  file (:func:`missing_data_files`: the model cannot run); without a folder, only a value that
+  is needed makes this a diagnostic (a warning: the file may well be where the model is).
 - :class:`ExternalDataInvalid`: anything else above. A diagnostic naming the tensor, the key
   and the problem; the tensor's value stays unknown.
 
 Values are read only for small tensors, with a byte cap checked against the entry before any
-allocation; big weights are never read into memory: :func:`copy_external_files` copies whole
+allocation; big weights are never read into memory: :func:`stage_copies` copies whole
 files with the kernel (``copy_file_range``, else ``sendfile``), keeping holes sparse.
 """
 
@@ -395,18 +396,107 @@ def load_all(model: onnx.ModelProto, base_dir: str | None, cap: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
+# missing data files
+
+
+@dataclass(frozen=True)
+class MissingDataFile:
+    """An external-data file a model names that is not in its folder: ``location`` as the
+    entries spell it, ``tensors`` the names of the tensors stored in it, in model order."""
+
+    location: str
+    tensors: tuple[str, ...]
+
+    def what(self) -> str:
+        """``external data file 'model.data' is missing from the model's folder (30 tensors are
+        stored in it, e.g. 'w')``."""
+        n = len(self.tensors)
+        stored = f"{n} tensor{'s are' if n != 1 else ' is'} stored in it"
+        first = show(repr(self.tensors[0])) if self.tensors else ""
+        example = f", e.g. {first}" if n > 1 else f": {first}" if n else ""
+        return f"external data file {show(repr(self.location))} is missing from the model's folder ({stored}{example})"
+
+    def message(self) -> str:
+        """The one line that reports it (``infer``, ``lint`` and the API say the same)."""
+        return f"{self.what()}: runtimes cannot load the model"
+
+
+def missing_data_files(tensors: list[TensorProto], base_dir: str | None) -> list[MissingDataFile]:
+    """The files the external data of ``tensors`` names that do not exist in ``base_dir`` (the
+    model's folder), one per file, in first-use order; empty without a folder (nothing can be
+    said of a model read from stdin or memory). One ``stat`` per distinct location. A location
+    that is unsafe or not a file name is not a missing file (the load refuses the one, the
+    entry check reports the other)."""
+    if base_dir is None:
+        return []
+    missing: dict[str, list[str]] = {}
+    known: dict[str, bool] = {}  # location -> missing?
+    for t in tensors:
+        loc = None
+        for e in t.external_data:
+            if e.key == "location":
+                loc = e.value  # the last one, as onnx reads it
+        if loc is None:
+            continue
+        gone = known.get(loc)
+        if gone is None:
+            try:
+                os.stat(safe_location(loc, base_dir))
+                gone = False
+            except (FileNotFoundError, NotADirectoryError):
+                gone = True
+            except (ExternalDataError, OSError):
+                gone = False
+            known[loc] = gone
+        if gone:
+            missing.setdefault(loc, []).append(t.name)
+    return [MissingDataFile(loc, tuple(names)) for loc, names in missing.items()]
+
+
+# ------------------------------------------------------------------------------------------------
 # copying weights to another folder
 
 
+@dataclass(frozen=True)
+class DataCopy:
+    """One data file a write creates: ``target`` (an absolute path in the output's folder,
+    symlinks resolved; ``location`` as the model names it) made of ``sources``, each
+    ``(path, at)``: the whole file at ``path`` copied to offset ``at``, the file ``size`` bytes
+    long. ``replace``: the target may exist and is replaced (the user named it); otherwise it
+    must not exist."""
+
+    target: str
+    location: str
+    sources: tuple[tuple[str, int], ...]
+    size: int
+    replace: bool = False
+
+    def existing(self, out_dir: str) -> str | None:
+        """The path of the file already at ``location`` in ``out_dir`` (a symlink counts, even a
+        dangling one), or None when the name is free."""
+        lexical = os.path.join(out_dir, self.location)
+        for p in (lexical, self.target):
+            if os.path.lexists(p):
+                return p
+        return None
+
+
 def plan_copy(
-    model: onnx.ModelProto, src_dir: str | None, out_dir: str, tensors: list[TensorProto] | None = None
-) -> list[tuple[str, str]]:
-    """``(source, target)`` paths of the data files a model written to ``out_dir`` needs.
+    model: onnx.ModelProto,
+    src_dir: str | None,
+    out_dir: str,
+    tensors: list[TensorProto] | None = None,
+    *,
+    skip_missing: bool = False,
+) -> list[DataCopy]:
+    """The data files a model written to ``out_dir`` needs, each copied under its own name.
 
     Every external entry is checked first: any problem raises ExternalDataError with one
-    line (``-o`` into another folder refuses to copy what it cannot vouch for). Empty when
-    the model has no external data or ``out_dir`` is its own folder. ``tensors``: the model's
-    :func:`external_tensors`, when the caller has them and knows they are still current.
+    line (``-o`` into another folder refuses to copy what it cannot vouch for); with
+    ``skip_missing`` an entry whose file is missing is left as it is (the write was asked to
+    point at it anyway). Empty when the model has no external data or ``out_dir`` is its own
+    folder. ``tensors``: the model's :func:`external_tensors`, when the caller has them and
+    knows they are still current. Whether a target exists already is the caller's question.
     """
     if tensors is None:
         tensors = external_tensors(model)
@@ -418,73 +508,209 @@ def plan_copy(
         )
     if os.path.realpath(src_dir) == os.path.realpath(out_dir):
         return []
-    plan: dict[str, tuple[str, str]] = {}
+    plan: dict[str, DataCopy] = {}
+    for t in tensors:
+        try:
+            ref = resolve(t, src_dir)
+        except ExternalDataError as e:
+            if skip_missing and isinstance(e, ExternalDataMissing):
+                continue
+            raise ExternalDataError(f"cannot copy external data: {e}") from None
+        if ref.location in plan:
+            continue
+        loc = ref.location
+        try:
+            target = safe_location(loc, out_dir)
+        except ExternalDataError as e:
+            raise ExternalDataError(f"cannot copy external data into {show(out_dir)}: {e}") from None
+        if os.path.isdir(target):
+            raise ExternalDataError(f"cannot copy external data: {show(target)} is a folder")
+        plan[loc] = DataCopy(target, loc, ((ref.path, 0),), ref.file_size)
+    return list(plan.values())
+
+
+#: Where each file starts in a data file gathered from several (:func:`plan_relocation`): a
+#: multiple of this, so every alignment the files had (pages, allocation granularity) is kept.
+RELOCATION_ALIGN = 1 << 16
+
+
+@dataclass(frozen=True)
+class Relocation:
+    """All of a model's external data gathered in one file, ``name`` (``--external-data``):
+    ``places`` maps each location the model's entries name to where that file starts in the new
+    one and its size."""
+
+    name: str
+    places: dict[str, tuple[int, int]]
+
+    def apply(self, t: TensorProto) -> None:
+        """Rewrite ``t``'s entry (checked by :func:`plan_relocation`) to point into the new file:
+        ``location`` is :attr:`name`, ``offset`` shifted, ``length`` given explicitly ("to the
+        end of the file" no longer is); the other keys stay, in place."""
+        loc, offset, length = parse_entry(t)
+        at, size = self.places[loc]
+        new = {
+            "location": self.name,
+            "offset": str(at + offset),
+            "length": str(size - offset if length is None else length),
+        }
+        pairs = [(e.key, new.pop(e.key, e.value)) for e in t.external_data]
+        if new.get("offset") == "0":
+            del new["offset"]
+        pairs += new.items()
+        del t.external_data[:]
+        for k, v in pairs:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+
+
+def plan_relocation(
+    tensors: list[TensorProto], src_dir: str | None, out_dir: str, name: str
+) -> tuple[DataCopy, Relocation]:
+    """The copy that gathers the external data of ``tensors`` (a model's) into one file named
+    ``name`` in ``out_dir``: each data file they name, whole, at an offset that is a multiple of
+    :data:`RELOCATION_ALIGN` (every alignment the files had is kept); the target is replaced if
+    it exists. Every entry is checked first: ExternalDataError for one that cannot be copied (a
+    missing file too), or for a ``name`` that is not a plain file name."""
+    if src_dir is None:
+        raise ExternalDataError(
+            "the model has external data but no folder (read from stdin or memory): give its path instead"
+        )
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        raise ExternalDataError(f"--external-data {show(repr(name))}: give a file name, without a folder")
+    try:
+        target = safe_location(name, out_dir)
+    except ExternalDataError as e:
+        raise ExternalDataError(f"--external-data {show(repr(name))}: {e}") from None
+    if os.path.isdir(target):
+        raise ExternalDataError(f"--external-data {show(repr(name))}: {show(target)} is a folder")
+    starts: dict[str, int] = {}  # source path -> where it starts in the target
+    places: dict[str, tuple[int, int]] = {}
+    sources: list[tuple[str, int]] = []
+    end = 0
     for t in tensors:
         try:
             ref = resolve(t, src_dir)
         except ExternalDataError as e:
             raise ExternalDataError(f"cannot copy external data: {e}") from None
-        if ref.location in plan:
-            continue
-        loc = ref.location
-        target = os.path.join(os.path.realpath(out_dir), loc)
-        try:
-            real_target = safe_location(loc, out_dir)
-        except ExternalDataError as e:
-            raise ExternalDataError(f"cannot copy external data into {show(out_dir)}: {e}") from None
-        if os.path.lexists(target) and os.path.islink(target):
-            target = real_target  # a link that stays in the folder: replace what it names
-        if os.path.isdir(real_target):
-            raise ExternalDataError(f"cannot copy external data: {show(real_target)} is a folder")
-        plan[loc] = (ref.path, target)
-    return list(plan.values())
+        at = starts.get(ref.path)
+        if at is None:
+            at = starts[ref.path] = -(-end // RELOCATION_ALIGN) * RELOCATION_ALIGN
+            sources.append((ref.path, at))
+            end = at + ref.file_size
+        places[ref.location] = (at, ref.file_size)
+    return DataCopy(target, name, tuple(sources), end, replace=True), Relocation(name, places)
 
 
-def copy_external_files(plan: list[tuple[str, str]]) -> None:
-    """Copy each ``(source, target)`` through a temporary file, then rename them all.
+class StagedData:
+    """Data files copied to temporary files beside their targets, not yet in place.
 
-    Kernel copy, holes kept sparse. On any failure every temporary file is removed and no
-    target is touched.
-    """
-    done: list[tuple[str, str]] = []
+    :meth:`commit` puts them in place: a target that may be replaced is renamed over, any
+    other is linked to its name only if that name is still free (``link`` fails when it
+    exists: a file that appeared since the check is never replaced), then the temporary name
+    goes. :meth:`discard` undoes everything this object did: temporary files, targets it
+    created, folders it made."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[str, DataCopy]] = []  # (temporary path, copy)
+        self.created: list[str] = []  # targets created by commit (not replaced ones)
+        self.dirs: list[str] = []  # folders made for targets, parents first
+
+    def commit(self) -> None:
+        for tmp, c in self.files:
+            if c.replace:
+                os.replace(tmp, c.target)
+                continue
+            _link_new(tmp, c.target)
+            self.created.append(c.target)
+        self.files = []
+
+    def discard(self) -> None:
+        for path in [tmp for tmp, _ in self.files] + self.created:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        for d in reversed(self.dirs):
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+        self.files, self.created, self.dirs = [], [], []
+
+
+def _link_new(tmp: str, target: str) -> None:
+    """Give ``tmp`` the name ``target``, which must not exist; ``tmp``'s name goes."""
+    from shapeinfer.io.userfiles import WriteRefused
+
     try:
-        for source, target in plan:
-            folder = os.path.dirname(target)
-            os.makedirs(folder, exist_ok=True)
+        os.link(tmp, target)
+    except FileExistsError:
+        raise WriteRefused(target, f"{show(target)} appeared while the model was written") from None
+    except OSError:  # no hard links on this file system: check, then rename
+        if os.path.lexists(target):
+            raise WriteRefused(target, f"{show(target)} appeared while the model was written") from None
+        os.rename(tmp, target)
+        return
+    os.unlink(tmp)
+
+
+def stage_copies(plan: list[DataCopy]) -> StagedData:
+    """Copy each planned file to a temporary file in its target's folder (made when missing).
+
+    Kernel copy, holes kept sparse. On any failure everything staged so far is removed and the
+    error raised; no target is touched either way until :meth:`StagedData.commit`."""
+    staged = StagedData()
+    try:
+        for c in plan:
+            folder = os.path.dirname(c.target)
+            _make_folders(folder, staged.dirs)
             fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".data.tmp", dir=folder)
-            done.append((tmp, target))
+            staged.files.append((tmp, c))
             try:
-                src = open_regular(source)
-                try:
-                    sparse_copy(src, fd)
-                finally:
-                    os.close(src)
-                os.fchmod(fd, new_file_mode(target))
+                for source, at in c.sources:
+                    src = open_regular(source)
+                    try:
+                        sparse_copy(src, fd, at)
+                    finally:
+                        os.close(src)
+                if os.fstat(fd).st_size < c.size:
+                    os.ftruncate(fd, c.size)
+                os.fchmod(fd, new_file_mode(c.target))
             finally:
                 os.close(fd)
-        for tmp, target in done:
-            os.replace(tmp, target)
-        done = []
-    finally:
-        for tmp, _ in done:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    except BaseException:
+        staged.discard()
+        raise
+    return staged
 
 
-def sparse_copy(src: int, dst: int) -> None:
-    """Copy the regular file open at descriptor ``src`` into ``dst`` (empty), keeping holes.
+def _make_folders(folder: str, made: list[str]) -> None:
+    """Make ``folder`` and its missing parents, appending each one made to ``made``."""
+    missing = []
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for d in reversed(missing):
+        os.mkdir(d)
+        made.append(d)
+
+
+def sparse_copy(src: int, dst: int, at: int = 0) -> None:
+    """Copy the regular file open at descriptor ``src`` into ``dst`` from offset ``at``,
+    keeping holes (``dst`` holds nothing there yet).
 
     Data ranges (``SEEK_DATA``/``SEEK_HOLE``) are copied in the kernel with
-    ``os.copy_file_range``, else ``os.sendfile``, else read/write in 8 MiB blocks; the size is
-    set with ``ftruncate`` so trailing holes stay holes.
+    ``os.copy_file_range``, else ``os.sendfile``, else read/write in 8 MiB blocks; ``dst`` is
+    extended with ``ftruncate`` to the end of the copy so trailing holes stay holes.
     """
     size = os.fstat(src).st_size
     if hasattr(os, "posix_fadvise"):
         with contextlib.suppress(OSError):
             os.posix_fadvise(src, 0, 0, os.POSIX_FADV_SEQUENTIAL)
     for start, end in _data_ranges(src, size):
-        _copy_range(src, dst, start, end - start)
-    os.ftruncate(dst, size)
+        _copy_range(src, dst, start, end - start, at)
+    if os.fstat(dst).st_size < at + size:
+        os.ftruncate(dst, at + size)
 
 
 def _data_ranges(fd: int, size: int) -> Iterator[tuple[int, int]]:
@@ -509,19 +735,20 @@ def _data_ranges(fd: int, size: int) -> Iterator[tuple[int, int]]:
         pos = end
 
 
-def _copy_file_range(src: int, dst: int, pos: int, count: int) -> int:
-    return os.copy_file_range(src, dst, count, pos, pos)
+def _copy_file_range(src: int, dst: int, pos: int, count: int, at: int | None = None) -> int:
+    return os.copy_file_range(src, dst, count, pos, pos if at is None else at)
 
 
-def _sendfile(src: int, dst: int, pos: int, count: int) -> int:
-    os.lseek(dst, pos, os.SEEK_SET)
+def _sendfile(src: int, dst: int, pos: int, count: int, at: int | None = None) -> int:
+    os.lseek(dst, pos if at is None else at, os.SEEK_SET)
     return os.sendfile(dst, src, pos, count)
 
 
 #: The kernel copies :func:`_copy_range` tries, best first, where the OS has them:
-#: ``copy(src, dst, position, count)`` (returns the bytes copied, 0 at the end of ``src``) and
-#: the errnos after which the next one is tried.
-_KERNEL_COPIES: list[tuple[Callable[[int, int, int, int], int], tuple[int, ...]]] = []
+#: ``copy(src, dst, position, count[, at])`` (copies to ``at`` in ``dst``, the same position
+#: when not given; returns the bytes copied, 0 at the end of ``src``) and the errnos after
+#: which the next one is tried.
+_KERNEL_COPIES: list[tuple[Callable[..., int], tuple[int, ...]]] = []
 if hasattr(os, "copy_file_range"):
     _KERNEL_COPIES.append((_copy_file_range, (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL, errno.EPERM)))
 if hasattr(os, "sendfile"):
@@ -529,14 +756,15 @@ if hasattr(os, "sendfile"):
 
 
 def _kernel_copy(
-    copy: Callable[[int, int, int, int], int], fallback: tuple[int, ...], src: int, dst: int, pos: int, end: int
+    copy: Callable[..., int], fallback: tuple[int, ...], src: int, dst: int, pos: int, end: int, shift: int = 0
 ) -> int:
-    """Copy ``src`` to ``dst`` from ``pos`` (the same offset in both) with ``copy`` in chunks of
-    at most 1 GiB, until ``end``, the end of ``src`` or an OSError whose errno is in ``fallback``
-    (any other is raised); the position reached."""
+    """Copy ``src`` from ``pos`` to ``dst`` at ``pos + shift`` with ``copy`` in chunks of at
+    most 1 GiB, until ``end``, the end of ``src`` or an OSError whose errno is in ``fallback``
+    (any other is raised); the position reached in ``src``."""
     try:
         while pos < end:
-            n = copy(src, dst, pos, min(end - pos, 1 << 30))
+            count = min(end - pos, 1 << 30)
+            n = copy(src, dst, pos, count, pos + shift) if shift else copy(src, dst, pos, count)
             if n == 0:
                 break
             pos += n
@@ -546,21 +774,21 @@ def _kernel_copy(
     return pos
 
 
-def _copy_range(src: int, dst: int, offset: int, count: int) -> None:
-    """Copy ``count`` bytes at ``offset`` of ``src`` to the same offset of ``dst``: with the
+def _copy_range(src: int, dst: int, offset: int, count: int, at: int = 0) -> None:
+    """Copy ``count`` bytes at ``offset`` of ``src`` to ``offset + at`` of ``dst``: with the
     kernel copies of :data:`_KERNEL_COPIES` in turn, the rest with pread/pwrite in 8 MiB blocks;
     ExternalDataInvalid when ``src`` ends first."""
     end = offset + count
     pos = offset
     for copy, fallback in _KERNEL_COPIES:
-        pos = _kernel_copy(copy, fallback, src, dst, pos, end)
+        pos = _kernel_copy(copy, fallback, src, dst, pos, end, at)
         if pos >= end:
             return
     while pos < end:
         buf = os.pread(src, min(end - pos, 8 << 20), pos)
         if not buf:
             raise ExternalDataInvalid("a data file shrank while it was copied")
-        os.pwrite(dst, buf, pos)
+        os.pwrite(dst, buf, pos + at)
         pos += len(buf)
     if pos < end:
         raise ExternalDataInvalid("a data file shrank while it was copied")

@@ -6,7 +6,6 @@ its data is read only when it is small enough to matter for shapes.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import re
@@ -197,20 +196,24 @@ def tensor_numel(t: TensorProto) -> int:
 
 
 def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = True) -> Fact:
-    """The fact of a constant tensor: its dims and type, plus values when small and numeric."""
+    """The fact of a constant tensor: its dims and type, plus values when small and numeric.
+
+    An external tensor's entry is checked against ``base_dir`` (the model's folder) when
+    ``with_value``: the ExternalData* errors of :mod:`shapeinfer.io.external` are raised for a
+    bad entry or a missing file, for a weight too (its value is not read); without a folder,
+    only when its value is read."""
     shape = tuple(t.dims)
     value = None
     small = math.prod(shape) <= MAX_VALUE_ELEMENTS
     if _is_external(t):
-        from shapeinfer.io.external import ExternalDataMissing, read_external_tensor, resolve
+        from shapeinfer.io.external import read_external_tensor, resolve
 
         # ExternalDataError (unsafe location), ExternalDataMissing (no file), ExternalDataInvalid
         # (a bad entry or a file that is not what the entry says): the caller reports them
         if with_value and small and t.data_type not in (TensorProto.STRING, TensorProto.UNDEFINED):
             value = values_from_array(read_external_tensor(t, base_dir))
-        elif with_value:  # a weight: its value is not needed, but a bad entry is still reported
-            with contextlib.suppress(ExternalDataMissing):
-                resolve(t, base_dir)
+        elif with_value and base_dir is not None:  # a weight: its value is not needed, its file is
+            resolve(t, base_dir)
     elif with_value and small and t.data_type not in (TensorProto.STRING, TensorProto.UNDEFINED):
         try:
             value = values_from_array(onnx.numpy_helper.to_array(t))

@@ -75,6 +75,21 @@ class UserFileError(Exception):
     """A path named by the user that cannot be used; the message is one line naming it."""
 
 
+class WriteRefused(UserFileError):
+    """A model the write contract does not let this run write (nothing was written): its
+    external data would replace a file this run did not create, or it points at external data
+    that is missing. ``out`` is the output named, ``reason`` the one line why (naming the file)
+    and ``kind`` which rule refused it (:mod:`shapeinfer.io.writer`'s ``MISSING_DATA``,
+    ``DATA_EXISTS``: a command says how to write it anyway). ``str()`` is
+    ``"OUT not written: REASON"``."""
+
+    def __init__(self, out: str, reason: str, kind: str = "") -> None:
+        self.out = out
+        self.reason = reason
+        self.kind = kind
+        super().__init__(f"{'the model is' if out == STDIO else show(out)} not written: {reason}")
+
+
 def _size_text(n: int) -> str:
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift:
@@ -222,10 +237,14 @@ def write_output(
     allow_inputs: bool = False,
     what: str = "output",
     data_inputs: Iterable[str] = (),
+    before_replace: Callable[[], None] | None = None,
 ) -> None:
     """Write ``data`` (bytes, or a function writing to a descriptor) to ``out`` atomically.
 
     ``-`` writes to standard output. See :func:`output_target` for what is refused.
+    ``before_replace`` runs once the bytes are complete in the temporary file, just before it
+    replaces the target: what it raises leaves the target as it was and the temporary file
+    removed (the writer puts the model's data files in place there).
     """
     if out == STDIO:
         stream = sys.stdout.buffer
@@ -265,6 +284,8 @@ def write_output(
             os.fchmod(fd, new_file_mode(target))
         finally:
             os.close(fd)
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, target)
     except OSError as e:
         _unlink(tmp)

@@ -1,24 +1,143 @@
-"""Writing model files (:func:`save_model`): atomically, with weights left where they are. The model is
-serialised to a temporary file in the target folder and renamed over the target
+"""Writing model files (:func:`save_model`): atomically, never into a file the run did not create.
+
+The model is serialised to a temporary file in the target folder and renamed over the target
 (:func:`shapeinfer.io.userfiles.write_output`: the target folder must exist, an input of the run is
 never overwritten unless allowed, ``-`` is standard output), so an interrupted run leaves any
 old file intact. Tensors stored as external data keep their references; when the target folder
-differs from the source's, every entry is checked first and the referenced data files are
-copied alongside with the kernel (:mod:`shapeinfer.io.external`), all before the model is written:
-a refusal writes nothing.
+differs from the source's, the referenced data files are copied alongside with the kernel
+(:mod:`shapeinfer.io.external`). This module is where the write contract's file rules are
+enforced, for every front end (README, "Files and external data"):
+
+- a data file the write would create under a name that exists in the target folder is refused
+  (:class:`~shapeinfer.io.userfiles.WriteRefused`, naming it): it belongs to someone else (another
+  model's weights). ``data_name`` (``--external-data NAME``) gathers the data in one file of
+  that name instead, with the references rewritten; a file of that name is replaced (the user
+  named it), unless it is an input of the run;
+- a model whose external data names a file missing from its folder is refused
+  (:class:`~shapeinfer.io.userfiles.WriteRefused`), unless ``allow_missing_data`` (``--force``);
+- everything is checked and every data file copied to a temporary name before the model's
+  bytes are complete; the data files are put in place (never replacing a file that appeared
+  meanwhile) just before the model is, and removed again if that fails: a refusal or a
+  failure leaves no file behind.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import onnx
 
-from shapeinfer.io.external import ExternalDataError, copy_external_files, data_files, external_tensors, plan_copy
+from shapeinfer.io.external import (
+    DataCopy,
+    ExternalDataError,
+    Relocation,
+    data_files,
+    external_tensors,
+    missing_data_files,
+    plan_copy,
+    plan_relocation,
+    stage_copies,
+)
 from shapeinfer.io.source import Source
-from shapeinfer.io.userfiles import STDIO, output_target, show, write_output
-from shapeinfer.io.wire import field_tag, varint
+from shapeinfer.io.userfiles import STDIO, WriteRefused, output_target, show, write_output
+from shapeinfer.io.wire import field_tag, graph_layout, length_prefix, varint
+
+#: :attr:`WriteRefused.kind` of a refusal because the model's external data file is missing.
+MISSING_DATA = "missing-data"
+#: ... because a data file the write would create exists already.
+DATA_EXISTS = "data-exists"
+
+
+@dataclass
+class WritePlan:
+    """What :func:`save_model` will do, once every refusal is passed (:func:`plan_write`):
+    ``target`` the model's path (empty for standard output), ``protected`` and ``data`` the
+    inputs it must not replace, ``copies`` the data files to create, ``relocation`` the new
+    external data entries (``data_name``), ``missing`` the data files the model points at that
+    are missing (written anyway: ``allow_missing_data``)."""
+
+    target: str
+    protected: list[str]
+    data: list[str]
+    copies: list[DataCopy] = field(default_factory=list)
+    relocation: Relocation | None = None
+    missing: list = field(default_factory=list)
+
+
+def plan_write(
+    model: onnx.ModelProto,
+    out: str,
+    source: Source | str | None = None,
+    *,
+    inputs: Iterable[str] = (),
+    in_place: bool = False,
+    data_name: str | None = None,
+    allow_missing_data: bool = False,
+) -> WritePlan:
+    """Every check of :func:`save_model` (same arguments), without writing anything: the
+    commands call it before the work too, so a write that will be refused is refused first."""
+    if not isinstance(source, Source):
+        source = Source(source)
+    src = source.path
+    protected = [*inputs, *([src] if src else [])]
+    external = source.external_tensors()
+    src_dir = source.folder()
+    data = list(source.data_inputs)
+    if src_dir is not None:
+        if external is None:
+            external = external_tensors(model)
+        if out != STDIO:
+            data += data_files(external, src_dir)
+    missing = missing_data_files(external, src_dir) if external and src_dir is not None else []
+    if missing and not allow_missing_data:
+        more = len(missing) - 1
+        also = f" (and {more} more missing file{'s' if more > 1 else ''})" if more else ""
+        raise WriteRefused(out, f"its {missing[0].what()}{also}", MISSING_DATA)
+    if out == STDIO:  # standard output: references are written as they are
+        return WritePlan("", protected, data, missing=missing)
+    target = output_target(out, inputs=protected, allow_inputs=in_place, what="model", data_inputs=data)
+    plan = WritePlan(target, protected, data, missing=missing)
+    if src is None:  # a model in memory: its references are written as they are
+        return plan
+    out_dir = os.path.dirname(target)
+    if external is None:
+        external = external_tensors(model)
+    if not external:
+        return plan
+    model_target = os.path.realpath(target)
+    if data_name is not None:
+        copy, plan.relocation = plan_relocation(external, src_dir, out_dir, data_name)
+        output_target(
+            os.path.join(out_dir, data_name),
+            inputs=protected,
+            what="external data file",
+            data_inputs=data,
+        )
+        plan.copies = [copy]
+    else:
+        plan.copies = plan_copy(model, src_dir, out_dir, external, skip_missing=allow_missing_data)
+    taken = []
+    for c in plan.copies:
+        if os.path.realpath(c.target) == model_target:
+            raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
+        if not c.replace:
+            there = c.existing(out_dir)
+            if there is not None:
+                taken.append((c, there))
+    if taken:
+        c, there = taken[0]
+        if there == os.path.join(out_dir, c.location):  # as the user would name it
+            there = os.path.join(os.path.dirname(out), c.location)
+        more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+        raise WriteRefused(
+            out,
+            f"its external data file {show(repr(c.location))} would replace {show(there)}{more}, "
+            "a file this run did not create",
+            DATA_EXISTS,
+        )
+    return plan
 
 
 def save_model(
@@ -28,6 +147,8 @@ def save_model(
     *,
     inputs: Iterable[str] = (),
     in_place: bool = False,
+    data_name: str | None = None,
+    allow_missing_data: bool = False,
 ) -> None:
     """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
 
@@ -37,44 +158,97 @@ def save_model(
     serialised are written as they are instead of serialising the model again. ``inputs`` are
     further files of the run that must not be overwritten; the source file is always one
     unless ``in_place``, and so are the files its external data names (those of the model and
-    the source's ``data_inputs``), in place or not. Raises
-    :class:`~shapeinfer.io.userfiles.UserFileError` for an output path the rule refuses and
-    :class:`~shapeinfer.io.external.ExternalDataError` for external data that cannot be copied.
+    the source's ``data_inputs``), in place or not. ``data_name``: write all the external data
+    into one file of that name in ``out``'s folder, the references rewritten (``model`` is not
+    modified). ``allow_missing_data``: write a model whose external data names a missing file
+    (the references as they are; the files that exist are copied).
+
+    Raises :class:`~shapeinfer.io.userfiles.WriteRefused` for what the write contract refuses
+    (see the module docstring), :class:`~shapeinfer.io.userfiles.UserFileError` for an output
+    path the rule refuses and :class:`~shapeinfer.io.external.ExternalDataError` for external
+    data that cannot be copied; in each case nothing is written.
     """
     if not isinstance(source, Source):
         source = Source(source)
-    src = source.path
-    protected = [*inputs, *([src] if src else [])]
-    external = source.external_tensors()
-    src_dir = source.folder()
-    data = list(source.data_inputs)
-    if out != STDIO and src_dir is not None:
-        if external is None:
-            external = external_tensors(model)
-        data += data_files(external, src_dir)
-    out_dir = ""
-    if out != STDIO:
-        target = output_target(out, inputs=protected, allow_inputs=in_place, what="model", data_inputs=data)
-        out_dir = os.path.dirname(target)
-    if src is None or out == STDIO:  # standard output: references are written as they are
-        plan = []
-    else:
-        plan = plan_copy(model, src_dir, out_dir, external)
-        model_target = os.path.realpath(out)
-        for _, target in plan:
-            if os.path.realpath(target) == model_target:
-                raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
-    spans, nodes, value_info = source.serialised(model)
-    chunks = model_chunks(model, source.graph_tail, spans, nodes, value_info)
-    copy_external_files(plan)
-    write_output(
+    plan = plan_write(
+        model,
         out,
-        lambda fd: write_chunks(fd, chunks),
-        inputs=protected,
-        allow_inputs=in_place,
-        what="model",
-        data_inputs=data,
+        source,
+        inputs=inputs,
+        in_place=in_place,
+        data_name=data_name,
+        allow_missing_data=allow_missing_data,
     )
+    spans, nodes, value_info = source.serialised(model)
+    if plan.relocation is not None:
+        model, spans, nodes = _relocated(model, source, plan.relocation, nodes)
+    chunks = model_chunks(model, source.graph_tail, spans, nodes, value_info)
+    staged = stage_copies(plan.copies)
+    try:
+        write_output(
+            out,
+            lambda fd: write_chunks(fd, chunks),
+            inputs=plan.protected,
+            allow_inputs=in_place,
+            what="model",
+            data_inputs=plan.data,
+            before_replace=staged.commit,
+        )
+    except BaseException:
+        staged.discard()
+        raise
+
+
+_INITIALIZER = field_tag(onnx.GraphProto, "initializer")
+
+
+def _relocated(model: onnx.ModelProto, source: Source, relocation: Relocation, nodes):
+    """What :func:`model_chunks` writes for ``model`` with its external entries rewritten by
+    ``relocation``, ``model`` itself unchanged: ``(model to serialise, main-graph initializer
+    pieces, node pieces)``. Initializers stored in the model are written as read when the
+    source has their bytes (a model read without its weights' data has no other form)."""
+    inits = model.graph.initializer
+    views = None
+    loaded = source.loaded
+    if loaded is not None:
+        layout = loaded.layout if loaded.layout is not None else graph_layout(loaded.data)
+        if layout is not None and len(layout.initializers) == len(inits):
+            view = memoryview(loaded.data)
+            views = [view[a:b] for a, b in layout.initializers]
+        elif loaded.lean:  # cannot happen: lean models are made from a layout
+            raise RuntimeError("a model read without its weights' data cannot be written without the file's bytes")
+    pieces: list = []
+    moved = 0
+    external = onnx.TensorProto.EXTERNAL
+    for i, t in enumerate(inits):
+        if t.data_location == external:
+            c = onnx.TensorProto()
+            c.CopyFrom(t)
+            relocation.apply(c)
+            b = c.SerializeToString()
+            pieces += (_INITIALIZER + length_prefix(len(b)), b)
+            moved += 1
+        elif views is not None:
+            pieces.append(views[i])
+        else:
+            b = t.SerializeToString()
+            pieces += (_INITIALIZER + length_prefix(len(b)), b)
+    rest = sum(1 for t in external_tensors(model) if t.data_location == external) - moved
+    if not rest:
+        return model, pieces, nodes
+    # tensors in nodes, subgraphs, functions or sparse initializers: a copy of the model but its
+    # initializers (written from ``pieces``), its nodes serialised anew
+    copy = onnx.ModelProto()
+    for fd, value in model.ListFields():
+        if fd.name != "graph":
+            _copy_field(copy, fd, value)
+    copy.graph.SetInParent()
+    for fd, value in model.graph.ListFields():
+        if fd.name != "initializer":
+            _copy_field(copy.graph, fd, value)
+    for t in external_tensors(copy):
+        relocation.apply(t)
+    return copy, pieces, None
 
 
 #: Repeated fields of a graph that are serialised one element at a time by :func:`model_chunks`.
@@ -95,8 +269,8 @@ def model_chunks(
     big buffer is grown and copied), and the pieces are written without ever being joined.
     ``initializers``: the main graph's initializer fields already serialised (as
     :func:`shapeinfer.io.wire.initializer_views` finds them in the bytes the model was read from),
-    written instead of serialising ``model.graph.initializer``; ``nodes`` and ``value_info``:
-    the same for ``model.graph.node`` and ``model.graph.value_info``."""
+    written instead of serialising ``model.graph.initializer`` (also when ``model`` has none);
+    ``nodes`` and ``value_info``: the same for ``model.graph.node`` and ``model.graph.value_info``."""
     head = onnx.ModelProto()
     for fd, value in model.ListFields():
         if fd.name != "graph":
@@ -105,14 +279,21 @@ def model_chunks(
     if model.HasField("graph") or graph_tail:
         rest = onnx.GraphProto()
         body: list[bytes] = []
+        split = {}
         for fd, value in model.graph.ListFields():
-            if fd.name not in _SPLIT_GRAPH_FIELDS:
+            if fd.name in _SPLIT_GRAPH_FIELDS:
+                split[fd.name] = (fd, value)
+            else:
                 _copy_field(rest, fd, value)
-                continue
-            read = {"initializer": initializers, "node": nodes, "value_info": value_info}[fd.name]
+        given = {"initializer": initializers, "node": nodes, "value_info": value_info}
+        for name in _SPLIT_GRAPH_FIELDS:  # in field-number order, as ListFields gives them
+            read = given[name]
             if read is not None:
                 body.extend(read)
                 continue
+            if name not in split:
+                continue
+            fd, value = split[name]
             tag = varint(fd.number << 3 | 2)
             headers: dict[int, bytes] = {}  # tag + length, by length
             for b in [x.SerializeToString() for x in value]:

@@ -630,6 +630,7 @@ def _optimize(
     max_fold_growth=MAX_FOLD_GROWTH,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.inference.annotate import annotate_serialised
+    from shapeinfer.io.entries import restore_entries, saved_entries
     from shapeinfer.passes._queries import default_opset
     from shapeinfer.passes._subgraphs import count_subgraph_nodes
 
@@ -675,6 +676,8 @@ def _optimize(
     nodes_before = len(m.graph.node)
     fn_before = sum(len(fp.node) for fp in m.functions)
     opset_before = default_opset(m)
+    # the model's value_info entries (doc strings, metadata): the passes drop them, the end puts them back
+    entries = saved_entries(m)
     # what the model declares of its values' types: the passes drop value_info, the writer keeps these
     declared = {
         vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
@@ -729,6 +732,7 @@ def _optimize(
     progress.update("annotating")
     ctx.refresh()
     res = ctx.infer(m, whole=True)
+    entries_moved = restore_entries(m, entries)  # after inference: as before, it sees no declaration
     value_info_fields = annotate_serialised(res, declared)
     from shapeinfer.passes.remaining import remaining
 
@@ -743,7 +747,7 @@ def _optimize(
     from shapeinfer.inference.annotate import subgraphs_annotated
 
     # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
-    node_fields = None if notes or subgraphs_annotated(res) else ctx.written_nodes(m)
+    node_fields = None if notes or entries_moved or subgraphs_annotated(res) else ctx.written_nodes(m)
     if notes:
         value_info_fields = None  # make_loadable may have cleared them
     if ctx.resorted:

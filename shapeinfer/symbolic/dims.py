@@ -1039,8 +1039,34 @@ def format(d: Dim) -> str:
             out.append(f"-{body}" if c < 0 else body)
         else:
             out.append(f" - {body}" if c < 0 else f" + {body}")
-    d._text = "".join(out)
+    text = "".join(out)
+    folded = _folded_text(d)
+    d._text = folded if folded is not None and len(folded) < len(text) else text
     return d._text
+
+
+def _folded_text(d: Expr) -> str | None:
+    """``p + x//k`` (a polynomial ``p``, one floor division by an int ``k > 0``) as the one
+    division ``(k*p + x)//k`` it equals, which :func:`format` writes where it is shorter:
+    ``21*batch + batch//3`` reads ``(64*batch)//3``, ``(h + 15)//16 + 1`` reads ``(h + 31)//16``.
+    None for any other expression."""
+    found = None
+    rest: dict = {}
+    for m, c in d.terms:
+        if len(m) == 1 and m[0].kind == "floordiv" and c == 1 and found is None:
+            x, k = m[0].args
+            if type(k) is not int or k <= 0:
+                return None
+            found = (x, k)
+        elif any(a.kind != "sym" for a in m):
+            return None
+        else:
+            rest[m] = c
+    if found is None or not rest:
+        return None
+    x, k = found
+    num = add(mul(k, _make(rest)), x)
+    return f"{_wrapped(num)}//{k}"
 
 
 class _Unsupported(Exception):

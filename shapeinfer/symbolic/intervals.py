@@ -18,6 +18,7 @@ Contract:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping
 
@@ -249,19 +250,23 @@ def _zero_past_threshold(d: D.Dim, ranges: Ranges) -> bool:
     if len(names) != 1 or all(atom.kind != "max" and atom.kind != "min" for m, _ in d.terms for atom in m):
         return False
     (name,) = names
-    lo, hi = D.range_of(name, ranges)
-    step = step_of(D.range_of(name, ranges))
-    checked = lo
+    r = D.range_of(name, ranges)
+    lo, hi = r
+    step = step_of(r)
+    values = itertools.count(lo, step)
+    v = next(values)
     for top in _THRESHOLDS:
-        top = max(top, lo)
-        end = top if hi is None else min(top, hi + 1)
-        for v in range(checked, end, step):
-            if D.evaluate(d, {name: v}) != 0:
+        end = max(top, lo) if hi is None else min(max(top, lo), hi + 1)
+        while v < end:  # every value below the threshold, on the range's step
+            try:
+                if D.evaluate(d, {name: v}) != 0:
+                    return False
+            except ZeroDivisionError:
                 return False
-        checked = checked + -(-(end - checked) // step) * step if end > checked else checked
-        if hi is not None and checked > hi:
+            v = next(values)
+        if hi is not None and v > hi:
             return True
-        if simplify(d, {**ranges, name: with_bounds(D.range_of(name, ranges), checked, hi)}) == 0:
+        if simplify(d, {**ranges, name: with_bounds(r, v, hi)}) == 0:  # from v on, the ranges decide
             return True
     return False
 
@@ -382,18 +387,24 @@ def one_forces_one(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
     if monotone(a, name, ranges) != 1:
         return False
     slo, shi = D.range_of(name, ranges)
-    first = threshold(a, name, 1, slo, shi)
+    try:
+        first = threshold(a, name, 1, slo, shi)
+        past = None if first is None else threshold(a, name, 2, first, shi)  # where a first exceeds 1
+    except ZeroDivisionError:
+        return False
     if first is None:
         return True
-    past = threshold(a, name, 2, first, shi)  # the first value where a exceeds 1
     last = (_SEARCH_TOP if shi is None else shi) if past is None else past - 1
     if last < first or D.evaluate(a, {name: first}) != 1:
         return True  # a jumps over 1
-    if last - first < _ONES_CHECKED:
-        return all(D.evaluate(b, {name: v}) == 1 for v in range(first, last + 1))
-    if monotone(b, name, ranges) is None:
+    try:
+        if last - first < _ONES_CHECKED:
+            return all(D.evaluate(b, {name: v}) == 1 for v in range(first, last + 1))
+        if monotone(b, name, ranges) is None:
+            return False
+        return D.evaluate(b, {name: first}) == 1 and D.evaluate(b, {name: last}) == 1
+    except ZeroDivisionError:
         return False
-    return D.evaluate(b, {name: first}) == 1 and D.evaluate(b, {name: last}) == 1
 
 
 #: The largest value :func:`threshold` searches.

@@ -29,8 +29,11 @@ def _expected(vi: onnx.ValueInfoProto) -> tuple[object, list | None]:
 
 
 def _written(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
+    """The typed values of ``model``'s main graph but its parameters, whose value_info entries
+    (torch.export's) -o keeps and graphsurgeon imports as Constants, not Variables."""
     g = model.graph
-    return {vi.name: vi for vi in (*g.input, *g.output, *g.value_info)}
+    params = {t.name for t in g.initializer}
+    return {vi.name: vi for vi in (*g.input, *g.output, *g.value_info) if vi.name not in params}
 
 
 def _variables(graph) -> dict[str, object]:

@@ -1,5 +1,5 @@
-"""External data: unsafe locations are refused before anything is opened; missing files matter
-only when a value inside them is needed; weights are never read."""
+"""External data: unsafe locations are refused before anything is opened; a missing file is one
+error naming it; weights are never read."""
 
 from __future__ import annotations
 
@@ -66,14 +66,19 @@ def test_symlink_leaving_the_folder_is_refused(tmp_path):
     assert r.returncode == 2 and "resolves outside the model's folder" in r.stderr
 
 
-def test_missing_file_is_a_warning_only_where_values_are_needed(tmp_path):
+def test_missing_file_is_one_error_naming_it(tmp_path):
     path = _model(tmp_path, "gone.bin", write=False)
     r = shapeinfer.infer(str(path))
-    assert [(d.code, d.tensor) for d in r.diagnostics] == [("E003", "target")]  # not the weight
+    # one line for the file (the model cannot run), not one per tensor stored in it
+    assert [(d.code, d.severity) for d in r.diagnostics] == [("E003", "error")]
+    assert "'gone.bin' is missing" in r.diagnostics[0].message and "2 tensors" in r.diagnostics[0].message
     assert r.facts["target"].value is None
     assert r.dims("w") == (6, 100)
     out = cli(str(path))
-    assert out.returncode == 0 and "E003" in out.stdout
+    assert out.returncode == 0 and out.stdout.count("E003") == 1 and "gone.bin" in out.stdout
+    assert cli(str(path), "--fail-on", "error").returncode == 1
+    lint = cli("lint", str(path), "--select", "E003")
+    assert lint.returncode == 1 and lint.stdout.count("E003") == 1 and "[error]" in lint.stdout
 
 
 def test_the_scan_skips_only_ops_whose_schemas_hold_no_tensors():

@@ -174,15 +174,30 @@ def test_sparse_multi_gb_data_is_never_read_and_copied_sparse(tmp_path):
     with open(big, "wb") as f:
         f.truncate(8 << 30)
     jobs, other, _ = _jobs(tmp_path, model)
+    # -o has written other/big.bin: optimize -o beside it gathers the data under its own name
+    jobs[3]["args"] += ["--external-data", "opt.bin"]
     res = run_batch(jobs[:7], [folder, other])  # verify would need the 8 GiB weight: see below
     for r in res:
         check_clean(r, rss_mb=200)
     infer, same, away, opt_away, opt_same, lint, lint_dir = res
     assert infer["rc"] == 0 and "E003" not in infer["stdout"]
     assert same["rc"] == away["rc"] == opt_away["rc"] == opt_same["rc"] == 0, (away, opt_away)
-    copied = os.path.join(other, "big.bin")
-    st = os.stat(copied)
-    assert st.st_size == 8 << 30 and st.st_blocks * 512 < (1 << 20)  # still sparse
+    # opt.bin: data.bin (the target's 16 bytes) at 0, big.bin from the next 64 KiB boundary
+    for copied, size in (
+        (os.path.join(other, "big.bin"), 8 << 30),
+        (os.path.join(other, "opt.bin"), (8 << 30) + (1 << 16)),
+    ):
+        st = os.stat(copied)
+        assert st.st_size == size and st.st_blocks * 512 < (1 << 20)  # still sparse
+    inits = onnx.load(os.path.join(other, "opt.onnx"), load_external_data=False).graph.initializer
+    entry = {t.name: {e.key: e.value for e in t.external_data} for t in inits}
+    assert entry["w"] == {
+        "location": "opt.bin",
+        "offset": str(1 << 16),
+        "length": str(8 << 30),
+    }  # "to the end" made explicit
+    with open(os.path.join(other, "opt.bin"), "rb") as f:
+        assert f.read(TARGET.nbytes) == TARGET.tobytes()
     assert lint["rc"] in (0, 1) and lint_dir["rc"] in (0, 1)
 
 

@@ -61,8 +61,11 @@ def test_infer_shapes_and_optimize_take_bytes_ir_and_graphsurgeon():
             continue
         got = shapeinfer.infer_shapes(model)
         assert isinstance(got, onnx.ModelProto)
-        assert {vi.name: vi.type for vi in got.graph.value_info} == {
-            vi.name: vi.type for vi in annotated.graph.value_info
+        # torch.export declares a value_info entry per parameter, which every write keeps;
+        # graphsurgeon's import does not carry them over, so the forms agree on the others
+        params = {t.name for t in annotated.graph.initializer}
+        assert {vi.name: vi.type for vi in got.graph.value_info if vi.name not in params} == {
+            vi.name: vi.type for vi in annotated.graph.value_info if vi.name not in params
         }, form
         assert _outputs(got) == _outputs(annotated), form
         opt = shapeinfer.optimize(model)

@@ -158,19 +158,23 @@ def test_written_value_info_bytes_give_the_model_annotate_gives(tmp_path):
     onnx.save(_if_model_with_declared_value_info(), str(custom))
     paths = [*_fixture_models(), str(ext_path), str(custom)]
     assert len(paths) >= 15
+    for d in ("a", "b"):  # each its own folder: the external model's data is copied into each
+        (tmp_path / d).mkdir()
     written = 0
     for path in paths:
         base = os.path.dirname(path)
         a = annotate(infer(onnx.load(path, load_external_data=False), base_dir=base))
-        save_model(a, str(tmp_path / "a.onnx"), path)
+        save_model(a, str(tmp_path / "a" / "m.onnx"), path)
         b, tail = annotate_for_writing(infer(onnx.load(path, load_external_data=False), base_dir=base))
-        save_model(b, str(tmp_path / "b.onnx"), Source(path, graph_tail=tail))
-        ma = onnx.load(str(tmp_path / "a.onnx"), load_external_data=False)
-        mb = onnx.load(str(tmp_path / "b.onnx"), load_external_data=False)
+        save_model(b, str(tmp_path / "b" / "m.onnx"), Source(path, graph_tail=tail))
+        ma = onnx.load(str(tmp_path / "a" / "m.onnx"), load_external_data=False)
+        mb = onnx.load(str(tmp_path / "b" / "m.onnx"), load_external_data=False)
         written += len(ma.graph.value_info)
         assert ma == mb, path
     assert written > 1000
     names = [vi.name for vi in mb.graph.value_info]
-    assert names[0] == "stale" and "h" in names  # the kept entry, then the written ones
+    assert names[:2] == ["h", "stale"]  # the input's entries where they were, then the new ones
+    h = mb.graph.value_info[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in h] == ["n", 3]  # its type refined in place
     then_g = next(a.g for a in mb.graph.node[1].attribute if a.name == "then_branch")
     assert [vi.name for vi in then_g.value_info] == ["u"]

@@ -412,7 +412,9 @@ def test_unreadable_external_data_is_a_finding(tmp_path, kind):
         data.symlink_to("gone.bin")
     r = lint(path, "--select", "E", "--format", "json")
     assert r.exit_code == 1
-    assert [(f["code"], f["tensor"], f["severity"]) for f in findings(r)] == [("E003", "w", "error")]
+    # a link to nothing is a missing file: one finding for the file, not for each tensor in it
+    tensor = None if kind == "dangling-link" else "w"
+    assert [(f["code"], f["tensor"], f["severity"]) for f in findings(r)] == [("E003", tensor, "error")]
     if kind != "fifo":  # onnxruntime would block reading a pipe
         ort = pytest.importorskip("onnxruntime")
         with pytest.raises(Exception, match=r"(?i)m\.data|external|directory|no such file"):

@@ -8,7 +8,7 @@ and the test of the same property feed and compare alike.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -117,12 +117,14 @@ def feeds(
     *,
     unbound: int | None = None,
     ints: tuple[int, int] = INT_RANGE,
+    shape_of: Callable[[onnx.ValueInfoProto], list[int]] | None = None,
 ) -> dict[str, np.ndarray]:
     """Inputs for every graph input of ``model`` that no initializer backs, at ``binding``: dims
-    from :func:`input_shape` (``unbound`` for symbols ``binding`` lacks), values from
-    :func:`random_input` with one ``numpy.random.default_rng(seed)`` in input order. The same
-    model, binding and seed give the same arrays (calibration data and stored fixtures rely on it).
-    Tensor inputs only (ValueError otherwise)."""
+    from :func:`input_shape` (``unbound`` for symbols ``binding`` lacks; ``shape_of`` gives them
+    instead when given), values from :func:`random_input` with one
+    ``numpy.random.default_rng(seed)`` in input order. The same model, binding and seed give the
+    same arrays (calibration data and stored fixtures rely on it). Tensor inputs only (ValueError
+    otherwise)."""
     rng = np.random.default_rng(seed)
     inits = {t.name for t in model.graph.initializer}
     out = {}
@@ -132,7 +134,8 @@ def feeds(
         if vi.type.WhichOneof("value") != "tensor_type":
             raise ValueError(f"input {vi.name!r} is not a tensor: give its value yourself")
         dtype = helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
-        out[vi.name] = random_input(rng, vi.name, dtype, input_shape(vi, binding, unbound), ints)
+        shape = shape_of(vi) if shape_of is not None else input_shape(vi, binding, unbound)
+        out[vi.name] = random_input(rng, vi.name, dtype, shape, ints)
     return out
 
 

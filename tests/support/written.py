@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 import onnx
-from onnx import helper
 
 from shapeinfer.io.onnxio import is_placeholder
 from support import ort_oracle
@@ -53,19 +52,14 @@ def size_grid(keys: Iterable[str], extra: Iterable[Mapping[str, int]] = (), seed
 
 
 def feeds(model: onnx.ModelProto, sizes: Mapping[str, int], seed: int = 0) -> dict[str, np.ndarray]:
-    """Inputs of ``model`` at ``sizes`` (by axis key), values as :func:`ort_oracle.random_input`."""
+    """Inputs of ``model`` at ``sizes`` (by axis key), as :func:`ort_oracle.feeds` makes them."""
     keys = axis_keys(model)
-    rng = np.random.default_rng(seed)
-    inits = {t.name for t in model.graph.initializer}
-    out = {}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        shape = [sizes[keys[(vi.name, i)]] if (vi.name, i) in keys else d.dim_value for i, d in enumerate(tt.shape.dim)]
-        dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        out[vi.name] = ort_oracle.random_input(rng, vi.name, dtype, shape)
-    return out
+
+    def shape_of(vi: onnx.ValueInfoProto) -> list[int]:
+        dims = vi.type.tensor_type.shape.dim
+        return [sizes[keys[(vi.name, i)]] if (vi.name, i) in keys else d.dim_value for i, d in enumerate(dims)]
+
+    return ort_oracle.feeds(model, {}, seed, shape_of=shape_of)
 
 
 def _session(model: onnx.ModelProto):

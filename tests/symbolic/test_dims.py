@@ -749,3 +749,22 @@ def test_floordiv_by_an_int_goes_inside_min_and_max():
     assert D.format((D.dmin(h, 7) + 3) // 4) == "min((h + 3)//4, 2)"
     for v in range(1, 60):
         assert D.evaluate((D.dmax(h // 2, 1) + 5) // 3, {"h": v}) == (max(v // 2, 1) + 5) // 3
+
+
+def test_a_polynomial_plus_one_division_reads_as_one_division_where_shorter():
+    b, h = D.sym("batch"), D.sym("h")
+    assert D.format(21 * b + b // 3) == "(64*batch)//3"
+    assert D.format((h + 15) // 16 + 1) == "(h + 31)//16"
+    assert D.format(h // 2 + 1) == "h//2 + 1"  # no shorter
+    assert D.format(b * h + h // 2) == "batch*h + h//2"
+    for e in (21 * b + b // 3, (h + 15) // 16 + 1, (h + 10) // 20 - 1):
+        assert D.parse(D.format(e)) == e
+
+
+def test_a_padded_length_is_at_least_one_window():
+    """k*ceil(r/k) >= k for r >= 1 (a length padded to a multiple of the window k)."""
+    r = D.sym("r")
+    for k in (2, 7, 12):
+        padded = k * D.ceildiv(r, k)
+        assert D.lower_bound(padded - k) == 0
+        assert all(D.evaluate(padded, {"r": v}) >= k for v in range(1, 100))

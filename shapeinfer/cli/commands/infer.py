@@ -14,7 +14,9 @@ import click
 
 from shapeinfer.cli.common import (
     DIM_RANGE_HELP,
+    EXTERNAL_DATA_HELP,
     SECONDS,
+    CliError,
     Timer,
     _echo_for,
     _run_guarded,
@@ -23,6 +25,7 @@ from shapeinfer.cli.common import (
     parse_bind,
     parse_dim_ranges,
     parse_input_shapes,
+    refusal_line,
     show,
     write_model,
 )
@@ -34,6 +37,8 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 @click.argument("model", type=click.Path(dir_okay=True))
 @click.option("-o", "--output", type=click.Path(), help="Write the model with every tensor's shape in value_info.")
 @click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
+@click.option("--external-data", "external_data", metavar="NAME", help=EXTERNAL_DATA_HELP)
+@click.option("--force", is_flag=True, help="Write -o even when the model's external data file is missing.")
 @click.option(
     "--input-shape",
     "input_shape",
@@ -77,6 +82,8 @@ def infer_cmd(
     model: str,
     output: str | None,
     in_place: bool,
+    external_data: str | None,
+    force: bool,
     input_shape: tuple,
     bind: tuple,
     dim_range: tuple,
@@ -94,30 +101,46 @@ def infer_cmd(
     With --all or --filter, print a table of every (matching) tensor instead. A --dim-range,
     --bind or --input-shape under which a guard the model needs cannot hold (seq=513: where
     it needs seq <= 512) is a G015 error naming the range, the guard and its nodes; no shape
-    is printed then, and -o writes nothing (exit 1). Exit codes: 0 done, 1 a diagnostic at the
-    --fail-on severity or a G015 error with -o, 2 bad input or usage.
+    is printed then, and -o writes nothing (exit 1). -o never writes into a file this run did
+    not create: a data file name the output's folder already holds is refused (exit 1; see
+    --external-data), and so is a model whose external data file is missing (exit 1; --force
+    writes it). Exit codes: 0 done, 1 a diagnostic at the --fail-on severity, a G015 error with
+    -o or a refused -o, 2 bad input or usage.
     """
     binding = parse_bind(bind)
     ranges = parse_dim_ranges(dim_range)
     shapes = parse_input_shapes(input_shape)
     check_output(output, model, in_place)
+    if external_data is not None and output in (None, "-"):
+        raise CliError("--external-data names the data file -o writes: give -o FILE too")
 
     def run():
         from shapeinfer.inference.annotate import annotate_for_writing, subgraphs_annotated
         from shapeinfer.inference.bindings import specialise_inputs
         from shapeinfer.inference.engine import binding_contradictions, infer, model_dir
         from shapeinfer.io.onnxio import load_model_file
+        from shapeinfer.io.source import Source
+        from shapeinfer.io.userfiles import WriteRefused
 
         timer = Timer()
         loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
         m = loaded.model
+        refused = None
         if output and output != "-" and loaded.external:
-            # the files its external data names are inputs too: refused before inferring
-            from shapeinfer.io.external import data_files
-            from shapeinfer.io.userfiles import output_target
+            # what the write refuses (its data files taken, missing, inputs): known before inferring
+            from shapeinfer.io.writer import plan_write
 
-            data = data_files(loaded.external, model_dir(model))
-            output_target(output, inputs=[model], allow_inputs=in_place, what="model", data_inputs=data)
+            try:
+                plan_write(
+                    m,
+                    output,
+                    Source(model, loaded),
+                    in_place=in_place,
+                    data_name=external_data,
+                    allow_missing_data=force,
+                )
+            except WriteRefused as e:
+                refused = e  # inferred and reported all the same; nothing is written
         check_against_model(m, shapes, binding, ranges)
         result = infer(
             m,
@@ -134,19 +157,20 @@ def infer_cmd(
                 )
             )
         secs = timer()
-        if output and not _contradicted(result):
+        if output and not _contradicted(result) and refused is None:
             # the new value_info entries go to the file as the bytes annotate built
             written, tail = annotate_for_writing(result)
             if binding:  # the graph inputs carry the bound values the value_info holds
                 specialise_inputs(written, binding)
-            from shapeinfer.io.source import Source
-
             nodes_as_read = not subgraphs_annotated(result)
             source = Source(model, loaded, nodes_as_read=nodes_as_read, graph_tail=tail)
-            write_model(written, output, source, in_place)
-        return result, secs
+            try:
+                write_model(written, output, source, in_place, external_data=external_data, force=force)
+            except WriteRefused as e:
+                refused = e
+        return result, secs, refused
 
-    result, secs = _run_guarded(debug, run, model)
+    result, secs, refused = _run_guarded(debug, run, model)
 
     def report() -> bool:
         contradicted = _contradicted(result)
@@ -156,12 +180,15 @@ def infer_cmd(
             from shapeinfer.analysis.summary import model_summary
 
             model_info = model_summary(result.model)
-        _report(result, model, output, secs, as_json, verbose, table, model_info)
+        _report(result, model, output, secs, as_json, verbose, table, model_info, refused=refused is not None)
         return contradicted
 
     contradicted = _run_guarded(debug, report, model)  # a failure while reporting: one line, no traceback
     if contradicted and output:
         click.echo(f"shapeinfer: {show(output)} not written: no input size satisfies the guards (G015)", err=True)
+        click.get_current_context().exit(1)
+    if refused is not None:
+        click.echo(refusal_line(refused), err=True)
         click.get_current_context().exit(1)
     if fail_on:
         level = _SEVERITY_RANK[fail_on]
@@ -232,6 +259,7 @@ def _report(
     verbose: bool,
     table: list[dict] | None = None,
     model_info: dict | None = None,
+    refused: bool = False,
 ) -> None:
     from shapeinfer.io.modeltext import text
     from shapeinfer.symbolic.intervals import range_list
@@ -265,7 +293,7 @@ def _report(
         }
         if model_info is not None:
             doc["model_summary"] = model_info
-        if output and not contradicted:
+        if output and not contradicted and not refused:
             doc["written"] = output
         if contradicted:
             doc["contradicted"] = True
@@ -306,7 +334,7 @@ def _report(
         f"{summary['fresh_symbols']} fresh symbols, diagnostics: {sev['error']} error, "
         f"{sev['warning']} warning, {sev['info']} info ({secs:.2f}s)"
     )
-    if output and not contradicted:
+    if output and not contradicted and not refused:
         echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
     guards = result.guards()
     if guards:

@@ -16,6 +16,7 @@ import click
 
 from shapeinfer.cli import common
 from shapeinfer.cli.common import (
+    EXTERNAL_DATA_HELP,
     SECONDS,
     CliError,
     Number,
@@ -24,6 +25,7 @@ from shapeinfer.cli.common import (
     check_output,
     parse_bind,
     parse_bytes,
+    refusal_line,
     show,
     write_model,
 )
@@ -33,6 +35,7 @@ from shapeinfer.cli.common import (
 @click.argument("model", type=click.Path(dir_okay=True), required=False)
 @click.option("-o", "--output", type=click.Path(), help="Write the optimized model here (else only report).")
 @click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
+@click.option("--external-data", "external_data", metavar="NAME", help=EXTERNAL_DATA_HELP)
 @click.option(
     "--bind",
     multiple=True,
@@ -53,13 +56,16 @@ from shapeinfer.cli.common import (
     help="fold-constants stores a tensor only when it grows the model by at most SIZE (64K, 1M, 0; default 64K).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--force", is_flag=True, help="Write -o even when inference finds errors in the model.")
+@click.option(
+    "--force", is_flag=True, help="Write -o even when inference finds errors in the model or its data file is missing."
+)
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def optimize_cmd(
     model: str | None,
     output: str | None,
     in_place: bool,
+    external_data: str | None,
     bind: tuple,
     passes: str | None,
     list_passes: bool,
@@ -78,7 +84,10 @@ def optimize_cmd(
     (an undefined input, a Reshape that cannot run...) is not written unless --force: exit 1.
     A declared type that contradicts inference (G006) does not stop it (the written model
     declares the inferred one), nor external data it cannot read (E003: the references are
-    written as they are). Exit codes: 0 done, 1 not written, 2 bad input or usage.
+    written as they are), except a missing data file: a model pointing at it is not written
+    without --force. -o never writes into a file this run did not create: a data file name the
+    output's folder already holds is refused (see --external-data). Exit codes: 0 done, 1 not
+    written, 2 bad input or usage.
     """
     from shapeinfer.passes import describe_passes
 
@@ -96,6 +105,8 @@ def optimize_cmd(
         if not names:
             raise CliError("--passes needs at least one pass name (see --list-passes)")
     check_output(output, model, in_place)
+    if external_data is not None and output in (None, "-"):
+        raise CliError("--external-data names the data file -o writes: give -o FILE too")
     from shapeinfer.passes import MAX_FOLD_GROWTH
 
     growth = MAX_FOLD_GROWTH
@@ -121,13 +132,22 @@ def optimize_cmd(
             raise CliError(str(e)) from None
         except BindError as e:
             raise CliError(e.flag_message()) from None
+        refusal = None
         if output and (force or not report.blocking()):
-            write_model(optimized, output, report.source, in_place)
-        return report
+            from shapeinfer.io.userfiles import WriteRefused
 
-    report = _run_guarded(debug, run)
+            try:
+                write_model(optimized, output, report.source, in_place, external_data=external_data, force=force)
+            except WriteRefused as e:
+                refusal = e
+        return report, refusal
+
+    report, refusal = _run_guarded(debug, run)
     refused = bool(output) and not force and bool(report.blocking())
-    _optimize_report(report, model, output, as_json, refused)
+    _optimize_report(report, model, output, as_json, refused or refusal is not None)
+    if refusal is not None:
+        click.echo(refusal_line(refusal), err=True)
+        click.get_current_context().exit(1)
     if refused:
         n = len(report.blocking())
         click.echo(

@@ -16,14 +16,27 @@ ONNX_DOMAINS = frozenset({"", *(s.domain for s in onnx.defs.get_all_schemas_with
 @also_checks("E003")
 def external_data(ctx: LintContext) -> None:
     """E003 (declared in :mod:`shapeinfer.base.codes`) for every external tensor of a model read
-    from a file: the engine reports only the ones it reads."""
+    from a file: the engine reports only the ones it reads. A missing file is one finding naming
+    it (the engine's line), not one per tensor stored in it."""
     if ctx.base_dir is None:
         return
-    from shapeinfer.io.external import ExternalDataError, external_tensors, resolve, tensor_nbytes
+    from shapeinfer.io.external import (
+        ExternalDataError,
+        ExternalDataMissing,
+        external_tensors,
+        missing_data_files,
+        resolve,
+        tensor_nbytes,
+    )
 
-    for t in external_tensors(ctx.model):
+    tensors = external_tensors(ctx.model)
+    for f in missing_data_files(tensors, ctx.base_dir):
+        ctx.report("E003", f.message())
+    for t in tensors:
         try:
             ref = resolve(t, ctx.base_dir)
+        except ExternalDataMissing:
+            continue  # its file is reported above
         except ExternalDataError as e:
             problem = str(e)
         else:
