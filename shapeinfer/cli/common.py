@@ -280,13 +280,14 @@ def _deadline_armed():
         return
     if ctx.meta.get("shapeinfer.deadline") is None:
         ctx.meta["shapeinfer.deadline"] = time.monotonic() + seconds
-    _Deadline.at, _Deadline.seconds = ctx.meta["shapeinfer.deadline"], float(seconds)
-    left = _Deadline.at - time.monotonic()
+    left = ctx.meta["shapeinfer.deadline"] - time.monotonic()
+    _Deadline.seconds = float(seconds)
     if left <= 0:
         _timeout_now()
+    _Deadline.at = ctx.meta["shapeinfer.deadline"]
     old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, left)
     try:
+        signal.setitimer(signal.ITIMER_REAL, left)
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -297,7 +298,10 @@ def _deadline_armed():
 @contextlib.contextmanager
 def _deadline_paused():
     """No timeout while a write runs; a run already past its deadline writes nothing."""
-    if _Deadline.at is not None and time.monotonic() >= _Deadline.at:
+    ctx = click.get_current_context(silent=True)
+    at = ctx.meta.get("shapeinfer.deadline") if ctx is not None else None
+    if at is not None and time.monotonic() >= at:
+        _Deadline.seconds = float(ctx.params.get("timeout") or 0)
         _timeout_now()
     _Deadline.writing = True
     try:

@@ -149,3 +149,23 @@ def test_a_bomb_anywhere_in_the_model_is_an_unknown_quickly(tmp_path, where):
         assert time.monotonic() - t0 < 5
         expected = text if where == "input" else "n"
         assert D.format(r.dims("y")[0]) == expected
+
+
+def test_a_run_past_its_timeout_leaves_no_deadline_behind(tmp_path, monkeypatch):
+    """A command that gave up at its --timeout between two steps leaves nothing behind that
+    stops the next command's write: the deadline belongs to one run."""
+    from click.testing import CliRunner
+
+    import shapeinfer.cli.common as common
+    from shapeinfer.cli.main import main
+
+    src = str(Path(__file__).parents[2] / "examples" / "models" / "bert_ts.onnx")
+    ticks = iter(range(0, 10**6, 100))  # every look at the clock is 100 s later
+    monkeypatch.setattr(common.time, "monotonic", lambda: float(next(ticks)))
+    r = CliRunner().invoke(main, [src, "--timeout", "5", "-o", str(tmp_path / "a.onnx")])
+    assert r.exit_code == 1 and "--timeout" in r.output, r.output
+    assert not (tmp_path / "a.onnx").exists()
+    monkeypatch.undo()
+    r = CliRunner().invoke(main, [src, "-o", str(tmp_path / "b.onnx")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "b.onnx").exists()
