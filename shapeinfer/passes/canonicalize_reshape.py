@@ -158,9 +158,12 @@ def _reshape_options(values, in_dims, zero_copies: bool) -> list[list[Entry]]:
     empty_in = in_dims is not None and any(type(d) is int and d == 0 for d in in_dims)
     if not empty_in:
         for i, e in enumerate(base):
-            # A -1 is inferred only when the other dims provably multiply to a nonzero count.
+            # A -1 is inferred only when the other dims provably multiply to a nonzero count,
+            # and only where inference of the rewritten node gives the same dim from the input's
+            # element count without a guard (else the optimized model's proven shapes would be
+            # weaker than the original's: a dim that needed a guard becomes unknown).
             others_nonzero = n_maybe_zero - (not positive[i]) == 0
-            if not e.consts and others_nonzero:
+            if not e.consts and others_nonzero and _derivable(e.value, i, values, in_dims):
                 opt = list(base)
                 opt[i] = Entry(e.value, (-1,))
                 options.append(opt)
@@ -172,6 +175,18 @@ def _reshape_options(values, in_dims, zero_copies: bool) -> list[list[Entry]]:
         ]
         options = [o for o in options if all(e.consts or e.runtime for e in o)]
     return options
+
+
+def _derivable(v, i: int, values, in_dims) -> bool:
+    """Whether entry ``i`` of a Reshape target ``values`` (its value ``v``) is the input's
+    element count divided by the other entries (what inference makes of a -1 there),
+    identically in the input symbols."""
+    if in_dims is None:
+        return False
+    others = D.product(x for k, x in enumerate(values) if k != i)
+    numel = D.product(in_dims)
+    q = D.exact_div(numel, others)
+    return D.sub(D.floordiv(numel, others) if q is None else q, v) == 0
 
 
 def _expand_options(values, in_dims) -> list[list[Entry]]:
