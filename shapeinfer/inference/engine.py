@@ -188,6 +188,19 @@ class Result:
             raise KeyError(f"no tensor named {name!r} in the main graph")
         return f.shape
 
+    def __repr__(self) -> str:
+        """One line: the counts, not the model and every fact (``.facts``, ``.guards()``,
+        ``.diagnostics`` give the detail)."""
+        shapes = [f.shape for f in self.facts.values() if f.kind == "tensor"]
+        known = sum(s is not None and not any(D.symbols(d) - self.input_symbols for d in s) for s in shapes)
+        sev = {k: sum(d.severity == k for d in self.diagnostics) for k in ("error", "warning", "info")}
+        name = self.model.graph.name or "?"
+        return (
+            f"<Result of {name!r}: {len(self.facts)} tensors, {known} with every dim known, "
+            f"{len(self.fresh_symbols)} fresh symbols, {len(self.guard_events) and len(self.guards())} guards, "
+            f"diagnostics {sev['error']} error / {sev['warning']} warning / {sev['info']} info>"
+        )
+
 
 class Engine:
     """One inference run over one model."""
