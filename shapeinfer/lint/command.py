@@ -189,20 +189,25 @@ def _unused_ranges(cfg: LintConfig, results: Sequence[FileResult]) -> None:
 
 def statistics_rows(findings: Sequence[Finding]) -> list[dict]:
     """Counts per code, most frequent first (then by code), as ruff's ``--statistics``: each row
-    the code, rule name, the most severe level reported, the count and how many are fixable."""
+    the code, rule name, the most severe level reported, the count at each level (a code's level
+    differs between findings where a target or profile regrades some), the count and how many
+    are fixable."""
     count = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fix)
     worst: dict[str, str] = {}
+    by_severity: dict[str, Counter] = {}
     for f in findings:
         cur = worst.get(f.code)
         if cur is None or _rank(f.severity) < _rank(cur):
             worst[f.code] = f.severity
+        by_severity.setdefault(f.code, Counter())[f.severity] += 1
     names = {f.code: f.name for f in findings}
     return [
         {
             "code": c,
             "name": names[c] or (RULES[c].name if c in RULES else ""),
             "severity": worst[c],
+            "severities": {k: by_severity[c][k] for k in sorted(by_severity[c], key=_rank)},
             "count": n,
             "fixable": fixable[c],
         }
@@ -214,17 +219,30 @@ def _rank(severity: str) -> int:
     return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
 
 
+#: the line under ``--statistics``' table that says what its marks mean
+FIXABLE_LEGEND = "[*] every finding fixable with --fix, [-] some, [ ] none"
+
+
+def _severity_cell(r: dict) -> str:
+    """``error`` when every finding of the code has that level, else each level with its count
+    (``20 error, 47 warning``): the cells then add up to the summary line's totals."""
+    sev = r.get("severities") or {r["severity"]: r["count"]}
+    if len(sev) == 1:
+        return next(iter(sev))
+    return ", ".join(f"{n} {k}" for k, n in sev.items())
+
+
 def statistics_lines(rows: Sequence[dict]) -> list[str]:
-    """The text table: ``count  code  [*]  severity  name`` (``[*]`` all fixable, ``[-]`` some)."""
+    """The text table: ``count  code  [*]  severity  name``, then :data:`FIXABLE_LEGEND`."""
     if not rows:
         return []
     width = max(len(str(r["count"])) for r in rows)
-    sev_w = max(len(r["severity"]) for r in rows)
+    sev_w = max(len(_severity_cell(r)) for r in rows)
     out = []
     for r in rows:
         mark = "[*]" if r["fixable"] == r["count"] else "[-]" if r["fixable"] else "[ ]"
-        out.append(f"{r['count']:>{width}}  {r['code']}  {mark}  {r['severity']:<{sev_w}}  {r['name']}")
-    return out
+        out.append(f"{r['count']:>{width}}  {r['code']}  {mark}  {_severity_cell(r):<{sev_w}}  {r['name']}")
+    return [*out, FIXABLE_LEGEND]
 
 
 def cfg_files(cfg: LintConfig) -> list[str]:

@@ -252,13 +252,43 @@ def test_statistics_counts_per_code(noop):
     text = lint(*paths, "--statistics")
     assert text.exit_code == lint(*paths).exit_code
     lines = text.stdout.splitlines()
-    assert len(lines) == len(rows) + 1 and lines[-1].startswith(f"Found {len(every)} findings")
+    assert len(lines) == len(rows) + 2 and lines[-1].startswith(f"Found {len(every)} findings")
+    assert lines[-2] == "[*] every finding fixable with --fix, [-] some, [ ] none"  # pip users get no rules/README
     for line, row in zip(lines, rows):
         count, code, mark, sev, name = re.fullmatch(r" *(\d+)  (\w+)  (\[.\])  (\w+) +(\S+)", line).groups()
         assert (int(count), code, sev, name) == (row["count"], row["code"], row["severity"], row["name"])
         assert mark == ("[*]" if row["fixable"] == row["count"] else "[-]" if row["fixable"] else "[ ]")
+        assert row["severities"] == {row["severity"]: row["count"]}
     r = lint(noop, "--statistics", "--format", "sarif")
     assert r.exit_code == 2 and "--statistics prints text or json" in r.stderr
+
+
+def test_statistics_severity_cells_add_up_to_the_totals():
+    """A code whose findings have two levels (a target regrades some) shows each level's count,
+    so the column adds up to the summary line's totals, not the worst level for all of them."""
+    from shapeinfer.lint.command import statistics_lines
+
+    rows = [
+        {
+            "code": "G006",
+            "name": "declared-shape-mismatch",
+            "severity": "error",
+            "count": 67,
+            "fixable": 0,
+            "severities": {"error": 20, "warning": 47},
+        },
+        {
+            "code": "R009",
+            "name": "reshape-noop",
+            "severity": "warning",
+            "count": 3,
+            "fixable": 3,
+            "severities": {"warning": 3},
+        },
+    ]
+    lines = statistics_lines(rows)
+    assert lines[0].split() == ["67", "G006", "[", "]", "20", "error,", "47", "warning", "declared-shape-mismatch"]
+    assert lines[1].split()[:5] == ["3", "R009", "[*]", "warning", "reshape-noop"]
 
 
 # ------------------------------------------------------------------ --explain
