@@ -736,7 +736,7 @@ def _optimize(
     value_info_fields = annotate_serialised(res, declared)
     from shapeinfer.passes.remaining import remaining
 
-    left = remaining(m, res, ctx.max_fold_growth, ctx.fold_cap)
+    left = remaining(m, res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
     notes: list[str] = []
     if strict_types is not None:
         from shapeinfer.passes.load_check import make_loadable

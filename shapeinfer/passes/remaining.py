@@ -29,6 +29,7 @@ shape static, no Shape/Size node, no runtime-computed shape input).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import onnx
@@ -176,15 +177,19 @@ def _syms(dims, cache: dict | None = None) -> set[str]:
     return out
 
 
-def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) -> RemainingReport:
+def remaining(
+    model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int, ran: Sequence[str] | None = None
+) -> RemainingReport:
     """What stays dynamic in ``model`` by its inference result ``res``
     (:class:`shapeinfer.inference.engine.Result`), as a :class:`RemainingReport`: the main graph and every
     If / Loop / Scan body (an item's ``graph`` names the node and attribute holding it).
-    ``max_fold_growth`` and ``fold_cap``: the bounds the passes ran with (the reasons name them)."""
+    ``max_fold_growth`` and ``fold_cap``: the bounds the passes ran with (the reasons name them);
+    ``ran``: the passes that ran (None: all), so that a reason names a pass that was not run."""
     from shapeinfer.io.onnxio import graph_path, subgraph_attrs
     from shapeinfer.passes.fold_constants import never_folded
 
     growth, cap = max_fold_growth, fold_cap
+    folding = _folding_note(ran)
     inputs = set(res.input_symbols)
     graph_facts = getattr(res, "graph_facts", None) or {}
     items: list[Remaining] = []
@@ -211,7 +216,7 @@ def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) 
             for attr, sg in subgraph_attrs(n):
                 sub = graph_path(path, pos, attr)
                 scan(sg, sub, graph_facts.get(sub, {}), consts, f"{where}{n.op_type} {labels[pos]!r}.{attr} / ")
-            items.extend(_node_items(n, labels[pos], facts, consts, cap, growth, never_folded, where, outputs))
+            items.extend(_node_items(n, labels[pos], facts, consts, cap, growth, never_folded, where, outputs, folding))
 
     scan(model.graph, MAIN_PATH, res.facts, set(), "")
 
@@ -250,8 +255,28 @@ def remaining(model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int) 
 MAIN_PATH = "main"
 
 
+def _folding_note(ran: Sequence[str] | None) -> str:
+    """Why fold-constants left a node of constant inputs: not run, no onnxruntime, or failed."""
+    import importlib.util
+
+    if ran is not None and "fold-constants" not in ran:
+        return "not evaluated: fold-constants was not among the passes run (--passes)"
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "not evaluated: fold-constants evaluates it with onnxruntime, which is not installed"
+    return "not evaluated: onnxruntime failed to evaluate it"
+
+
 def _node_items(
-    n, label: str, facts, consts: set[str], cap: int, growth: int, never, where: str, outputs: set[str]
+    n,
+    label: str,
+    facts,
+    consts: set[str],
+    cap: int,
+    growth: int,
+    never,
+    where: str,
+    outputs: set[str],
+    folding: str = "not evaluated",
 ) -> list[Remaining]:
     """The items node ``n`` gives (its ``symbols`` hold every symbol it depends on, sorted out
     by :func:`remaining`); ``reason`` is ``kept`` / ``unknown_size`` / ``size_cap`` until then."""
@@ -307,7 +332,7 @@ def _node_items(
             item.reason = "size_cap"
             item.detail = f"its {size} bytes are over --max-fold-growth ({growth} bytes)"
         else:
-            item.detail = "not evaluated (onnxruntime is not installed for this op, or it failed)"
+            item.detail = folding
         out.append(item)
     return out
 

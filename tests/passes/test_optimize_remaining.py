@@ -181,3 +181,43 @@ def test_sizes_chosen_at_run_time_are_named_with_their_node():
     left = report.remaining
     assert not left.fully_static and left.dynamic_tensors >= 1 and left.open_symbols == []
     assert [(o["op"], o["node"]) for o in left.dynamic_origins] == [("If", "pick")]
+
+
+def _small_constant_node_model() -> onnx.ModelProto:
+    """An Expand of two initializers to [2, 2], read by a MatMul: fold-constants folds it."""
+    nodes = [h.make_node("Expand", ["one", "shape"], ["mask"]), h.make_node("MatMul", ["x", "mask"], ["y"])]
+    g = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 2])],
+        [
+            numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+            numpy_helper.from_array(np.array([2, 2], np.int64), "shape"),
+        ],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_a_constant_node_left_because_fold_constants_did_not_run_says_so(tmp_path):
+    """With --passes leaving fold-constants out, the reason is that, not onnxruntime."""
+    src = tmp_path / "m.onnx"
+    onnx.save(_small_constant_node_model(), str(src))
+    r = CliRunner().invoke(main, ["optimize", str(src), "--passes", "fold-shapes,canonicalize-reshape", "--json"])
+    assert r.exit_code == 0, r.output
+    (item,) = json.loads(r.stdout)["remaining"]["items"]
+    assert item["kind"] == "constant_node" and "fold-constants was not among the passes run" in item["text"]
+    assert "onnxruntime" not in item["text"]
+    r = CliRunner().invoke(main, ["optimize", str(src), "--json"])
+    assert json.loads(r.stdout)["remaining"]["items"] == []  # folded when it runs
+
+
+def test_a_constant_node_left_without_onnxruntime_says_so(monkeypatch):
+    import importlib.util
+
+    from shapeinfer.passes.remaining import _folding_note
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "onnxruntime" else real(n, *a))
+    assert "onnxruntime, which is not installed" in _folding_note(None)
+    assert "fold-constants was not among" in _folding_note(["fold-shapes"])
