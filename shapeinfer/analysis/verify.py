@@ -487,6 +487,7 @@ def verify(
     result=None,
     max_memory: int = DEFAULT_MAX_MEMORY,
     dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
+    name: str | None = None,
 ) -> Report:
     """Run ``model`` in onnxruntime at each binding and compare every main-graph tensor's shape.
 
@@ -503,18 +504,19 @@ def verify(
     cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime), and
     :class:`~shapeinfer.inference.bindings.BindError` (the rules of ``infer``) for a value that is not an
     int of at least 1, a symbol no graph input has, or a range that cannot be right.
+    ``name`` names the model in the report (default: its path, or its graph's name in memory).
     """
     from shapeinfer.inference.bindings import check_bind_values, check_model, check_ranges
     from shapeinfer.inference.engine import infer, model_dir
 
     src = own_copy(model)  # TypeError for what is no model
     if src is not None:
-        name = src.graph.name or "<model>"
+        name = name or src.graph.name or "<model>"
     else:
         path = os.fspath(model)
         src = load_model(path)
         base_dir = base_dir or model_dir(path)
-        name = path
+        name = name or path
     try:
         import onnxruntime
     except ImportError:
