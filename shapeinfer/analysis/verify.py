@@ -170,6 +170,8 @@ def _fmt_fact(f: Fact | None) -> str:
         return "?"
     if f.kind in ("sequence", "optional"):
         return f"{f.kind}({_fmt_fact(f.elem)})"
+    if f.kind == "map":  # dtype is the key type, elem the value's fact
+        return f"map({_dtype_name(f.dtype)}, {_fmt_fact(f.elem)})"
     return f"{_dtype_name(f.dtype)} {_fmt_dims(f.shape)}"
 
 
@@ -180,8 +182,39 @@ def _fmt_actual(a: Any) -> str:
         return "none"
     if isinstance(a, list):
         return "sequence[" + ", ".join(_fmt_actual(x) for x in a[:4]) + (", ..." if len(a) > 4 else "") + "]"
+    if isinstance(a, dict):
+        key = next(iter(a), None)
+        return f"map({_key_type_name(key)}, {_fmt_actual(a[key]) if a else '?'})"
     arr = np.asarray(a)
     return f"{_np_dtype_name(arr.dtype)} {list(arr.shape)}"
+
+
+def _scalar_reason(f: Fact, v: float | int | str) -> str | None:
+    """Why the fact ``f`` of a map value does not describe the Python scalar ``v`` (None: it does)."""
+    if f.kind != "tensor":
+        return "kind"
+    if f.shape is not None and len(f.shape) != 0:
+        return "rank"
+    if not f.dtype:
+        return None
+    np_type = onnx.helper.tensor_dtype_to_np_dtype(f.dtype)
+    family = "str" if isinstance(v, str) else "float" if isinstance(v, float) else "int"
+    want = "str" if np_type.kind in "OSU" else "float" if np_type.kind in "fc" else "int"
+    return None if family == want else "dtype"
+
+
+def _key_type(key: Any) -> int | None:
+    """The ONNX type of a map key as onnxruntime returns it (a Python int or str)."""
+    if isinstance(key, str):
+        return onnx.TensorProto.STRING
+    if isinstance(key, int):
+        return onnx.TensorProto.INT64
+    return None
+
+
+def _key_type_name(key: Any) -> str:
+    t = _key_type(key)
+    return "?" if t is None else _dtype_name(t)
 
 
 def _np_dtype_name(dt: Any) -> str:
@@ -234,6 +267,26 @@ def compare(f: Fact | None, actual: Any, binding: Mapping[str, int]) -> tuple[st
         return None, unresolved, f"sequence({compare(f.elem, actual[0], binding)[2]})" if actual else "sequence"
     if f.kind == "optional":
         f = f.elem if f.elem is not None else Fact()
+    if isinstance(actual, dict):  # a map (ZipMap's, DictVectorizer's input): key type, then each value
+        if f.kind != "map":
+            return "kind", False, _fmt_fact(f)
+        keys = {_key_type(k) for k in actual}
+        if f.dtype and keys and keys != {f.dtype}:
+            return "dtype", False, _fmt_fact(f)
+        unresolved = f.elem is None
+        for v in actual.values():
+            if isinstance(v, (float, int, str)) and f.elem is not None:
+                # onnxruntime hands map values over as Python scalars (a float map's as a Python
+                # float, whatever its width): a scalar of the same family is all there is to check
+                reason = _scalar_reason(f.elem, v)
+                if reason:
+                    return reason, unresolved, _fmt_fact(f)
+                continue
+            reason, unres, _ = compare(f.elem, v, binding)
+            unresolved |= unres
+            if reason:
+                return reason, unresolved, _fmt_fact(f)
+        return None, unresolved, _fmt_fact(f)
     arr = np.asarray(actual)
     if f.kind not in ("tensor", "sparse_tensor"):
         return "kind", False, f.kind

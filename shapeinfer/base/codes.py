@@ -15,9 +15,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Code:
-    """One code: its kebab-case ``name``, default ``severity`` (the one the engine reports it
-    at), one-line ``summary``, the ``doc`` lint prints for ``--explain`` and in
-    ``rules/README.md``, and the optimize pass that fixes it (``fix``, None: not fixable)."""
+    """One code: its kebab-case ``name``, default ``severity``, one-line ``summary``, the ``doc``
+    lint prints for ``--explain`` and in ``rules/README.md``, and the optimize pass that fixes it
+    (``fix``, None: not fixable).
+
+    One severity per diagnostic: the engine reports a code at ``severity``, or where its ``doc``
+    says the cases differ (G006, G004), at the severity the case has under onnx's checker
+    (``check_model(full_check=True)``: an error where it refuses the model), and that one
+    severity is what ``shapeinfer MODEL`` (text and ``--json``), the Python API and ``lint``
+    under its default target report. A lint ``--target`` whose runtime judges the model
+    otherwise, or a ``severity`` setting, re-grades a finding visibly (``default_severity`` and
+    ``regraded`` in its JSON, a note in its text)."""
 
     code: str
     name: str
@@ -94,7 +102,8 @@ TENSOR_DEFINED_TWICE = _code(
     """
     ONNX graphs are in SSA form: every tensor name is defined once. Here a node's output name
     is already an input, an initializer or another node's output. onnx's checker and
-    onnxruntime refuse the model; OpenVINO loads it (a warning under ``--target openvino``).
+    onnxruntime refuse the model; OpenVINO loads it (a warning under ``--target openvino``, which
+    says so).
     Rename one of the two.
     """,
 )
@@ -629,11 +638,13 @@ GRAPH_ORDER_OR_CYCLE = _code(
     "error",
     "cycle, or nodes not in topological order",
     """
-    ONNX requires a graph's nodes to be topologically sorted and acyclic. A cycle (error) cannot
-    be executed. Nodes merely out of order are rejected by onnx's checker, an error under the
-    ``onnx`` and ``onednn`` targets, and a warning under ``onnxruntime`` and ``openvino``, which
-    sort the nodes themselves and run the model. Sort the nodes (onnx-graphsurgeon's ``toposort``) or break the
-    cycle.
+    ONNX requires a graph's nodes to be topologically sorted and acyclic. A cycle cannot be
+    executed. Nodes merely out of order are an error too, as onnx's checker refuses them;
+    onnxruntime and OpenVINO sort a main graph's nodes themselves and run the model, so lint's
+    ``onnxruntime`` and ``openvino`` targets lower that case to a warning (saying so), but not for
+    an ``If`` branch or a function body out of order, which all three refuse. ``shapeinfer
+    optimize`` writes the main graph sorted. Sort the nodes (onnx-graphsurgeon's ``toposort``)
+    or break the cycle.
     """,
 )
 
@@ -660,16 +671,18 @@ DECLARED_SHAPE_MISMATCH = _code(
     type, rank, or a dim that provably differs from the inferred one, or differs from it where both
     are expressions over the graph inputs' symbols (unless inference itself assumed the two equal,
     which G003 reports: ``seq`` declared where ``min(seq, 512)`` is inferred). Tools that trust the
-    declaration (memory planners, converters, onnxruntime's shape merging) then go wrong. Lint calls
-    it an error where the target's runtime refuses the model: a graph input whose initializer
-    contradicts its declaration (every runtime), and for ``onnx`` (and ``onednn``, which follows it)
-    a declared type, rank or int dim that contradicts an int one (the checker's strict inference);
-    otherwise a warning, since onnxruntime and OpenVINO load such a model and no runtime sees a
-    contradiction only between expressions (``past + seq`` declared where ``seq`` is inferred).
-    ``shapeinfer MODEL`` calls every provable one an error. Inference reports it (``shapeinfer
-    MODEL`` as well as ``lint``), keeps what it derived, and ``shapeinfer MODEL -o OUT`` writes the
-    inferred type in place of the declared one. A graph input whose declared type, rank or static
-    dims differ from its initializer (its default value) is reported too. A declared ``-1``
+    declaration (memory planners, converters, onnxruntime's shape merging) then go wrong. It is an
+    error where onnx's checker (``full_check``) refuses the model for it, in ``shapeinfer MODEL``,
+    the Python API and ``lint`` alike: a declared element type, rank or int dim that contradicts
+    what onnx's own inference derives too, or a graph input whose declared type, rank or int dims
+    differ from its initializer (its default value). Otherwise it is a warning: a contradiction
+    that involves a symbolic dim (``past + seq`` declared where ``seq`` is inferred, even where
+    they differ at every size), which no runtime sees, or an int dim only shapeinfer's inference
+    derives (a Reshape target computed from shapes). Under lint's ``onnxruntime`` target a
+    declared element type and a graph input against its initializer stay errors (onnxruntime
+    refuses those) and a rank or dim becomes a warning; under ``openvino`` every G006 is a warning
+    (OpenVINO loads them all); the finding says so. Inference keeps what it derived, and
+    ``shapeinfer MODEL -o OUT`` writes the inferred type in place of the declared one. A declared ``-1``
     (Paddle's spelling of a dynamic dim) or an open dim is unknown and contradicts nothing. Where
     inference knows less than a declaration (an unknown rank, a fresh symbol), it takes the declared
     type, and says so (G013).

@@ -17,6 +17,8 @@ import time
 import click
 
 EXIT_USAGE = 2
+#: A run that went past its ``--timeout``: one line, like a failing ``--fail-on`` check.
+EXIT_TIMEOUT = 1
 
 
 class CliError(click.ClickException):
@@ -178,10 +180,13 @@ def write_model(
     of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`).
     ``external_data``: ``--external-data NAME``; ``force``: write a model whose external data
     file is missing. Raises :class:`~shapeinfer.io.userfiles.WriteRefused` for what the write
-    contract refuses (:func:`refusal_line` is its message)."""
+    contract refuses (:func:`refusal_line` is its message). A run past its ``--timeout`` writes
+    nothing; one still within it is not cut short once the write has begun (a half-copied set of
+    data files is worse than a late exit)."""
     from shapeinfer.io.writer import save_model
 
-    save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
+    with _deadline_paused():
+        save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
 
 
 EXTERNAL_DATA_HELP = (
@@ -224,15 +229,98 @@ class Timer:
         return time.perf_counter() - self.t0
 
 
+class RunTimeout(CliError):
+    """A run past its ``--timeout``: one line on stderr, exit 1."""
+
+    exit_code = EXIT_TIMEOUT
+
+
+class _Deadline:
+    """The ``--timeout`` of the command being run, over the whole run: loading, parsing the
+    model's dims, inferring, annotating, formatting, the passes. Once it has passed, SIGALRM
+    raises :class:`~shapeinfer.inference.engine.InferenceTimeout` in the main thread wherever
+    the run is, so a step that never checks the clock (a dim_param that takes long to expand, a
+    loop over thousands of declarations) cannot outlast it; the engine's and the passes' own
+    checks stay (the Python API has no alarm). A write that has begun is let finish
+    (:func:`_deadline_paused`)."""
+
+    at: float | None = None  # time.monotonic() of the deadline, for the command being run
+    seconds: float = 0.0
+    writing: bool = False
+
+
+#: The commands whose ``--timeout`` bounds the whole run (``lint``'s bounds each model: a
+#: model past it is an E001 finding, and the others are still checked).
+_WHOLE_RUN_TIMEOUT = frozenset({"infer", "optimize"})
+
+
+def _timeout_now() -> None:
+    from shapeinfer.inference.engine import InferenceTimeout
+
+    raise InferenceTimeout(f"gave up after {_Deadline.seconds:g}s")
+
+
+def _on_alarm(signum, frame) -> None:
+    if not _Deadline.writing:
+        _timeout_now()
+
+
+@contextlib.contextmanager
+def _deadline_armed():
+    """Arm SIGALRM for what is left of the command's ``--timeout`` (read from its ``timeout``
+    parameter; the clock starts at the command's first guarded step) around one guarded step."""
+    import signal
+    import threading
+
+    ctx = click.get_current_context(silent=True)
+    whole = ctx is not None and ctx.command.name in _WHOLE_RUN_TIMEOUT
+    seconds = ctx.params.get("timeout") if whole else None
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if ctx.meta.get("shapeinfer.deadline") is None:
+        ctx.meta["shapeinfer.deadline"] = time.monotonic() + seconds
+    left = ctx.meta["shapeinfer.deadline"] - time.monotonic()
+    _Deadline.seconds = float(seconds)
+    if left <= 0:
+        _timeout_now()
+    _Deadline.at = ctx.meta["shapeinfer.deadline"]
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, left)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        _Deadline.at = None
+
+
+@contextlib.contextmanager
+def _deadline_paused():
+    """No timeout while a write runs; a run already past its deadline writes nothing."""
+    ctx = click.get_current_context(silent=True)
+    at = ctx.meta.get("shapeinfer.deadline") if ctx is not None else None
+    if at is not None and time.monotonic() >= at:
+        _Deadline.seconds = float(ctx.params.get("timeout") or 0)
+        _timeout_now()
+    _Deadline.writing = True
+    try:
+        yield
+    finally:
+        _Deadline.writing = False
+
+
 def _run_guarded(debug: bool, fn, path: str | None = None):
-    """Run ``fn``; anything it raises becomes one CliError line (exit 2) naming ``path``."""
+    """Run ``fn``; anything it raises becomes one CliError line (exit 2) naming ``path``, a run
+    past the command's ``--timeout`` one line and exit 1 (:class:`_Deadline`)."""
     from shapeinfer.inference.engine import InferenceTimeout
     from shapeinfer.io.external import ExternalDataError
     from shapeinfer.io.onnxio import ModelLoadError
     from shapeinfer.io.userfiles import UserFileError
 
     try:
-        return fn()
+        with _deadline_armed():
+            return fn()
     except click.ClickException:
         raise
     except (ModelLoadError, ExternalDataError, UserFileError) as e:
@@ -240,7 +328,12 @@ def _run_guarded(debug: bool, fn, path: str | None = None):
             raise
         raise CliError(str(e)) from None
     except InferenceTimeout as e:
-        raise CliError(f"{path}: {e}" if path else str(e)) from None
+        # the alarm, the engine's clock or the passes': one message, whichever saw it first
+        ctx = click.get_current_context(silent=True)
+        seconds = ctx.params.get("timeout") if ctx is not None else None
+        msg = f"gave up after {seconds:g}s (--timeout)" if seconds else str(e)
+        path = path or (ctx.params.get("model") if ctx is not None else None)
+        raise RunTimeout(f"{path}: {msg}" if path else msg) from None
     except KeyboardInterrupt:
         raise CliError("interrupted") from None
     except Exception as e:  # never a traceback for users

@@ -10,9 +10,12 @@ Contract:
   the two equal, which G003 reports), and whether the contradiction holds at every binding
   (``provable``) or only where those symbols differ. A declared ``-1`` or open dim is unknown
   and contradicts nothing; an inferred dim with a fresh symbol is unknown too.
-- The engine reports each contradicted declaration as G006 (``infer`` and ``lint`` alike): an
-  error when provable, else a warning; it keeps the inferred fact, and the writer writes the
-  inferred type.
+- The engine reports each contradicted declaration as G006, at the one severity ``infer``, its
+  ``--json``, the Python API and ``lint`` (default target) all show: an error only where onnx's
+  checker (``check_model(full_check=True)``, the judge of lint's default ``onnx`` target) refuses
+  the model for it (:func:`declaration_severity`), else a warning; a lint ``--target`` whose
+  runtime judges otherwise (:data:`REFUSED_BY`) re-grades it visibly. The engine keeps the
+  inferred fact, and the writer writes the inferred type.
 """
 
 from __future__ import annotations
@@ -26,7 +29,33 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic import intervals
 from shapeinfer.symbolic.facts import Fact
 
-__all__ = ["contradictions", "declared_types", "dims_text", "dtype_name", "statically_contradicts"]
+__all__ = [
+    "REFUSED_BY",
+    "checker_refuses_declarations",
+    "contradictions",
+    "declaration_severity",
+    "declared_types",
+    "dims_text",
+    "dtype_name",
+    "static_kind",
+    "statically_contradicts",
+]
+
+#: The runtimes that refuse to load a model for each kind of declared-type contradiction, as
+#: measured with onnx 1.23 (``check_model(path, full_check=True)``), onnxruntime 1.32
+#: (``InferenceSession``, CPU) and OpenVINO 2026.4 (``read_model`` + ``compile_model("CPU")``) on
+#: the cases of ``tests/inference/test_declaration_severity.py``, in the main graph and in ``If``
+#: branches alike: ``type`` a declared element type that differs from the inferred one
+#: (``value_info``, graph or branch output), ``rank`` a different rank, ``dim`` two ints that
+#: differ on an axis, ``initializer`` a graph input whose declared type, rank or int dims differ
+#: from its initializer's. OpenVINO loads them all; none refuses a contradiction that involves a
+#: symbolic dim (``seq`` declared where ``seq + 1`` is inferred, ``5`` where ``seq`` is).
+REFUSED_BY: dict[str, frozenset[str]] = {
+    "type": frozenset({"onnx", "onnxruntime"}),
+    "rank": frozenset({"onnx"}),
+    "dim": frozenset({"onnx"}),
+    "initializer": frozenset({"onnx", "onnxruntime"}),
+}
 
 
 def dims_text(shape) -> str:
@@ -111,22 +140,58 @@ def contradictions(
     return problems, provable
 
 
-def statically_contradicts(f: Fact | None, declared: onnx.TypeProto) -> bool:
-    """Whether ``declared`` contradicts ``f`` in a way onnx's strict shape inference (the checker's
-    ``full_check``) sees without symbols: a different element type or rank, or an axis where
-    both dims are ints and differ. A contradiction only between expressions (``past + seq``
-    declared, ``seq`` inferred) it does not see."""
+def static_kind(f: Fact | None, declared: onnx.TypeProto) -> str | None:
+    """The kind of contradiction (a key of :data:`REFUSED_BY`) between ``declared`` and ``f`` that
+    a runtime can see without symbols: ``type`` (element types differ), ``rank``, or ``dim`` (an
+    axis where both dims are ints and differ); the first that holds, None when none does (no
+    contradiction, or one only between expressions: ``past + seq`` declared, ``seq`` inferred)."""
     if f is None or f.kind != "tensor" or declared.WhichOneof("value") != "tensor_type":
-        return False
+        return None
     tt = declared.tensor_type
     if tt.elem_type and f.dtype and tt.elem_type != f.dtype:
-        return True
+        return "type"
     if not tt.HasField("shape") or f.shape is None:
-        return False
+        return None
     decl = [dim_from_proto(d) for d in tt.shape.dim]
     if len(decl) != len(f.shape):
+        return "rank"
+    if any(type(a) is int and type(b) is int and a != b for a, b in zip(decl, f.shape)):
+        return "dim"
+    return None
+
+
+def statically_contradicts(f: Fact | None, declared: onnx.TypeProto) -> bool:
+    """Whether ``declared`` contradicts ``f`` in a way onnx's strict shape inference (the checker's
+    ``full_check``) can see without symbols (:func:`static_kind` is not None)."""
+    return static_kind(f, declared) is not None
+
+
+def checker_refuses_declarations(model: onnx.ModelProto) -> bool:
+    """Whether onnx's checker (``check_model(full_check=True)``) refuses ``model`` because a
+    declared type contradicts what onnx's own strict inference derives: that inference (type
+    checks on, strict, no data propagation, as ``full_check`` runs it) fails with a message about
+    an *existing* (declared) element type or shape. Our inference can know an int dim onnx's does
+    not (a Reshape target computed from shapes): the checker loads such a model, and its G006 is a
+    warning. Any other failure of onnx's inference (or a model too large to serialise) answers
+    True: the static contradiction stands (onnx's checker cannot load it either)."""
+    # onnx's C++ entry point itself: ``onnx.shape_inference.infer_shapes`` may be replaced by a
+    # drop-in that runs this inference (shapeinfer.compat.onnx), which would recurse
+    from onnx.onnx_cpp2py_export import shape_inference as onnx_c
+
+    try:
+        onnx_c.infer_shapes(model.SerializeToString(), True, True, False)
+    except onnx_c.InferenceError as e:
+        return "existing" in str(e)
+    except Exception:
         return True
-    return any(type(a) is int and type(b) is int and a != b for a, b in zip(decl, f.shape))
+    return False
+
+
+def declaration_severity(kind: str | None, checker_refuses: bool) -> str:
+    """The severity of a G006 of :func:`static_kind` ``kind``: an error where onnx's
+    checker refuses the model for it (a static kind, and :func:`checker_refuses_declarations`),
+    else a warning."""
+    return "error" if kind is not None and "onnx" in REFUSED_BY[kind] and checker_refuses else "warning"
 
 
 def _differ(a: D.Dim, b: D.Dim, ranges: Mapping[str, tuple[int, int | None]] | None) -> bool:

@@ -29,7 +29,14 @@ from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic, InferenceError
 from shapeinfer.base.toposort import lexicographic_order
 from shapeinfer.inference import op_registry as registry
-from shapeinfer.inference.declarations import contradictions, dims_text, dtype_name
+from shapeinfer.inference.declarations import (
+    checker_refuses_declarations,
+    contradictions,
+    declaration_severity,
+    dims_text,
+    dtype_name,
+    static_kind,
+)
 from shapeinfer.inference.node_context import GraphScope, NodeContext, _show_number
 from shapeinfer.inference.ops.common import check_against_probe, clear_foreign_params, probe_binding, probe_outputs
 from shapeinfer.io.external import (
@@ -388,6 +395,8 @@ class Engine:
         for t in graph.sparse_initializer:
             facts[t.values.name] = Fact(t.values.data_type, tuple(t.dims), None, "tensor")
         for i, vi in enumerate(graph.input):
+            if self.deadline is not None and time.monotonic() > self.deadline:  # each reads its dims
+                raise InferenceTimeout(f"inference took longer than {self.timeout:g}s")
             given = inputs[i] if inputs is not None and i < len(inputs) else None
             if given is not None:
                 facts[vi.name] = given
@@ -473,7 +482,8 @@ class Engine:
             order.extend(left)
         else:
             self.diagnostics.append(
-                Diagnostic("warning", codes.GRAPH_ORDER_OR_CYCLE, "nodes are not in topological order", graph=graph)
+                # onnx's checker refuses it (lint's onnxruntime and openvino targets grade it per graph)
+                Diagnostic("error", codes.GRAPH_ORDER_OR_CYCLE, "nodes are not in topological order", graph=graph)
             )
         return order
 
@@ -1435,17 +1445,21 @@ def binding_contradictions(
 
 
 def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> None:
-    """Report as G006 (an error when provable, else a warning) every declared tensor type of
-    every graph the run inferred that contradicts the inferred fact (see
-    :func:`shapeinfer.inference.declarations.contradictions`); declared dims are read under the run's
-    substitution and ``bind``, and the caller's ranges decide their ``min``/``max``."""
+    """Report as G006 every declared tensor type of every graph the run inferred that contradicts
+    the inferred fact (see :func:`shapeinfer.inference.declarations.contradictions`), at
+    :func:`~shapeinfer.inference.declarations.declaration_severity` (an error only where onnx's
+    checker refuses the model for it); declared dims are read under the run's substitution and
+    ``bind``, and the caller's ranges decide their ``min``/``max``."""
     sym = eng.symbols
     subst = {**sym.subst, **bind} if bind else sym.subst
     assumed: set[frozenset] | None = None
+    refused: list[bool] = []  # onnx's verdict, asked once and only for a static contradiction
     for path, declared in eng.graph_declared.items():
         facts = eng.graph_facts.get(path, {})
         outputs: set[str] | None = None
         for name, tp in declared.items():
+            if eng.deadline is not None and time.monotonic() > eng.deadline:  # each parses its dims
+                raise InferenceTimeout(f"inference took longer than {eng.timeout:g}s")
             f = facts.get(name)
             if f is None or not contradictions(f, tp, sym.input_symbols, subst, ranges=sym.ranges)[0]:
                 continue
@@ -1468,9 +1482,12 @@ def check_declarations(eng: Engine, bind: Mapping[str, int] | None = None) -> No
             if not provable:
                 msg += ": they differ unless those symbols are equal"
             node = None if k is None else nodes[k]
+            kind = static_kind(f, tp)
+            if kind is not None and not refused:
+                refused.append(checker_refuses_declarations(eng.model))
             eng.diagnostics.append(
                 Diagnostic(
-                    "error" if provable else "warning",
+                    declaration_severity(kind, bool(refused) and refused[0]),
                     codes.DECLARED_SHAPE_MISMATCH,
                     msg,
                     None if node is None else node.name or None,

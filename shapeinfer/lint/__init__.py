@@ -16,10 +16,10 @@ from dataclasses import replace
 
 import onnx
 
-from shapeinfer.inference.declarations import declared_types, statically_contradicts
+from shapeinfer.inference.declarations import REFUSED_BY, declared_types, static_kind
 from shapeinfer.lint import engine_codes as _engine_codes  # noqa: F401  (registers E002-E090)
 from shapeinfer.lint import runtimes
-from shapeinfer.lint.context import Finding, LintContext
+from shapeinfer.lint.context import Finding, LintContext, target_reason
 from shapeinfer.lint.registry import CHECKS, REMAPS, RULES, Rule, expand
 from shapeinfer.lint.rules import graph as _graph  # noqa: F401  (registers G/E rules)
 from shapeinfer.lint.rules import model as _model  # noqa: F401  (registers E003, G014)
@@ -44,8 +44,10 @@ def lint_model(
 
     Runs inference, turns its diagnostics into findings under their own codes (R001-R005,
     S001-S003, G002-G005, G007, the E codes), then every check function; target rules (P...) run only when ``target``
-    matches. Findings carry the rule's default severity (the engine's for engine codes);
-    selection and severity overrides are :class:`~shapeinfer.lint.config.LintConfig`'s job.
+    matches. Findings carry the severity ``infer`` and the API report (the engine's for engine
+    codes, the rule's for checks), re-graded visibly (``Finding.regraded``) where ``target``'s
+    runtime judges the model otherwise than onnx's checker; selection and severity overrides
+    are :class:`~shapeinfer.lint.config.LintConfig`'s job (visibly too).
     ``timeout`` (seconds) bounds inference and the checks together: past it, the model gets an
     E001 error finding saying so, with the findings made so far. ``dim_ranges`` gives input
     symbols the sizes they take (``{"seq": (1, 512)}``, checked by the caller): what they prove
@@ -89,37 +91,48 @@ def lint_model(
     return _dedupe(ctx.findings)
 
 
-#: An engine code's severity where the runtime judging the target treats the model otherwise
-#: than the engine's default says (each checked against the runtime in
-#: tests/lint/test_lint_runtime.py), keyed by (code, runtime: :func:`runtimes.judging_runtime`).
-_RUNTIME_SEVERITY: dict[tuple[str, str], str] = {
-    # nodes out of order: onnx's checker refuses them; onnxruntime and OpenVINO sort and run them
-    ("G004", "onnx"): "error",
-    # a tensor defined twice: onnx's checker and onnxruntime refuse it; OpenVINO loads the model
-    ("E004", "openvino"): "warning",
-}
+def _target_regrade(ctx: LintContext, d) -> tuple[str, str] | None:
+    """``(severity, why)`` for an engine diagnostic whose severity the runtime judging
+    ``ctx.target`` sees otherwise than onnx's checker, which judges the engine's severity (the
+    one ``infer`` and the API report, and lint's under its default ``onnx`` target); None where
+    it agrees. Each case is measured against the runtimes (tests/lint/test_lint_runtime.py):
+
+    - G004, a main graph's nodes out of order (no cycle): onnxruntime and OpenVINO sort them and
+      load the model; nodes out of order in an ``If`` branch or a function, all three refuse;
+    - E004, a tensor defined twice: OpenVINO loads the model;
+    - G006, an error (a declared type, rank or int dim onnx's checker refuses): per the kind of
+      contradiction, :data:`~shapeinfer.inference.declarations.REFUSED_BY` (onnxruntime refuses
+      a declared element type or a graph input that contradicts its initializer, OpenVINO none).
+    """
+    runtime = runtimes.judging_runtime(ctx.target)
+    if runtime == "onnx" or d.severity != "error":
+        return None
+    if d.code == "G004" and d.graph in (None, "main") and "cycle" not in d.message:
+        refused = False
+    elif d.code == "E004":
+        refused = runtime != "openvino"
+    elif d.code == "G006":
+        refused = runtime in REFUSED_BY[_declaration_kind(ctx, d) or "type"]
+    else:
+        return None
+    return None if refused else ("warning", target_reason(ctx.target, False))
 
 
-def _refused_declaration(ctx: LintContext, d) -> bool:
-    """Whether the target's runtime refuses the model for this G006: a graph input whose
-    initializer contradicts its declaration (every runtime), or, for onnx's checker, a declared
-    type, rank or int dim that contradicts an int one. onnxruntime and OpenVINO load a model
-    whose ``value_info`` or outputs are declared wrong (onnxruntime merges leniently and warns),
-    and none sees a contradiction only between expressions (``past + seq`` declared, ``seq``
-    inferred)."""
-    if d.graph in (None, "main") and d.tensor in {i.name for i in ctx.model.graph.input}:
-        return True
-    if runtimes.judging_runtime(ctx.target) != "onnx":
-        return False
+def _declaration_kind(ctx: LintContext, d) -> str | None:
+    """The kind of a G006 (a key of :data:`~shapeinfer.inference.declarations.REFUSED_BY`): a
+    graph input against its initializer, or what the declaration contradicts statically."""
+    if d.message.startswith("graph input"):
+        return "initializer"
     for g, name, _ in ctx.graphs():
         if name == (d.graph or "main"):
             declared = next((v.type for v in (*g.value_info, *g.output) if v.name == d.tensor), None)
-            fact = ctx.result.graph_facts.get(name, {}).get(d.tensor)
-            return declared is None or statically_contradicts(fact, declared)
-    return True  # not found: keep what inference said
+            return static_kind(ctx.result.graph_facts.get(name, {}).get(d.tensor), declared) if declared else None
+    return None
 
 
 def _engine_findings(ctx: LintContext) -> None:
+    """The engine's diagnostics as findings, each at the engine's severity (the one ``infer``
+    and the API report), re-graded visibly where the target's runtime judges otherwise."""
     refs = {}
     for ref in ctx.nodes():
         refs.setdefault((ref.graph, ref.index), ref)
@@ -140,11 +153,12 @@ def _engine_findings(ctx: LintContext) -> None:
             ctx.error_nodes.add((d.graph, d.index))
         default = r.severity if r is not None else "warning"
         severity = d.severity if d.severity in ("error", "warning", "info") else default
-        if code == "G006" and severity == "error" and not _refused_declaration(ctx, d):
-            severity = "warning"
-        severity = _RUNTIME_SEVERITY.get((code, runtimes.judging_runtime(ctx.target)), severity)
         fix, name = (r.fix, r.name) if r is not None else (None, "")
-        ctx.findings.append(Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name))
+        finding = Finding(ctx.path, replace(d, code=code, message=msg, severity=severity), fix, name)
+        regrade = _target_regrade(ctx, d)
+        if regrade is not None:
+            finding.regrade(*regrade)
+        ctx.findings.append(finding)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

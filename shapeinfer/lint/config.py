@@ -226,6 +226,10 @@ class LintConfig:
     range_sources: dict[str, str] = field(default_factory=dict)
     #: the least severe finding that makes lint exit 1
     fail_on: str = "error"
+    #: where each entry of ``severity`` was set (``profile strict``, a pyproject's section)
+    severity_sources: dict[str, str] = field(default_factory=dict)
+    #: where ``warnings_as_errors`` was set
+    warnings_as_errors_source: str = ""
 
     def fails(self, severity: str) -> bool:
         """Whether a finding of ``severity`` makes lint exit 1 (at or above ``fail_on``)."""
@@ -253,10 +257,20 @@ class LintConfig:
 
     def grade(self, code: str, severity: str) -> str:
         """The severity a finding is reported at, after overrides and warnings-as-errors."""
-        sev = self.severity.get(code, severity)
+        return self.regrade(code, severity)[0]
+
+    def regrade(self, code: str, severity: str) -> tuple[str, str | None]:
+        """``(severity, why)``: the severity a finding is reported at after overrides and
+        warnings-as-errors, and what changed it (None: nothing did)."""
+        sev, why = severity, None
+        level = self.severity.get(code)
+        if level is not None and level != sev:
+            sev, why = level, f"severity.{code} = {level!r} ({self.severity_sources.get(code, 'configuration')})"
         if self.warnings_as_errors and sev == "warning":
             sev = "error"
-        return sev
+            what = f"warnings-as-errors ({self.warnings_as_errors_source or 'configuration'})"
+            why = what if why is None else f"{why}; {what}"
+        return sev, why
 
     def apply(self, findings: Sequence[Finding]) -> list[Finding]:
         """The findings that are enabled (and not ignored for their path), re-graded."""
@@ -270,7 +284,9 @@ class LintConfig:
                 ign = ignored_cache[f.path] = self.ignored_for(f.path)
             if f.code in ign and f.code != "E900":
                 continue
-            f.severity = self.grade(f.code, f.severity)
+            sev, why = self.regrade(f.code, f.severity)
+            if why is not None:
+                f.regrade(sev, why)
             out.append(f)
         return out
 
@@ -382,7 +398,9 @@ def resolve(
     enabled: set[str] = set()
     tgt = "onnx"
     severity: dict[str, str] = {}
+    severity_sources: dict[str, str] = {}
     wae = False
+    wae_source = ""
     ppi: list[tuple[str, str, frozenset[str]]] = []
     ranges: dict[str, Range] = {}
     range_sources: dict[str, str] = {}
@@ -394,11 +412,13 @@ def resolve(
         enabled -= expand(layer.ignore)
         tgt = layer.target or tgt
         # broader selectors first so that a full code overrides its prefix
-        for sel, level in sorted(layer.severity.items(), key=lambda kv: (kv[0] != "ALL", len(kv[0]))):
+        for sel, grade in sorted(layer.severity.items(), key=lambda kv: (kv[0] != "ALL", len(kv[0]))):
             for code in expand([sel]):
-                severity[code] = level
+                severity[code] = grade
+                severity_sources[code] = layer.source
         if layer.warnings_as_errors is not None:
             wae = layer.warnings_as_errors
+            wae_source = layer.source
         for glob, codes in layer.per_path_ignores.items():
             ppi.append((layer.root, glob, frozenset(expand(codes))))
         for sym, r in layer.ranges.items():
@@ -416,4 +436,6 @@ def resolve(
         dim_ranges=ranges,
         range_sources=range_sources,
         fail_on=level,
+        severity_sources=severity_sources,
+        warnings_as_errors_source=wae_source,
     )

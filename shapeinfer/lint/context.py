@@ -9,13 +9,14 @@ engine name the same node the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, fields, replace
 
 import onnx
 
 from shapeinfer.base.diagnostics import Diagnostic
 from shapeinfer.inference.declarations import dims_text, dtype_name  # noqa: F401  (re-exported for the checks)
+from shapeinfer.lint.runtimes import RUNTIME_NAMES, judging_runtime
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
@@ -31,13 +32,21 @@ class Finding:
     adds: ``path`` (the model file as given), ``fix`` (the optimize pass that rewrites it away,
     None when not fixable) and the rule's ``name``. The diagnostic's fields read through (a
     field added to Diagnostic is a finding's field too, in ``to_dict`` as well); ``severity``
-    can be re-graded.
+    can be re-graded, visibly: :meth:`regrade` keeps the severity ``shapeinfer MODEL``, its
+    ``--json`` and the Python API report (``default_severity``: the engine's for an engine
+    code, the rule's under the default target for a lint check) and says why it changed
+    (``regraded``: a ``--target`` whose runtime judges otherwise, a profile's or a project's
+    ``severity`` table, ``warnings-as-errors``).
     """
 
     path: str
     diagnostic: Diagnostic
     fix: str | None = None
     name: str = ""
+    #: the severity before any re-grading (the one ``infer`` and the API give); None: not re-graded
+    default_severity: str | None = None
+    #: why the severity is not ``default_severity`` (``--target openvino: OpenVINO loads the model``)
+    regraded: str | None = None
 
     @classmethod
     def of(
@@ -61,21 +70,47 @@ class Finding:
     def severity(self, value: str) -> None:
         self.diagnostic = replace(self.diagnostic, severity=value)
 
+    def regrade(self, severity: str, why: str) -> None:
+        """Report the finding at ``severity`` instead, for the reason ``why``; the first severity
+        stays in ``default_severity``, and back at it, the finding is as it was."""
+        if severity == self.severity:
+            return
+        default = self.default_severity or self.severity
+        self.severity = severity
+        if severity == default:
+            self.default_severity = self.regraded = None
+        else:
+            self.default_severity = default
+            self.regraded = why if self.regraded is None else f"{self.regraded}; {why}"
+
     def to_dict(self) -> dict:
-        """Every field, None included: path, code, severity, the diagnostic's others, fix, name."""
+        """Every field, None included: path, code, severity, the diagnostic's others, fix, name,
+        ``default_severity`` (the severity ``infer`` and the API report: ``severity`` unless
+        re-graded) and ``regraded`` (why they differ, None when they do not)."""
         d = {"path": self.path, "code": self.diagnostic.code, "severity": self.diagnostic.severity}
         for k in _DIAG_FIELDS:
             d.setdefault(k, getattr(self.diagnostic, k))
         d["fix"] = self.fix
         d["name"] = self.name
+        d["default_severity"] = self.default_severity or self.diagnostic.severity
+        d["regraded"] = self.regraded
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Finding:
         where = {k: d.get(k) for k in _DIAG_FIELDS if k not in ("code", "severity", "message")}
-        return cls.of(
-            d["path"], d["code"], d["severity"], d["message"], fix=d.get("fix"), name=d.get("name", ""), **where
-        )
+        f = cls.of(d["path"], d["code"], d["severity"], d["message"], fix=d.get("fix"), name=d.get("name", ""), **where)
+        if d.get("regraded"):
+            f.default_severity, f.regraded = d.get("default_severity"), d["regraded"]
+        return f
+
+    @property
+    def severity_note(self) -> str:
+        """`` (error by default: --target openvino: OpenVINO loads the model)`` for a re-graded
+        finding, else empty."""
+        if not self.regraded:
+            return ""
+        return f" ({self.default_severity} by default; {self.regraded})"
 
     @property
     def location(self) -> str:
@@ -236,12 +271,20 @@ class LintContext:
         graph: str | None = None,
         severity: str | None = None,
         fix: str | bool | None = True,
+        refused_by: Collection[str] | None = None,
+        otherwise: str = "warning",
     ) -> None:
         """Record a finding of rule ``code``; ``severity`` defaults to the rule's, ``fix`` to the
-        rule's pass (pass ``False``/``None`` when this particular finding cannot be fixed)."""
+        rule's pass (pass ``False``/``None`` when this particular finding cannot be fixed).
+        ``refused_by`` (runtimes: ``onnx``, ``onnxruntime``, ``openvino``) grades it by the
+        target's runtime instead: an error where that runtime refuses the model, else
+        ``otherwise``; a target whose runtime judges otherwise than onnx's checker (the default
+        target's) re-grades it visibly (:meth:`Finding.regrade`)."""
         from shapeinfer.lint.registry import RULES
 
         r = RULES[code]
+        if refused_by is not None:
+            severity = "error" if "onnx" in refused_by else otherwise
         self.findings.append(
             Finding.of(
                 self.path,
@@ -257,6 +300,15 @@ class LintContext:
                 name=r.name,
             )
         )
+        if refused_by is not None:
+            runtime = judging_runtime(self.target)
+            refused = runtime in refused_by
+            self.findings[-1].regrade("error" if refused else otherwise, target_reason(self.target, refused))
+
+
+def target_reason(target: str, refused: bool) -> str:
+    """Why a ``--target`` re-grades a finding: ``--target openvino: OpenVINO loads the model``."""
+    return f"--target {target}: {RUNTIME_NAMES[judging_runtime(target)]} {'refuses' if refused else 'loads'} the model"
 
 
 # ---------------------------------------------------------------------- type constraints (onnx.defs)

@@ -49,7 +49,7 @@ def text_lines(findings: Sequence[Finding], color: bool = False) -> list[str]:
             code = click.style(code, fg=_COLOURS.get(f.severity), bold=True)
             sev = click.style(sev, fg=_COLOURS.get(f.severity))
             fix = click.style(fix, dim=True) if fix else ""
-        out.append(f"{where} {code} {sev} {f.message}{fix}")
+        out.append(f"{where} {code} {sev} {f.message}{fix}{f.severity_note}")
     return out
 
 
@@ -152,6 +152,8 @@ def to_sarif(findings: Sequence[Finding], version: str, rule_codes: Iterable[str
                 k: v
                 for k, v in {
                     "severity": f.severity,
+                    "defaultSeverity": f.default_severity,
+                    "regraded": f.regraded,
                     "node": f.node,
                     "opType": f.op_type,
                     "index": f.index,
@@ -203,6 +205,6 @@ def github_lines(findings: Sequence[Finding]) -> list[str]:
         title = f"{f.code} {f.name or RULES[f.code].name}" if f.code in RULES else f.code
         out.append(
             f"::{cmd} file={_gh_prop(display_path(f.path))},title={_gh_prop(title)}::"
-            f"{_gh_data(f.location + ': ' + f.message)}"
+            f"{_gh_data(f.location + ': ' + f.message + f.severity_note)}"
         )
     return out

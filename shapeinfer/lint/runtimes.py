@@ -20,6 +20,10 @@ RUNTIMES = ("onnxruntime", "openvino")
 JUDGED_BY = {"onnx": "onnx", "onnxruntime": "onnxruntime", "openvino": "openvino", "onednn": "onnx"}
 
 
+#: How a finding names the runtime that judges it.
+RUNTIME_NAMES = {"onnx": "onnx's checker", "onnxruntime": "onnxruntime", "openvino": "OpenVINO"}
+
+
 def judging_runtime(target: str) -> str:
     """The runtime whose acceptance a finding's severity under ``target`` follows."""
     return JUDGED_BY.get(target, "onnx")

@@ -45,6 +45,7 @@ from onnx import AttributeProto, GraphProto, NodeProto
 
 from shapeinfer.inference.engine import graph_path
 from shapeinfer.io.onnxio import fact_type, graphs_within, subgraph_attrs
+from shapeinfer.passes._queries import default_opset
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 from shapeinfer.symbolic.scope import FRESH_PREFIX
@@ -251,12 +252,81 @@ def standalone(
     return m, outer
 
 
+#: The element types ``Constant`` takes below opset 9 (Constant-1): int64 and the others only
+#: from Constant-9 on.
+_CONSTANT_1_TYPES = frozenset({onnx.TensorProto.FLOAT16, onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE})
+
+
+def _constant_node(t: onnx.TensorProto, opset: int, reserved: set[str]) -> NodeProto | None:
+    """A ``Constant`` node making ``t`` (named fresh against ``reserved``), or None when the
+    ``Constant`` of default-domain ``opset`` cannot hold ``t``'s element type."""
+    if opset < 9 and t.data_type not in _CONSTANT_1_TYPES:
+        return None
+    name, k = f"{t.name}_Constant", 1
+    while name in reserved:
+        name, k = f"{t.name}_Constant_{k}", k + 1
+    reserved.add(name)
+    return onnx.helper.make_node("Constant", [], [t.name], name=name, value=t)
+
+
+def _old_ir_constants(
+    g: GraphProto, tensors: list[onnx.TensorProto], opset: int, reserved: set[str], hoisted: list
+) -> None:
+    """Before IR 4 a subgraph holds no initializer (one must also be a graph input, which an If
+    branch cannot have): each of ``tensors`` becomes a ``Constant`` node at the head of ``g``
+    where the opset's ``Constant`` takes its type, else goes to ``hoisted``, for the caller to
+    make an initializer (and input) of the main graph, which ``g`` reads as an outer-scope
+    value: an int64 shape constant below opset 9. A hoisted tensor is named fresh against
+    ``reserved`` (a name local to ``g`` may be used by a sibling branch too) and ``g``'s nodes,
+    nested ones included, read it under that name; an output of ``g`` that it is gets it
+    through an ``Identity``."""
+    nodes = []
+    for t in tensors:
+        node = _constant_node(t, opset, reserved)
+        if node is not None:
+            nodes.append(node)
+            continue
+        old = t.name
+        new, k = f"{old}_outer", 1
+        while new in reserved:
+            new, k = f"{old}_outer_{k}", k + 1
+        reserved.add(new)
+        moved = onnx.TensorProto()
+        moved.CopyFrom(t)
+        moved.name = new
+        hoisted.append(moved)
+        for sg in graphs_within(g):
+            for n in sg.node:
+                for i, name in enumerate(n.input):
+                    if name == old:
+                        n.input[i] = new
+        if any(o.name == old for o in g.output):
+            name, k = f"{old}_Identity", 1
+            while name in reserved:
+                name, k = f"{old}_Identity_{k}", k + 1
+            reserved.add(name)
+            nodes.append(onnx.helper.make_node("Identity", [new], [old], name=name))
+    if nodes:
+        rest = list(g.node)
+        del g.node[:]
+        g.node.extend(nodes + rest)
+
+
 def splice(
-    body: GraphProto, done: onnx.ModelProto, outer: set[str], old_ir: bool, reserved: set[str]
+    body: GraphProto,
+    done: onnx.ModelProto,
+    outer: set[str],
+    old_ir: bool,
+    reserved: set[str],
+    opset: int = 9,
+    hoisted: list | None = None,
 ) -> GraphProto | None:
     """``done`` (the optimized standalone model of ``body``) as the subgraph that replaces
     ``body``: same inputs and outputs, outer names referenced again. None when it breaks a
-    rule of the module docstring."""
+    rule of the module docstring. Before IR 4 (``old_ir``) the initializers the passes made,
+    in ``body`` and in the subgraphs nested in it, become ``Constant`` nodes where the
+    model's default-domain ``opset`` lets them, else go to ``hoisted`` (see
+    :func:`_old_ir_constants`); None when ``hoisted`` is not given for one."""
     dg = done.graph
     inputs = [vi.name for vi in body.input]
     if [vi.name for vi in dg.output] != [vi.name for vi in body.output]:
@@ -271,20 +341,27 @@ def splice(
     out = GraphProto(name=body.name, doc_string=body.doc_string)
     out.input.extend(body.input)
     out.output.extend(body.output)
-    if old_ir:  # before IR 4 an initializer is also a graph input: new constants are nodes
-        for t in keep_init:
-            name, k = f"{t.name}_Constant", 1
-            while name in reserved:
-                name, k = f"{t.name}_Constant_{k}", k + 1
-            reserved.add(name)
-            node = onnx.helper.make_node("Constant", [], [t.name], name=name, value=t)
-            out.node.append(node)
-    else:
+    if not old_ir:
         out.initializer.extend(keep_init)
     out.sparse_initializer.extend(dg.sparse_initializer)
     out.node.extend(dg.node)
     out.value_info.extend(vi for vi in body.value_info if vi.name in produced)
     out.metadata_props.extend(body.metadata_props)
+    if old_ir:
+        lifted: list[onnx.TensorProto] = []
+        _old_ir_constants(out, keep_init, opset, reserved, lifted)
+        for g in list(graphs_within(out))[1:]:  # the nested ones were optimized at IR 4
+            own = {vi.name for vi in g.input}
+            moved = [t for t in g.initializer if t.name not in own]
+            if moved:
+                kept = [t for t in g.initializer if t.name in own]
+                del g.initializer[:]
+                g.initializer.extend(kept)
+                _old_ir_constants(g, moved, opset, reserved, lifted)
+        if lifted and hoisted is None:
+            return None
+        if lifted:
+            hoisted.extend(lifted)
     return out
 
 
@@ -313,6 +390,7 @@ def optimize_subgraphs(
     inputs = {vi.name for vi in model.graph.input}
     initializers = {t.name: t for t in model.graph.initializer if t.name not in inputs}
     old_ir = bool(model.ir_version) and model.ir_version < 4
+    opset = default_opset(model) or 1
     out: onnx.ModelProto | None = None
     for k, node in enumerate(model.graph.node):
         if node.op_type not in CONTROL_FLOW or node.domain not in ("", "ai.onnx"):
@@ -327,7 +405,8 @@ def optimize_subgraphs(
                 continue
             sub, outer = made
             done = optimize_graph(sub)
-            new = splice(body, done, outer, old_ir, reserved)
+            hoisted: list[onnx.TensorProto] = []
+            new = splice(body, done, outer, old_ir, reserved, opset, hoisted)
             if new is None or new.SerializeToString() == body.SerializeToString():
                 continue
             if out is None:
@@ -335,6 +414,12 @@ def optimize_subgraphs(
                 out.CopyFrom(model)
             a, j = _graph_attr(out.graph.node[k], attr)
             (a.g if j is None else a.graphs[j]).CopyFrom(new)
+            # before IR 4, an int64 constant below opset 9: an initializer of the main graph,
+            # listed as its input too, which the subgraph reads from the outer scope
+            out.graph.initializer.extend(hoisted)
+            out.graph.input.extend(
+                onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in hoisted
+            )
             for g in graphs_within(new):
                 reserved.update(o for n in g.node for o in n.output)
                 reserved.update(n.name for n in g.node if n.name)

@@ -295,13 +295,15 @@ class OptimizeReport:
     def blocking(self) -> list:
         """The input's errors that make the model unfit to write (``optimize -o`` refuses it
         without ``--force``): all but a declared type that contradicts inference (G006) of a
-        value that is not a graph input, which the written model declares as inferred, and
+        value that is not a graph input, which the written model declares as inferred, a main
+        graph whose nodes are out of order (G004 without a cycle), which is written sorted, and
         external data that cannot be read (E003), whose references are written as they are."""
         return [
             d
             for d in self.errors
             if d.code != codes.EXTERNAL_DATA_UNREADABLE
             and not (d.code == codes.DECLARED_SHAPE_MISMATCH and not str(d.message).startswith("graph input"))
+            and not (d.code == codes.GRAPH_ORDER_OR_CYCLE and d.graph in (None, "main") and "cycle" not in d.message)
         ]
 
     passes: list[PassReport]

@@ -5,9 +5,13 @@ Contract:
 - Every default-domain Reshape whose version in force is below 5 — in the main graph, in
   If/Loop/Scan bodies at any depth, and in model-local functions — gets its ``shape``
   attribute as an int64 second input: an initializer of the graph it is in (of the main graph
-  for subgraphs before IR 4, where subgraph initializers must be inputs); in a function,
-  which holds no initializers and whose Constant takes int64 only from opset 9, a float
-  Constant cast by Cast-1. ``shape`` and ``consumed_inputs`` go.
+  for subgraphs before IR 4, where subgraph initializers must be inputs). A model at opset 4
+  whose functions import its opset has them inlined first (a function holds no initializers,
+  and its Constant takes int64 only from opset 9); in a function that imports another opset
+  than the model's, a float Constant cast by Cast-1. ``shape`` and ``consumed_inputs`` go.
+  The passes that run afterwards keep to the same rule for the constants they add inside
+  subgraphs before IR 4 (:mod:`shapeinfer.passes._subgraphs`: a Constant node where the
+  opset's Constant takes the type, else an initializer of the main graph).
   Reshape-1's ``0`` copies the input dim exactly as Reshape-5 with ``allowzero`` 0 does, so
   the values are the same.
 - The default-domain opset import is raised to 5 (only Reshape changed between 4 and 5).
@@ -88,6 +92,16 @@ def needed(model: onnx.ModelProto) -> bool:
     return opset < 5 or any(function_opset(fp, opset) < 5 for fp in model.functions)
 
 
+def _inline_first(model: onnx.ModelProto, opset: int) -> bool:
+    """Whether a function of ``model`` (whose default-domain ``opset`` is below 5) holds a
+    Reshape and imports the model's opset, so that inlining it changes no op's version."""
+    return any(
+        function_opset(fp, opset) == opset
+        and any(n.op_type == "Reshape" and n.domain in ("", "ai.onnx") for n in fp.node)
+        for fp in model.functions
+    )
+
+
 def run(model: onnx.ModelProto, ctx) -> PassResult:
     """Rewrite every Reshape-1 of ``model`` to Reshape-5 form and raise the opset to 5."""
     if not needed(model):
@@ -98,6 +112,15 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
         model, stats["functions inlined"] = _convert(model, 4, ctx)
         stats["opset lifted with onnx's converter"] = 1
         opset = 4
+    elif opset == 4 and _inline_first(model, opset):
+        # A function's target would be a Constant, which takes int64 only from opset 9: the float
+        # Constant + Cast-1 it would take instead is valid ONNX but onnxruntime cannot type
+        # Cast-1's ``to`` in an inlined body. Inlined, the target is a main-graph initializer,
+        # as the opsets below 4 have it after the converter (which inlines too).
+        import onnx.inliner
+
+        stats["functions inlined"] = len(model.functions)
+        model = onnx.inliner.inline_local_functions(model)
     gm = GraphModel(model, ctx.base_dir)
     old_ir = bool(model.ir_version) and model.ir_version < 4
 

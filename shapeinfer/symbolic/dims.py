@@ -1073,13 +1073,15 @@ class _Unsupported(Exception):
     pass
 
 
-def _cheap_power(base: Dim, n: int) -> bool:
-    """Whether ``base**n`` is small enough to expand; bigger powers are left as opaque text."""
+def _cheap_power(base: Dim, n: int, max_terms: int = 1024) -> bool:
+    """Whether ``base**n`` is small enough to expand; bigger powers are left as opaque text. A
+    sum of k terms to the n has up to C(n + k - 1, n) terms once multiplied out (a 10-term sum
+    squared four times over: 24,310), so that count is capped, not the base's size."""
     if type(base) is int:
         return base.bit_length() * n <= 4096
     if len(base.terms) == 1:  # a monomial (format writes ``s**12``): grows linearly
         return n <= 64 and size(base) * n <= 4096
-    return n <= 8 and size(base) * n <= 256  # a sum's power multiplies out
+    return n <= 8 and size(base) * n <= 256 and math.comb(n + len(base.terms) - 1, n) <= max_terms
 
 
 _CALLS = {"max": "max", "Max": "max", "min": "min", "Min": "min"}
@@ -1096,56 +1098,101 @@ _BINARY_CALLS = {
 }
 
 
-def _from_ast(n: ast.AST) -> Dim:
-    if isinstance(n, ast.Constant) and type(n.value) is int:
-        return n.value
-    if isinstance(n, ast.Name):
-        return sym(n.id)
-    if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
-        v = _from_ast(n.operand)
-        return neg(v) if isinstance(n.op, ast.USub) else v
-    if isinstance(n, ast.BinOp):
-        left, right = _from_ast(n.left), _from_ast(n.right)
-        op = n.op
-        if isinstance(op, ast.Add):
-            return add(left, right)
-        if isinstance(op, ast.Sub):
-            return sub(left, right)
-        if isinstance(op, ast.Mult):
-            return mul(left, right)
-        if isinstance(op, (ast.FloorDiv, ast.Mod)):
-            if right == 0:
-                raise _Unsupported
-            return floordiv(left, right) if isinstance(op, ast.FloorDiv) else mod(left, right)
-        if isinstance(op, ast.Pow) and type(right) is int and right >= 0 and _cheap_power(left, right):
-            return product([left] * right)
-        if isinstance(op, ast.Div):
-            q = exact_div(left, right)
-            if q is not None:
-                return q
-        raise _Unsupported
-    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
-        fname = n.func.id
-        if fname in _CALLS and n.args:
-            args = [_from_ast(a) for a in n.args]
-            return dmax(*args) if _CALLS[fname] == "max" else dmin(*args)
-        if fname in _BINARY_CALLS and len(n.args) == 2:  # sympy / torch.export spellings
-            x, y = _from_ast(n.args[0]), _from_ast(n.args[1])
-            if y == 0:
-                raise _Unsupported
-            kind = _BINARY_CALLS[fname]
-            return mod(x, y) if kind == "mod" else floordiv(x, y) if kind == "floor" else ceildiv(x, y)
-        if fname in ("FloorToInt", "CeilToInt") and len(n.args) == 1:
-            fname = "floor" if fname == "FloorToInt" else "ceil"
-        if fname in ("floor", "ceil", "ceiling") and len(n.args) == 1:
-            a = n.args[0]
-            if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div):
-                x, y = _from_ast(a.left), _from_ast(a.right)
+def _from_ast(n: ast.AST, max_size: int = 4096, budget: int = 100_000) -> Dim:
+    """The dim syntax tree ``n`` spells; :class:`_Unsupported` for anything else, and for text
+    whose expansion would cost more than ``budget`` steps of the algebra (terms added or
+    multiplied, min/max arguments compared, sizes divided) or grow past ``max_size`` at any node,
+    so that parsing any text (a hostile ``dim_param``: a product of sums, a chain of ``%`` that
+    doubles at each level, a max of hundreds of nested maxes) takes bounded time; such text stays
+    one opaque symbol."""
+    left_: list[int] = [budget]
+
+    def charge(work: int) -> None:
+        left_[0] -= work
+        if left_[0] < 0:
+            raise _Unsupported
+
+    def terms(d: Dim) -> int:
+        return 1 if type(d) is int else len(d.terms)
+
+    def bounded(d: Dim) -> Dim:
+        if type(d) is not int and size(d) > max_size:
+            raise _Unsupported
+        return d
+
+    def flat_args(args: list[Dim], kind: str) -> int:  # how many args min/max compares
+        count = 0
+        for x in args:
+            m = x.terms[0][0] if type(x) is not int and len(x.terms) == 1 and x.terms[0][1] == 1 else ()
+            count += len(m[0].args) if len(m) == 1 and m[0].kind == kind else 1
+        return count
+
+    def conv(n: ast.AST) -> Dim:
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.Name):
+            return sym(n.id)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = conv(n.operand)
+            charge(terms(v))
+            return neg(v) if isinstance(n.op, ast.USub) else v
+        if isinstance(n, ast.BinOp):
+            left, right = conv(n.left), conv(n.right)
+            op = n.op
+            if isinstance(op, (ast.Add, ast.Sub)):
+                charge(terms(left) + terms(right))
+                return bounded(add(left, right) if isinstance(op, ast.Add) else sub(left, right))
+            if isinstance(op, ast.Mult):
+                # a product of sums multiplies out: past 1,024 terms (a chain of ten 10-term
+                # sums would be 92,378, of six 10-term sums over distinct symbols 10**6) it
+                # stays opaque
+                if terms(left) * terms(right) > 1024 and type(left) is not int and type(right) is not int:
+                    raise _Unsupported
+                charge(terms(left) * terms(right))
+                return bounded(mul(left, right))
+            if isinstance(op, (ast.FloorDiv, ast.Mod)):
+                if right == 0:
+                    raise _Unsupported
+                charge(32 * (size(left) + size(right)))
+                return bounded(floordiv(left, right) if isinstance(op, ast.FloorDiv) else mod(left, right))
+            if isinstance(op, ast.Pow) and type(right) is int and right >= 0 and _cheap_power(left, right):
+                charge(terms(left) * right * 64)
+                return bounded(product([left] * right))
+            if isinstance(op, ast.Div):
+                charge(8 * (size(left) + size(right)))
+                q = exact_div(left, right)
+                if q is not None:
+                    return bounded(q)
+            raise _Unsupported
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
+            fname = n.func.id
+            if fname in _CALLS and n.args:
+                args = [conv(a) for a in n.args]
+                kind = _CALLS[fname]
+                k = flat_args(args, kind)
+                charge(4 * k * k * (1 + max(size(a) for a in args)))  # each pair compared once
+                return bounded(dmax(*args) if kind == "max" else dmin(*args))
+            if fname in _BINARY_CALLS and len(n.args) == 2:  # sympy / torch.export spellings
+                x, y = conv(n.args[0]), conv(n.args[1])
                 if y == 0:
                     raise _Unsupported
-                return floordiv(x, y) if fname == "floor" else ceildiv(x, y)
-            return _from_ast(a)
-    raise _Unsupported
+                charge(32 * (size(x) + size(y)))
+                kind = _BINARY_CALLS[fname]
+                return bounded(mod(x, y) if kind == "mod" else floordiv(x, y) if kind == "floor" else ceildiv(x, y))
+            if fname in ("FloorToInt", "CeilToInt") and len(n.args) == 1:
+                fname = "floor" if fname == "FloorToInt" else "ceil"
+            if fname in ("floor", "ceil", "ceiling") and len(n.args) == 1:
+                a = n.args[0]
+                if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div):
+                    x, y = conv(a.left), conv(a.right)
+                    if y == 0:
+                        raise _Unsupported
+                    charge(32 * (size(x) + size(y)))
+                    return bounded(floordiv(x, y) if fname == "floor" else ceildiv(x, y))
+                return conv(a)
+        raise _Unsupported
+
+    return conv(n)
 
 
 _PARSED: dict[str, Dim] = {}

@@ -97,8 +97,9 @@ def test_strict_passes_the_torchscript_bert_export_after_fix(tmp_path):
 @pytest.mark.parametrize("rng, g006", [(None, True), ((1, 512), False), ((1, 600), True), ((600, 700), True)])
 def test_declared_min_is_read_under_the_ranges(rng, g006):
     """A value_info declaring min(seq, 512) where inference gives seq: the same dim for seq in
-    1..512, a possible mismatch (G006 warning) when the range allows more, a provable one
-    (error) when it allows only more."""
+    1..512, a possible mismatch when the range allows more, a provable one when it allows only
+    more: a G006 warning either way, as no runtime refuses a contradiction between symbolic dims
+    (tests/inference/test_declaration_severity.py)."""
     from shapeinfer.inference.engine import infer
 
     nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Neg", ["r"], ["y"], name="neg")]
@@ -107,7 +108,8 @@ def test_declared_min_is_read_under_the_ranges(rng, g006):
     found = [d for d in infer(model, dim_ranges={"seq": rng} if rng else None).diagnostics if d.code == "G006"]
     assert bool(found) == g006, found
     if found:
-        assert [d.severity for d in found] == ["error" if rng == (600, 700) else "warning"]
+        assert [d.severity for d in found] == ["warning"]
+        assert found[0].message.endswith("equal") == (rng != (600, 700))  # "unless those symbols are equal"
 
 
 @pytest.mark.parametrize("path", BERTS[:1], ids=lambda p: p.name)

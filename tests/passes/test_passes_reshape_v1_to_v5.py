@@ -297,3 +297,111 @@ def test_opset_5_and_later_models_are_unchanged():
 def test_target_opset_below_the_model_is_refused():
     with pytest.raises(OptimizeError, match="only lifting"):
         shapeinfer.optimize(cnn(4), target_opset=3)
+
+
+# ------------------------------------------------------------------------ constants in subgraphs
+# Before IR 4 a subgraph holds no initializer, and below opset 9 Constant takes float types
+# only: an int64 constant the passes make inside an If branch (a folded Shape, a Reshape target)
+# must live in the main graph, read from the branch as an outer-scope value.
+
+
+def gathered(opset: int, ir: int) -> onnx.ModelProto:
+    """If branches: Gather(Reshape(x, [24]), Shape(x)): the Shape folds to an int64 constant
+    inside the branch. Reshape-1 below opset 5, else Reshape-5 with a main-graph target."""
+    inits = [] if opset < 5 else [numpy_helper.from_array(np.array([24], np.int64), "flat")]
+
+    def branch(name: str, op: str) -> onnx.GraphProto:
+        if opset < 5:
+            flat = reshape1("x", f"{name}_r", [24])
+        else:
+            flat = h.make_node("Reshape", ["x", "flat"], [f"{name}_r"])
+        nodes = [
+            flat,
+            h.make_node("Shape", ["x"], [f"{name}_s"]),
+            h.make_node("Gather", [f"{name}_r", f"{name}_s"], [f"{name}_g"], axis=0),
+            h.make_node(op, [f"{name}_g"], [f"{name}_o"]),
+        ]
+        return h.make_graph(nodes, name, [], [h.make_tensor_value_info(f"{name}_o", T.FLOAT, [3])])
+
+    node = h.make_node("If", ["cond"], ["y"], then_branch=branch("then", "Relu"), else_branch=branch("else", "Neg"))
+    ins = [h.make_tensor_value_info("cond", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])]
+    if ir < 4:
+        ins += with_inputs(inits)
+    y = h.make_tensor_value_info("y", T.FLOAT, [3])
+    return legacy(h.make_graph([node], "gathered", ins, [y], inits), opset, ir_version=ir)
+
+
+def nested_targets(opset: int, ir: int) -> onnx.ModelProto:
+    """An If in each branch of an If, each inner branch reshaping x to the shape of a Relu of
+    it (Shape -> Reshape: canonicalize-reshape makes the target an int64 constant). The inner
+    graphs use the same names in both outer branches (allowed: each is its own scope)."""
+
+    def inner(name: str) -> onnx.GraphProto:
+        nodes = [
+            h.make_node("Relu", ["x"], [f"{name}_a"]),
+            h.make_node("Shape", [f"{name}_a"], [f"{name}_s"]),
+            h.make_node("Reshape", ["x", f"{name}_s"], [f"{name}_o"]),
+        ]
+        return h.make_graph(nodes, name, [], [h.make_tensor_value_info(f"{name}_o", T.FLOAT, [2, 3, 4])])
+
+    def outer(name: str, op: str) -> onnx.GraphProto:
+        nodes = [
+            h.make_node("If", ["cond"], ["z"], then_branch=inner("then"), else_branch=inner("else")),
+            h.make_node(op, ["z"], [f"{name}_o"]),
+        ]
+        return h.make_graph(nodes, name, [], [h.make_tensor_value_info(f"{name}_o", T.FLOAT, [2, 3, 4])])
+
+    node = h.make_node("If", ["cond"], ["y"], then_branch=outer("a", "Relu"), else_branch=outer("b", "Neg"))
+    ins = [h.make_tensor_value_info("cond", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])]
+    y = h.make_tensor_value_info("y", T.FLOAT, [2, 3, 4])
+    return legacy(h.make_graph([node], "nested", ins, [y]), opset, ir_version=ir)
+
+
+def _runs(model: onnx.ModelProto, feeds: dict) -> list | None:
+    """onnxruntime's outputs, or None when it does not load the model (opset 5, Reshape-1)."""
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception:
+        return None
+    return sess.run(None, feeds)
+
+
+@pytest.mark.parametrize("ir", [3, 7])
+@pytest.mark.parametrize("opset", [1, 2, 3, 4, 5, 6, 7, 8])
+@pytest.mark.parametrize("build", [gathered, nested_targets], ids=["gathered", "nested"])
+def test_constants_the_passes_add_in_branches_are_valid_at_the_models_ir_and_opset(build, opset, ir):
+    if build is nested_targets and opset < 5:
+        pytest.skip("Reshape-5 form only")
+    m = build(opset, ir)
+    onnx.checker.check_model(m, full_check=True)
+    out = shapeinfer.optimize(m)
+    onnx.checker.check_model(out, full_check=True)  # an int64 Constant below opset 9 fails here
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    for cond in (True, False):
+        feeds = {"cond": np.array(cond), "x": x}
+        want = _runs(m, feeds)
+        if want is None:  # onnxruntime does not load the original: onnx's reference evaluator
+            want = reference(m, feeds, [Reshape])
+        got = _runs(out, feeds)
+        if got is None:
+            assert opset < 7  # onnxruntime's kernels start at opset 7: the evaluator runs it
+            got = reference(out, feeds, [])
+        for a, b in zip(want, got):
+            assert a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_reshape1_in_a_function_runs_in_onnxruntime_where_the_original_does(opset):
+    """A function at the model's opset is inlined before the rewrite: the target is a main
+    graph initializer, not a float Constant cast by Cast-1, whose ``to`` onnxruntime cannot
+    type in an inlined body (the model would no longer load where the original does)."""
+    m = in_function(opset)
+    feeds = feeds_for("in_function")[0]
+    want = _runs(m, feeds)
+    assert want is not None  # onnxruntime loads Reshape-1 in a function at opsets 1-4
+    out = shapeinfer.optimize(m)
+    onnx.checker.check_model(out, full_check=True)
+    got = _runs(out, feeds)
+    assert got is not None
+    np.testing.assert_array_equal(want[0], got[0])

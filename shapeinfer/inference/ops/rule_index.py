@@ -297,6 +297,7 @@ RULE_MODULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("com.microsoft", "SparseAttention"): ("contrib.attention",),
     ("com.microsoft", "SparseAttentionIndexer"): ("contrib.attention",),
     ("com.microsoft", "SparsePagedAttention"): ("contrib.attention",),
+    ("com.microsoft", "Tokenizer"): ("strings",),
     ("com.microsoft", "TransposeMatMul"): ("contrib.fused",),
     ("com.microsoft", "UnfoldTensor"): ("contrib.fused",),
     ("com.microsoft.nchwc", "AveragePool"): ("contrib.nchwc",),

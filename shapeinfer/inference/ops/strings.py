@@ -1,4 +1,5 @@
-"""String ops: StringConcat, RegexFullMatch, StringSplit, StringNormalizer."""
+"""String ops: StringConcat, RegexFullMatch, StringSplit, StringNormalizer, and onnxruntime's
+Tokenizer (com.microsoft: scikit-learn text pipelines, skl2onnx's TfidfVectorizer)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from onnx import TensorProto
 
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import broadcast_shapes
+from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
 INT64 = TensorProto.INT64
@@ -43,3 +45,19 @@ def string_normalizer(ctx, ins: list) -> list:
     if ctx.attr("stopwords") or c == 0:
         c = ctx.fresh()
     return [tensor(TensorProto.STRING, tuple(x.shape[:-1]) + (c,))]
+
+
+@register("Tokenizer", domain="com.microsoft")
+def tokenizer(ctx, ins: list) -> list:
+    """Tokenizer (onnxruntime): strings, X's shape plus the (data-dependent) largest token count
+    ``[N] -> [N, D]``, ``[N, C] -> [N, C, D]``; but an X without elements comes back as it is
+    (``[0] -> [0]``, ``[2, 0] -> [2, 0]``, checked in onnxruntime), so the rank is known only
+    where no dim can be 0."""
+    x = ins[0]
+    if x is None or x.shape is None:
+        return [Fact(TensorProto.STRING, None)]
+    if any(type(d) is int and d == 0 for d in x.shape):
+        return [tensor(TensorProto.STRING, x.shape)]
+    if all((D.lower_bound(d) or 0) >= 1 for d in x.shape):
+        return [tensor(TensorProto.STRING, tuple(x.shape) + (ctx.fresh(),))]
+    return [Fact(TensorProto.STRING, None)]

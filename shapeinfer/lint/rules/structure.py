@@ -7,7 +7,9 @@ and OpenVINO 2026.4 (``read_model`` + ``compile_model("CPU")``) on the fixture m
 ``tests/support/structure_models.py`` (``benchmarks/structure_vs_doctor.py`` prints the table). A
 finding is an error under a ``--target`` only where that target's runtime refuses the model
 (the ``onnx`` target's runtime is the checker; ``onednn``, with no runtime to ask, follows
-``onnx``); elsewhere it is a warning, or info where nothing is wrong for that runtime.
+``onnx``); elsewhere it is a warning, or info where nothing is wrong for that runtime. The
+severity under the default ``onnx`` target is the finding's default; another target that grades
+it otherwise says so (``regraded``).
 """
 
 from __future__ import annotations
@@ -21,15 +23,9 @@ import onnx
 from shapeinfer.io.onnxio import graph_path, subgraph_attrs
 from shapeinfer.lint.context import LintContext
 from shapeinfer.lint.registry import rule
-from shapeinfer.lint.runtimes import judging_runtime
 
 #: lint target -> the runtime whose verdict grades a finding
 ALL = frozenset({"onnx", "onnxruntime", "openvino"})
-
-
-def _grade(ctx: LintContext, refused, otherwise: str = "warning") -> str:
-    """``error`` when the runtime of ``ctx``'s target is among ``refused``, else ``otherwise``."""
-    return "error" if judging_runtime(ctx.target) in refused else otherwise
 
 
 def _domain(d: str) -> str:
@@ -90,7 +86,7 @@ def ir_version_missing(ctx: LintContext) -> None:
     """
     v = ctx.model.ir_version
     if v < 1:
-        ctx.report("M001", f"ir_version is {v}: onnx.checker refuses the model", severity=_grade(ctx, {"onnx"}))
+        ctx.report("M001", f"ir_version is {v}: onnx.checker refuses the model", refused_by={"onnx"})
 
 
 @rule("M002", "ir-version-unsupported", "error", "an ir_version newer than onnx and onnxruntime read")
@@ -108,7 +104,7 @@ def ir_version_unsupported(ctx: LintContext) -> None:
             "M002",
             f"ir_version {v} is newer than IR {onnx.IR_VERSION}, the newest onnx {onnx.__version__} knows: "
             "onnx.checker and onnxruntime refuse the model",
-            severity=_grade(ctx, {"onnx", "onnxruntime"}),
+            refused_by={"onnx", "onnxruntime"},
         )
 
 
@@ -133,7 +129,7 @@ def opset_import_missing(ctx: LintContext) -> None:
             f"domain {_shown(d)!r} of this {ref.node.op_type} is not in the model's opset_import: "
             "onnx.checker refuses the model",
             ref,
-            severity=_grade(ctx, {"onnx"}),
+            refused_by={"onnx"},
         )
 
 
@@ -151,7 +147,7 @@ def opset_import_below_ir3(ctx: LintContext) -> None:
             "M004",
             f"ir_version {v} predates opset imports, yet the model has {len(ctx.model.opset_import)}: "
             "onnx.checker refuses the model",
-            severity=_grade(ctx, {"onnx"}),
+            refused_by={"onnx"},
         )
 
 
@@ -167,7 +163,7 @@ def duplicate_metadata_key(ctx: LintContext) -> None:
             ctx.report(
                 "M005",
                 f"metadata key {key!r} appears {n} times: onnx.checker refuses the model",
-                severity=_grade(ctx, {"onnx"}),
+                refused_by={"onnx"},
             )
 
 
@@ -251,7 +247,7 @@ def function_opset_mismatch(ctx: LintContext) -> None:
                     f"function {f.domain}.{f.name} imports {_shown(d)} {fv}, where its {n.op_type} is "
                     f"{n.op_type}-{a}; the model imports {mv}, where it is {n.op_type}-{b}: onnx.checker refuses "
                     "the model",
-                    severity=_grade(ctx, {"onnx"}),
+                    refused_by={"onnx"},
                 )
                 break
 
@@ -294,7 +290,7 @@ def empty_graph_name(ctx: LintContext) -> None:
                 "M010",
                 f"{what} has no name: {' and '.join(sorted(refused))} refuse the model",
                 graph=g.path,
-                severity=_grade(ctx, refused),
+                refused_by=refused,
             )
 
 
@@ -355,7 +351,7 @@ def value_defined_twice(ctx: LintContext) -> None:
                         refs[k] if k < len(refs) else None,
                         tensor=o,
                         graph=g.path,
-                        severity=_grade(ctx, {"onnx", "onnxruntime"}),
+                        refused_by={"onnx", "onnxruntime"},
                     )
                 else:
                     where[o] = f"node {n.name or n.op_type} (#{k})"
@@ -389,7 +385,7 @@ def subgraph_name_shadowing(ctx: LintContext) -> None:
                     f"body input {i.name!r} shadows a value of an enclosing graph: OpenVINO refuses the model",
                     graph=g.path,
                     tensor=i.name,
-                    severity=_grade(ctx, {"openvino"}),
+                    refused_by={"openvino"},
                 )
         for t in g.graph.initializer:
             if t.name in g.outer:
@@ -399,7 +395,7 @@ def subgraph_name_shadowing(ctx: LintContext) -> None:
                     "onnxruntime refuse the model",
                     graph=g.path,
                     tensor=t.name,
-                    severity=_grade(ctx, {"onnx", "onnxruntime"}),
+                    refused_by={"onnx", "onnxruntime"},
                 )
         for k, n in enumerate(g.graph.node):
             for o in n.output:
@@ -411,7 +407,7 @@ def subgraph_name_shadowing(ctx: LintContext) -> None:
                         refs[k] if k < len(refs) else None,
                         graph=g.path,
                         tensor=o,
-                        severity=_grade(ctx, {"onnx", "onnxruntime"}),
+                        refused_by={"onnx", "onnxruntime"},
                     )
 
 
@@ -429,7 +425,7 @@ def empty_initializer_name(ctx: LintContext) -> None:
                 "M015",
                 f"{n} initializer{'s' if n > 1 else ''} without a name: onnx.checker refuses the model",
                 graph=g.path,
-                severity=_grade(ctx, {"onnx"}),
+                refused_by={"onnx"},
             )
 
 
@@ -449,7 +445,7 @@ def duplicate_initializer(ctx: LintContext) -> None:
                     f"{n} initializers are named {name!r}: onnx.checker refuses the model",
                     graph=g.path,
                     tensor=name,
-                    severity=_grade(ctx, {"onnx"}),
+                    refused_by={"onnx"},
                 )
 
 
@@ -484,7 +480,8 @@ def graph_input_missing_shape(ctx: LintContext) -> None:
                 "M018",
                 f"graph input {i.name!r} has no shape: onnx.checker and OpenVINO refuse the model",
                 tensor=i.name,
-                severity=_grade(ctx, {"onnx", "openvino"}, "info"),
+                refused_by={"onnx", "openvino"},
+                otherwise="info",
             )
 
 
@@ -501,7 +498,8 @@ def graph_output_missing_type(ctx: LintContext) -> None:
                 "M019",
                 f"graph output {o.name!r} has no type: onnx.checker refuses the model",
                 tensor=o.name,
-                severity=_grade(ctx, {"onnx"}, "info"),
+                refused_by={"onnx"},
+                otherwise="info",
             )
 
 
@@ -518,7 +516,8 @@ def graph_output_missing_shape(ctx: LintContext) -> None:
                 "M020",
                 f"graph output {o.name!r} has no shape: onnx.checker refuses the model",
                 tensor=o.name,
-                severity=_grade(ctx, {"onnx"}, "info"),
+                refused_by={"onnx"},
+                otherwise="info",
             )
 
 
@@ -549,7 +548,7 @@ def undefined_element_type(ctx: LintContext) -> None:
                         "refuse the model",
                         graph=g.path,
                         tensor=v.name,
-                        severity=_grade(ctx, refused),
+                        refused_by=refused,
                     )
 
 
@@ -601,7 +600,7 @@ def deprecated_op(ctx: LintContext) -> None:
             f"{_shown(d)}.{ref.node.op_type} is deprecated at opset {ctx.opset(d)}: "
             f"{' and '.join(sorted(refused))} refuse the model",
             ref,
-            severity=_grade(ctx, refused),
+            refused_by=refused,
         )
 
 
@@ -700,7 +699,7 @@ def attribute_value_mismatch(ctx: LintContext) -> None:
                     f"attribute {a.name!r} of type {onnx.AttributeProto.AttributeType.Name(a.type)} holds "
                     f"{', '.join(fields)}: onnx.checker and onnxruntime refuse the model",
                     ref,
-                    severity=_grade(ctx, {"onnx", "onnxruntime"}),
+                    refused_by={"onnx", "onnxruntime"},
                 )
 
 
@@ -717,7 +716,7 @@ def empty_value_name(ctx: LintContext) -> None:
                 ctx.report(
                     "M028",
                     f"graph {kind} #{k} has no name: onnx.checker refuses the model",
-                    severity=_grade(ctx, {"onnx"}),
+                    refused_by={"onnx"},
                 )
 
 
@@ -769,4 +768,4 @@ def function_invalid(ctx: LintContext) -> None:
                 defined.add(o)
         for p, refused in problems[:3]:
             who = "runtimes refuse" if refused == ALL else f"{' and '.join(sorted(refused))} refuse"
-            ctx.report("M029", f"{where}: {p}: {who} the model", severity=_grade(ctx, refused))
+            ctx.report("M029", f"{where}: {p}: {who} the model", refused_by=refused)
