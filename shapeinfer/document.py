@@ -72,14 +72,12 @@ from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, check_kind, in_memory, is_path
 from shapeinfer.io.onnxio import LoadedModel, load_model_file, loaded_from_bytes
 from shapeinfer.io.source import Source
-from shapeinfer.io.userfiles import STDIO, output_target, show
+from shapeinfer.io.userfiles import STDIO, output_target
 from shapeinfer.io.writer import plan_write, save_model
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.guards import CONTRADICTION
 
 if TYPE_CHECKING:
-    from shapeinfer.analysis.deployment import Profile
-    from shapeinfer.analysis.verify import Report
     from shapeinfer.passes import OptimizeReport
 
 __all__ = ["READINGS", "Document", "check_output", "open"]
@@ -419,7 +417,7 @@ class Document:
         loaded = self._loaded
         if loaded is None:
             return self._proto if self._proto is not None else self._given
-        if self.lean or self.result is not None or self._proto is not loaded.model:
+        if self.lean or self._shared or self.result is not None or self._proto is not loaded.model:
             loaded = loaded_from_bytes(loaded.data, self.path)
         else:
             self._proto = None  # handed over
@@ -485,48 +483,6 @@ class Document:
         else:
             model, source = self._write_plan(model)
         save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
-
-    # ------------------------------------------------------------------ analyses
-
-    def verify(
-        self,
-        bindings: Sequence[Mapping[str, int]],
-        *,
-        strict: bool = False,
-        seed: int = 0,
-        max_memory: int | None = None,
-        dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
-    ) -> Report:
-        """Run the model in onnxruntime at each binding and compare every tensor's shape with the
-        inferred one (:func:`shapeinfer.analysis.verify.verify`, whose arguments these are)."""
-        from shapeinfer.analysis.verify import DEFAULT_MAX_MEMORY, verify
-
-        return verify(
-            self.model,
-            bindings,
-            base_dir=self.folder,
-            strict=strict,
-            seed=seed,
-            max_memory=DEFAULT_MAX_MEMORY if max_memory is None else max_memory,
-            dim_ranges=dim_ranges,
-            name=self.name,
-        )
-
-    def profile(
-        self,
-        opt: Mapping[str, int] | None = None,
-        *,
-        dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
-    ) -> Profile:
-        """The deployment profile (:func:`shapeinfer.analysis.deployment.profile`): the inputs'
-        valid ranges under the guards and ``dim_ranges``, min/``opt``/max shapes, tensor
-        bounds. ``opt`` is checked as a binding is (BindError), then inference runs with the
-        ranges alone."""
-        from shapeinfer.analysis.deployment import profile
-
-        _, opt, _ = self.check(bind=opt, dim_ranges=dim_ranges)
-        result = self.infer(dim_ranges=dim_ranges)
-        return profile(result, opt or {}, show(self.name))
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
