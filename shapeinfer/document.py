@@ -216,6 +216,14 @@ class Document:
             return []
         return data_files(self._loaded.external, self.folder)
 
+    @property
+    def has_external_data(self) -> bool:
+        """Whether the file read stores tensors as external data (False for a model in memory:
+        not looked for)."""
+        if self._made is not None:
+            return bool(self._made.data_inputs) or bool(self._made.external_tensors())
+        return self._loaded is not None and bool(self._loaded.external)
+
     def _pristine(self) -> onnx.ModelProto:
         """The model the next inference reads, as it was read (parsed again, or converted again,
         when the last one was changed)."""

@@ -1,8 +1,8 @@
 """What the ``shapeinfer`` commands share: :class:`CliError` and exit codes, the
 ``--bind`` / ``--dim-range`` / ``--input-shape`` parsers (over
 :mod:`shapeinfer.inference.bindings`, which the API and the passes use too),
-:class:`Number`, :func:`write_model`, :func:`check_output`, :func:`_run_guarded`, and the
-keep-alive list :data:`_UNTIL_EXIT` the console script sets. The command modules
+:class:`Number`, :func:`deadline_paused` (around a Document's write), :func:`check_output`,
+:func:`_run_guarded`, and the keep-alive list :data:`_UNTIL_EXIT` the console script sets. The command modules
 (:mod:`shapeinfer.cli.commands`) import these names from here; :mod:`shapeinfer.cli.main`
 imports the commands. Only click is imported at start-up."""
 
@@ -172,23 +172,6 @@ def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bi
         raise _flag_error(e, bind_flag if e.kind == BIND else None) from None
 
 
-def write_model(
-    model, out: str, source, in_place: bool = False, *, external_data: str | None = None, force: bool = False
-) -> None:
-    """Write atomically next to ``out``; external data files are copied when the folder changes.
-    ``source``: the input's path, or a :class:`~shapeinfer.io.source.Source` that also says what
-    of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`).
-    ``external_data``: ``--external-data NAME``; ``force``: write a model whose external data
-    file is missing. Raises :class:`~shapeinfer.io.userfiles.WriteRefused` for what the write
-    contract refuses (:func:`refusal_line` is its message). A run past its ``--timeout`` writes
-    nothing; one still within it is not cut short once the write has begun (a half-copied set of
-    data files is worse than a late exit)."""
-    from shapeinfer.io.writer import save_model
-
-    with _deadline_paused():
-        save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
-
-
 EXTERNAL_DATA_HELP = (
     "With -o: write the model's external data into one file of this NAME beside the output, the"
     " references rewritten (replacing a file of that name). Without it the data files keep their"
@@ -242,7 +225,7 @@ class _Deadline:
     the run is, so a step that never checks the clock (a dim_param that takes long to expand, a
     loop over thousands of declarations) cannot outlast it; the engine's and the passes' own
     checks stay (the Python API has no alarm). A write that has begun is let finish
-    (:func:`_deadline_paused`)."""
+    (:func:`deadline_paused`)."""
 
     at: float | None = None  # time.monotonic() of the deadline, for the command being run
     seconds: float = 0.0
@@ -296,8 +279,10 @@ def _deadline_armed():
 
 
 @contextlib.contextmanager
-def _deadline_paused():
-    """No timeout while a write runs; a run already past its deadline writes nothing."""
+def deadline_paused():
+    """No timeout while a write runs (around :meth:`shapeinfer.document.Document.write`): a run
+    past its ``--timeout`` writes nothing; one still within it is not cut short once the write
+    has begun (a half-copied set of data files is worse than a late exit)."""
     ctx = click.get_current_context(silent=True)
     at = ctx.meta.get("shapeinfer.deadline") if ctx is not None else None
     if at is not None and time.monotonic() >= at:
