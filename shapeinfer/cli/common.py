@@ -151,7 +151,7 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
     """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``; CliError for anything else
     (:func:`shapeinfer.inference.bindings.parse_input_shapes`: non-negative ints or dims expressions
     within the expression cap, each input once). The model's own checks (input names, ranks,
-    symbols) are :func:`check_against_model`'s."""
+    symbols) are the Document's (:meth:`shapeinfer.document.Document.check`)."""
     from shapeinfer.inference.bindings import BindError
     from shapeinfer.inference.bindings import parse_input_shapes as parse
 
@@ -159,17 +159,6 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
         return parse(values)
     except BindError as e:
         raise _flag_error(e) from None
-
-
-def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bind_flag: str = "--bind") -> None:
-    """:func:`shapeinfer.inference.bindings.check_model` for parsed flags: CliError naming the flag for an
-    input shape of an input the model lacks or of another rank, or a symbol no graph input has."""
-    from shapeinfer.inference.bindings import BIND, BindError, check_model
-
-    try:
-        check_model(model, input_shapes or None, bind or None, dim_ranges or None)
-    except BindError as e:
-        raise _flag_error(e, bind_flag if e.kind == BIND else None) from None
 
 
 EXTERNAL_DATA_HELP = (
