@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import onnx
 
+from shapeinfer.document import check_passes
 from shapeinfer.document import open as open_model
 from shapeinfer.inference.bindings import (
     BindError,
@@ -116,4 +117,7 @@ def optimize(
     :func:`shapeinfer.passes.optimize_with_report` for the arguments). ``model`` is never
     modified."""
     check_kind(model)
+    check_passes(passes)  # an unknown pass, a bad binding: named before the model is read
+    if bind:
+        check_bind_values(bind)
     return open_model(model).optimize(passes=passes, bind=bind, target_opset=target_opset).model

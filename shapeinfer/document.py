@@ -80,7 +80,7 @@ from shapeinfer.symbolic.guards import CONTRADICTION
 if TYPE_CHECKING:
     from shapeinfer.passes import OptimizeReport
 
-__all__ = ["READINGS", "Document", "check_output", "open"]
+__all__ = ["READINGS", "Document", "check_output", "check_passes", "open"]
 
 #: How inference reads a model (:meth:`Document.infer`'s ``reading``): shapeinfer's own
 #: reading, or the one a drop-in answers for (onnx's and onnxruntime's tools read an
@@ -119,6 +119,15 @@ def check_output(out: str | None, model: str, *, in_place: bool = False) -> None
     if out is None or out == STDIO:
         return
     output_target(out, inputs=[model], allow_inputs=in_place, what="model")
+
+
+def check_passes(passes: Sequence[str] | None) -> None:
+    """Refuse, before anything is read, a pass name :meth:`Document.optimize` would refuse
+    (:class:`~shapeinfer.passes.OptimizeError` naming it and the passes there are)."""
+    from shapeinfer.passes import get_pass
+
+    for name in passes or ():
+        get_pass(name)
 
 
 class Document:

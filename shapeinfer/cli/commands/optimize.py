@@ -115,12 +115,14 @@ def optimize_cmd(
         growth = 0 if zero else parse_bytes(max_fold_growth, "--max-fold-growth")
 
     def run():
+        from shapeinfer.document import check_passes
         from shapeinfer.document import open as open_model
         from shapeinfer.inference.bindings import BindError
         from shapeinfer.io.userfiles import WriteRefused
         from shapeinfer.passes import OptimizeError
 
         try:
+            check_passes(names)  # an unknown pass is named before the model is read
             optimized = open_model(model).optimize(
                 passes=names,
                 bind=binding or None,
