@@ -43,6 +43,9 @@ The contract:
   :meth:`Document.check_write` makes the same checks without writing. What is written: the
   model annotated with the last inference (inferring first when there was none); for a
   Document made by :meth:`Document.optimize`, its model as the passes left it (annotated).
+
+Layering: this module imports io, inference and passes; analysis (``verify`` takes a Document),
+lint (``--fix``), the API, the drop-ins and the command line import it.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ def check_passes(passes: Sequence[str] | None) -> None:
 class Document:
     """One model from load to write (see the module docstring for the contract).
 
-    Made by :func:`open`, :meth:`from_loaded`, :meth:`adopt` or :meth:`optimize`; not built
+    Made by :func:`open`, :meth:`adopt` or :meth:`optimize`; not built
     directly. ``path`` is the file it was read from (None in memory), ``folder`` where its
     external data is read, ``result`` the last inference (None before :meth:`infer`),
     ``report`` what :meth:`optimize` did (for a Document it made).
@@ -172,13 +175,6 @@ class Document:
         self._full: onnx.ModelProto | None = None  # a lean file parsed in full (``model``)
 
     # ------------------------------------------------------------------ making one
-
-    @classmethod
-    def from_loaded(cls, path: str, loaded: LoadedModel) -> Document:
-        """The Document of the file at ``path`` already read (:func:`~shapeinfer.io.onnxio.load_model_file`):
-        ``loaded.model`` becomes its model, which the caller must not change (``lint --fix``
-        lints it first, then optimizes through the Document)."""
-        return cls(path=path, lean=loaded.lean, loaded=loaded)
 
     @classmethod
     def adopt(cls, model: onnx.ModelProto, *, path: str | None = None, base_dir: str | None = None) -> Document:

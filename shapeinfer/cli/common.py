@@ -181,14 +181,14 @@ def refusal_line(e) -> str:
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
-    """Refuse an output path the write would refuse (missing folder, a folder, the input without
-    ``--in-place``, a symlink leaving its folder) before any work is done."""
-    from shapeinfer.io.userfiles import STDIO, UserFileError, output_target
+    """:func:`shapeinfer.document.check_output` (an output path the write would refuse: a missing
+    folder, a folder, the input without ``--in-place``, a symlink leaving its folder), before any
+    work is done, as a usage error."""
+    from shapeinfer.document import check_output as check
+    from shapeinfer.io.userfiles import UserFileError
 
-    if out is None or out == STDIO:
-        return
     try:
-        output_target(out, inputs=[src], allow_inputs=in_place, what="model")
+        check(out, src, in_place=in_place)
     except UserFileError as e:
         raise CliError(str(e)) from None
 
