@@ -2,6 +2,8 @@
 
 Python API:
 
+- :func:`open` — a :class:`~shapeinfer.document.Document`: one model from load to write
+  (``shapeinfer.open("m.onnx").optimize().write("out.onnx")``), what every front end uses.
 - :func:`infer_shapes` — a copy of a model with every tensor's dims in ``value_info``.
 - :func:`infer` — the full result: per-tensor facts (dims as ints / symbolic expressions),
   input and fresh symbols, assumed equalities, diagnostics.
@@ -18,18 +20,20 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "__version__", "infer", "infer_shapes", "optimize"]
+__all__ = ["Document", "Result", "__version__", "infer", "infer_shapes", "open", "optimize"]
 
 if TYPE_CHECKING:
-    from shapeinfer.api import infer, infer_shapes
+    from shapeinfer.api import infer, infer_shapes, optimize
+    from shapeinfer.document import Document, open
     from shapeinfer.inference.engine import Result
-    from shapeinfer.passes import optimize
 
 _LAZY = {
     "infer": "shapeinfer.api",
     "infer_shapes": "shapeinfer.api",
     "Result": "shapeinfer.inference.engine",
-    "optimize": "shapeinfer.passes",
+    "optimize": "shapeinfer.api",
+    "open": "shapeinfer.document",
+    "Document": "shapeinfer.document",
 }
 
 

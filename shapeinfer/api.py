@@ -8,27 +8,22 @@ before anything is inferred.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 import onnx
 
-from shapeinfer.inference.annotate import annotate
+from shapeinfer.document import check_passes
+from shapeinfer.document import open as open_model
 from shapeinfer.inference.bindings import (
     BindError,
     check_bind_symbols,
     check_bind_values,
     check_input_shapes,
-    check_model,
     check_ranges,
-    specialise_inputs,
 )
-from shapeinfer.inference.engine import Result, binding_contradictions, model_dir
-from shapeinfer.inference.engine import infer as _infer
-from shapeinfer.io.modelsource import ModelLike, in_memory
-from shapeinfer.io.onnxio import load_model
+from shapeinfer.inference.engine import Result
+from shapeinfer.io.modelsource import ModelLike, check_kind
 from shapeinfer.symbolic import dims as D
-from shapeinfer.symbolic.guards import CONTRADICTION
 
 __all__ = [
     "BindError",
@@ -38,21 +33,19 @@ __all__ = [
     "check_ranges",
     "infer",
     "infer_shapes",
+    "optimize",
 ]
 
 
-def _load(model: ModelLike, copy: bool) -> tuple[onnx.ModelProto, str | None]:
-    """``model`` as a ModelProto and the folder of its file (None in memory); a copy of the
-    caller's own ModelProto when ``copy`` (it is about to be changed)."""
-    given = in_memory(model)
-    if given is not None:
-        m, callers = given
-        if copy and callers:
-            m = onnx.ModelProto()
-            m.CopyFrom(given[0])
-        return m, None
-    path = os.fspath(model)
-    return load_model(path), model_dir(path)
+def _checked_first(input_shapes, bind, dim_ranges) -> None:
+    """The entries' own checks (values, text, ranges), before the model is read: a bad entry is
+    reported as such whatever the model is. The Document checks them again against the model."""
+    if bind:
+        check_bind_values(bind)
+    if dim_ranges:
+        check_ranges(dim_ranges)
+    if input_shapes:
+        check_input_shapes(input_shapes)
 
 
 def infer(
@@ -83,24 +76,10 @@ def infer(
     ``result.guards()`` the conditions on the input symbols under which they hold and
     ``result.ranges()`` each symbol's range under them.
     """
-    bind = check_bind_values(bind) if bind else None
-    ranges = check_ranges(dim_ranges) if dim_ranges else None
-    shapes = check_input_shapes(input_shapes) if input_shapes else None
-    m, where = _load(model, copy=bool(shapes))
-    return _run(m, base_dir or where, shapes, bind, timeout, ranges)
-
-
-def _run(m: onnx.ModelProto, base_dir: str | None, shapes, bind, timeout: float | None, ranges=None) -> Result:
-    """Infer ``m`` with entries already checked by :mod:`shapeinfer.inference.bindings`, after checking
-    them against ``m`` (input names and ranks, bound and ranged symbols)."""
-    check_model(m, shapes, bind, ranges)
-    result = _infer(m, base_dir=base_dir, input_shapes=shapes, bind=bind, timeout=timeout, dim_ranges=ranges)
-    if bind and any(d.severity == "error" for d in result.diagnostics):
-        # a clash at a node may be a bound value no input can have: say so (G015), as the CLI does
-        result.diagnostics.extend(
-            binding_contradictions(m, bind, base_dir=base_dir, dim_ranges=ranges, timeout=timeout)
-        )
-    return result
+    check_kind(model)
+    _checked_first(input_shapes, bind, dim_ranges)
+    doc = open_model(model, base_dir=base_dir)
+    return doc.infer(input_shapes=input_shapes, bind=bind, timeout=timeout, dim_ranges=dim_ranges)
 
 
 def infer_shapes(
@@ -119,14 +98,26 @@ def infer_shapes(
     model's guards (G015: ``bind={"seq": 1000}`` where the model needs ``seq <= 512``), nothing is
     annotated: :class:`BindError` names the value, the guard and its nodes.
     """
-    bind = check_bind_values(bind) if bind else None
-    shapes = check_input_shapes(input_shapes) if input_shapes else None
-    m, where = _load(model, copy=True)
-    result = _run(m, where, shapes, bind, None)
-    clashes = [d.message for d in result.diagnostics if d.code == CONTRADICTION]
-    if clashes:  # its shapes hold for no input it was asked about: nothing to annotate
-        raise BindError("", "; ".join(clashes), "bind" if bind else "input_shapes")
-    annotated = annotate(result)
+    check_kind(model)
+    _checked_first(input_shapes, bind, None)
+    doc = open_model(model)
+    doc.infer(input_shapes=input_shapes, bind=bind)
+    return doc.annotated()
+
+
+def optimize(
+    model: ModelLike,
+    *,
+    passes: Sequence[str] | None = None,
+    bind: Mapping[str, int] | None = None,
+    target_opset: int | None = None,
+) -> onnx.ModelProto:
+    """An optimized, annotated copy of ``model`` computing exactly what it computes:
+    ``shapeinfer.open(model).optimize(...).model`` (see
+    :func:`shapeinfer.passes.optimize_with_report` for the arguments). ``model`` is never
+    modified."""
+    check_kind(model)
+    check_passes(passes)  # an unknown pass, a bad binding: named before the model is read
     if bind:
-        specialise_inputs(annotated, bind)  # the graph inputs say what the value_info was inferred at
-    return annotated
+        check_bind_values(bind)
+    return open_model(model).optimize(passes=passes, bind=bind, target_opset=target_opset).model

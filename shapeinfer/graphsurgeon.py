@@ -29,9 +29,7 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx_graphsurgeon.importers.onnx_importer import OnnxImporter
 
-from shapeinfer.api import infer
-from shapeinfer.inference.annotate import annotate as annotate_model
-from shapeinfer.inference.bindings import specialise_inputs
+from shapeinfer.document import open as open_model
 from shapeinfer.symbolic import dims as D
 
 if TYPE_CHECKING:
@@ -67,10 +65,9 @@ def annotate(
     """
     if not isinstance(graph, gs.Graph):
         raise TypeError(f"annotate takes an onnx_graphsurgeon.Graph, not {type(graph).__qualname__}")
-    result = infer(graph, input_shapes=input_shapes, bind=bind, dim_ranges=dim_ranges, timeout=timeout)
-    model = annotate_model(result)
-    if bind:
-        specialise_inputs(model, bind)
+    doc = open_model(graph)  # exported when inferred, after the entries' own checks
+    result = doc.infer(input_shapes=input_shapes, bind=bind, dim_ranges=dim_ranges, timeout=timeout)
+    model = doc.annotated(result, refuse_contradictions=False)  # result.model, annotated as -o writes it
     for g, proto in _graph_pairs(graph, model.graph):
         _write(g, proto)
     return result

@@ -44,18 +44,25 @@ from shapeinfer.io.onnxio import subgraph_attrs
 from shapeinfer.symbolic import dims as D
 
 if TYPE_CHECKING:
+    from shapeinfer.document import Document
     from shapeinfer.inference.engine import Result
     from shapeinfer.symbolic.facts import Fact
 
 __all__ = ["dim_inputs", "longest_dynamic_chain", "shape_subgraph", "to_graph"]
 
 
-def to_graph(result: Result) -> nx.MultiDiGraph:
+def to_graph(result: Result | Document) -> nx.MultiDiGraph:
     """The main graph of ``result.model`` as a ``networkx.MultiDiGraph`` carrying ``result``'s facts.
 
-    See the module docstring for the nodes, edges and graph attributes. A tensor read but made
-    by nothing (a dangling name) gets no edge; optional inputs left empty (``""``) are skipped.
+    ``result`` may be a :class:`~shapeinfer.document.Document` (``shapeinfer.open(path)``): its
+    last inference, inferred now when there is none. See the module docstring for the nodes,
+    edges and graph attributes. A tensor read but made by nothing (a dangling name) gets no
+    edge; optional inputs left empty (``""``) are skipped.
     """
+    from shapeinfer.document import Document
+
+    if isinstance(result, Document):
+        result = result.result if result.result is not None else result.infer()
     graph = result.model.graph
     facts = result.facts
     g = nx.MultiDiGraph(name=graph.name, input_symbols=frozenset(result.input_symbols))

@@ -24,10 +24,12 @@ LAYERS = [
     (2, "io", ["shapeinfer.io"]),
     (3, "inference", ["shapeinfer.inference"]),
     (4, "passes", ["shapeinfer.passes"]),
-    (5, "analysis", ["shapeinfer.analysis"]),
-    (5, "lint", ["shapeinfer.lint"]),
+    # one model from load to write, for every front end above it (issue 33)
+    (5, "document", ["shapeinfer.document"]),
+    (6, "analysis", ["shapeinfer.analysis"]),
+    (6, "lint", ["shapeinfer.lint"]),
     (
-        6,
+        7,
         "api",
         [
             "shapeinfer",
@@ -44,7 +46,7 @@ LAYERS = [
             "shapeinfer.summary",
         ],
     ),
-    (7, "cli", ["shapeinfer.cli", "shapeinfer.__main__"]),
+    (8, "cli", ["shapeinfer.cli", "shapeinfer.__main__"]),
 ]
 
 

@@ -29,8 +29,8 @@ from typing import Any
 import onnx
 
 from shapeinfer.base.progress import Progress
-from shapeinfer.io.modelsource import ModelLike, own_copy
-from shapeinfer.io.onnxio import dim_from_proto, ident, load_model
+from shapeinfer.io.modelsource import ModelLike
+from shapeinfer.io.onnxio import dim_from_proto, ident
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
@@ -540,11 +540,12 @@ def verify(
     result=None,
     max_memory: int = DEFAULT_MAX_MEMORY,
     dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
+    name: str | None = None,
 ) -> Report:
     """Run ``model`` in onnxruntime at each binding and compare every main-graph tensor's shape.
 
-    ``model`` is a path (external weights resolved against its folder), or a ModelProto (not
-    modified), the bytes of a serialised model, an ``onnx_ir.Model`` or an
+    ``model`` is a :class:`~shapeinfer.document.Document`, a path (external weights resolved
+    against its folder), or a ModelProto (not modified), the bytes of a serialised model, an ``onnx_ir.Model`` or an
     ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.io.modelsource`), whose external data
     ``base_dir`` locates. Every binding must give every input
     symbol. ``result`` may pass an existing inference :class:`~shapeinfer.inference.engine.Result` of
@@ -556,18 +557,16 @@ def verify(
     cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime), and
     :class:`~shapeinfer.inference.bindings.BindError` (the rules of ``infer``) for a value that is not an
     int of at least 1, a symbol no graph input has, or a range that cannot be right.
+    ``name`` names the model in the report (default: its path, or its graph's name in memory).
     """
+    from shapeinfer.document import Document
+    from shapeinfer.document import open as open_model
     from shapeinfer.inference.bindings import check_bind_values, check_model, check_ranges
-    from shapeinfer.inference.engine import infer, model_dir
 
-    src = own_copy(model)  # TypeError for what is no model
-    if src is not None:
-        name = src.graph.name or "<model>"
-    else:
-        path = os.fspath(model)
-        src = load_model(path)
-        base_dir = base_dir or model_dir(path)
-        name = path
+    doc = model if isinstance(model, Document) else open_model(model, base_dir=base_dir)  # TypeError: no model
+    name = name or doc.name
+    base_dir = doc.folder
+    given = doc.model  # read here, never changed: onnxruntime runs a copy
     try:
         import onnxruntime
     except ImportError:
@@ -575,12 +574,12 @@ def verify(
     bindings = [check_bind_values(b) for b in bindings] or [{}]  # ints of at least 1, as everywhere
     ranges = check_ranges(dim_ranges) if dim_ranges else None
     for b in bindings:  # every binding complete, of the model's symbols, before anything runs or is allocated
-        check_model(src, bind=b, dim_ranges=ranges)
-        _check_complete(src.graph, b)
+        check_model(given, bind=b, dim_ranges=ranges)
+        _check_complete(given.graph, b)
     if result is None:
-        work = onnx.ModelProto()
-        work.CopyFrom(src)
-        result = infer(work, base_dir=base_dir, dim_ranges=ranges)
+        result = doc.infer(dim_ranges=ranges)
+    src = onnx.ModelProto()
+    src.CopyFrom(given)  # external data loaded into it, every tensor made an output
     check_guards(result, bindings)
     for b in bindings:
         need = estimate_memory(result, b)

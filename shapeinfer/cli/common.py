@@ -1,8 +1,8 @@
 """What the ``shapeinfer`` commands share: :class:`CliError` and exit codes, the
 ``--bind`` / ``--dim-range`` / ``--input-shape`` parsers (over
 :mod:`shapeinfer.inference.bindings`, which the API and the passes use too),
-:class:`Number`, :func:`write_model`, :func:`check_output`, :func:`_run_guarded`, and the
-keep-alive list :data:`_UNTIL_EXIT` the console script sets. The command modules
+:class:`Number`, :func:`deadline_paused` (around a Document's write), :func:`check_output`,
+:func:`_run_guarded`, and the keep-alive list :data:`_UNTIL_EXIT` the console script sets. The command modules
 (:mod:`shapeinfer.cli.commands`) import these names from here; :mod:`shapeinfer.cli.main`
 imports the commands. Only click is imported at start-up."""
 
@@ -151,7 +151,7 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
     """``("x=1,3,batch",)`` as ``{"x": [1, 3, Expr(batch)]}``; CliError for anything else
     (:func:`shapeinfer.inference.bindings.parse_input_shapes`: non-negative ints or dims expressions
     within the expression cap, each input once). The model's own checks (input names, ranks,
-    symbols) are :func:`check_against_model`'s."""
+    symbols) are the Document's (:meth:`shapeinfer.document.Document.check`)."""
     from shapeinfer.inference.bindings import BindError
     from shapeinfer.inference.bindings import parse_input_shapes as parse
 
@@ -159,34 +159,6 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list]:
         return parse(values)
     except BindError as e:
         raise _flag_error(e) from None
-
-
-def check_against_model(model, input_shapes=None, bind=None, dim_ranges=None, bind_flag: str = "--bind") -> None:
-    """:func:`shapeinfer.inference.bindings.check_model` for parsed flags: CliError naming the flag for an
-    input shape of an input the model lacks or of another rank, or a symbol no graph input has."""
-    from shapeinfer.inference.bindings import BIND, BindError, check_model
-
-    try:
-        check_model(model, input_shapes or None, bind or None, dim_ranges or None)
-    except BindError as e:
-        raise _flag_error(e, bind_flag if e.kind == BIND else None) from None
-
-
-def write_model(
-    model, out: str, source, in_place: bool = False, *, external_data: str | None = None, force: bool = False
-) -> None:
-    """Write atomically next to ``out``; external data files are copied when the folder changes.
-    ``source``: the input's path, or a :class:`~shapeinfer.io.source.Source` that also says what
-    of ``model`` is serialised already (see :func:`~shapeinfer.io.writer.save_model`).
-    ``external_data``: ``--external-data NAME``; ``force``: write a model whose external data
-    file is missing. Raises :class:`~shapeinfer.io.userfiles.WriteRefused` for what the write
-    contract refuses (:func:`refusal_line` is its message). A run past its ``--timeout`` writes
-    nothing; one still within it is not cut short once the write has begun (a half-copied set of
-    data files is worse than a late exit)."""
-    from shapeinfer.io.writer import save_model
-
-    with _deadline_paused():
-        save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
 
 
 EXTERNAL_DATA_HELP = (
@@ -209,14 +181,14 @@ def refusal_line(e) -> str:
 
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
-    """Refuse an output path the write would refuse (missing folder, a folder, the input without
-    ``--in-place``, a symlink leaving its folder) before any work is done."""
-    from shapeinfer.io.userfiles import STDIO, UserFileError, output_target
+    """:func:`shapeinfer.document.check_output` (an output path the write would refuse: a missing
+    folder, a folder, the input without ``--in-place``, a symlink leaving its folder), before any
+    work is done, as a usage error."""
+    from shapeinfer.document import check_output as check
+    from shapeinfer.io.userfiles import UserFileError
 
-    if out is None or out == STDIO:
-        return
     try:
-        output_target(out, inputs=[src], allow_inputs=in_place, what="model")
+        check(out, src, in_place=in_place)
     except UserFileError as e:
         raise CliError(str(e)) from None
 
@@ -242,7 +214,7 @@ class _Deadline:
     the run is, so a step that never checks the clock (a dim_param that takes long to expand, a
     loop over thousands of declarations) cannot outlast it; the engine's and the passes' own
     checks stay (the Python API has no alarm). A write that has begun is let finish
-    (:func:`_deadline_paused`)."""
+    (:func:`deadline_paused`)."""
 
     at: float | None = None  # time.monotonic() of the deadline, for the command being run
     seconds: float = 0.0
@@ -296,8 +268,10 @@ def _deadline_armed():
 
 
 @contextlib.contextmanager
-def _deadline_paused():
-    """No timeout while a write runs; a run already past its deadline writes nothing."""
+def deadline_paused():
+    """No timeout while a write runs (around :meth:`shapeinfer.document.Document.write`): a run
+    past its ``--timeout`` writes nothing; one still within it is not cut short once the write
+    has begun (a half-copied set of data files is worse than a late exit)."""
     ctx = click.get_current_context(silent=True)
     at = ctx.meta.get("shapeinfer.deadline") if ctx is not None else None
     if at is not None and time.monotonic() >= at:

@@ -9,7 +9,7 @@ too.
 Layout: each command, with its text and JSON reports, is a module of
 :mod:`shapeinfer.cli.commands` named for it (``infer.py``, ``lint.py``, ``verify.py``,
 ``profile.py``, ``optimize.py``); the work itself is in the library. What the commands share
-(:class:`~shapeinfer.cli.common.CliError`, the flag parsers, ``write_model``) is
+(:class:`~shapeinfer.cli.common.CliError`, the flag parsers, ``deadline_paused``) is
 :mod:`shapeinfer.cli.common`, which they import; this module imports the commands and registers
 them on :func:`main`, and only the entry points import it.
 

@@ -63,22 +63,21 @@ from onnx.shape_inference import InferenceError
 
 from shapeinfer.base import codes
 from shapeinfer.compat._fresh import spell_fresh_as_onnx
-from shapeinfer.inference.annotate import annotate
+from shapeinfer.document import Document
+from shapeinfer.document import open as open_model
 from shapeinfer.inference.declarations import declared_types, statically_contradicts
-from shapeinfer.inference.engine import Result, infer, model_dir
-from shapeinfer.io.modelsource import in_memory, is_path
-from shapeinfer.io.onnxio import load_model
-from shapeinfer.io.writer import save_model
+from shapeinfer.inference.engine import Result
+from shapeinfer.io.modelsource import is_path
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
 
 logger = logging.getLogger("shapeinfer.compat")
 
 
-def _infer(model: onnx.ModelProto, base_dir: str | None) -> Result:
+def _infer(doc: Document) -> Result:
     """shapeinfer's inference as onnx's sees the model: initializer defaults of graph inputs
     read as constants (each assumption an info G013), every diagnostic logged."""
-    result = infer(model, base_dir=base_dir, defaults_as_constants=True)
+    result = doc.infer(reading="onnx")
     for d in result.diagnostics:
         logger.log(logging.WARNING if d.severity == "error" else logging.INFO, "%s", d)
     for d in result.diagnostics:
@@ -140,15 +139,16 @@ def _check_types(result: Result) -> None:
         raise InferenceError(f"[TypeInferenceError] {found[0]}")
 
 
-def _inferred(result: Result, check_type: bool, strict_mode: bool) -> onnx.ModelProto:
-    """``result``'s model with its types written as onnx writes them (fresh symbols spelled
-    ``unk__<n>``), after raising what ``check_type`` and ``strict_mode`` ask for: the one tail of
-    :func:`infer_shapes` and :func:`infer_shapes_path`."""
+def _inferred(doc: Document, check_type: bool, strict_mode: bool) -> onnx.ModelProto:
+    """The Document's model inferred and with its types written as onnx writes them (fresh
+    symbols spelled ``unk__<n>``), after raising what ``check_type`` and ``strict_mode`` ask
+    for: the one path of :func:`infer_shapes` and :func:`infer_shapes_path`."""
+    result = _infer(doc)
     if check_type:
         _check_types(result)
     if strict_mode:
         _strict(result)
-    out = annotate(result, name_fresh=True)
+    out = doc.annotated(result, name_fresh=True, refuse_contradictions=False)
     spell_fresh_as_onnx(out, result.fresh_symbols)
     return out
 
@@ -171,11 +171,7 @@ def infer_shapes(
             "infer_shapes only accepts ModelProto or bytes, "
             "For Model paths (str or os.PathLike), use infer_shapes_path()."
         )
-    m, callers = in_memory(model)  # a path was refused above
-    if callers:  # annotate writes into the model inferred: never the caller's
-        m = onnx.ModelProto()
-        m.CopyFrom(model)
-    return _inferred(_infer(m, None), check_type, strict_mode)
+    return _inferred(open_model(model), check_type, strict_mode)  # the caller's model is never changed
 
 
 def infer_shapes_path(
@@ -193,5 +189,5 @@ def infer_shapes_path(
         raise TypeError(f"infer_shapes_path only accepts model path (String), not {type(model_path).__name__}")
     src = os.fspath(model_path)
     out = os.fspath(output_path) if output_path else src
-    inferred = _inferred(_infer(load_model(src), model_dir(src)), check_type, strict_mode)
-    save_model(inferred, out, src, in_place=True)
+    doc = open_model(src)
+    doc.write(out, in_place=True, model=_inferred(doc, check_type, strict_mode))

@@ -75,7 +75,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from shapeinfer.base import codes
-from shapeinfer.inference.engine import Result, infer
+from shapeinfer.document import Document
+from shapeinfer.inference.engine import Result
 from shapeinfer.io.onnxio import graph_path, graphs_within, is_placeholder, subgraph_attrs
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -574,7 +575,7 @@ def infer_symbolic_shapes(
     _add_constant_values(ir, model, proto)
     # the original relates a declared name to an inferred dim only where it refines
     _forget_declarations(proto, names=not adopt_declared_symbols or policy in ("skip", "override"))
-    result = infer(proto, defaults_as_constants=True)
+    result = Document.adopt(proto).infer(reading="onnx")  # the ir.Model is annotated below, not the proto
     graphs = dict(_ir_graphs(ir, model.graph))
     for d in result.diagnostics:
         logger.log(logging.INFO, "%s", d)

@@ -64,8 +64,7 @@ import onnx
 
 from shapeinfer.base import codes
 from shapeinfer.compat._fresh import spell_fresh_as_onnx
-from shapeinfer.inference.annotate import annotate
-from shapeinfer.inference.engine import infer
+from shapeinfer.document import Document
 from shapeinfer.inference.ops.gather_slice import WITHIN_DIM
 from shapeinfer.io.modelsource import in_memory
 
@@ -200,7 +199,8 @@ class SymbolicShapeInference:
             m.CopyFrom(in_mp)
         opsets = len(m.opset_import)
         renamed = _read_as_contrib(m)
-        result = infer(m, defaults_as_constants=True, onnxruntime_conventions=True)
+        doc = Document.adopt(m)  # this copy, read as the tool reads it, inferred and annotated in place
+        result = doc.infer(reading="onnxruntime")
         for d in result.diagnostics:
             reading = _readings(d)
             if verbose or reading:
@@ -213,7 +213,7 @@ class SymbolicShapeInference:
             if verbose:
                 logger.warning("unknown type or rank: %s", ", ".join(unknown[:10]))
             raise Exception(INCOMPLETE)  # onnxruntime's exact type and message
-        out = annotate(result, name_fresh=True)
+        out = doc.annotated(result, name_fresh=True, refuse_contradictions=False)
         spell_fresh_as_onnx(out, result.fresh_symbols)
         for n, domain in renamed:  # the model keeps its own domains: the reading is the tool's
             n.domain = domain
@@ -243,16 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     exit code (0 written or nothing asked, 1 inference incomplete or the model unreadable)."""
     import os
 
+    from shapeinfer.document import open as open_model
     from shapeinfer.io.external import ExternalDataError
-    from shapeinfer.io.onnxio import ModelLoadError, load_model
+    from shapeinfer.io.onnxio import ModelLoadError
     from shapeinfer.io.userfiles import UserFileError
-    from shapeinfer.io.writer import save_model
 
     args = _arguments(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
+        doc = open_model(args.input)
         out = SymbolicShapeInference.infer_shapes(
-            load_model(args.input), args.int_max, args.auto_merge, args.guess_output_rank, args.verbose
+            doc.model, args.int_max, args.auto_merge, args.guess_output_rank, args.verbose
         )
     except ModelLoadError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -282,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                 convert_attribute=False,
             )
         else:
-            save_model(out, args.output, args.input, in_place=True)  # onnxruntime's may overwrite its input
+            doc.write(args.output, in_place=True, model=out)  # onnxruntime's may overwrite its input
     except (UserFileError, ExternalDataError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

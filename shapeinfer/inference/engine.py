@@ -157,6 +157,13 @@ class Result:
     #: the fresh symbols that stand for one of several alternatives (If branches that differ):
     #: no declared dim replaces them
     join_symbols: frozenset[str] = frozenset()
+    #: the values the run specialised input symbols to (``infer(bind=...)``)
+    bind: dict[str, int] = field(default_factory=dict)
+
+    def contradicted(self) -> bool:
+        """Whether inference found guards no input allowed by the ranges, input shapes or
+        binding satisfies (G015 errors): its shapes then hold for no input asked about."""
+        return any(d.code == CONTRADICTION for d in self.diagnostics)
 
     def ledger(self) -> Ledger:
         """Every guard inference recorded, one per condition, nodes merged."""
@@ -1424,6 +1431,7 @@ def _run(
         dict(sym.ranges),
         eng.node_reads,
         frozenset(sym.joins),
+        dict(bind or {}),
     )
     if sym.guard_events:  # guards no input in the ranges satisfies: G015 errors
         led = result.ledger()

@@ -41,7 +41,7 @@ ACCEPTED = (
     "an onnx_ir.Model or an onnx_graphsurgeon.Graph"
 )
 
-__all__ = ["ACCEPTED", "ModelLike", "in_memory", "is_path"]
+__all__ = ["ACCEPTED", "ModelLike", "check_kind", "in_memory", "is_path", "own_copy"]
 
 
 def is_path(model: object) -> bool:
@@ -72,9 +72,24 @@ def in_memory(model: object) -> tuple[onnx.ModelProto, bool] | None:
     gs = sys.modules.get("onnx_graphsurgeon")
     if gs is not None and isinstance(model, gs.Graph):
         return export_graphsurgeon(model), False
+    raise _not_a_model(model)
+
+
+def check_kind(model: object) -> None:
+    """Raise the TypeError of :func:`in_memory` for anything that is none of :data:`ModelLike`,
+    without reading or converting anything."""
+    if isinstance(model, (onnx.ModelProto, bytes, bytearray, memoryview)) or is_path(model):
+        return
+    ir, gs = sys.modules.get("onnx_ir"), sys.modules.get("onnx_graphsurgeon")
+    if (ir is not None and isinstance(model, ir.Model)) or (gs is not None and isinstance(model, gs.Graph)):
+        return
+    raise _not_a_model(model)
+
+
+def _not_a_model(model: object) -> TypeError:
     kind = type(model)
     name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    raise TypeError(f"expected {ACCEPTED} as the model, not {name}")
+    return TypeError(f"expected {ACCEPTED} as the model, not {name}")
 
 
 def own_copy(model: object) -> onnx.ModelProto | None:

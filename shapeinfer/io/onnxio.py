@@ -95,13 +95,23 @@ def load_model_file(path: str, *, lean: bool = False) -> LoadedModel:
     :class:`LoadedModel`): for inference and writing the model back with
     a :class:`~shapeinfer.io.source.Source` only, never for reading weights or rewriting the model.
     """
-    from shapeinfer.io.external import ExternalDataError, check_locations, external_tensors
-    from shapeinfer.io.userfiles import STDIO, UserFileError, read_input, show
+    from shapeinfer.io.userfiles import UserFileError, read_input
 
     try:
         data = read_input(path, what="model")
     except UserFileError as e:
         raise ModelLoadError(str(e)) from None
+    return loaded_from_bytes(data, path, lean=lean)
+
+
+def loaded_from_bytes(data: bytes, path: str, *, lean: bool = False) -> LoadedModel:
+    """The :class:`LoadedModel` of ``data``, the bytes of the file at ``path`` (``-``: standard
+    input): what :func:`load_model_file` makes of them once read, so that a model read once can
+    be parsed again (in full after a ``lean`` parse, or afresh after a change) without reading
+    the file again. Raises as :func:`load_model_file` does."""
+    from shapeinfer.io.external import ExternalDataError, check_locations, external_tensors
+    from shapeinfer.io.userfiles import STDIO, show
+
     layout = None
     parsed = data
     if lean:

@@ -96,35 +96,35 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
     The configured ranges apply to the symbols the model's inputs have (a project's ``seq``
     range is not an error for a model without one).
     """
+    from shapeinfer.document import open as open_model
     from shapeinfer.inference.bindings import input_symbols
-    from shapeinfer.inference.engine import model_dir
     from shapeinfer.io.external import data_files, external_tensors
-    from shapeinfer.io.onnxio import load_model
     from shapeinfer.lint import lint_model
 
     try:
-        model = load_model(path)
+        doc = open_model(path)
+        model = doc.model  # linted as read; --fix optimizes a fresh parse of the same bytes
     except Exception as e:  # ModelLoadError, or anything protobuf throws at a broken file
         return _unreadable(path, str(e) or type(e).__name__)
     symbols = frozenset(input_symbols(model)) if config.dim_ranges else frozenset()
     ranges = {k: r for k, r in config.dim_ranges.items() if k in symbols}
     findings = config.apply(
-        lint_model(
-            model, path, target=config.target, base_dir=model_dir(path), timeout=config.timeout, dim_ranges=ranges
-        )
+        lint_model(model, path, target=config.target, base_dir=doc.folder, timeout=config.timeout, dim_ranges=ranges)
     )
-    data = data_files(external_tensors(model), model_dir(path))
+    data = data_files(external_tensors(model), doc.folder)
     fixable = [f for f in findings if f.fix] if fix else []
     if not fixable:
         return FileResult(path, findings, data_files=data, symbols=symbols)
-    res = _fix(path, model, findings, fixable, config, in_place, ranges)
+    res = _fix(path, doc, findings, fixable, config, in_place, ranges)
     res.data_files = data
     res.symbols = symbols
     return res
 
 
-def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool, ranges: dict) -> FileResult:
-    from shapeinfer.inference.engine import model_dir
+def _fix(path, doc, findings, fixable, config: LintConfig, in_place: bool, ranges: dict) -> FileResult:
+    """The fixable findings' passes run on the :class:`~shapeinfer.document.Document` ``doc``
+    and the result written through it (the write contract's refusals are notes: nothing
+    written), when they remove at least one finding."""
     from shapeinfer.lint import lint_model
 
     wanted = {f.fix for f in fixable}
@@ -141,15 +141,13 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool, ran
         res.notes.append(f"{path}: --fix: nothing written")
         return res
     try:
-        from shapeinfer.passes import optimize_with_report
-
-        fixed = optimize_with_report(model, passes=available, base_dir=model_dir(path))[0]
+        fixed = doc.optimize(passes=available)
     except Exception as e:
         res.notes.append(f"{path}: --fix failed in the optimize passes ({type(e).__name__}: {e}); nothing written")
         return res
     after = config.apply(
         lint_model(
-            fixed, out, target=config.target, base_dir=model_dir(path), timeout=config.timeout, dim_ranges=ranges
+            fixed.model, out, target=config.target, base_dir=doc.folder, timeout=config.timeout, dim_ranges=ranges
         )
     )
     before_counts = Counter(f.code for f in fixable)
@@ -160,10 +158,9 @@ def _fix(path, model, findings, fixable, config: LintConfig, in_place: bool, ran
         return res
     from shapeinfer.io.external import ExternalDataError
     from shapeinfer.io.userfiles import UserFileError
-    from shapeinfer.io.writer import save_model
 
     try:
-        save_model(fixed, out, path, in_place=in_place)
+        fixed.write(out, in_place=in_place)
     except (UserFileError, ExternalDataError) as e:
         res.notes.append(f"{path}: --fix: {e}; nothing written")
         return res

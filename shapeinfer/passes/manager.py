@@ -378,17 +378,22 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, str | None, bytes | None,
     escaped alike everywhere), the path of its file (None for a model given in memory), its
     folder, the bytes it was parsed from when it is still as parsed from them (else None), and
     its tensors stored as external data as read from the file (None for a model given in
-    memory: not looked for)."""
+    memory: not looked for). A :class:`~shapeinfer.io.source.Source` holding a file read in
+    full (``Source(path, load_model_file(path))``, as :class:`shapeinfer.Document` hands it
+    over) is that file, its model handed over: not read again, not copied."""
     from shapeinfer.inference.engine import model_dir
     from shapeinfer.io.modelsource import own_copy
     from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
     from shapeinfer.io.onnxio import load_model_file
 
-    m = own_copy(model)  # TypeError for what is no model
-    if m is not None:
-        return decode_model_text(m), None, None, None, None
-    path = os.fspath(model)
-    loaded = load_model_file(path)
+    if isinstance(model, Source) and model.loaded is not None and not model.loaded.lean and model.path is not None:
+        path, loaded = model.path, model.loaded
+    else:
+        m = own_copy(model)  # TypeError for what is no model
+        if m is not None:
+            return decode_model_text(m), None, None, None, None
+        path = os.fspath(model)
+        loaded = load_model_file(path)
     if all_text_is_utf8(loaded.model, loaded.data):
         return loaded.model, path, model_dir(path), loaded.data, loaded.external
     return decode_model_text(loaded.model, loaded.data), path, model_dir(path), None, loaded.external
@@ -426,7 +431,7 @@ def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> dict[str, int
 
 
 def optimize_with_report(
-    model: ModelLike,
+    model: ModelLike | Source,
     *,
     passes: Sequence[str] | None = None,
     bind: Mapping[str, int] | None = None,
@@ -440,7 +445,9 @@ def optimize_with_report(
 
     ``model``: a ModelProto (not modified), a path, the bytes of a serialised model, an
     ``onnx_ir.Model`` or an ``onnx_graphsurgeon.Graph`` (:mod:`shapeinfer.io.modelsource`;
-    TypeError for anything else). The result is always a ModelProto.
+    TypeError for anything else), or a file already read in full as a
+    :class:`~shapeinfer.io.source.Source` (its model is handed over: the passes change it).
+    The result is always a ModelProto.
 
     ``passes`` selects and orders passes by name (default: all, in pipeline order); ``dce``
     always runs after them. ``bind`` specialises input symbols to ints first (the graph

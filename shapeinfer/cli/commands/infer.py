@@ -20,14 +20,13 @@ from shapeinfer.cli.common import (
     Timer,
     _echo_for,
     _run_guarded,
-    check_against_model,
     check_output,
+    deadline_paused,
     parse_bind,
     parse_dim_ranges,
     parse_input_shapes,
     refusal_line,
     show,
-    write_model,
 )
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -115,57 +114,29 @@ def infer_cmd(
         raise CliError("--external-data names the data file -o writes: give -o FILE too")
 
     def run():
-        from shapeinfer.inference.annotate import annotate_for_writing, subgraphs_annotated
-        from shapeinfer.inference.bindings import specialise_inputs
-        from shapeinfer.inference.engine import binding_contradictions, infer, model_dir
-        from shapeinfer.io.onnxio import load_model_file
-        from shapeinfer.io.source import Source
+        from shapeinfer.document import open as open_model
+        from shapeinfer.inference.bindings import BIND, BindError
         from shapeinfer.io.userfiles import WriteRefused
 
         timer = Timer()
-        loaded = load_model_file(model, lean=True)  # weights: written back as read, never parsed
-        m = loaded.model
+        doc = open_model(model, lean=True)  # weights: written back as read, never parsed
         refused = None
-        if output and output != "-" and loaded.external:
-            # what the write refuses (its data files taken, missing, inputs): known before inferring
-            from shapeinfer.io.writer import plan_write
-
-            try:
-                plan_write(
-                    m,
-                    output,
-                    Source(model, loaded),
-                    in_place=in_place,
-                    data_name=external_data,
-                    allow_missing_data=force,
-                )
+        if output and output != "-" and doc.has_external_data:
+            try:  # what the write refuses (data files taken, missing, inputs): known before inferring
+                doc.check_write(output, in_place=in_place, external_data=external_data, force=force)
             except WriteRefused as e:
                 refused = e  # inferred and reported all the same; nothing is written
-        check_against_model(m, shapes, binding, ranges)
-        result = infer(
-            m,
-            base_dir=model_dir(model),
-            input_shapes=shapes or None,
-            bind=binding or None,
-            timeout=timeout,
-            dim_ranges=ranges or None,
-        )
-        if binding and any(d.severity == "error" for d in result.diagnostics):
-            result.diagnostics.extend(
-                binding_contradictions(
-                    m, binding, base_dir=model_dir(model), dim_ranges=ranges or None, timeout=timeout
-                )
+        try:
+            result = doc.infer(
+                input_shapes=shapes or None, bind=binding or None, timeout=timeout, dim_ranges=ranges or None
             )
+        except BindError as e:
+            raise CliError(e.flag_message("--bind" if e.kind == BIND else None)) from None
         secs = timer()
-        if output and not _contradicted(result) and refused is None:
-            # the new value_info entries go to the file as the bytes annotate built
-            written, tail = annotate_for_writing(result)
-            if binding:  # the graph inputs carry the bound values the value_info holds
-                specialise_inputs(written, binding)
-            nodes_as_read = not subgraphs_annotated(result)
-            source = Source(model, loaded, nodes_as_read=nodes_as_read, graph_tail=tail)
+        if output and not result.contradicted() and refused is None:
             try:
-                write_model(written, output, source, in_place, external_data=external_data, force=force)
+                with deadline_paused():
+                    doc.write(output, in_place=in_place, external_data=external_data, force=force)
             except WriteRefused as e:
                 refused = e
         return result, secs, refused
@@ -173,7 +144,7 @@ def infer_cmd(
     result, secs, refused = _run_guarded(debug, run, model)
 
     def report() -> bool:
-        contradicted = _contradicted(result)
+        contradicted = result.contradicted()
         table = _tensor_rows(result, filters) if (show_all or filters) and not contradicted else None
         model_info = None
         if with_summary:
@@ -194,14 +165,6 @@ def infer_cmd(
         level = _SEVERITY_RANK[fail_on]
         if any(_SEVERITY_RANK.get(d.severity, 0) >= level for d in result.diagnostics):
             click.get_current_context().exit(1)
-
-
-def _contradicted(result) -> bool:
-    """Whether inference found guards no input inside the ranges satisfies (G015 errors):
-    then its shapes hold for no input the user asked about, and none is shown or written."""
-    from shapeinfer.symbolic.guards import CONTRADICTION
-
-    return any(d.code == CONTRADICTION for d in result.diagnostics)
 
 
 def _graphs(graph, path: str = "main"):
@@ -266,7 +229,7 @@ def _report(
 
     echo = _echo_for(output)
     g = result.model.graph
-    contradicted = _contradicted(result)
+    contradicted = result.contradicted()
     facts = {} if contradicted else result.facts  # shapes that hold for no input asked about: none shown
     summary = summarize(result)
     if as_json:

@@ -23,11 +23,11 @@ from shapeinfer.cli.common import (
     _echo_for,
     _run_guarded,
     check_output,
+    deadline_paused,
     parse_bind,
     parse_bytes,
     refusal_line,
     show,
-    write_model,
 )
 
 
@@ -115,12 +115,15 @@ def optimize_cmd(
         growth = 0 if zero else parse_bytes(max_fold_growth, "--max-fold-growth")
 
     def run():
+        from shapeinfer.document import check_passes
+        from shapeinfer.document import open as open_model
         from shapeinfer.inference.bindings import BindError
-        from shapeinfer.passes import OptimizeError, optimize_with_report
+        from shapeinfer.io.userfiles import WriteRefused
+        from shapeinfer.passes import OptimizeError
 
         try:
-            optimized, report = optimize_with_report(
-                model,
+            check_passes(names)  # an unknown pass is named before the model is read
+            optimized = open_model(model).optimize(
                 passes=names,
                 bind=binding or None,
                 target_opset=target_opset,
@@ -132,12 +135,11 @@ def optimize_cmd(
             raise CliError(str(e)) from None
         except BindError as e:
             raise CliError(e.flag_message()) from None
-        refusal = None
+        report, refusal = optimized.report, None
         if output and (force or not report.blocking()):
-            from shapeinfer.io.userfiles import WriteRefused
-
             try:
-                write_model(optimized, output, report.source, in_place, external_data=external_data, force=force)
+                with deadline_paused():
+                    optimized.write(output, in_place=in_place, external_data=external_data, force=force)
             except WriteRefused as e:
                 refusal = e
         return report, refusal

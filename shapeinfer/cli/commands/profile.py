@@ -16,7 +16,6 @@ from shapeinfer.cli.common import (
     DIM_RANGE_HELP,
     CliError,
     _run_guarded,
-    check_against_model,
     parse_bind,
     parse_dim_ranges,
     show,
@@ -51,16 +50,19 @@ def profile_cmd(model: str, dim_range: tuple, opt: tuple, show_all: bool, as_jso
 
     def run():
         from shapeinfer.analysis.deployment import profile
-        from shapeinfer.inference.engine import infer, model_dir
-        from shapeinfer.io.onnxio import load_model
+        from shapeinfer.document import open as open_model
+        from shapeinfer.inference.bindings import BIND, BindError
 
-        m = load_model(model)
-        check_against_model(m, bind=opt_b, dim_ranges=ranges, bind_flag="--opt")
+        doc = open_model(model)
+        try:
+            doc.check(bind=opt_b or None, dim_ranges=ranges or None)
+        except BindError as e:
+            raise CliError(e.flag_message("--opt" if e.kind == BIND else None)) from None
         for s, v in opt_b.items():
             lo, hi = ranges.get(s, (1, None))
             if v < lo or (hi is not None and v > hi):
                 raise CliError(f"--opt {s}={v}: outside --dim-range {s}={lo}:{'' if hi is None else hi}")
-        result = infer(m, base_dir=model_dir(model), dim_ranges=ranges or None)
+        result = doc.infer(dim_ranges=ranges or None)
         prof = profile(result, opt_b, show(model))
         if prof.bad_opt:  # the flag's value is wrong, not the model: a usage error
             raise CliError("; ".join(prof.errors))
