@@ -27,7 +27,7 @@ import click
 
 from shapeinfer import __version__
 from shapeinfer.cli import common
-from shapeinfer.cli.commands import infer, lint, optimize, profile, verify
+from shapeinfer.cli.commands import diff, explain, infer, lint, optimize, profile, verify
 from shapeinfer.cli.common import EXIT_USAGE, CliError, _silence_stdout, _stdout_gone
 
 
@@ -163,5 +163,13 @@ def entry() -> None:
     os._exit(code)
 
 
-for _command in (infer.infer_cmd, lint.lint_cmd, verify.verify_cmd, profile.profile_cmd, optimize.optimize_cmd):
+for _command in (
+    infer.infer_cmd,
+    lint.lint_cmd,
+    verify.verify_cmd,
+    profile.profile_cmd,
+    optimize.optimize_cmd,
+    diff.diff_cmd,
+    explain.explain_cmd,
+):
     main.add_command(_command)

@@ -126,3 +126,27 @@ def test_optimize_keeps_a_dim_a_minus_one_would_lose():
 def test_optimize_keeps_the_contract_of_the_example_models(name):
     m = onnx.load(str(model_path(name)))
     assert _diff(m, shapeinfer.optimize(m)) == []
+
+
+def test_the_command_exit_codes_and_json(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from shapeinfer.cli.main import main
+
+    old, new, same = tmp_path / "old.onnx", tmp_path / "new.onnx", tmp_path / "same.onnx"
+    onnx.save(_mlp(), str(old))
+    onnx.save(_mlp(out_dim=16), str(new))
+    onnx.save(_mlp(batch="N", seq="L"), str(same))
+    r = CliRunner().invoke(main, ["diff", str(old), str(same)])
+    assert r.exit_code == 0 and r.stdout.strip() == "the same contract", r.output
+    r = CliRunner().invoke(main, ["diff", str(old), str(new)])
+    assert r.exit_code == 1 and r.stdout.splitlines() == ["output y: dim 2 8 -> 16", "1 change"], r.output
+    r = CliRunner().invoke(main, ["diff", str(old), str(new), "--json"])
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1 and doc["same"] is False
+    assert doc["changes"] == [{"where": "output y", "what": "dim 2", "old": "8", "new": "16"}]
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    r = CliRunner().invoke(main, ["diff", str(old), str(tmp_path / "junk.onnx")])
+    assert r.exit_code == 2 and "junk.onnx" in r.stderr and "Traceback" not in r.output

@@ -90,3 +90,24 @@ def test_unknown_rank_and_unknown_names():
     with pytest.raises(UnknownTensor) as info:
         explain(r, "yy")
     assert info.value.close == ["y"] and "closest: y" in str(info.value)
+
+
+def test_the_command_text_json_and_unknown_names():
+    import json
+
+    from click.testing import CliRunner
+
+    from shapeinfer.cli.main import main
+
+    path = str(VISION / "yolo11_det.onnx")
+    r = CliRunner().invoke(main, ["explain", path, "output0"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == "output0 dim 0: batch"
+    assert any(line.startswith("    graph input 'images'") for line in lines)
+    assert any(line.startswith("    holds where ((height + 7)//8) % 4 == 0") for line in lines)
+    r = CliRunner().invoke(main, ["explain", path, "output0", "--json"])
+    dims = json.loads(r.stdout)["dims"]
+    assert [d["axis"] for d in dims] == [0, 1, 2] and all(d["known"] for d in dims)
+    r = CliRunner().invoke(main, ["explain", path, "output"])
+    assert r.exit_code == 2 and "closest: output0" in r.stderr
