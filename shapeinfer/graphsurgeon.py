@@ -26,11 +26,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import onnx
-import onnx_graphsurgeon as gs
-from onnx_graphsurgeon.importers.onnx_importer import OnnxImporter
 
+from shapeinfer.base.extras import require
 from shapeinfer.document import open as open_model
 from shapeinfer.symbolic import dims as D
+
+gs = require("onnx_graphsurgeon", "graphsurgeon", "onnx-graphsurgeon", "shapeinfer.graphsurgeon")
+OnnxImporter = require(
+    "onnx_graphsurgeon.importers.onnx_importer", "graphsurgeon", "onnx-graphsurgeon", "shapeinfer.graphsurgeon"
+).OnnxImporter
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result

@@ -37,11 +37,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator
 from typing import TYPE_CHECKING
 
-import networkx as nx
 import onnx
 
+from shapeinfer.base.extras import require
 from shapeinfer.io.onnxio import subgraph_attrs
 from shapeinfer.symbolic import dims as D
+
+nx = require("networkx", "networkx", "networkx", "shapeinfer.networkx")
 
 if TYPE_CHECKING:
     from shapeinfer.document import Document
