@@ -68,10 +68,14 @@ from shapeinfer.document import open as open_model
 from shapeinfer.inference.declarations import declared_types, statically_contradicts
 from shapeinfer.inference.engine import Result
 from shapeinfer.io.modelsource import is_path
+from shapeinfer.io.onnxio import ModelLoadError
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
 
-logger = logging.getLogger("shapeinfer.compat")
+#: onnx's inference prints nothing: the diagnostics go to this logger, which has a NullHandler so
+#: that Python's last-resort handler does not print them either (configure logging to see them)
+logger = logging.getLogger("shapeinfer.compat.onnx")
+logger.addHandler(logging.NullHandler())
 
 
 def _infer(doc: Document) -> Result:
@@ -189,5 +193,8 @@ def infer_shapes_path(
         raise TypeError(f"infer_shapes_path only accepts model path (String), not {type(model_path).__name__}")
     src = os.fspath(model_path)
     out = os.fspath(output_path) if output_path else src
-    doc = open_model(src)
+    try:
+        doc = open_model(src)
+    except ModelLoadError as e:  # onnx: "Unable to open proto file: ..." as a ValidationError
+        raise onnx.checker.ValidationError(str(e)) from None
     doc.write(out, in_place=True, model=_inferred(doc, check_type, strict_mode))

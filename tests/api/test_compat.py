@@ -121,6 +121,31 @@ def _broken_model() -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def test_onnx_drop_in_is_as_silent_as_onnx():
+    """A model with an error-level diagnostic: onnx prints nothing, and neither does the drop-in
+    (the diagnostic is logged, with a NullHandler, not printed by logging's last resort)."""
+    code = (
+        "import onnx\n"
+        "from onnx import TensorProto as T, helper as h\n"
+        "from shapeinfer.compat import onnx as c\n"
+        "g = h.make_graph([h.make_node('Add', ['x', 'y'], ['z'])], 'g',\n"
+        "    [h.make_tensor_value_info('x', T.FLOAT, [2]), h.make_tensor_value_info('y', T.FLOAT, [3])],\n"
+        "    [h.make_tensor_value_info('z', T.FLOAT, [7])])\n"
+        "m = h.make_model(g, opset_imports=[h.make_opsetid('', 17)])\n"
+        "c.infer_shapes(m)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout == "" and r.stderr == "", r.stderr
+
+
+def test_onnx_infer_shapes_path_raises_onnxs_type_for_a_missing_file(tmp_path):
+    with pytest.raises(onnx.checker.ValidationError) as ours:
+        compat_onnx.infer_shapes_path(str(tmp_path / "missing.onnx"))
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.shape_inference.infer_shapes_path(str(tmp_path / "missing.onnx"))
+    assert "missing.onnx" in str(ours.value)
+
+
 def test_strict_mode_raises_onnx_inference_error_like_onnx():
     m = _broken_model()
     with pytest.raises(onnx.shape_inference.InferenceError):
