@@ -15,7 +15,7 @@ def require(module: str, extra: str, distribution: str, needed_by: str) -> Modul
         if e.name != module and not (e.name or "").startswith(module + "."):
             raise  # the package is there; something it imports is not
         raise ModuleNotFoundError(
-            f"{needed_by} needs {distribution}, which is not installed: pip install 'shapeinfer[{extra}]'"
-            f" (or pip install {distribution})",
+            f"{needed_by} needs {distribution}, which is not installed: pip install {distribution}"
+            f" (or pip install -e '.[{extra}]' in a checkout of shapeinfer)",
             name=module,
         ) from None

@@ -24,8 +24,8 @@ def test_a_missing_extra_names_the_extra(module, dependency, extra, distribution
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == f"ModuleNotFoundError {dependency}"
     assert out[1] == (
-        f"{module} needs {distribution}, which is not installed: pip install 'shapeinfer[{extra}]'"
-        f" (or pip install {distribution})"
+        f"{module} needs {distribution}, which is not installed: pip install {distribution}"
+        f" (or pip install -e '.[{extra}]' in a checkout of shapeinfer)"
     )
 
 
