@@ -17,6 +17,7 @@ import time
 import click
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process ended by SIGINT
 #: A run that went past its ``--timeout``: one line, like a failing ``--fail-on`` check.
 EXIT_TIMEOUT = 1
 
@@ -182,15 +183,24 @@ def refusal_line(e) -> str:
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
     """:func:`shapeinfer.document.check_output` (an output path the write would refuse: a missing
-    folder, a folder, the input without ``--in-place``, a symlink leaving its folder), before any
-    work is done, as a usage error."""
+    folder, a folder, the input without ``--in-place``, a symlink leaving its folder), and ``-o -``
+    when standard output is a terminal, before any work is done, as a usage error."""
     from shapeinfer.document import check_output as check
     from shapeinfer.io.userfiles import UserFileError
 
+    if out == "-" and _stdout_is_terminal():
+        raise CliError("-o - writes the binary model to standard output, which is a terminal: redirect it (> out.onnx)")
     try:
         check(out, src, in_place=in_place)
     except UserFileError as e:
         raise CliError(str(e)) from None
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return click.get_binary_stream("stdout").isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 class Timer:
@@ -199,6 +209,12 @@ class Timer:
 
     def __call__(self) -> float:
         return time.perf_counter() - self.t0
+
+
+class Interrupted(CliError):
+    """Ctrl-C: one line on stderr, exit 130."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class RunTimeout(CliError):
@@ -309,7 +325,7 @@ def _run_guarded(debug: bool, fn, path: str | None = None):
         path = path or (ctx.params.get("model") if ctx is not None else None)
         raise RunTimeout(f"{path}: {msg}" if path else msg) from None
     except KeyboardInterrupt:
-        raise CliError("interrupted") from None
+        raise Interrupted("interrupted") from None
     except Exception as e:  # never a traceback for users
         if debug or (isinstance(e, BrokenPipeError) and _stdout_gone()):
             raise  # ``-o - | head``: the reader went away, not an error (DefaultGroup.main ends quietly)

@@ -28,7 +28,7 @@ import click
 from shapeinfer import __version__
 from shapeinfer.cli import common
 from shapeinfer.cli.commands import diff, explain, infer, lint, optimize, profile, verify
-from shapeinfer.cli.common import EXIT_USAGE, CliError, _silence_stdout, _stdout_gone
+from shapeinfer.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CliError, _silence_stdout, _stdout_gone
 
 
 def _usage_line(e: click.UsageError) -> str:
@@ -69,6 +69,17 @@ class DefaultGroup(click.Group):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context):
+        """The command; a reader of standard output that went away (``| head``) ends the run
+        quietly with exit 0 (click itself would exit 1 without a word)."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            if not _stdout_gone():
+                raise
+            _silence_stdout()
+            ctx.exit(0)
+
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("shapeinfer", "MODEL [OPTIONS]  |  shapeinfer COMMAND [ARGS]...")
 
@@ -87,14 +98,14 @@ class DefaultGroup(click.Group):
             else:
                 click.echo(f"shapeinfer: error: {e.format_message()}", err=True)
             sys.exit(e.exit_code)
-        except click.Abort:
+        except (click.Abort, KeyboardInterrupt):
             click.echo("shapeinfer: error: interrupted", err=True)
-            sys.exit(EXIT_USAGE)
+            sys.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:
             if not _stdout_gone():
                 raise
             _silence_stdout()  # the reader of standard output went away (``| head``): say nothing
-            sys.exit(1)
+            sys.exit(0)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -108,12 +119,24 @@ def main() -> None:
     shapeinfer optimize MODEL -o OUT fold shape arithmetic, rewrite legacy Reshape
     shapeinfer lint PATH...          check models against the rule catalog
     shapeinfer verify MODEL          compare inferred shapes with onnxruntime
+    shapeinfer profile MODEL         valid input ranges, trtexec shapes, memory bounds
+    shapeinfer diff OLD NEW          did the input/output shape contract change?
+    shapeinfer explain MODEL TENSOR  why a tensor's dims are what they are
 
     Dims are ints or expressions over the model's symbols (batch, seq, batch*seq,
     (seq + 1)//2). A dim that cannot be determined becomes a fresh symbol unk_<n>.
-    Exit codes: 0 success, 1 findings (lint, verify, infer --fail-on), 2 bad input or usage.
     A MODEL of - is read from standard input; -o - writes the model to standard output
     (the report then goes to standard error). NO_COLOR set in the environment turns colour off.
+
+    \b
+    Exit codes (every command):
+      0    success (also when a reader such as | head closes the output early)
+      1    findings: lint errors, verify mismatches, infer --fail-on, a changed diff;
+           a run past its --timeout; a write refused (a data file of that name
+           exists, the model's data file is missing, no size satisfies the guards)
+      2    bad input or usage: a file that is no model, an unknown flag, command
+           or tensor, an output path that cannot be written, -o - on a terminal
+      130  interrupted (Ctrl-C)
     """
     _escape_unprintable_output()
 
@@ -158,7 +181,9 @@ def entry() -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: nothing more can be said
+    except BrokenPipeError:  # the reader went away (``| head``): not an error, as above
+        pass
+    except (OSError, ValueError):  # a full disk, a closed stream: the output is incomplete
         code = code or 1
     os._exit(code)
 

@@ -51,7 +51,7 @@ def discover(paths: Sequence[str]) -> list[str]:
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 found.extend(os.path.join(root, f) for f in sorted(files) if _is_model_name(f))
             if not found:
-                raise LintUsageError(f"{p}: no *.onnx files in this folder")
+                raise LintUsageError(f"no models found: {p} holds no *.onnx file (nothing was linted)")
             out.extend(found)
         elif os.path.exists(p) or p == "-":  # "-": standard input
             out.append(p)
