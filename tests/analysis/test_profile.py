@@ -208,3 +208,25 @@ def test_openvino_input_gives_the_ranges():
     assert text == "[2..6,3],[2..6,3]"  # '[' is ovc syntax: by position
     res = _cli(path, "--dim-range", "seq=1:128")
     assert "--input 'input_ids[1..,1..128],attention_mask[1..,1..128]'" in res.output
+
+
+def test_long_tensor_names_keep_both_ends_around_an_ellipsis():
+    """The text table's name column is 48 wide: a longer name shows its start and end with an
+    ellipsis between (issue 37 item 8), never cut silently; --json has it whole."""
+    from shapeinfer.cli.commands.profile import _fit
+
+    name = "/model/layers.11/self_attn/rotary_emb/MatMul_output_0"
+    fitted = _fit(name, 48)
+    assert len(fitted) == 48 and "\u2026" in fitted
+    head, tail = fitted.split("\u2026")
+    assert name.startswith(head) and name.endswith(tail) and tail.endswith("MatMul_output_0")
+    assert _fit("short", 48) == "short"
+    r = CliRunner().invoke(main, ["profile", str(model_path("llama_ts")), "--all"])
+    long_names = [
+        t
+        for t in json.loads(CliRunner().invoke(main, ["profile", str(model_path("llama_ts")), "--json"]).stdout)[
+            "tensors"
+        ]
+        if len(t["name"]) > 48
+    ]
+    assert long_names and all(_fit(t["name"], 48) in r.stdout for t in long_names)

@@ -142,7 +142,7 @@ def _profile_text(prof, show_all: bool) -> None:
     for t in shown:
         el = "no bound" if t["elements"] is None else f"{t['elements']} elements"
         by = "no bound" if t["bytes"] is None else format_bytes(t["bytes"])
-        click.echo(f"  {t['name'][:48]:<48} {t['op']:<16} {el:<22} {by}")
+        click.echo(f"  {_fit(t['name'], 48):<48} {t['op']:<16} {el:<22} {by}")
     if len(rows) > len(shown):
         click.echo(f"  ... {len(rows) - len(shown)} more (use --all or --json)")
     if prof.peak_bytes is None:
@@ -154,3 +154,12 @@ def _profile_text(prof, show_all: bool) -> None:
     click.echo(f"assumes: {ASSUMES}")
     for n in prof.notes:
         click.echo(f"note: {n}")
+
+
+def _fit(name: str, width: int) -> str:
+    """``name`` in ``width`` characters: a longer one keeps its start and its end (where tensor
+    names differ: ``.../layers.11/attn/MatMul_output_0``) around an ellipsis."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) * 2 // 5
+    return name[:head] + "\u2026" + name[len(name) - (width - 1 - head) :]
