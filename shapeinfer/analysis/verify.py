@@ -29,6 +29,7 @@ from typing import Any
 import onnx
 
 from shapeinfer.base.progress import Progress
+from shapeinfer.base.suggest import did_you_mean
 from shapeinfer.io.modelsource import ModelLike
 from shapeinfer.io.onnxio import dim_from_proto, ident
 from shapeinfer.symbolic import dims as D
@@ -372,11 +373,19 @@ def _check_complete(graph: onnx.GraphProto, binding: Mapping[str, int]) -> None:
         raise VerifyError(_missing_message(missing, binding))
 
 
-def make_feeds(graph: onnx.GraphProto, binding: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
-    """Generated inputs for every graph input (initializer-backed inputs keep their defaults)."""
+def make_feeds(
+    graph: onnx.GraphProto,
+    binding: Mapping[str, int],
+    seed: int = 0,
+    values: Mapping[str, Sequence[object]] | None = None,
+) -> dict[str, Any]:
+    """Generated inputs for every graph input (initializer-backed inputs keep their defaults);
+    ``values`` gives an input's values instead (``--input-value``: one value fills the input,
+    or exactly as many as its shape holds at ``binding``)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
+    values = values or {}
     inits = {t.name for t in graph.initializer}
     high = max(1, min([10, *(v for v in binding.values() if v > 0)]))
     feeds: dict[str, Any] = {}
@@ -396,7 +405,9 @@ def make_feeds(graph: onnx.GraphProto, binding: Mapping[str, int], seed: int = 0
             raise VerifyError(f"input {vi.name!r}: no numpy type for its element type") from None
         name = vi.name.lower()
         kind = np.dtype(dt).kind
-        if kind == "b":
+        if vi.name in values:
+            feeds[vi.name] = _given_values(vi.name, values[vi.name], shape, dt)
+        elif kind == "b":
             feeds[vi.name] = np.zeros(shape, dtype=dt)
         elif kind in "iu":
             if "mask" in name:
@@ -416,9 +427,56 @@ def make_feeds(graph: onnx.GraphProto, binding: Mapping[str, int], seed: int = 0
     return feeds
 
 
+def _given_values(name: str, given: Sequence[object], shape: list[int], dt) -> Any:
+    """The array of ``--input-value name=...`` at ``shape``: one value fills it, else exactly
+    one value per element (VerifyError otherwise, or for a value of the wrong kind)."""
+    import math
+
+    import numpy as np
+
+    n = math.prod(shape)
+    if len(given) not in (1, n):
+        raise VerifyError(
+            f"--input-value {name}: {len(given)} values for an input of shape {shape} ({n} elements):"
+            " give one value, or one per element"
+        )
+    kind = np.dtype(dt).kind
+    convert = {"b": _truth, "i": int, "u": int, "f": float, "c": complex}.get(kind, str)
+    try:
+        vals = [convert(v) for v in given]
+        dtype = object if kind in "OUS" else dt
+        if len(vals) == 1:
+            return np.full(shape, vals[0], dtype=dtype)
+        return np.array(vals, dtype=dtype).reshape(shape)
+    except (TypeError, ValueError, OverflowError):
+        raise VerifyError(
+            f"--input-value {name}: {', '.join(map(str, given))} are not {np.dtype(dt).name} values"
+        ) from None
+
+
+def _truth(v: object) -> bool:
+    text = str(v).strip().lower()
+    if text in ("1", "true", "yes"):
+        return True
+    if text in ("0", "false", "no"):
+        return False
+    raise ValueError(text)
+
+
 def _missing_message(missing: set[str], binding: Mapping[str, int]) -> str:
     names = ", ".join(sorted(missing))
-    return f"--bind does not give {names} (binding {format_binding(binding)}): each --bind must give every input symbol"
+    sizes = (7, 3, 5, 11, 13, 17) if binding else (2, 7, 3, 5, 11, 13)
+    given = [f"{k}={v}" for k, v in binding.items()]
+    example = ",".join(given + [f"{m}={n}" for m, n in zip(sorted(missing), sizes)])
+    if not binding:
+        return (
+            f"verify runs the model, so it needs a size for each of {names}: give them with --bind,"
+            f" e.g. --bind {example} (repeat --bind to check several sizes)"
+        )
+    return (
+        f"--bind {format_binding(binding)} does not give {names}: each --bind gives every input symbol,"
+        f" e.g. --bind {example}"
+    )
 
 
 def _observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
@@ -541,6 +599,7 @@ def verify(
     max_memory: int = DEFAULT_MAX_MEMORY,
     dim_ranges: Mapping[str, tuple[int, int | None]] | None = None,
     name: str | None = None,
+    input_values: Mapping[str, Sequence[object]] | None = None,
 ) -> Report:
     """Run ``model`` in onnxruntime at each binding and compare every main-graph tensor's shape.
 
@@ -558,6 +617,9 @@ def verify(
     :class:`~shapeinfer.inference.bindings.BindError` (the rules of ``infer``) for a value that is not an
     int of at least 1, a symbol no graph input has, or a range that cannot be right.
     ``name`` names the model in the report (default: its path, or its graph's name in memory).
+    ``input_values`` gives inputs' values instead of generated ones (a sample rate that must be
+    16000, a ``use_cache_branch`` flag): one value fills the input, or one per element; a name
+    no graph input has is a VerifyError.
     """
     from shapeinfer.document import Document
     from shapeinfer.document import open as open_model
@@ -573,6 +635,11 @@ def verify(
         raise VerifyError(INSTALL_HINT) from None
     bindings = [check_bind_values(b) for b in bindings] or [{}]  # ints of at least 1, as everywhere
     ranges = check_ranges(dim_ranges) if dim_ranges else None
+    if input_values:
+        inputs = [vi.name for vi in given.graph.input if vi.name not in {t.name for t in given.graph.initializer}]
+        for k in input_values:
+            if k not in inputs:
+                raise VerifyError(f"--input-value {k}: no graph input of that name{did_you_mean(k, inputs)}")
     for b in bindings:  # every binding complete, of the model's symbols, before anything runs or is allocated
         check_model(given, bind=b, dim_ranges=ranges)
         _check_complete(given.graph, b)
@@ -597,7 +664,7 @@ def verify(
     progress = Progress("verify", total=len(bindings))
     for b in bindings:
         progress.step(format_binding(b))
-        feeds = make_feeds(src.graph, b, seed)
+        feeds = make_feeds(src.graph, b, seed, input_values)
         try:
             ro = onnxruntime.RunOptions()
             ro.log_severity_level = 4

@@ -180,10 +180,79 @@ def test_missing_symbol_is_a_clear_error(tmp_path):
     r = run_cli("verify", str(model_path("bert_ts")), "--bind", "batch=2")
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        "shapeinfer: error: --bind does not give seq (binding batch=2): each --bind must give every input symbol"
+        "shapeinfer: error: --bind batch=2 does not give seq: each --bind gives every input symbol,"
+        " e.g. --bind batch=2,seq=7"
     ]
     with pytest.raises(VerifyError, match="seq"):
         verify(model_path("bert_ts"), [{"batch": 2, "seq": 3}, {"batch": 2}])
+
+
+def test_verify_without_bind_says_it_needs_sizes_and_shows_how():
+    """Issue 37 item 6: not "--bind does not give batch, seq (binding (no symbols))"."""
+    pytest.importorskip("onnxruntime")
+    r = run_cli("verify", str(model_path("bert_ts")))
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        "shapeinfer: error: verify runs the model, so it needs a size for each of batch, seq: give them"
+        " with --bind, e.g. --bind batch=2,seq=7 (repeat --bind to check several sizes)"
+    )
+
+
+def _gated_model() -> onnx.ModelProto:
+    """y = Where(flag, x * rate, x): the output's values depend on a bool and an int64 input
+    whose generated values would not exercise what a user wants checked."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [
+        h.make_node("Cast", ["rate"], ["ratef"], to=T.FLOAT),
+        h.make_node("Mul", ["x", "ratef"], ["xr"]),
+        h.make_node("Where", ["flag", "xr", "x"], ["y"]),
+    ]
+    g = h.make_graph(
+        nodes,
+        "gated",
+        [
+            h.make_tensor_value_info("x", T.FLOAT, ["n"]),
+            h.make_tensor_value_info("rate", T.INT64, []),
+            h.make_tensor_value_info("flag", T.BOOL, []),
+        ],
+        [h.make_tensor_value_info("y", T.FLOAT, ["n"])],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_input_value_feeds_the_values_given(tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    import shapeinfer.analysis.verify as v
+
+    seen = {}
+    real = v.make_feeds
+
+    def spy(*a, **k):
+        feeds = real(*a, **k)
+        seen.update(feeds)
+        return feeds
+
+    monkeypatch.setattr(v, "make_feeds", spy)
+    p = tmp_path / "gated.onnx"
+    onnx.save(_gated_model(), str(p))
+    r = cli("verify", str(p), "--bind", "n=4", "--input-value", "rate=16000", "--input-value", "flag=true")
+    assert r.exit_code == 0, r.output
+    assert seen["rate"].dtype == np.int64 and seen["rate"].item() == 16000
+    assert seen["flag"].dtype == np.bool_ and seen["flag"].item() is True
+    r = cli("verify", str(p), "--bind", "n=3", "--input-value", "x=1,2,3", "--input-value", "flag=0")
+    assert r.exit_code == 0 and seen["x"].tolist() == [1.0, 2.0, 3.0] and seen["flag"].item() is False
+    for bad, msg in [
+        (["--input-value", "x=1,2"], "--input-value x: 2 values for an input of shape [3] (3 elements)"),
+        (["--input-value", "flag=maybe"], "--input-value flag: maybe are not bool values"),
+        (["--input-value", "rat=1"], "--input-value rat: no graph input of that name (did you mean 'rate'?)"),
+        (["--input-value", "rate"], "expected NAME=V[,V...]"),
+    ]:
+        r = cli("verify", str(p), "--bind", "n=3", *bad)
+        assert r.exit_code == 2 and msg in r.output, (bad, r.output)
 
 
 def test_open_input_dim_must_be_bound_by_its_derived_name(tmp_path):

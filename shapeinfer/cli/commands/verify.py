@@ -33,6 +33,14 @@ from shapeinfer.cli.common import (
     help="One binding of the input symbols; repeat to check several bindings in one run.",
 )
 @click.option("--dim-range", "dim_range", multiple=True, metavar="SYM=LO:HI[:STEP]", help=DIM_RANGE_HELP)
+@click.option(
+    "--input-value",
+    "input_value",
+    multiple=True,
+    metavar="NAME=V[,V...]",
+    help="Feed input NAME these values instead of generated ones (one value fills it, or one per"
+    " element): --input-value sample_rate=16000 --input-value use_cache_branch=false. Repeatable.",
+)
 @click.option("--strict", is_flag=True, help="Count dims inference left unresolved (fresh symbols) as mismatches.")
 @click.option(
     "--seed",
@@ -53,6 +61,7 @@ def verify_cmd(
     model: str,
     bind: tuple,
     dim_range: tuple,
+    input_value: tuple,
     strict: bool,
     seed: int,
     as_json: bool,
@@ -61,14 +70,17 @@ def verify_cmd(
 ) -> None:
     """Run MODEL in onnxruntime and compare every tensor's actual shape with the inferred one.
 
-    Each --bind gives every input symbol a value (shapeinfer verify m.onnx --bind batch=2,seq=7
-    --bind batch=3,seq=11). A binding that violates a guard (a condition the inferred shapes
+    verify runs the model, so it needs sizes: each --bind gives every input symbol a value
+    (shapeinfer verify m.onnx --bind batch=2,seq=7 --bind batch=3,seq=11), and --input-value
+    gives an input's values where generated ones would not do (--input-value sample_rate=16000).
+    A binding that violates a guard (a condition the inferred shapes
     need, such as seq <= 512) is named in one line before anything runs, and so is a
     --dim-range that contradicts a guard (seq=513: where the model needs seq <= 512). Exit
     codes: 0 no mismatch, 1 mismatches, a violated guard or a contradicted range, 2 could not
     run.
     """
     bindings = [parse_bind((b,)) for b in bind]
+    values = parse_input_values(input_value)
     ranges = parse_dim_ranges(dim_range)
     limit = parse_bytes(max_memory, "--max-memory") if max_memory is not None else None
 
@@ -84,6 +96,7 @@ def verify_cmd(
                 seed=seed,
                 max_memory=limit or DEFAULT_MAX_MEMORY,
                 dim_ranges=ranges or None,
+                input_values=values or None,
             )
         except GuardViolation as e:
             return e
@@ -129,3 +142,19 @@ def _verify_text(report) -> None:
         f"{report.checked} tensor checks at {nb} binding{'s' if nb != 1 else ''}: "
         f"{len(report.mismatches)} mismatches, {len(report.unresolved)} unresolved"
     )
+
+
+def parse_input_values(items: tuple) -> dict[str, list[str]]:
+    """``--input-value NAME=V[,V...]`` flags as {NAME: [V, ...]} (the values converted to the
+    input's element type by the check); a usage error for text without ``=`` or a name twice."""
+    out: dict[str, list[str]] = {}
+    for item in items:
+        name, eq, rest = item.partition("=")
+        name = name.strip()
+        vals = [v.strip() for v in rest.split(",")] if eq else []
+        if not eq or not name or not all(vals):
+            raise CliError(f"--input-value {item!r}: expected NAME=V[,V...] (e.g. --input-value sample_rate=16000)")
+        if name in out:
+            raise CliError(f"--input-value {name}: given twice")
+        out[name] = vals
+    return out
