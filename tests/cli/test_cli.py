@@ -389,3 +389,25 @@ def test_readme_python_example_runs_as_written():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "(1, Expr('seq'), 64)" in r.stdout
+
+
+def test_json_has_the_subgraph_tensors_that_all_lists():
+    """Issue 37 item 1: --all listed every tensor of an If's branches, --json only the main
+    graph's; --json's subgraph_tensors has them, keyed by the --all table's graph column, and
+    --filter narrows both alike."""
+    from pathlib import Path
+
+    merged = str(Path(__file__).resolve().parents[1] / "models" / "optimum" / "gpt2_tiny_merged.onnx")
+    doc = json.loads(run_cli(merged, "--json").stdout)
+    listed = run_cli(merged, "--all").stdout.splitlines()
+    n_listed = next(int(line.split()[0]) for line in listed if line.endswith(" tensors listed"))
+    in_json = len(doc["tensors"]) + sum(len(t) for t in doc["subgraph_tensors"].values())
+    assert doc["subgraph_tensors"] and n_listed == in_json, (n_listed, in_json)
+    rows = [line.split()[0] for line in listed if line.startswith("  main/")]
+    assert set(rows) == set(doc["subgraph_tensors"])
+    narrowed = json.loads(run_cli(merged, "--json", "--filter", "*MatMul*").stdout)
+    assert narrowed["subgraph_tensors"] and all(
+        "MatMul" in name or "MatMul" in t["producer"].get("node", "") + t["producer"]["op"]
+        for tensors in narrowed["subgraph_tensors"].values()
+        for name, t in tensors.items()
+    )

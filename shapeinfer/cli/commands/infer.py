@@ -246,6 +246,7 @@ def _report(
             "inputs": [_io_json(vi.name, facts.get(vi.name), made_by) for vi in g.input],
             "outputs": [_io_json(vi.name, facts.get(vi.name), made_by) for vi in g.output],
             "tensors": tensors,
+            "subgraph_tensors": {} if contradicted else _subgraph_json(result, table),
             "symbols": {"inputs": sorted(result.input_symbols), "fresh": result.fresh_symbols},
             "equalities": [list(e) for e in dict.fromkeys(tuple(e) for e in result.equalities)],
             "guards": [g.to_dict() for g in result.guards()],
@@ -302,6 +303,25 @@ def _report(
     guards = result.guards()
     if guards:
         echo("holds when: " + "; ".join(g.text for g in guards))
+
+
+def _subgraph_json(result, table: list[dict] | None) -> dict[str, dict]:
+    """``--json``'s ``subgraph_tensors``: graph path (``main/<node index>.<attribute>``, as the
+    ``--all`` table's graph column) -> that If / Loop / Scan body's tensors, as ``tensors`` gives
+    the main graph's (every one, or those ``--filter`` keeps)."""
+    from shapeinfer.io.modeltext import text
+
+    keep = None if table is None else {(r["graph"], r["name"]) for r in table}
+    out: dict[str, dict] = {}
+    for path, sg in _graphs(result.model.graph):
+        facts = result.graph_facts.get(path)
+        if path == "main" or facts is None:
+            continue
+        made_by = _producers(sg)
+        rows = {text(k): _io_json(k, f, made_by) for k, f in facts.items() if keep is None or (path, text(k)) in keep}
+        if rows:
+            out[path] = rows
+    return out
 
 
 def _print_table(rows: list[dict], echo=click.echo) -> None:
