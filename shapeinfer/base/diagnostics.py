@@ -38,9 +38,9 @@ class Diagnostic:
     def __str__(self) -> str:
         where = ""
         if self.op_type is not None:
-            where = f"{self.node or '?'} ({self.op_type}"
-            where += f" #{self.index})" if self.index is not None else ")"
-            where += ": "
+            at = f"{self.op_type} #{self.index}" if self.index is not None else self.op_type
+            # an unnamed node is its op and position (not "?")
+            where = f"{self.node} ({at}): " if self.node else f"unnamed {at}: "
         return f"{self.severity} {self.code} {where}{self.message}"
 
 

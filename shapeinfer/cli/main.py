@@ -38,8 +38,15 @@ def _usage_line(e: click.UsageError) -> str:
         p = e.param
         name = " / ".join(p.opts) if isinstance(p, click.Option) else p.human_readable_name
         msg = f"invalid value for {name}: {msg}"
-    elif isinstance(e, (click.MissingParameter, click.NoSuchOption)):
-        msg = e.format_message()  # with click's "Did you mean --bind?"
+    elif isinstance(e, click.NoSuchOption):
+        import difflib
+
+        # click's guesses, without --help for a misspelt option that is no help (--selct)
+        choices = [p for p in (e.possibilities or []) if p not in ("--help", "-h") or e.option_name.startswith("--h")]
+        guess = difflib.get_close_matches(e.option_name, choices, n=1, cutoff=0.0)
+        msg = f"no such option {e.option_name!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
+    elif isinstance(e, click.MissingParameter):
+        msg = e.format_message()
     msg = msg.rstrip(".")
     where = e.ctx.command_path if e.ctx is not None else "shapeinfer"
     return f"shapeinfer: error: {msg} (see '{where} --help')"

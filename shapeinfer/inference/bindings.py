@@ -358,7 +358,7 @@ def parse_dim_ranges(values: Iterable[str]) -> dict[str, Range]:
             name = name.strip()
             lo_t, colon, hi_t = rest.partition(":")
             hi_t, _, step_t = hi_t.partition(":")
-            if not eq or not colon or not name.isidentifier():
+            if not eq or not colon or not name:
                 raise BindError(
                     name,
                     f"{part!r}: expected SYM=LO:HI or SYM=LO:HI:STEP (e.g. seq=1:512, h=32:1024:32; HI may be empty)",

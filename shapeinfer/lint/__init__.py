@@ -62,7 +62,8 @@ def lint_model(
     try:
         result = infer(model, base_dir=base_dir, timeout=timeout, dim_ranges=dim_ranges or None)
     except InferenceTimeout as e:
-        return [Finding.of(path, "E001", "error", f"{e} (--timeout)", name=RULES["E001"].name)]
+        msg = f"gave up after {timeout:g}s (--timeout)" if timeout is not None else str(e)
+        return [Finding.of(path, "E001", "error", msg, name=RULES["E001"].name)]
     except Exception as e:  # the engine promises not to raise; report it if it does
         msg = f"inference crashed: {type(e).__name__}: {e}"
         return [Finding.of(path, "E001", "error", msg, name=RULES["E001"].name)]
@@ -70,7 +71,7 @@ def lint_model(
     _engine_findings(ctx)
     for code, fn in CHECKS:
         if deadline is not None and time.monotonic() > deadline:
-            msg = f"checks stopped after {timeout:g}s (--timeout): later rules did not run"
+            msg = f"gave up after {timeout:g}s (--timeout): later rules did not run"
             ctx.findings.append(Finding.of(path, "E001", "error", msg, name=RULES["E001"].name))
             break
         r = RULES[code]

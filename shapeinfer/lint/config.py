@@ -127,7 +127,11 @@ class Layer:
         """Validate a profile / ``[tool.shapeinfer]`` table; ConfigError names the bad key."""
         for k, v in table.items():
             if k not in _KNOWN_KEYS and not isinstance(v, dict):
-                raise ConfigError(f"{source}: unknown key {k!r} (known: {', '.join(sorted(_KNOWN_KEYS))})")
+                from shapeinfer.base.suggest import closest
+
+                guess = closest(k.replace("_", "-"), _KNOWN_KEYS) or closest(k, _KNOWN_KEYS)
+                hint = f"did you mean {guess!r}?" if guess else f"known: {', '.join(sorted(_KNOWN_KEYS))}"
+                raise ConfigError(f"{source}: unknown key {k!r} ({hint})")
         layer = cls(source, root)
         if "select" in table:
             layer.select = _codes(table["select"], source, "select")

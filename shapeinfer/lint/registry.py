@@ -155,9 +155,22 @@ def expand(selectors: Iterable[str]) -> set[str]:
             continue
         hit = {c for c in RULES if c.startswith(s)}
         if not hit:
-            raise ValueError(f"unknown rule code or prefix {raw.strip()!r}")
+            raise ValueError(f"unknown rule code or prefix {raw.strip()!r}{_suggestion(s)}")
         out |= hit
     return out
+
+
+def _suggestion(s: str) -> str:
+    """`` (did you mean 'R009'?)`` for a selector that misses a code's zero padding (``R9``) or
+    misspells one; empty when nothing is close."""
+    from shapeinfer.base.suggest import closest
+
+    if len(s) >= 2 and s[0].isalpha() and s[1:].isdigit() and len(s) < 4:
+        padded = s[0] + s[1:].zfill(3)
+        if padded in RULES:
+            return f" (did you mean {padded!r}?)"
+    guess = closest(s, RULES)
+    return f" (did you mean {guess!r}?)" if guess else ""
 
 
 def split_codes(values: Iterable[str]) -> list[str]:

@@ -44,7 +44,7 @@ from shapeinfer.symbolic.intervals import (
     with_bounds,
 )
 
-__all__ = ["Contradiction", "Guard", "Ledger", "check", "contradiction_diagnostics", "contradictions", "parse_range"]
+__all__ = ["Contradiction", "Guard", "Ledger", "check", "contradiction_diagnostics", "contradictions"]
 
 
 @dataclass
@@ -590,25 +590,3 @@ def contradiction_diagnostics(
         hint = f" (with the input shapes given for {names})" if names and not c.ranges else ""
         out.append(Diagnostic("error", CONTRADICTION, c.message + hint))
     return out
-
-
-def parse_range(text: str) -> tuple[str, Range]:
-    """``"seq=1:512"`` as ``("seq", (1, 512))``; ``"seq=8:"`` leaves the top open. ValueError
-    for anything else (a bound below 1, ``lo > hi``, not ints)."""
-    name, sep, rest = text.partition("=")
-    name = name.strip()
-    lo_t, colon, hi_t = rest.partition(":")
-    if not sep or not colon or not name.isidentifier():
-        raise ValueError(f"{text!r}: expected SYM=LO:HI (e.g. seq=1:512; HI may be empty)")
-    try:
-        lo = int(lo_t) if lo_t.strip() else 1
-        hi = int(hi_t) if hi_t.strip() else None
-    except ValueError:
-        raise ValueError(f"{text!r}: LO and HI must be ints") from None
-    if lo < 1:
-        raise ValueError(f"{text!r}: symbols stand for sizes of at least 1")
-    if hi is not None and hi < lo:
-        raise ValueError(f"{text!r}: the range is empty ({lo} > {hi})")
-    if hi is not None and hi > D.INT64_MAX:
-        raise ValueError(f"{text!r}: larger than int64 allows")
-    return name, (lo, hi)

@@ -230,7 +230,7 @@ def test_input_shape_takes_expressions():
         (["lint", "-j", "-1", "{m}"], "invalid value for -j / --jobs: -1 is not a number of workers"),
         (["lint", "--format", "bogus", "{m}"], "invalid value for --format: 'bogus' is not one of"),
         (["verify", "{m}", "--seed", "-3"], "invalid value for --seed: -3"),
-        (["--bnd", "x=1"], "No such option '--bnd'. Did you mean '--bind'?"),
+        (["--bnd", "x=1"], "no such option '--bnd' (did you mean '--bind'?)"),
         (["optimze", "{m}"], "unknown command 'optimze' (did you mean 'optimize'?)"),
         (["lnt", "{m}"], "unknown command 'lnt' (did you mean 'lint'?)"),
         (["check", "{m}"], "unknown command 'check' (commands: diff, explain, infer, lint, optimize, profile, verify)"),

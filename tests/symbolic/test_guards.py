@@ -23,7 +23,7 @@ from shapeinfer.analysis.verify import GuardViolation, make_feeds, verify
 from shapeinfer.api import BindError, infer
 from shapeinfer.cli.main import main
 from shapeinfer.symbolic import dims as D
-from shapeinfer.symbolic.guards import Ledger, check, parse_range
+from shapeinfer.symbolic.guards import Ledger, check
 
 seq, n = D.sym("seq"), D.sym("n")
 
@@ -71,17 +71,6 @@ def test_lower_bounds_read_plainly():
     led.add("bound", D.sub(5, seq), 0, "x")  # 5 - seq <= 0
     assert texts(led.simplified()) == ["5 <= seq"]
     assert led.ranges(None, ["seq"]) == {"seq": (5, None)}
-
-
-def test_parse_range():
-    assert parse_range("seq=1:512") == ("seq", (1, 512))
-    assert parse_range("seq=8:") == ("seq", (8, None))
-    for bad in ["seq", "seq=1", "seq=0:4", "seq=5:3", "seq=a:b", "1x=1:2"]:
-        with pytest.raises(ValueError):
-            parse_range(bad)
-
-
-# ------------------------------------------------------------------------------ models
 
 
 def test_position_limits_on_shipped_models():

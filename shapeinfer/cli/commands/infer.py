@@ -71,8 +71,8 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(["error", "warning"]),
-    help="Exit 1 when a diagnostic of this severity or worse is reported (for CI).",
+    type=click.Choice(["error", "warning", "info"]),
+    help="Exit 1 when a diagnostic of this severity or worse is reported (for CI; as lint's --fail-on).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="List every diagnostic, not only errors and warnings.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
