@@ -50,7 +50,9 @@ tensor's type or rank is left unknown. How it differs from onnxruntime's:
   working folder); the model given is never modified;
 - the command line writes the model atomically, keeping external data references; with
   ``--save_as_external_data`` it saves through ``onnx.save_model`` with the flags given, as
-  onnxruntime's does.
+  onnxruntime's does, but never over a file the run did not create (a data file name taken in
+  the output's folder is refused, one line, nothing written; the input's own data files may be
+  replaced when the output replaces the input).
 """
 
 from __future__ import annotations
@@ -241,7 +243,6 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """The command line of ``python -m onnxruntime.tools.symbolic_shape_infer``; returns the
     exit code (0 written or nothing asked, 1 inference incomplete or the model unreadable)."""
-    import os
 
     from shapeinfer.document import open as open_model
     from shapeinfer.io.external import ExternalDataError
@@ -269,25 +270,62 @@ def main(argv: list[str] | None = None) -> int:
     if not args.output or out is None:
         return 0
     try:
-        if args.save_as_external_data:  # onnx writes the weights: they are read first
-            from onnx.external_data_helper import load_external_data_for_model
-
-            load_external_data_for_model(out, os.path.dirname(os.path.abspath(args.input)))
-            onnx.save_model(
-                out,
-                args.output,
-                save_as_external_data=True,
-                all_tensors_to_one_file=args.all_tensors_to_one_file,
-                location=args.external_data_location,
-                size_threshold=args.external_data_size_threshold,
-                convert_attribute=False,
-            )
+        if args.save_as_external_data:
+            _save_with_external_data(out, args, doc.data_files)
         else:
             doc.write(args.output, in_place=True, model=out)  # onnxruntime's may overwrite its input
     except (UserFileError, ExternalDataError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _save_with_external_data(model: onnx.ModelProto, args: argparse.Namespace, inputs: list[str]) -> None:
+    """``--save_as_external_data``: ``onnx.save_model`` with the flags given, as onnxruntime's tool
+    saves, but by the write contract: into a fresh folder beside the output first, then each data
+    file moved into place only if no file of its name is there (the input's own data files
+    excepted when the output replaces the input), the model last. Raises
+    :class:`~shapeinfer.io.userfiles.WriteRefused` naming the file, with nothing written."""
+    import os
+    import shutil
+    import tempfile
+
+    from onnx.external_data_helper import load_external_data_for_model
+
+    from shapeinfer.io.userfiles import WriteRefused
+
+    load_external_data_for_model(model, os.path.dirname(os.path.abspath(args.input)))  # onnx writes them
+    out = os.path.abspath(args.output)
+    folder = os.path.dirname(out)
+    in_place = os.path.exists(out) and os.path.samefile(out, os.path.abspath(args.input))
+    mine = {os.path.abspath(p) for p in inputs} if in_place else set()
+    stage = tempfile.mkdtemp(prefix=".shapeinfer-", dir=folder)
+    try:
+        staged = os.path.join(stage, os.path.basename(out))
+        onnx.save_model(
+            model,
+            staged,
+            save_as_external_data=True,
+            all_tensors_to_one_file=args.all_tensors_to_one_file,
+            location=args.external_data_location,
+            size_threshold=args.external_data_size_threshold,
+            convert_attribute=False,
+        )
+        made = [os.path.relpath(os.path.join(r, f), stage) for r, _, fs in os.walk(stage) for f in fs]
+        made = [m for m in made if m != os.path.basename(out)]
+        for m in made:
+            there = os.path.join(folder, m)
+            if os.path.lexists(there) and os.path.abspath(there) not in mine:
+                raise WriteRefused(
+                    args.output,
+                    f"its external data file {m!r} would replace {there}, a file this run did not create",
+                )
+        for m in made:
+            os.makedirs(os.path.dirname(os.path.join(folder, m)), exist_ok=True)
+            os.replace(os.path.join(stage, m), os.path.join(folder, m))
+        os.replace(staged, out)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 if __name__ == "__main__":

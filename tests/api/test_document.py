@@ -314,3 +314,37 @@ def test_lint_fix_refuses_through_the_same_write(tmp_path):
     r = run_cli("lint", src, "--fix")
     assert f"--fix: {line}; nothing written" in r.stderr, r.stderr
     assert _hashes(tmp_path) == before
+
+
+def test_onnxruntime_drop_in_save_as_external_data_never_replaces_a_file(tmp_path):
+    """``--save_as_external_data`` saves as onnxruntime's tool does (onnx.save_model with its
+    flags), but a data file whose name is taken in the output's folder is refused, nothing
+    written; in place, the input's own data file may be rewritten."""
+    a = _save_external(tmp_path / "src" / "a.onnx", 1.0, location="w")
+    (tmp_path / "dst").mkdir()
+    (tmp_path / "dst" / "w").write_bytes(b"another model's weights")
+    out = str(tmp_path / "dst" / "out.onnx")
+    before = _hashes(tmp_path)
+    cmd = [sys.executable, "-m", "shapeinfer.compat.onnxruntime", "--input", a, "--output", out]
+    flags = ["--save_as_external_data", "--external_data_size_threshold", "16"]
+    r = subprocess.run([*cmd, *flags], capture_output=True, text=True)
+    assert r.returncode == 1 and "'w' would replace" in r.stderr and "not written" in r.stderr, r.stderr
+    assert _hashes(tmp_path) == before and not [p for p in os.listdir(tmp_path / "dst") if p.startswith(".")]
+    os.remove(tmp_path / "dst" / "w")
+    r = subprocess.run([*cmd, *flags], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path / "dst")) == ["out.onnx", "w"]
+    x = np.ones((2, 8), np.float32)
+    import onnxruntime as ort
+
+    got = ort.InferenceSession(out).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, np.full((2, 8), 8.0, np.float32))
+    # in place: the input's own data file is rewritten, nothing else appears
+    r = subprocess.run(
+        [sys.executable, "-m", "shapeinfer.compat.onnxruntime", "--input", a, "--output", a, *flags],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path / "src")) == ["a.onnx", "w"]
+    np.testing.assert_array_equal(ort.InferenceSession(a).run(None, {"x": x})[0], np.full((2, 8), 8.0, np.float32))
