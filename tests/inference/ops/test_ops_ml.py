@@ -122,3 +122,29 @@ def test_the_fixtures_cover_every_op_of_the_domain():
     ops = {s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain == ML}
     used = {n.op_type for p in MODELS for n in onnx.load(str(p)).graph.node if n.domain == ML}
     assert ops <= used, sorted(ops - used)
+
+
+@pytest.mark.parametrize("rank", [None, 0, 1, 2, 3])
+def test_no_ml_rule_raises_on_odd_inputs(rank):
+    """Every version of every op of the domain, without attributes, on inputs of unknown or 0 to
+    3 rank (symbolic dims), or a map: no rule fails (E001)."""
+    checked = 0
+    for schema in onnx.defs.get_all_schemas_with_history():
+        if schema.domain != ML:
+            continue
+        shape = None if rank is None else ["n", 3, 4][:rank]
+        inputs = [onnx.helper.make_tensor_value_info(f"x{i}", onnx.TensorProto.FLOAT, shape) for i in range(2)]
+        if schema.name in ("CastMap", "DictVectorizer"):
+            inputs[0] = onnx.helper.make_value_info(
+                "x0",
+                onnx.helper.make_map_type_proto(onnx.TensorProto.INT64, onnx.helper.make_tensor_type_proto(1, None)),
+            )
+        n_in = 2 if schema.name == "ArrayFeatureExtractor" else 1
+        outs = [f"y{i}" for i in range(len(schema.outputs))]
+        node = onnx.helper.make_node(schema.name, [f"x{i}" for i in range(n_in)], outs, domain=ML)
+        graph = onnx.helper.make_graph([node], "g", inputs[:n_in], [onnx.ValueInfoProto(name=o) for o in outs])
+        opsets = [onnx.helper.make_opsetid("", 21), onnx.helper.make_opsetid(ML, schema.since_version)]
+        result = shapeinfer.infer(onnx.helper.make_model(graph, opset_imports=opsets))
+        assert not [d for d in result.diagnostics if d.code == "E001"], (schema.name, result.diagnostics)
+        checked += 1
+    assert checked == 25  # 19 ops; LabelEncoder, TreeEnsembleClassifier/Regressor have 3 versions
