@@ -545,15 +545,35 @@ def _parse_ort_type(text: str) -> onnx.TypeProto:
     return helper.make_map_type_proto(_ORT_TYPES[key], _parse_ort_type(value))
 
 
+def _feed(vi: onnx.ValueInfoProto, rows: int = 3):
+    """A value for graph input ``vi`` (what the module docstring says the tests feed)."""
+    tp = vi.type
+    if tp.WhichOneof("value") == "map_type":
+        keys = ["a", "b", "c"] if tp.map_type.key_type == TensorProto.STRING else [0, 1, 2]
+        return {k: float(i + 1) for i, k in enumerate(keys)}
+    tt = tp.tensor_type
+    shape = [d.dim_value if d.HasField("dim_value") else rows for d in tt.shape.dim]
+    if tt.elem_type == TensorProto.STRING:
+        return np.full(shape, "a", dtype=object)
+    return np.zeros(shape, dtype=helper.tensor_dtype_to_np_dtype(tt.elem_type))
+
+
 def _type_outputs(m: onnx.ModelProto) -> None:
-    """Declare the element type (not the shape) onnxruntime gives each untyped graph output."""
+    """Declare each untyped graph output with the type onnxruntime gives it and the rank of the
+    value it computes, every dim left open (what a valid model declares: onnx.checker wants a
+    shape, and the dims are for inference to find)."""
     import onnxruntime as ort
 
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     types = {o.name: o.type for o in sess.get_outputs()}
+    values = dict(zip(types, sess.run(None, {vi.name: _feed(vi) for vi in m.graph.input})))
     for vi in m.graph.output:
         if not vi.HasField("type"):
             vi.type.CopyFrom(_parse_ort_type(types[vi.name]))
+            if vi.type.WhichOneof("value") == "tensor_type":
+                shape = vi.type.tensor_type.shape
+                for _ in range(np.asarray(values[vi.name]).ndim):
+                    shape.dim.add()
 
 
 def main() -> None:

@@ -143,7 +143,7 @@ def dict_vectorizer(ctx, ins: list) -> list:
     """DictVectorizer: one row ``[1, V]`` (V the vocabulary's size) of the map's value type."""
     m = ins[0]
     dtype = m.elem.dtype if m is not None and m.kind == "map" and m.elem is not None else 0
-    v = _count(ctx, "string_vocabulary") or _count(ctx, "int64_vocabulary")
+    v = _count(ctx, "string_vocabulary") or _count(ctx, "int64_vocabulary") or ctx.fresh()
     return [tensor(dtype, (1, v))]
 
 
@@ -154,7 +154,8 @@ def feature_vectorizer(ctx, ins: list) -> list:
     n = _batch(ctx, ins[0] if ins else None, any_rank=True)
     if n is None:
         return [Fact(FLOAT, None)]
-    return [tensor(FLOAT, (n, sum(ctx.attr("inputdimensions", []))))]
+    dims = ctx.attr("inputdimensions")
+    return [tensor(FLOAT, (n, sum(dims) if dims else ctx.fresh()))]
 
 
 _VALUES = {"values_strings": STRING, "values_int64s": INT64, "values_floats": FLOAT}
@@ -174,16 +175,14 @@ def label_encoder(ctx, ins: list) -> list:
     """LabelEncoder 2 and 4: X's shape, of the type of the values (``values_*`` lists, from 4
     also ``values_doubles`` or the ``values_tensor``'s element type)."""
     x = ins[0]
-    dtype = 0
-    for name, t in _VALUES.items():
-        if ctx.has_attr(name):
-            dtype = t
+    types = {t for name, t in _VALUES.items() if ctx.has_attr(name)}
     if ctx.version >= 4:
         if ctx.has_attr("values_doubles"):
-            dtype = TensorProto.DOUBLE
+            types.add(TensorProto.DOUBLE)
         if ctx.has_attr("values_tensor"):
             t = ctx.attr_tensor_fact("values_tensor")
-            dtype = t.dtype if t is not None else 0
+            types.add(t.dtype if t is not None else 0)
+    dtype = types.pop() if len(types) == 1 else 0  # none, or several (onnxruntime refuses): unknown
     return [Fact(dtype, None if x is None else x.shape)]
 
 
@@ -210,7 +209,7 @@ def one_hot_encoder(ctx, ins: list) -> list:
     x = ins[0]
     if x is None or x.shape is None:
         return [Fact(FLOAT, None)]
-    cats = _count(ctx, "cats_int64s") or _count(ctx, "cats_strings")
+    cats = _count(ctx, "cats_int64s") or _count(ctx, "cats_strings") or ctx.fresh()
     return [tensor(FLOAT, tuple(x.shape) + (cats,))]
 
 
@@ -221,8 +220,8 @@ def svm_classifier(ctx, ins: list) -> list:
     otherwise (linear mode, or probabilities) E is the class count k."""
     label, k = _label_type(ctx, "classlabels_ints")
     vectors = ctx.attr("vectors_per_class")
-    if not k:
-        width = None
+    if k < 2:
+        width = None  # no labels, or one: counts no fixture here checks
     elif not ctx.has_attr("vectors_per_class"):
         width = k  # linear mode
     elif sum(vectors) <= 0:
