@@ -2,8 +2,9 @@
 onnxmltools): a rule for every op of the domain, at every version onnx defines.
 
 Shapes and types are onnxruntime's (its CPU kernels in ``onnxruntime/core/providers/cpu/ml/``),
-checked op by op against onnxruntime 1.32 on batches of 0, 1 and 3 rows, rank-1 inputs and
-attribute variants (tests/inference/ops/test_ops_ml.py, fixtures in tests/models/ml/):
+measured op by op against onnxruntime 1.32 on 0, 1 and 3 rows, inputs of rank 1 to 3 and
+attribute variants, and checked on the fixtures of tests/models/ml/ at 0, 1 and 3 rows
+(tests/inference/ops/test_ops_ml.py):
 
 - the batch ``N`` of a model-style op (classifiers, regressors, FeatureVectorizer) is 1 for a
   rank-1 input (``[C]`` is one row, also when C is 0) and the first dim of a rank-2 input;

@@ -2,13 +2,13 @@
 tests/models/ml (benchmarks/make_ml_models.py: skl2onnx and onnxmltools exports of the common
 estimators and pipelines, hand-built models for the ops and attribute variants no exporter writes).
 
-For each model and batch size (1 and 3), every tensor a main-graph node makes is made a graph
-output declared with the element type (or sequence / map kind) inference gives it: onnxruntime
-refuses to load a model whose declared type differs from its own. The model is then run, and each
-value compared with the inferred fact at the batch size: kind, element type (strings included),
-rank and every dim over the input symbols. Each ai.onnx.ml op's outputs must be fully resolved
-(a known rank, every dim a number or an expression of the batch symbol), but for the one dim no
-attribute gives (a dense CastMap's map size)."""
+For each model and batch size (1, 3, and 0 where onnxruntime runs the model on no rows), every
+tensor a main-graph node makes is made a graph output declared with the element type (or
+sequence / map kind) inference gives it: onnxruntime refuses to load a model whose declared type
+differs from its own. The model is then run, and each value compared with the inferred fact at
+the batch size: kind, element type (strings included), rank and every dim over the input
+symbols. Each ai.onnx.ml op's outputs must be fully resolved (a known rank, every dim a number
+or an expression of the batch symbol), but for the one dim no attribute gives (a dense CastMap's map size)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ ML = "ai.onnx.ml"
 
 #: (op type, output index) whose dims an attribute cannot give: left unknown by design.
 UNKNOWN_BY_DESIGN = {("CastMap", 0)}
+
+#: Models onnxruntime 1.32 cannot run on no rows without aborting the process (a FeatureVectorizer
+#: of two inputs): run at 1 and 3 rows only.
+ABORTS_ON_NO_ROWS = {"featurevectorizer"}
 
 
 def _feed(vi: onnx.ValueInfoProto, n: int, rng: np.random.Generator):
@@ -106,9 +110,13 @@ def test_every_output_has_onnxruntimes_type_and_shape(path):
     so.log_severity_level = 4
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(probe.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    for n in (1, 3):
+    for n in (1, 3, 0) if path.stem not in ABORTS_ON_NO_ROWS else (1, 3):
         rng = np.random.default_rng(n)
-        values = sess.run(None, {vi.name: _feed(vi, n, rng) for vi in m.graph.input})
+        try:
+            values = sess.run(None, {vi.name: _feed(vi, n, rng) for vi in m.graph.input})
+        except Exception as e:  # some pipelines' default-domain ops refuse no rows at all
+            assert n == 0, e
+            continue
         binding = dict.fromkeys(batch, n)
         for (op, name, f), value in zip(produced, values):
             reason, _, expected = compare(f, value, binding)
