@@ -50,12 +50,6 @@ CASES = [
         _model("LinearRegressor", {"coefficients": [1.0] * 3, "foo": 2}, domain="ai.onnx.ml", extra=[ML]),
         _model("LinearRegressor", {"coefficients": [1.0] * 3}, domain="ai.onnx.ml", extra=[ML]),
     ),
-    (
-        "contrib-unknown-attribute",
-        "G017",
-        _model("FastGelu", {"foo": 1}, domain="com.microsoft", extra=[MS]),
-        _model("FastGelu", {}, domain="com.microsoft", extra=[MS]),
-    ),
     ("leakyrelu-alpha-int", "E007", _model("LeakyRelu", {"alpha": 1}), _model("LeakyRelu", {"alpha": 1.0})),
     ("softmax-axis-float", "E007", _model("Softmax", {"axis": 1.0}), _model("Softmax", {"axis": 1})),
     (
@@ -156,3 +150,46 @@ def test_no_error_under_openvino_which_ignores_attributes_it_does_not_read(case,
     Softmax's ``axis``, OpenVINO refuses the model: a miss rather than a false error)."""
     found = [f for f in lint_model(model, "m.onnx", target="openvino") if f.code == code]
     assert found and all(f.severity == "warning" for f in found)
+
+
+def test_an_attribute_the_contrib_table_lacks_is_a_warning_everywhere():
+    """onnxruntime refuses an attribute its contrib schema lacks, but the table is its documented
+    schema of an older version, and later versions add attributes without a new opset version:
+    lint warns under every target rather than err on a model a newer onnxruntime loads."""
+    m = _model("FastGelu", {"foo": 1}, domain="com.microsoft", extra=[MS])
+    assert _checker_refuses(m) is None
+    assert "Unrecognized attribute: foo" in _onnxruntime_refuses(m)
+    for target in ("onnx", "onnxruntime", "openvino"):
+        (f,) = [f for f in lint_model(m, "m.onnx", target=target) if f.code == "G017"]
+        assert f.severity == "warning" and "'foo'" in f.message and "ContribOperators.md, version" in f.message
+    neighbour = _model("FastGelu", {}, domain="com.microsoft", extra=[MS])
+    assert _onnxruntime_refuses(neighbour) is None
+    assert not [f for f in lint_model(neighbour, "m.onnx", target="onnxruntime") if f.code == "G017"]
+
+
+def test_an_attribute_onnxruntime_added_after_the_table_is_no_error():
+    """MatMulNBits' ``weight_prepacked`` came after the contrib table's document (onnxruntime
+    1.24): onnxruntime 1.32 loads the node; lint must not err under --target onnxruntime."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    k, n, block = 16, 4, 16
+    b = numpy_helper.from_array(np.zeros((n, k // block, block // 2), np.uint8), "b")
+    scales = numpy_helper.from_array(np.ones((n * (k // block),), np.float32), "s")
+    node = h.make_node(
+        "MatMulNBits",
+        ["a", "b", "s"],
+        ["y"],
+        domain="com.microsoft",
+        K=k,
+        N=n,
+        bits=4,
+        block_size=block,
+        weight_prepacked=0,
+    )
+    a, y = h.make_tensor_value_info("a", T.FLOAT, [2, k]), h.make_tensor_value_info("y", T.FLOAT, [2, n])
+    g = h.make_graph([node], "g", [a], [y], [b, scales])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(*MS)])
+    m.ir_version = 8
+    assert _onnxruntime_refuses(m) is None
+    assert not [f for f in lint_model(m, "m.onnx", target="onnxruntime") if f.severity == "error"]

@@ -13,10 +13,13 @@ them). The severity under each target is measured on the fixtures of
 tests/lint/test_lint_attributes.py: onnx's checker refuses the onnx-domain cases only (it checks
 no ``com.microsoft`` node), onnxruntime all of them; OpenVINO ignores an attribute it does not
 read, and refuses a missing or mistyped one only where its converter reads it (a warning under
-``--target openvino``: which attributes a converter reads is not known here).
+``--target openvino``: which attributes a converter reads is not known here). An attribute the
+contrib table lacks is a warning everywhere (G017's documentation says why).
 """
 
 from __future__ import annotations
+
+import re
 
 import onnx
 
@@ -80,15 +83,35 @@ def unknown_attribute(ctx: LintContext) -> None:
     one that became an input (``ReduceMean``'s ``axes`` from opset 18, ``Split``'s ``split``
     from 13, ``Pad``'s ``pads`` from 11), left behind by a tool that changed the opset without
     converting the node. ``onnx.checker`` and onnxruntime refuse the model ("Unrecognized
-    attribute: axes for operator ReduceMean"); for a ``com.microsoft`` op onnxruntime does (its
-    contrib schema), onnx's checker does not look (a warning under ``--target onnx``); OpenVINO
-    ignores the attribute (a warning under ``--target openvino``). Convert the node to the
-    opset (``onnx.version_converter``), or remove the attribute. Attributes whose name starts
-    with ``__`` are internal and not checked.
+    attribute: axes for operator ReduceMean"); OpenVINO ignores the attribute (a warning under
+    ``--target openvino``). Convert the node to the opset (``onnx.version_converter``), or
+    remove the attribute. Attributes whose name starts with ``__`` are internal and not
+    checked. For a ``com.microsoft`` op the schema is onnxruntime's documented one (the
+    version its contrib table was made from): onnxruntime refuses an attribute its own schema
+    lacks, but a later version may have added it to the op without a new opset version
+    (``MatMulNBits``' ``weight_prepacked``), so the finding is a warning under every target;
+    onnx's checker does not look at ``com.microsoft`` nodes.
     """
     for ref, source, attrs in _checked(ctx):
         for a in ref.node.attribute:
             if a.name in attrs or a.name.startswith("__"):
+                continue
+            if source == "contrib":
+                # the table is onnxruntime's documented schema of an older version, and later
+                # versions add attributes to an op without a new since_version (MatMulNBits'
+                # weight_prepacked): that the installed onnxruntime refuses is not known here
+                from shapeinfer.inference.ops.contrib import schemas as contrib_schemas
+
+                found = re.search(r"version [0-9.]+", contrib_schemas.source())
+                doc = found.group(0) if found else contrib_schemas.source()
+                ctx.report(
+                    "G017",
+                    f"attribute {a.name!r} is not in onnxruntime's contrib schema of {_where(ref, ctx)} "
+                    f"(its ContribOperators.md, {doc}): onnxruntime refuses the model unless a later "
+                    "version added it",
+                    ref,
+                    severity="warning",
+                )
                 continue
             refused = REFUSED_BY[source]
             ctx.report(
