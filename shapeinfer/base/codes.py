@@ -158,7 +158,11 @@ ATTRIBUTE_WRONG_TYPE = _code(
     "an attribute whose type is not the one the op takes",
     f"""
     An attribute has another type than the op's schema gives it (an ``axis`` given as a float,
-    ``perm`` as a single int). onnx's checker refuses the node. {_RUNS}
+    ``perm`` as a single int). onnx's checker refuses the node. {_RUNS} Lint checks every
+    attribute of a node whose op has a schema (onnx's; onnxruntime's for ``com.microsoft``),
+    not only those a shape rule reads: an error where the target's runtime refuses the model
+    (onnx's checker and onnxruntime for the onnx domains, onnxruntime alone for
+    ``com.microsoft``), a warning elsewhere (OpenVINO's converters read some attributes only).
     """,
 )
 
@@ -395,7 +399,9 @@ MISSING_ATTRIBUTE_OR_OPERAND = _code(
     f"""
     The node lacks something its op cannot run without: If without ``then_branch`` or
     ``else_branch``, Loop, Scan or SequenceMap without a ``body``, MatMulNBits without ``N``
-    and ``K``, a MatMul or a quantized MatMul of a scalar. {_RUNS}
+    and ``K``, a MatMul or a quantized MatMul of a scalar. {_RUNS} Lint also reports every
+    attribute the op's schema requires and the node lacks (Cast's ``to``, LRN's ``size``),
+    graded by the target's runtime as E007 is.
     """,
 )
 

@@ -21,6 +21,7 @@ from shapeinfer.lint import engine_codes as _engine_codes  # noqa: F401  (regist
 from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import Finding, LintContext, target_reason
 from shapeinfer.lint.registry import CHECKS, REMAPS, RULES, Rule, expand
+from shapeinfer.lint.rules import attributes as _attributes  # noqa: F401  (registers G017; E007, E030 checks)
 from shapeinfer.lint.rules import graph as _graph  # noqa: F401  (registers G/E rules)
 from shapeinfer.lint.rules import model as _model  # noqa: F401  (registers E003, G014)
 from shapeinfer.lint.rules import reshape as _reshape  # noqa: F401  (registers R rules)

@@ -368,23 +368,25 @@ def invalid_transpose(perm):
     return make([node], [vi("x", T.FLOAT, [2, 3])], [out(rank=2)])
 
 
-def array_feature_extractor(index_type):
-    """ai.onnx.ml ArrayFeatureExtractor (no native rule: onnx's own inference runs, and fails
-    on float indices)."""
-    node = h.make_node("ArrayFeatureExtractor", ["x", "i"], ["y"], name="bad", domain="ai.onnx.ml")
-    ins = [vi("x", T.FLOAT, [2, 3]), vi("i", index_type, [2])]
-    return make([node], ins, [out(rank=2)], extra_opsets=[("ai.onnx.ml", 1)])
+#: TfIdfVectorizer's attributes for one 1-gram pool of two int64 values.
+_TFIDF = dict(mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0, ngram_counts=[0], ngram_indexes=[0, 1])
+
+
+def tfidf_vectorizer(dtype):
+    """TfIdfVectorizer (no native rule: onnx's own inference runs, and fails on an input type
+    its schema does not take, float)."""
+    node = h.make_node("TfIdfVectorizer", ["x"], ["y"], name="bad", pool_int64s=[1, 2], **_TFIDF)
+    return make([node], [vi("x", dtype, [2, 3])], [out(rank=2)])
 
 
 def unknown_type_into_onnx_rule():
-    """ArrayFeatureExtractor (no native rule) fed by a custom op: onnx's per-node inference has no
+    """TfIdfVectorizer (no native rule) fed by a custom op: onnx's per-node inference has no
     type for its input and fails without a verdict on the node (E002, not E011)."""
     nodes = [
         h.make_node("Custom", ["x"], ["t"], domain="custom"),
-        h.make_node("ArrayFeatureExtractor", ["t", "i"], ["y"], name="bad", domain="ai.onnx.ml"),
+        h.make_node("TfIdfVectorizer", ["t"], ["y"], name="bad", pool_int64s=[1, 2], **_TFIDF),
     ]
-    ins = [vi("x", T.FLOAT, [2, 3]), vi("i", T.INT64, [2])]
-    return make(nodes, ins, [out(rank=2)], extra_opsets=[("ai.onnx.ml", 1), ("custom", 1)])
+    return make(nodes, [vi("x", T.INT64, [2, 3])], [out(rank=2)], extra_opsets=[("custom", 1)])
 
 
 def conv(pads):
@@ -581,7 +583,7 @@ CASES: list[Case] = [
     Case("G010", "plain-function", function_call, False),
     Case("G011", "two-outputs-of-one", lambda: function_call(call_outputs=2), True),
     Case("G011", "one-output-of-one", function_call, False),
-    Case("E002", "onnx-inference-fails", lambda: array_feature_extractor(T.FLOAT), True),
+    Case("E002", "onnx-inference-fails", lambda: tfidf_vectorizer(T.FLOAT), True),
     Case("E011", "conv-negative-pads", lambda: conv([0, -1, 0, 0]), True),
     Case("E011", "conv-valid-pads", lambda: conv([0, 1, 0, 1]), False),
     Case("E012", "shape-of-length-2000", lambda: constant_of_shape(2000), True),
@@ -821,7 +823,7 @@ def lstm(direction: str):
 
 CASES += [
     Case("E002", "onnx-has-no-input-type", unknown_type_into_onnx_rule, True),
-    Case("E002", "onnx-inference-succeeds", lambda: array_feature_extractor(T.INT64), False),
+    Case("E002", "onnx-inference-succeeds", lambda: tfidf_vectorizer(T.INT64), False),
     Case("E004", "output-defined-twice", lambda: defined_twice(True), True),
     Case("E004", "outputs-defined-once", lambda: defined_twice(False), False),
     Case("E005", "no-default-opset", lambda: without_default_opset(True), True, node=None),
@@ -884,4 +886,19 @@ CASES += [
     Case("E080", "dft-of-3d", lambda: dft([1, 8, 1]), False),
     Case("E090", "direction-sideways", lambda: lstm("sideways"), True),
     Case("E090", "direction-forward", lambda: lstm("forward"), False),
+]
+
+CASES += [
+    Case(
+        "G017",
+        "reducemean-18-axes-attribute",
+        lambda: node_model("ReduceMean", [vi("x", T.FLOAT, [2, 3])], opset=18, axes=[1]),
+        True,
+    ),
+    Case(
+        "G017",
+        "reducemean-17-axes-attribute",
+        lambda: node_model("ReduceMean", [vi("x", T.FLOAT, [2, 3])], opset=17, axes=[1]),
+        False,
+    ),
 ]

@@ -147,4 +147,4 @@ def test_no_op_without_a_native_rule_makes_inference_raise() -> None:
         r = shapeinfer.infer(_model([node], inputs, outs, opsets))
         assert set(outs) <= set(r.facts)
         checked += 1
-    assert checked >= 10
+    assert checked >= 2  # TfIdfVectorizer, Gradient (the ai.onnx.ml ops have rules: test_ops_ml.py)
