@@ -152,7 +152,10 @@ def _follow(gr: _Graph, tensor: str, target: D.Dim) -> tuple[list[str], object |
         for i in n.input:
             if not i:
                 continue
+            const = i in gr.inits or getattr(gr.producer.get(i), "op_type", "") == "Constant"
             for score, e in _carriers(gr.facts.get(i)):
+                if const and score == 1:
+                    continue  # a constant's own dims carry nothing of the sizes (its [1] is no "1")
                 if _same(e, target):
                     rank = (2 + score, 0)
                 elif want and D.is_symbolic(e) and D.symbols(e) & want:
