@@ -12,7 +12,10 @@ they imply. It is read from an inference :class:`~shapeinfer.inference.engine.Re
 - input symbols are matched by position (input name, axis): ``batch`` in one model and ``N``
   in the other at the same place are the same size, so a rename is no change. Two places that
   share a symbol in one model and not in the other are a change (the sizes were tied, now free,
-  or the other way round).
+  or the other way round);
+- guards that only keep a size exact in floating point (``seq <= 16777216`` where a Cast to
+  float32 reads it) are inference's reading of a float computation, not a condition the model
+  puts on its inputs: they are kept apart (``Contract.precision``) and not compared.
 
 :func:`compare` lists the changes; an empty list means the same contract. Unknown against
 unknown is no change (nothing was promised either way); a dim that becomes unknown, or known,
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from shapeinfer.base import codes
 from shapeinfer.inference.engine import Result
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -56,6 +60,10 @@ class Contract:
     outputs: list[Port]
     guards: list[Guard] = field(default_factory=list)
     ranges: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    #: guards that only say a size stays exact in floating point (``seq <= 16777216`` from a Cast
+    #: to float32, G012): inference's reading of a float computation, not something the model
+    #: asks of its inputs; kept here, not compared (a rewrite that moves the Cast moves them)
+    precision: list[Guard] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -111,7 +119,21 @@ def contract_of(result: Result) -> Contract:
 
     inputs = [port(v.name, True) for v in graph.input if v.name not in inits]
     outputs = [port(v.name, False) for v in graph.output]
-    return Contract(inputs, outputs, list(result.guards()), dict(result.ranges()))
+    exact_nodes = {d.node for d in result.diagnostics if d.code == codes.ASSUMED_EXACT_FLOAT and d.node}
+    guards, precision = [], []
+    for g in result.guards():
+        float_limit = g.kind == "bound" and type(g.rhs) is int and g.rhs >= _FLOAT_EXACT - 1
+        (precision if float_limit and g.nodes and set(g.nodes) <= exact_nodes else guards).append(g)
+    ranges = dict(result.ranges())
+    for g in precision:  # the top a precision guard sets is no range the model asks for
+        s = D.format(g.lhs)
+        if s in ranges and ranges[s][1] is not None and ranges[s][1] >= g.rhs - 1:
+            ranges[s] = (ranges[s][0], None, *ranges[s][2:])
+    return Contract(inputs, outputs, guards, ranges, precision)
+
+
+#: the smallest bound a float-exactness assumption sets (float32: every integer up to 2**24)
+_FLOAT_EXACT = 2**24
 
 
 def _text(d: D.Dim | None) -> str:

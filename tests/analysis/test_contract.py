@@ -150,3 +150,20 @@ def test_the_command_exit_codes_and_json(tmp_path):
     (tmp_path / "junk.onnx").write_bytes(b"not a model")
     r = CliRunner().invoke(main, ["diff", str(old), str(tmp_path / "junk.onnx")])
     assert r.exit_code == 2 and "junk.onnx" in r.stderr and "Traceback" not in r.output
+
+
+def test_float_exactness_assumptions_are_kept_apart_not_compared():
+    """tf2onnx's while loop casts the sequence length to float: inference assumes seq <= 2**24
+    there; optimize folds that comparison away and the loop's own assumption (seq <= 2**24 + 1)
+    is what remains. Neither is a condition the model puts on its inputs."""
+    from pathlib import Path
+
+    p = Path(__file__).resolve().parents[1] / "models" / "exporters" / "tf_while_countdown.onnx"
+    m = onnx.load(str(p))
+    before = _contract(m)
+    assert before.precision and not any(g.text.startswith("seq <=") for g in before.guards)
+    assert before.ranges["seq"][1] is None
+    assert _diff(m, shapeinfer.optimize(m)) == []
+    # a bound the model does ask for stays in the contract: BERT's 512 positions
+    bert = _contract(onnx.load(str(model_path("bert_ts"))))
+    assert [g.text for g in bert.guards] == ["seq <= 512"] and not bert.precision
