@@ -50,9 +50,12 @@ PASSES: dict[str, str] = {
     "remove-expand": "shapeinfer.passes.remove_expand",
     "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
     "dce": "shapeinfer.passes.dce",
+    "scalar-if-condition": "shapeinfer.passes.scalar_if_condition",
 }
 
-DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
+#: the passes optimize runs unless told: every pass but those that serve one runtime only
+#: (scalar-if-condition: OpenVINO's If; lint --fix runs it for P007)
+DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p != "scalar-if-condition")
 
 #: Rounds of the repeated passes before giving up on reaching a fixpoint.
 MAX_ROUNDS = 8

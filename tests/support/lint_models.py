@@ -436,6 +436,19 @@ def concat_padded(rows: int):
     return make(nodes, [vi("a", T.FLOAT, ["n", 2])], [out(rank=2)], [ints("pads", [0, 0, rows, 0])])
 
 
+def if_condition(dims: list) -> onnx.ModelProto:
+    """y = If(c) then Relu(x) else Neg(x) (node ``bad``), the bool condition of the given dims."""
+    then = h.make_graph([h.make_node("Relu", ["x"], ["a"])], "then", [], [h.make_tensor_value_info("a", T.FLOAT, [2])])
+    other = h.make_graph([h.make_node("Neg", ["x"], ["b"])], "else", [], [h.make_tensor_value_info("b", T.FLOAT, [2])])
+    g = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], name="bad", then_branch=then, else_branch=other)],
+        "g",
+        [h.make_tensor_value_info("c", T.BOOL, dims), h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
 @dataclass(frozen=True)
 class Case:
     """A model and whether rule ``code`` must (``triggers``) or must not report on it."""
@@ -554,6 +567,9 @@ CASES: list[Case] = [
     Case("P201", "local-function", local_function_call, False, "onnxruntime"),
     Case("P005", "loop-own-output", lambda: loop_state(False), False, "openvino"),
     Case("P006", "qdq-scale-alone", qdq_matmul_scale, True, "openvino"),
+    Case("P007", "if-condition-rank-2", lambda: if_condition([1, 1]), True, "openvino"),
+    Case("P007", "if-condition-rank-1", lambda: if_condition([1]), False, "openvino"),
+    Case("P007", "if-condition-rank-2-onnxruntime", lambda: if_condition([1, 1]), False, "onnxruntime"),
     Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),
     Case("P006", "qdq-scale-shared", lambda: qdq_matmul_scale("shared"), False, "openvino"),
     Case("P006", "float-scale", lambda: qdq_matmul_scale("float_scale"), False, "openvino"),

@@ -394,3 +394,38 @@ def onnxruntime_kernel(ctx: LintContext) -> None:
             "InferenceSession refuses the model",
             ref,
         )
+
+
+@rule(
+    "P007",
+    "openvino-if-condition-rank",
+    "error",
+    "an If whose condition has rank 2 or more (OpenVINO's If takes rank 0 or 1)",
+    fix="scalar-if-condition",
+    target="openvino",
+)
+def openvino_if_condition_rank(ctx: LintContext) -> None:
+    """
+    ONNX takes an ``If`` condition of any rank that holds one element, and onnx's checker and
+    onnxruntime run a ``[1, 1]`` condition; OpenVINO's ``If`` validates
+    ``if_condition_rank.compatible(1) || if_condition_rank.compatible(0)`` (src/core/src/op/if.cpp)
+    and ``read_model`` refuses the model ("Rank of If condition input must be equal to 0 or 1").
+    Checked against OpenVINO 2026.4 with conditions of rank 0, 1 (loaded) and 2, 3 (refused). A
+    condition whose rank OpenVINO cannot see passes its check; reported are conditions whose
+    rank inference knows. ``lint --fix --target openvino`` reads the condition through
+    ``Reshape(cond, [])`` (the ``scalar-if-condition`` pass): the same value, a scalar.
+    """
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type != "If" or n.domain not in ("", "ai.onnx") or not n.input or not n.input[0]:
+            continue
+        f = ref.input_fact(0)
+        if f is None or f.kind != "tensor" or f.shape is None or len(f.shape) < 2:
+            continue
+        ctx.report(
+            "P007",
+            f"the If condition {n.input[0]!r} has rank {len(f.shape)}: OpenVINO {runtimes.version('openvino')} "
+            "refuses an If whose condition is not a scalar or of rank 1 (read_model); reshape it to a scalar",
+            ref,
+            fix=ref.graph == "main",
+        )
