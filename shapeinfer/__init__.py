@@ -8,6 +8,8 @@ Python API:
 - :func:`infer` — the full result: per-tensor facts (dims as ints / symbolic expressions),
   input and fresh symbols, assumed equalities, diagnostics.
 - :func:`optimize` — the rewriting passes of ``shapeinfer optimize``.
+- :func:`make_dynamic` — static input axes made symbolic, every constant that baked them in
+  rewritten (``shapeinfer make-dynamic``).
 - :mod:`shapeinfer.symbolic.dims` — the symbolic dimension algebra.
 
 The names are imported on first use, so ``import shapeinfer`` (and ``shapeinfer --version``)
@@ -20,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Document", "Result", "__version__", "infer", "infer_shapes", "open", "optimize"]
+__all__ = ["Document", "Result", "__version__", "infer", "infer_shapes", "make_dynamic", "open", "optimize"]
 
 if TYPE_CHECKING:
-    from shapeinfer.api import infer, infer_shapes, optimize
+    from shapeinfer.api import infer, infer_shapes, make_dynamic, optimize
     from shapeinfer.document import Document, open
     from shapeinfer.inference.engine import Result
 
@@ -32,6 +34,7 @@ _LAZY = {
     "infer_shapes": "shapeinfer.api",
     "Result": "shapeinfer.inference.engine",
     "optimize": "shapeinfer.api",
+    "make_dynamic": "shapeinfer.api",
     "open": "shapeinfer.document",
     "Document": "shapeinfer.document",
 }

@@ -33,6 +33,7 @@ __all__ = [
     "check_ranges",
     "infer",
     "infer_shapes",
+    "make_dynamic",
     "optimize",
 ]
 
@@ -121,3 +122,16 @@ def optimize(
     if bind:
         check_bind_values(bind)
     return open_model(model).optimize(passes=passes, bind=bind, target_opset=target_opset).model
+
+
+def make_dynamic(model: ModelLike, *, dims: Mapping[str, Mapping[int, str]]) -> onnx.ModelProto:
+    """A copy of ``model`` with each input axis ``dims[input][axis]`` made the symbol named and
+    every constant that baked its old size in rewritten (:mod:`shapeinfer.passes.make_dynamic`):
+    ``shapeinfer.make_dynamic(m, dims={"input_ids": {0: "batch", 1: "seq"}})``. ValueError for a
+    request that cannot be right; :class:`~shapeinfer.passes.make_dynamic.MakeDynamicError`
+    (its ``refusals`` name each node and why) when the rewrite cannot be proved. ``model`` is
+    never modified."""
+    from shapeinfer.passes.make_dynamic import make_dynamic as _make_dynamic
+
+    check_kind(model)
+    return _make_dynamic(open_model(model).model, dims)

@@ -27,7 +27,7 @@ import click
 
 from shapeinfer import __version__
 from shapeinfer.cli import common
-from shapeinfer.cli.commands import diff, explain, infer, lint, optimize, profile, verify
+from shapeinfer.cli.commands import diff, explain, infer, lint, make_dynamic, optimize, profile, verify
 from shapeinfer.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CliError, _silence_stdout, _stdout_gone
 
 
@@ -203,5 +203,6 @@ for _command in (
     optimize.optimize_cmd,
     diff.diff_cmd,
     explain.explain_cmd,
+    make_dynamic.make_dynamic_cmd,
 ):
     main.add_command(_command)

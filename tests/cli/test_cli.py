@@ -233,7 +233,10 @@ def test_input_shape_takes_expressions():
         (["--bnd", "x=1"], "no such option '--bnd' (did you mean '--bind'?)"),
         (["optimze", "{m}"], "unknown command 'optimze' (did you mean 'optimize'?)"),
         (["lnt", "{m}"], "unknown command 'lnt' (did you mean 'lint'?)"),
-        (["check", "{m}"], "unknown command 'check' (commands: diff, explain, infer, lint, optimize, profile, verify)"),
+        (
+            ["check", "{m}"],
+            "unknown command 'check' (commands: diff, explain, infer, lint, make-dynamic, optimize, profile, verify)",
+        ),
         (["optimize", "{m}", "--passes", "fold-shape"], "unknown pass 'fold-shape' (did you mean 'fold-shapes'?)"),
         (["optimize", "{m}", "--bind", "bacth=1"], "did you mean 'batch'?"),
     ],

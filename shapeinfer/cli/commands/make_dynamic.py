@@ -1,0 +1,64 @@
+"""``shapeinfer make-dynamic``: the click command. The work is
+:func:`shapeinfer.passes.make_dynamic.make_dynamic`; the write is the Document's.
+
+Registered on the group by :mod:`shapeinfer.cli.main`; imports the plumbing from
+:mod:`shapeinfer.cli.common`.
+"""
+
+from __future__ import annotations
+
+import click
+
+from shapeinfer.cli.common import CliError, _run_guarded, show
+
+
+def _parse_dims(specs: tuple[str, ...]) -> dict[str, dict[int, str]]:
+    """``INPUT:AXIS=SYMBOL`` entries as ``{input: {axis: symbol}}`` (CliError for a malformed one)."""
+    out: dict[str, dict[int, str]] = {}
+    for spec in specs:
+        head, eq, symbol = spec.rpartition("=")
+        name, colon, axis = head.rpartition(":")
+        if not eq or not colon or not name or not symbol:
+            raise CliError(f"--dim {spec!r}: expected INPUT:AXIS=SYMBOL")
+        try:
+            a = int(axis)
+        except ValueError:
+            raise CliError(f"--dim {spec!r}: the axis {axis!r} is not an integer") from None
+        out.setdefault(name, {})[a] = symbol
+    return out
+
+
+@click.command("make-dynamic", short_help="Make static input axes symbolic, with proof.")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, help="Where to write the rewritten model.")
+@click.option("--dim", "dims", multiple=True, required=True, metavar="INPUT:AXIS=SYMBOL",
+              help="An input axis to make the symbol (repeatable).")  # fmt: skip
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+def make_dynamic_cmd(model: str, output: str, dims: tuple[str, ...], debug: bool) -> None:
+    """Make each --dim input axis of MODEL the symbol named, and rewrite every constant that
+    baked its old size in (Reshape targets, Expand / ConstantOfShape / Tile shapes, Range
+    limits, Slice ends, position ids) into a computation from the input shapes; the rewritten
+    model is inferred again and must follow the symbols with no guard on them.
+
+    Exit codes: 0 written; 1 refused (each node that cannot follow the size is named, nothing
+    is written); 2 usage errors (a file that is no model, a --dim that is malformed or names no
+    static input axis, an output that cannot be written).
+    """
+    from shapeinfer.document import check_output
+    from shapeinfer.document import open as open_model
+    from shapeinfer.passes.make_dynamic import MakeDynamicError, make_dynamic
+
+    wanted = _parse_dims(dims)
+    _run_guarded(debug, lambda: check_output(output, model), model)
+    doc = _run_guarded(debug, lambda: open_model(model), model)
+    try:
+        rewritten = make_dynamic(doc.model, wanted)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    except MakeDynamicError as e:
+        for r in e.refusals:
+            click.echo(show(f"shapeinfer: refused: {r}"), err=True)
+        click.echo(f"shapeinfer: nothing written: {len(e.refusals)} node(s) cannot follow the size", err=True)
+        raise SystemExit(1) from None
+    _run_guarded(debug, lambda: doc.write(output, model=rewritten), model)
+    click.echo(show(f"wrote {output}"), err=True)

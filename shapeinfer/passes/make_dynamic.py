@@ -1,0 +1,901 @@
+"""``make-dynamic``: make input axes of a statically exported model symbolic, rewriting every
+constant that baked the old size in (issue 36 part 1), or refuse.
+
+:func:`make_dynamic` takes a model and ``{input: {axis: symbol}}``, each listed axis a static dim
+(its *old size*), and returns a rewritten copy (the caller's model is never changed) or raises
+:class:`MakeDynamicError` listing each node that cannot be made to follow the size and why.
+
+How a constant is found to come from the size (provenance, never value): the listed axes are
+made symbolic and the model inferred; then, repeatedly, the *first* node in graph order that
+shows a baked size is repaired and the model inferred again (everything before that node is
+then known to follow the symbols, so its facts are trusted). A node shows a baked size when:
+
+- **Reshape** with a constant target whose data has a dim in the new symbols: the data's dims
+  (evaluated at the old sizes) and the target's entries are aligned into the minimal groups of
+  equal element count, left to right (so a symbolic dim of old size 1 joins the group at its
+  own place); an entry of a group whose data dims carry a symbol takes their product. A group
+  of several entries is symbolic in one entry only: the one the target wrote as ``-1``, else the
+  one whose value is the group's symbolic factor at the old size; anything else is ambiguous
+  and refused. This is why, in ``Reshape(x[1, seq, 64], [1, 16, -1, 16])`` at seq 16, the
+  first 16 becomes ``seq`` (it is x's dim 1) and the last stays 16 (a factor of the static 64).
+- **a guard**: inference had to assume a new symbol equals its old size (a broadcast of ``seq``
+  against 16, a MatMul's inner dims). The static side of the guard is traced back, axis by
+  axis, through the ops that carry a dim from input to output (elementwise and broadcasting
+  ops, Cast, Unsqueeze/Squeeze, Transpose, Gather, MatMul, Concat off its axis, a 1-to-1
+  Reshape group) to where that dim was made: an Expand / ConstantOfShape shape entry (also
+  behind TorchScript's ``Where(Equal(c, -1), 1, c)`` wrapping), a Tile repeat, a Range limit, a
+  Slice end over a static axis, or a constant. The dim there is the symbol's expression.
+
+A constant that is the source of such a dim is regenerated only when it is an integer
+``arange`` along that axis and constant along every other (position ids: ``Range`` of the
+size); any other constant (a weight of exactly that many rows, a table folded from the size
+such as a rotary or a causal mask) is refused. So is a guard that cannot be traced, a
+``Gather`` that reads an axis in the new symbols at indices made from constants alone (the
+batch rows of a mask folded at batch 1), a Slice that cuts a fixed length out of such an axis,
+an If whose condition follows the size, and a Reshape target that stays ambiguous.
+
+Each rewritten dim is a shape computation from the graph inputs: one ``Shape`` per input that
+declares a symbol (the fewest roots), ``Gather`` of the axis, ``Mul``/``Add``/``Div`` for the
+expression, ``Concat`` for a vector; a Reshape entry that copies the data's dim at the same
+index becomes 0 and a single remaining symbolic entry -1. The new nodes go at the head of the
+graph (they read graph inputs only); the nodes and constants a rewrite leaves unused are
+removed, and nothing else changes.
+
+The proof: the rewritten model is inferred again and must have no equality or broadcast guard
+on a new symbol (no condition tying it to one size; a bound such as ``seq <= 512`` from a
+table's rows is the model's own range, as its dynamic export has it) and every graph output's
+rank known; the graph outputs then declare the dims inference proves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from shapeinfer.symbolic import dims as D
+
+__all__ = ["MakeDynamicError", "Refusal", "make_dynamic"]
+
+_PREFIX = "make_dynamic"
+_UNARY = {
+    "Cast", "Neg", "Not", "Identity", "Abs", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Erf", "Sqrt",
+    "Reciprocal", "Floor", "Ceil", "Softmax", "LogSoftmax", "LayerNormalization", "Dropout", "Gelu",
+    "IsNaN", "IsInf", "Sin", "Cos", "CastLike", "Round", "Sign", "LeakyRelu", "Elu", "HardSigmoid",
+    "Clip",
+}  # fmt: skip
+_BROADCAST = {
+    "Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+    "And", "Or", "Xor", "Where", "Max", "Min", "Mod", "BitShift", "Sum", "Mean",
+}  # fmt: skip
+_MAX_ROUNDS = 400
+_DEBUG = bool(__import__("os").environ.get("SHAPEINFER_MAKE_DYNAMIC_DEBUG"))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One node that cannot be made to follow the size: its name and why."""
+
+    node: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.why}"
+
+
+class MakeDynamicError(Exception):
+    """The model cannot be made dynamic as asked: :attr:`refusals` names each node and why."""
+
+    def __init__(self, refusals: list[Refusal]) -> None:
+        self.refusals = refusals
+        super().__init__("; ".join(str(r) for r in refusals))
+
+
+class _Refused(Exception):
+    def __init__(self, node: str, why: str) -> None:
+        super().__init__(why)
+        self.refusal = Refusal(node, why)
+
+
+def make_dynamic(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, str]]) -> onnx.ModelProto:
+    """A copy of ``model`` with each ``dims[input][axis]`` made the symbol named, and every
+    constant that baked that axis' old size in rewritten to follow it (see the module docstring
+    for the rule and the proof). ValueError for a request that cannot be right (an input the
+    graph lacks, an axis out of range or not a static dim, a symbol given two old sizes, a bad
+    symbol name); :class:`MakeDynamicError` when the rewrite cannot be proved, nothing returned.
+    """
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    old = _symbolise_inputs(work, dims)
+    rw = _Rewriter(work, old)
+    rw.run()
+    return work
+
+
+def _symbolise_inputs(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, str]]) -> dict[str, int]:
+    """Write the symbols into the graph inputs; returns each symbol's old size."""
+    inputs = {i.name: i for i in model.graph.input}
+    init = {t.name for t in model.graph.initializer}
+    old: dict[str, int] = {}
+    if not dims:
+        raise ValueError("no --dim given: name at least one INPUT:AXIS=SYMBOL")
+    for name, axes in dims.items():
+        vi = inputs.get(name)
+        if vi is None or name in init:
+            raise ValueError(f"no graph input named {name!r} (inputs: {', '.join(i for i in inputs if i not in init)})")
+        shape = vi.type.tensor_type.shape
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            raise ValueError(f"input {name!r} declares no shape")
+        rank = len(shape.dim)
+        for axis, symbol in axes.items():
+            a = int(axis)
+            if a < -rank or a >= rank:
+                raise ValueError(f"input {name!r} has rank {rank}: no axis {axis}")
+            a %= rank
+            if not isinstance(symbol, str) or not symbol.isidentifier():
+                raise ValueError(f"symbol {symbol!r} for {name}:{axis} is not a name")
+            d = shape.dim[a]
+            if not d.HasField("dim_value") or d.dim_value < 1:
+                raise ValueError(f"input {name!r} axis {a} is not a static dim (nothing to make dynamic)")
+            if old.setdefault(symbol, d.dim_value) != d.dim_value:
+                raise ValueError(f"symbol {symbol!r} stands for {old[symbol]} and {d.dim_value}: one size a symbol")
+            d.Clear()
+            d.dim_param = symbol
+    return old
+
+
+def _const_array(model: onnx.ModelProto, name: str, producers: dict) -> np.ndarray | None:
+    for t in model.graph.initializer:
+        if t.name == name:
+            return numpy_helper.to_array(t)
+    node = producers.get(name)
+    if node is not None and node.op_type == "Constant":
+        for a in node.attribute:
+            if a.name == "value":
+                return numpy_helper.to_array(a.t)
+            if a.name == "value_ints":
+                return np.array(list(a.ints), dtype=np.int64)
+            if a.name == "value_int":
+                return np.array(a.i, dtype=np.int64)
+    return None
+
+
+class _Rewriter:
+    """The repair loop of one model (in place)."""
+
+    def __init__(self, model: onnx.ModelProto, old: dict[str, int]) -> None:
+        self.model = model
+        self.graph = model.graph
+        self.old = old
+        self.new = frozenset(old)
+        self.roots: dict[str, str] = {}  # symbol -> 1-D tensor of its value
+        self.cache: dict[object, str] = {}
+        self.head: list[onnx.NodeProto] = []  # nodes to put at the graph's head
+        self.names = {o for n in self.graph.node for o in n.output} | {t.name for t in self.graph.initializer}
+        self.names |= {i.name for i in self.graph.input}
+        self.node_names = {n.name for n in self.graph.node}
+        self.counter = 0
+        outputs = {o.name for o in self.graph.output}
+        used = {i for n in self.graph.node for i in n.input} | outputs
+        for n in self.graph.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    used |= _graph_reads(a.g)
+        #: what was unused before any rewrite: kept as it is (only what a rewrite orphans goes)
+        self._orig_dead = {n.name for n in self.graph.node if not any(o in used for o in n.output)}
+        self._orig_unused_inits = {t.name for t in self.graph.initializer if t.name not in used}
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> None:
+        from shapeinfer.inference.engine import infer
+
+        last_key = None
+        for _ in range(_MAX_ROUNDS):
+            self._flush()
+            result = infer(self.model)
+            self.result = result
+            self.producers = {o: n for n in self.graph.node for o in n.output}
+            self.index = {n.name: i for i, n in enumerate(self.graph.node)}
+            guard = self._first_guard(result)
+            # an equality guard is applied to every fact inferred: the facts before the node that
+            # raised it are read from an inference of the graph up to that node
+            self.facts = result.facts if guard is None else self._prefix_facts(guard[0])
+            issue = self._first_issue(guard)
+            if issue is None:
+                break
+            key = (issue[0], issue[1])
+            if key == last_key:  # a repair that changed nothing: it would never end
+                raise MakeDynamicError([Refusal(issue[1], "the rewrite did not remove the baked size")])
+            last_key = key
+            if _DEBUG:
+                print("make-dynamic repair:", issue[0], issue[1])
+            try:
+                issue[2]()
+            except _Refused as e:
+                raise MakeDynamicError([e.refusal]) from None
+        else:
+            raise MakeDynamicError([Refusal("<model>", f"more than {_MAX_ROUNDS} rewrites")])
+        self.facts = result.facts
+        self._prove(result)
+        self._sweep()
+
+    def _prefix_facts(self, upto: int) -> dict:
+        """The facts of an inference of the main graph's first ``upto`` nodes."""
+        from shapeinfer.inference.engine import infer
+
+        part = onnx.ModelProto()
+        part.CopyFrom(self.model)
+        del part.graph.node[upto:]
+        del part.graph.output[:]
+        del part.graph.value_info[:]
+        return infer(part).facts
+
+    def _first_guard(self, result):
+        """(node index, node, expression) of the first guard that ties a new symbol to its old size."""
+        for kind, a, b, where in result.guard_events:
+            if kind not in ("broadcast", "equality"):
+                continue
+            for sym_side, other in ((a, b), (b, a)):
+                if self._dim_new(sym_side) and isinstance(other, int) and self._eval(sym_side) == other:
+                    i = self.index.get(where)
+                    return (len(self.graph.node) if i is None else i, where, sym_side)
+        return None
+
+    def _dim_new(self, d: D.Dim) -> bool:
+        return not isinstance(d, int) and bool(D.symbols(d) & self.new)
+
+    def _eval(self, d: D.Dim) -> int | None:
+        try:
+            return D.evaluate(d, self.old)
+        except KeyError:
+            return None
+
+    def _shape(self, name: str) -> tuple | None:
+        f = self.facts.get(name)
+        return None if f is None else f.shape
+
+    def _first_issue(self, guard):
+        """(node index, node name, repair) of the first node in graph order showing a baked size."""
+        limit = len(self.graph.node) if guard is None else guard[0]
+        for i, node in enumerate(self.graph.node[:limit]):
+            if node.op_type == "Reshape":
+                fix = self._reshape_fix(node)
+                if fix is not None:
+                    return (i, node.name or f"Reshape #{i}", fix)
+        if guard is None:
+            return None
+        i, where, expr = guard
+        return (i, where, lambda: self._repair_guard(where, expr))
+
+    # ------------------------------------------------------------------ Reshape
+
+    def _reshape_fix(self, node: onnx.NodeProto):
+        if len(node.input) < 2:
+            return None
+        target = _const_array(self.model, node.input[1], self.producers)
+        dshape = self._shape(node.input[0])
+        if target is None or dshape is None or not any(self._dim_new(d) for d in dshape):
+            return None
+        allowzero = any(a.name == "allowzero" and a.i for a in node.attribute)
+        t = [int(v) for v in target.ravel()]
+        ds = [self._eval(d) for d in dshape]
+        if any(v is None for v in ds):
+            return None
+        ts = list(t)
+        for j, v in enumerate(ts):
+            if v == 0 and not allowzero:
+                ts[j] = ds[j]
+        numel = int(np.prod(ds)) if ds else 1
+        if -1 in ts:
+            rest = int(np.prod([v for v in ts if v != -1])) if len(ts) > 1 else 1
+            if rest == 0 or numel % rest:
+                return None
+            ts[ts.index(-1)] = numel // rest
+        if int(np.prod(ts)) != numel:
+            return None
+        groups = _align(ds, ts)
+        if groups is None:
+            return None
+        name = node.name or "Reshape"
+        exprs: list[D.Dim] = list(ts)
+        for gi, gj in groups:
+            if not any(self._dim_new(dshape[i]) for i in gi):
+                continue
+            prod = D.product([dshape[i] for i in gi])
+            if len(gj) == 1:
+                exprs[gj[0]] = prod
+                continue
+            cands = []
+            for j in gj:
+                others = int(np.prod([ts[k] for k in gj if k != j]))
+                q = D.exact_div(prod, others) if others else None
+                if q is not None and self._eval(q) == ts[j]:
+                    cands.append((j, q))
+            pick = [c for c in cands if t[c[0]] == -1]
+            if not pick:
+                plain = [c for c in cands if not isinstance(c[1], int) and all(cf == 1 for _, cf in c[1].terms)]
+                pick = plain if len(plain) == 1 else []
+            if len(pick) != 1:
+                msg = f"cannot tell which of the target entries {[t[k] for k in gj]} follows {D.format(prod)}"
+
+                def refuse(name=name, msg=msg):
+                    raise _Refused(name, msg)
+
+                return refuse
+            exprs[pick[0][0]] = pick[0][1]
+        # encode: 0 where the entry copies the data's dim at that index, one -1, else the value
+        entries: list = []
+        sym_left = []
+        for j, e in enumerate(exprs):
+            if not self._dim_new(e):
+                entries.append(int(e))
+            elif not allowzero and j < len(dshape) and dshape[j] == e:
+                entries.append(0)
+            else:
+                entries.append(e)
+                sym_left.append(j)
+        if len(sym_left) == 1:
+            entries[sym_left[0]] = -1
+        if all(isinstance(e, int) for e in entries) and entries == t:
+            return None
+        if all(isinstance(e, int) for e in entries) and self._same_reshape(t, entries, dshape, allowzero):
+            return None
+        return lambda: self._set_input(node, 1, self._vector(entries, name))
+
+    def _same_reshape(self, t, entries, dshape, allowzero) -> bool:
+        """Whether two constant targets give the same output over the symbolic data (nothing to do)."""
+        return _out_dims(t, dshape, allowzero) == _out_dims(entries, dshape, allowzero)
+
+    # ------------------------------------------------------------------ guards
+
+    def _repair_guard(self, where: str, expr: D.Dim) -> None:
+        i = self.index.get(where)
+        if i is None:
+            raise _Refused(where, f"inference assumed {D.format(expr)} == {self._eval(expr)} here, at no node to trace")
+        node = self.graph.node[i]
+        old = self._eval(expr)
+        out = node.output[0]
+        oshape = self._shape(out)
+        hits = []
+        for k, name in enumerate(node.input):
+            s = self._shape(name) if name else None
+            if s is None:
+                continue
+            for a, d in enumerate(s):
+                if isinstance(d, int) and d == old and not self._dim_new(d):
+                    partner = self._partner(node, k, a, expr)
+                    if partner:
+                        hits.append((k, a))
+        if not hits:
+            raise _Refused(where, f"inference assumed {D.format(expr)} == {old} here and no input of it is traced")
+        done = False
+        for k, a in hits:
+            self._trace(node.input[k], a, expr, node, k, set())
+            done = True
+        if not done:  # pragma: no cover - hits is non-empty
+            raise _Refused(where, "no repair")
+        del oshape
+
+    def _partner(self, node, k, a, expr) -> bool:
+        """Whether input k's static axis a faces ``expr`` at ``node`` (right-aligned broadcast, or a
+        MatMul's inner / batch dims)."""
+        shapes = [self._shape(n) if n else None for n in node.input]
+        rk = len(shapes[k])
+        if node.op_type == "MatMul" and len(shapes) == 2 and all(s is not None for s in shapes):
+            o = shapes[1 - k]
+            if k == 0 and a == rk - 1:
+                return (len(o) >= 2 and o[-2] == expr) or (len(o) == 1 and o[0] == expr)
+            if k == 1 and a == rk - 2:
+                return o[-1] == expr
+        for j, s in enumerate(shapes):
+            if j == k or s is None:
+                continue
+            b = a - rk + len(s)
+            if 0 <= b < len(s) and s[b] == expr:
+                return True
+        return False
+
+    def _trace(self, name: str, axis: int, expr: D.Dim, consumer, k: int, seen: set) -> None:
+        """Make axis ``axis`` of tensor ``name`` (as read by ``consumer``'s input ``k``) follow
+        ``expr``, by rewriting where that dim was made."""
+        key = (name, axis)
+        if key in seen:
+            return
+        seen.add(key)
+        shape = self._shape(name)
+        old = self._eval(expr)
+        if shape is None or axis >= len(shape) or shape[axis] != old:
+            return
+        node = self.producers.get(name)
+        cname = consumer.name or consumer.op_type
+        if node is None or node.op_type == "Constant":
+            arr = _const_array(self.model, name, self.producers)
+            if arr is None:  # a graph input: it is what it declares
+                raise _Refused(cname, f"input {name!r} has a static dim {old} where {D.format(expr)} is needed")
+            new = self._arange(arr, axis, expr)
+            if new is None:
+                what = "a weight" if any(t.name == name for t in self.graph.initializer) else "a constant"
+                raise _Refused(
+                    cname,
+                    f"{what} {name!r} of shape {list(arr.shape)} has {old} along axis {axis}, the old size of "
+                    f"{D.format(expr)}: folded from the size, it cannot be regenerated",
+                )
+            self._set_input(consumer, k, new)
+            return
+        op = node.op_type
+        nname = node.name or op
+        ins = [self._shape(n) if n else None for n in node.input]
+        rank = len(shape)
+        if op in _UNARY:
+            return self._trace(node.input[0], axis, expr, node, 0, seen)
+        if op in _BROADCAST:
+            traced = False
+            for j, s in enumerate(ins):
+                if s is None:
+                    continue
+                b = axis - rank + len(s)
+                if 0 <= b < len(s) and s[b] == old:
+                    self._trace(node.input[j], b, expr, node, j, seen)
+                    traced = True
+            if not traced:
+                raise _Refused(nname, f"cannot trace dim {old} of {name!r} back")
+            return
+        if op in ("Expand", "ConstantOfShape", "Tile"):
+            si = 1 if op != "ConstantOfShape" else 0
+            vec, _src = self._shape_const(node.input[si])
+            if vec is None:
+                raise _Refused(
+                    nname, f"its shape input is computed, not a constant, and gives {old} for {D.format(expr)}"
+                )
+            pos = axis - rank + len(vec)
+            xs = ins[0] if op != "ConstantOfShape" else None
+            entries: list = [1 if (op == "Expand" and v == -1) else int(v) for v in vec]
+            if op == "Tile":
+                xd = xs[axis]
+                if xd == old:
+                    return self._trace(node.input[0], axis, expr, node, 0, seen)
+                if xd != 1:
+                    raise _Refused(nname, f"repeats a dim of {xd} to {old}: cannot follow {D.format(expr)}")
+                entries[axis] = expr
+            else:
+                if pos < 0 or entries[pos] != old:
+                    if xs is not None:
+                        b = axis - rank + len(xs)
+                        if 0 <= b < len(xs) and xs[b] == old:
+                            return self._trace(node.input[0], b, expr, node, 0, seen)
+                    raise _Refused(nname, f"cannot trace dim {old} of {name!r} back")
+                entries[pos] = expr
+                if xs is not None:
+                    b = axis - rank + len(xs)
+                    if 0 <= b < len(xs) and xs[b] == old:
+                        self._trace(node.input[0], b, expr, node, 0, seen)
+                        entries[pos] = 1
+            self._set_input(node, si, self._vector(entries, nname))
+            return
+        if op == "Range":
+            vals = [_const_array(self.model, n, self.producers) for n in node.input[:3]]
+            if any(v is None for v in vals):
+                raise _Refused(nname, f"a Range of {old} from computed bounds")
+            start, _limit, delta = (vals[0].item(), vals[1].item(), vals[2].item())
+            if vals[0].dtype.kind != "i" or start != 0 or delta != 1:
+                raise _Refused(
+                    nname, f"a Range of {old} elements from {start} by {delta}: only 0..n by 1 is regenerated"
+                )
+            self._set_input(node, 1, self._scalar(expr, nname, vals[1].dtype))
+            return
+        if op == "Slice":
+            return self._trace_slice(node, axis, expr, ins, seen)
+        if op == "Unsqueeze":
+            axes = self._axes(node, rank)
+            if axis in axes:
+                raise _Refused(nname, f"an inserted axis cannot have {old} elements")
+            b = axis - sum(1 for x in axes if x < axis)
+            return self._trace(node.input[0], b, expr, node, 0, seen)
+        if op == "Squeeze":
+            xs = ins[0]
+            axes = self._axes(node, len(xs)) if xs is not None else None
+            if axes is None:
+                raise _Refused(nname, "a Squeeze of unknown axes")
+            kept = [i for i in range(len(xs)) if i not in axes]
+            return self._trace(node.input[0], kept[axis], expr, node, 0, seen)
+        if op == "Transpose":
+            perm = next((list(a.ints) for a in node.attribute if a.name == "perm"), list(range(rank))[::-1])
+            return self._trace(node.input[0], perm[axis], expr, node, 0, seen)
+        if op == "Gather":
+            ga = next((a.i for a in node.attribute if a.name == "axis"), 0)
+            ds, is_ = ins[0], ins[1]
+            ga %= len(ds)
+            if axis < ga:
+                return self._trace(node.input[0], axis, expr, node, 0, seen)
+            if axis < ga + len(is_):
+                return self._trace(node.input[1], axis - ga, expr, node, 1, seen)
+            return self._trace(node.input[0], axis - len(is_) + 1, expr, node, 0, seen)
+        if op == "GatherElements":
+            return self._trace(node.input[1], axis, expr, node, 1, seen)
+        if op == "MatMul":
+            a_s, b_s = ins
+            if axis == rank - 1:
+                return self._trace(node.input[1], len(b_s) - 1, expr, node, 1, seen)
+            if axis == rank - 2 and len(a_s) >= 2:
+                return self._trace(node.input[0], len(a_s) - 2, expr, node, 0, seen)
+            for j, s in enumerate(ins):
+                b = axis - rank + len(s)
+                if 0 <= b < len(s) - 2 and s[b] == old:
+                    self._trace(node.input[j], b, expr, node, j, seen)
+            return
+        if op == "Concat":
+            ca = next((a.i for a in node.attribute if a.name == "axis"), 0) % rank
+            if ca == axis:
+                raise _Refused(nname, f"joins pieces into the {old} of {D.format(expr)}: cannot follow it")
+            for j, s in enumerate(ins):
+                if s is not None and s[axis] == old:
+                    self._trace(node.input[j], axis, expr, node, j, seen)
+            return
+        if op == "Reshape":
+            xs = ins[0]
+            target = _const_array(self.model, node.input[1], self.producers)
+            if xs is not None and target is not None:
+                groups = _align([self._eval(d) if self._eval(d) is not None else -7 for d in xs], list(shape))
+                for gi, gj in groups or []:
+                    if gj == [axis] and len(gi) == 1 and xs[gi[0]] == old:
+                        self._trace(node.input[0], gi[0], expr, node, 0, seen)
+                        t = [int(v) for v in target.ravel()]
+                        if t[axis] == old:
+                            t[axis] = 0 if gi[0] == axis else expr
+                            if not isinstance(t[axis], int):
+                                t[axis] = -1 if -1 not in t else expr
+                            self._set_input(node, 1, self._vector(t, nname))
+                        return
+                    if gj == [axis] and len(gi) == 1:
+                        t = [int(v) for v in target.ravel()]
+                        if t[axis] == old:
+                            raise _Refused(nname, f"reshapes into a dim {old} that no input dim gives")
+            raise _Refused(nname, f"cannot trace dim {old} of {name!r} back through the Reshape")
+        raise _Refused(nname, f"cannot trace dim {old} of {name!r} back through {op}")
+
+    def _trace_slice(self, node, axis, expr, ins, seen) -> None:
+        nname = node.name or "Slice"
+        old = self._eval(expr)
+        xs = ins[0]
+        starts, ends = (_const_array(self.model, n, self.producers) for n in node.input[1:3])
+        axes = (
+            _const_array(self.model, node.input[3], self.producers) if len(node.input) > 3 and node.input[3] else None
+        )
+        steps = (
+            _const_array(self.model, node.input[4], self.producers) if len(node.input) > 4 and node.input[4] else None
+        )
+        if starts is None or ends is None:
+            raise _Refused(nname, f"a Slice of {old} from computed bounds")
+        axes_l = [int(a) % len(xs) for a in (axes.ravel() if axes is not None else range(starts.size))]
+        if axis not in axes_l:
+            return self._trace(node.input[0], axis, expr, node, 0, seen)
+        p = axes_l.index(axis)
+        step = int(steps.ravel()[p]) if steps is not None else 1
+        start = int(starts.ravel()[p])
+        if step != 1 or start < 0 or self._dim_new(xs[axis]):
+            raise _Refused(nname, f"a Slice of {old} elements that cannot follow {D.format(expr)}")
+        new_ends = [int(v) for v in ends.ravel()]
+        new_ends[p] = D.add(expr, start)
+        self._set_input(node, 2, self._vector(new_ends, nname))
+
+    def _axes(self, node, rank) -> list[int]:
+        arr = _const_array(self.model, node.input[1], self.producers) if len(node.input) > 1 else None
+        if arr is None:
+            arr = next(
+                (np.array(list(a.ints)) for a in node.attribute if a.name == "axes"), np.array([], dtype=np.int64)
+            )
+        return sorted(int(a) % rank for a in arr.ravel())
+
+    def _shape_const(self, name: str):
+        """The constant behind a shape input: itself, or ``c`` of TorchScript's
+        ``Where(Equal(c, -1 * ConstantOfShape), ConstantOfShape(1), c)``."""
+        arr = _const_array(self.model, name, self.producers)
+        if arr is not None:
+            return [int(v) for v in arr.ravel()], name
+        node = self.producers.get(name)
+        if node is not None and node.op_type == "Where" and len(node.input) == 3:
+            c = _const_array(self.model, node.input[2], self.producers)
+            if c is not None:
+                return [int(v) for v in c.ravel()], node.input[2]
+        return None, None
+
+    # ------------------------------------------------------------------ making tensors
+
+    def _fresh(self, base: str) -> str:
+        while True:
+            self.counter += 1
+            name = f"{_PREFIX}/{base}_{self.counter}"
+            if name not in self.names and name not in self.node_names:
+                self.names.add(name)
+                return name
+
+    def _const(self, values, dtype=np.int64) -> str:
+        arr = np.array(values, dtype=dtype)
+        key = ("const", arr.shape, tuple(arr.ravel().tolist()), arr.dtype.str)
+        if key not in self.cache:
+            name = self._fresh("const")
+            self.graph.initializer.append(numpy_helper.from_array(arr, name))
+            self.cache[key] = name
+        return self.cache[key]
+
+    def _node(self, op: str, inputs: list[str], base: str, **attrs) -> str:
+        out = self._fresh(base)
+        self.head.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def _root(self, symbol: str) -> str:
+        """A 1-D int64 tensor [value of ``symbol``]: Gather of the Shape of the first graph input
+        that declares it (one Shape per input)."""
+        if symbol in self.roots:
+            return self.roots[symbol]
+        for vi in self.graph.input:
+            for a, d in enumerate(vi.type.tensor_type.shape.dim):
+                if d.dim_param == symbol:
+                    skey = ("shape", vi.name)
+                    if skey not in self.cache:
+                        self.cache[skey] = self._node("Shape", [vi.name], "shape")
+                    g = self._node("Gather", [self.cache[skey], self._const([a])], symbol, axis=0)
+                    self.roots[symbol] = g
+                    return g
+        raise _Refused("<model>", f"no graph input declares {symbol}")
+
+    def _expr(self, e: D.Dim, where: str) -> str:
+        """A 1-D int64 tensor of one element, the value of ``e``."""
+        if isinstance(e, int):
+            return self._const([e])
+        key = ("expr", e)
+        if key in self.cache:
+            return self.cache[key]
+        total = None
+        for mono, coeff in e.terms:
+            factors = [self._atom(a, where) for a in mono]
+            t = factors[0] if factors else self._const([coeff])
+            for f in factors[1:]:
+                t = self._node("Mul", [t, f], "mul")
+            if factors and coeff != 1:
+                t = self._node("Mul", [t, self._const([coeff])], "mul")
+            total = t if total is None else self._node("Add", [total, t], "add")
+        self.cache[key] = total
+        return total
+
+    def _atom(self, atom, where: str) -> str:
+        if atom.kind == "sym":
+            if atom.name not in self.new:
+                raise _Refused(where, f"the size follows {atom.name}, which is no symbol asked for")
+            return self._root(atom.name)
+        if atom.kind == "floordiv" and len(atom.args) == 2:
+            return self._node("Div", [self._expr(atom.args[0], where), self._expr(atom.args[1], where)], "div")
+        if atom.kind in ("min", "max"):
+            op = "Min" if atom.kind == "min" else "Max"
+            return self._node(op, [self._expr(a, where) for a in atom.args], atom.kind)
+        raise _Refused(where, f"cannot compute {atom!r} from shapes")
+
+    def _vector(self, entries: list, where: str) -> str:
+        """A 1-D int64 tensor of ``entries`` (ints and expressions)."""
+        if all(isinstance(e, int) for e in entries):
+            return self._const(entries)
+        parts: list[str] = []
+        run: list[int] = []
+        for e in entries:
+            if isinstance(e, int):
+                run.append(e)
+                continue
+            if run:
+                parts.append(self._const(run))
+                run = []
+            parts.append(self._expr(e, where))
+        if run:
+            parts.append(self._const(run))
+        return parts[0] if len(parts) == 1 else self._node("Concat", parts, "shape_of", axis=0)
+
+    def _scalar(self, e: D.Dim, where: str, dtype) -> str:
+        t = self._node("Squeeze", [self._expr(e, where), self._const([0])], "scalar")
+        if np.dtype(dtype) != np.int64:
+            t = self._node("Cast", [t], "cast", to=int(helper.np_dtype_to_tensor_dtype(np.dtype(dtype))))
+        return t
+
+    def _arange(self, arr: np.ndarray, axis: int, expr: D.Dim) -> str | None:
+        """A tensor computing ``arr`` at every size when it is an integer arange along ``axis``
+        (constant along the others, which must be 1), else None."""
+        if arr.dtype.kind not in "iu" or axis >= arr.ndim:
+            return None
+        if any(n != 1 for i, n in enumerate(arr.shape) if i != axis):
+            return None
+        if not np.array_equal(arr.ravel(), np.arange(arr.shape[axis])):
+            return None
+        r = self._node(
+            "Range",
+            [self._const(0, np.int64), self._scalar(expr, "arange", np.int64), self._const(1, np.int64)],
+            "range",
+        )
+        shape = [1] * arr.ndim
+        shape[axis] = -1
+        r = self._node("Reshape", [r, self._const(shape)], "positions")
+        if arr.dtype != np.int64:
+            r = self._node("Cast", [r], "cast", to=int(helper.np_dtype_to_tensor_dtype(arr.dtype)))
+        return r
+
+    def _set_input(self, node: onnx.NodeProto, k: int, name: str) -> None:
+        node.input[k] = name
+
+    def _flush(self) -> None:
+        """Put the new nodes at the graph's head (they read graph inputs and constants only)."""
+        if not self.head:
+            return
+        nodes = list(self.head) + list(self.graph.node)
+        self.head = []
+        del self.graph.node[:]
+        self.graph.node.extend(nodes)
+
+    # ------------------------------------------------------------------ the proof, the sweep
+
+    def _prove(self, result) -> None:
+        refusals: list[Refusal] = []
+        for kind, a, b, where in result.guard_events:
+            # a bound (an index within a table's rows) is the model's own valid range, as the
+            # dynamic export has it; an equality ties the symbol to one size: refused
+            if kind in ("broadcast", "equality") and (D.symbols(a) & self.new or D.symbols(b) & self.new):
+                refusals.append(Refusal(where, f"holds only where {D.format(a)} == {D.format(b)}"))
+        data = self._data_derived()
+        for i, node in enumerate(self.graph.node):
+            nname = node.name or f"{node.op_type} #{i}"
+            if node.op_type in ("Gather", "GatherElements", "GatherND"):
+                ds = self._shape(node.input[0])
+                ga = next((a.i for a in node.attribute if a.name == "axis"), 0)
+                if ds is None or not ds:
+                    continue
+                axes = range(len(ds)) if node.op_type == "GatherND" else [ga % len(ds)]
+                if any(self._dim_new(ds[a]) for a in axes) and node.input[1] not in data:
+                    ishape = self._shape(node.input[1])
+                    if (
+                        ishape is None
+                        or any(self._dim_new(d) or d != 1 for d in ishape if True)
+                        or node.op_type != "Gather"
+                    ):
+                        refusals.append(
+                            Refusal(
+                                nname,
+                                "reads an axis that follows the size at indices made from constants (fixed at export)",
+                            )
+                        )
+            elif node.op_type == "Slice":
+                ds, os_ = self._shape(node.input[0]), self._shape(node.output[0])
+                if ds is not None and os_ is not None and len(ds) == len(os_):
+                    for a, (x, y) in enumerate(zip(ds, os_, strict=True)):
+                        if self._dim_new(x) and not self._dim_new(y) and y != x:
+                            refusals.append(
+                                Refusal(nname, f"cuts a fixed {D.format(y)} out of axis {a} ({D.format(x)})")
+                            )
+            elif node.op_type == "If":
+                cond = node.input[0]
+                if cond in self._size_derived():
+                    refusals.append(Refusal(nname, "a branch taken on a value that follows the size"))
+        for o in self.graph.output:
+            if self.result.facts.get(o.name) is None or self.result.facts[o.name].shape is None:
+                refusals.append(Refusal(o.name, "output rank unknown after the rewrite: nothing proved"))
+        if refusals:
+            raise MakeDynamicError(refusals)
+        self._write_outputs()
+
+    def _data_derived(self) -> set[str]:
+        """Tensors computed from graph input data (not only from shapes and constants)."""
+        out = {i.name for i in self.graph.input} - {t.name for t in self.graph.initializer}
+        for node in self.graph.node:
+            if node.op_type in ("Shape", "Size"):
+                continue
+            if any(i in out for i in node.input if i):
+                out.update(node.output)
+        return out
+
+    def _size_derived(self) -> set[str]:
+        out: set[str] = set()
+        for node in self.graph.node:
+            if node.op_type in ("Shape", "Size") or any(i in out for i in node.input if i):
+                out.update(node.output)
+        return out
+
+    def _write_outputs(self) -> None:
+        """The graph outputs' declared dims: the proved expressions where they follow the size."""
+        for o in self.graph.output:
+            f = self.result.facts.get(o.name)
+            if f is None or f.shape is None or not o.type.tensor_type.HasField("shape"):
+                continue
+            dims = o.type.tensor_type.shape.dim
+            if len(dims) != len(f.shape):
+                continue
+            for d, e in zip(dims, f.shape, strict=True):
+                if self._dim_new(e) and all(s in self.new for s in D.symbols(e)):
+                    d.Clear()
+                    d.dim_param = D.format(e)
+
+    def _sweep(self) -> None:
+        """Remove the nodes and initializers the rewrites left unused (nothing else)."""
+        outputs = {o.name for o in self.graph.output}
+        changed = True
+        while changed:
+            changed = False
+            used = {i for n in self.graph.node for i in n.input} | outputs
+            for n in self.graph.node:
+                for a in n.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH:
+                        used |= _graph_reads(a.g)
+            keep = [n for n in self.graph.node if any(o in used for o in n.output) or n.name in self._orig_dead]
+            if len(keep) != len(self.graph.node):
+                del self.graph.node[:]
+                self.graph.node.extend(keep)
+                changed = True
+        used = {i for n in self.graph.node for i in n.input} | outputs
+        for n in self.graph.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    used |= _graph_reads(a.g)
+        keep_init = [t for t in self.graph.initializer if t.name in used or t.name in self._orig_unused_inits]
+        if len(keep_init) != len(self.graph.initializer):
+            del self.graph.initializer[:]
+            self.graph.initializer.extend(keep_init)
+
+
+def _graph_reads(g: onnx.GraphProto) -> set[str]:
+    out = {i for n in g.node for i in n.input}
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out |= _graph_reads(a.g)
+    return out
+
+
+def _out_dims(t, dshape, allowzero) -> list | None:
+    out = []
+    for j, v in enumerate(t):
+        if v == 0 and not allowzero:
+            if j >= len(dshape):
+                return None
+            out.append(dshape[j])
+        else:
+            out.append(v)
+    if -1 in out:
+        known = D.product([v for v in out if v != -1])
+        q = D.exact_div(D.product(dshape), known) if known != 0 else None
+        if q is None:
+            return None
+        out[out.index(-1)] = q
+    return out
+
+
+def _align(ds: list[int], ts: list[int]) -> list[tuple[list[int], list[int]]] | None:
+    """The minimal groups of equal element count, left to right: ``[(data axes, target axes)]``.
+    A trailing run of 1s joins the last group; None when the counts do not meet (a 0 dim)."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    n, m = len(ds), len(ts)
+    while i < n or j < m:
+        if i >= n or j >= m:
+            rest_d, rest_t = ds[i:], ts[j:]
+            if groups and all(v == 1 for v in rest_d) and all(v == 1 for v in rest_t):
+                groups[-1][0].extend(range(i, n))
+                groups[-1][1].extend(range(j, m))
+                return groups
+            return None
+        gi, gj = [i], [j]
+        pi, pj = ds[i], ts[j]
+        i += 1
+        j += 1
+        while pi != pj:
+            if pi < pj:
+                if i >= n:
+                    return None
+                gi.append(i)
+                pi *= ds[i]
+                i += 1
+            else:
+                if j >= m:
+                    return None
+                gj.append(j)
+                pj *= ts[j]
+                j += 1
+        groups.append((gi, gj))
+    return groups
