@@ -129,6 +129,8 @@ def main() -> None:
     shapeinfer profile MODEL         valid input ranges, trtexec shapes, memory bounds
     shapeinfer diff OLD NEW          did the input/output shape contract change?
     shapeinfer explain MODEL TENSOR  why a tensor's dims are what they are
+    shapeinfer make-dynamic MODEL -o OUT --dim INPUT:AXIS=SYM
+                                     make a static export's input axes symbolic
 
     Dims are ints or expressions over the model's symbols (batch, seq, batch*seq,
     (seq + 1)//2). A dim that cannot be determined becomes a fresh symbol unk_<n>.
@@ -138,7 +140,8 @@ def main() -> None:
     \b
     Exit codes (every command):
       0    success (also when a reader such as | head closes the output early)
-      1    findings: lint errors, verify mismatches, infer --fail-on, a changed diff;
+      1    findings: lint errors, verify mismatches, infer --fail-on, a changed diff,
+           a make-dynamic it cannot prove;
            a run past its --timeout; a write refused (a data file of that name
            exists, the model's data file is missing, no size satisfies the guards)
       2    bad input or usage: a file that is no model, an unknown flag, command
