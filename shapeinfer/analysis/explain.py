@@ -297,7 +297,11 @@ def _reason(gr: _Graph, node, fresh: set[str]) -> str:
         return f"{node.op_type} {name!r} takes the size from the values of {unknown[0]!r}{via}, {why}"
     for d in gr.diags.get(name, []):
         return f"{node.op_type} {name!r}: {d.message} ({d.code})"
-    return f"no rule of {node.op_type} {name!r} gives this size from its inputs' shapes"
+    from shapeinfer.inference.op_registry import lookup
+
+    if lookup(node.domain, node.op_type, 1 << 30) is None:
+        return f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} ({name!r}): its output sizes are not inferred"
+    return f"{node.op_type} {name!r}: its inputs' shapes and its attributes do not give this size"
 
 
 def explain(result: Result, tensor: str) -> list[DimExplanation]:

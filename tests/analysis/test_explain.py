@@ -111,3 +111,14 @@ def test_the_command_text_json_and_unknown_names():
     assert [d["axis"] for d in dims] == [0, 1, 2] and all(d["known"] for d in dims)
     r = CliRunner().invoke(main, ["explain", path, "output"])
     assert r.exit_code == 2 and "closest: output0" in r.stderr
+
+
+def test_an_op_without_a_rule_says_so():
+    m = _model(
+        [h.make_node("Frob", ["x"], ["y"], domain="my.domain")],
+        [h.make_tensor_value_info("x", T.FLOAT, ["n"])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    m.opset_import.append(h.make_opsetid("my.domain", 1))
+    (e,) = explain(infer(m), "y")
+    assert not e.known and "no rule for my.domain::Frob" in e.reason, e.reason
