@@ -61,21 +61,26 @@ def test_an_open_symbol_is_named_with_the_bind_that_removes_it():
     assert not any(n.op_type in ("Shape", "Size") for n in out.graph.node)
 
 
-def test_a_capped_constant_node_is_listed_with_the_flag(tmp_path):
-    # (read by a MatMul: an Add would broadcast the scalar itself, and remove-expand removes the Expand)
+def _expanded_constant(n: int) -> onnx.ModelProto:
+    """An Expand of two initializers to [n, n], read by a MatMul (an Add would broadcast the
+    scalar itself, and remove-expand removes the Expand): fold-constants folds it when small."""
     nodes = [h.make_node("Expand", ["one", "shape"], ["mask"]), h.make_node("MatMul", ["x", "mask"], ["y"])]
     g = h.make_graph(
         nodes,
         "g",
-        [h.make_tensor_value_info("x", T.FLOAT, [256, 256])],
-        [h.make_tensor_value_info("y", T.FLOAT, [256, 256])],
+        [h.make_tensor_value_info("x", T.FLOAT, [n, n])],
+        [h.make_tensor_value_info("y", T.FLOAT, [n, n])],
         [
             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
-            numpy_helper.from_array(np.array([256, 256], np.int64), "shape"),
+            numpy_helper.from_array(np.array([n, n], np.int64), "shape"),
         ],
     )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_a_capped_constant_node_is_listed_with_the_flag(tmp_path):
     src = tmp_path / "m.onnx"
-    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), str(src))
+    onnx.save(_expanded_constant(256), str(src))
     r = CliRunner().invoke(main, ["optimize", str(src), "--json"])
     assert r.exit_code == 0, r.output
     left = json.loads(r.stdout)["remaining"]
@@ -183,26 +188,10 @@ def test_sizes_chosen_at_run_time_are_named_with_their_node():
     assert [(o["op"], o["node"]) for o in left.dynamic_origins] == [("If", "pick")]
 
 
-def _small_constant_node_model() -> onnx.ModelProto:
-    """An Expand of two initializers to [2, 2], read by a MatMul: fold-constants folds it."""
-    nodes = [h.make_node("Expand", ["one", "shape"], ["mask"]), h.make_node("MatMul", ["x", "mask"], ["y"])]
-    g = h.make_graph(
-        nodes,
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, [2, 2])],
-        [h.make_tensor_value_info("y", T.FLOAT, [2, 2])],
-        [
-            numpy_helper.from_array(np.array(1.0, np.float32), "one"),
-            numpy_helper.from_array(np.array([2, 2], np.int64), "shape"),
-        ],
-    )
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
-
 def test_a_constant_node_left_because_fold_constants_did_not_run_says_so(tmp_path):
     """With --passes leaving fold-constants out, the reason is that, not onnxruntime."""
     src = tmp_path / "m.onnx"
-    onnx.save(_small_constant_node_model(), str(src))
+    onnx.save(_expanded_constant(2), str(src))
     r = CliRunner().invoke(main, ["optimize", str(src), "--passes", "fold-shapes,canonicalize-reshape", "--json"])
     assert r.exit_code == 0, r.output
     (item,) = json.loads(r.stdout)["remaining"]["items"]
