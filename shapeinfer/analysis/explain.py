@@ -23,7 +23,7 @@ from shapeinfer.inference.engine import Result
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
-__all__ = ["DATA_DEPENDENT", "DimExplanation", "UnknownTensor", "explain"]
+__all__ = ["DATA_DEPENDENT", "DimExplanation", "UnknownTensor", "explain", "find"]
 
 #: ops whose output sizes depend on their inputs' values, not only on their shapes
 DATA_DEPENDENT = frozenset(
@@ -69,6 +69,7 @@ class DimExplanation:
     chain: list[str] = field(default_factory=list)
     guards: list[tuple[str, str]] = field(default_factory=list)
     reason: str | None = None
+    graph: str = "main"  # the graph holding the tensor (main, or a body's path)
 
     def as_dict(self) -> dict:
         return {
@@ -78,14 +79,16 @@ class DimExplanation:
             "chain": self.chain,
             "guards": [{"condition": c, "node": n} for c, n in self.guards],
             "reason": self.reason,
+            "graph": self.graph,
         }
 
 
 class _Graph:
-    def __init__(self, result: Result) -> None:
-        g = result.model.graph
+    def __init__(self, result: Result, g=None, facts=None) -> None:
+        g = result.model.graph if g is None else g
+        self.graph = g
         self.result = result
-        self.facts = result.facts
+        self.facts = result.facts if facts is None else facts
         self.producer = {o: n for n in g.node for o in n.output if o}
         self.inputs = {v.name for v in g.input}
         self.inits = {t.name for t in g.initializer}
@@ -103,6 +106,11 @@ class _Graph:
         for d in result.diagnostics:
             if d.node:
                 self.diags.setdefault(d.node, []).append(d)
+
+    def fact(self, name: str) -> Fact | None:
+        """The fact of ``name`` in this graph, or of the enclosing main graph's value it reads."""
+        f = self.facts.get(name)
+        return self.result.facts.get(name) if f is None and self.facts is not self.result.facts else f
 
     def node_name(self, n) -> str:
         return n.name or f"{n.op_type} -> {n.output[0]}"
@@ -145,15 +153,15 @@ def _follow(gr: _Graph, tensor: str, target: D.Dim) -> tuple[list[str], object |
         n = gr.producer.get(tensor)
         if n is None:
             where = "graph input" if tensor in gr.inputs else "initializer" if tensor in gr.inits else "outer value"
-            steps.append(f"{where} {tensor!r} ({_shape_text(gr.facts.get(tensor))})")
+            steps.append(f"{where} {tensor!r} ({_shape_text(gr.fact(tensor))})")
             return _compressed(steps[::-1]), None
-        steps.append(f"{n.op_type} {gr.node_name(n)!r} -> {tensor!r} ({_shape_text(gr.facts.get(tensor))})")
+        steps.append(f"{n.op_type} {gr.node_name(n)!r} -> {tensor!r} ({_shape_text(gr.fact(tensor))})")
         best = None  # (rank, input, element)
         for i in n.input:
             if not i:
                 continue
             const = i in gr.inits or getattr(gr.producer.get(i), "op_type", "") == "Constant"
-            for score, e in _carriers(gr.facts.get(i)):
+            for score, e in _carriers(gr.fact(i)):
                 if const and score == 1:
                     continue  # a constant's own dims carry nothing of the sizes (its [1] is no "1")
                 if _same(e, target):
@@ -279,7 +287,7 @@ def _reason(gr: _Graph, node, fresh: set[str]) -> str:
         i
         for i in node.input[1:]
         if i
-        and (f := gr.facts.get(i)) is not None
+        and (f := gr.fact(i)) is not None
         and f.kind == "tensor"
         and (f.value is None or any(v is None for v in f.value))
         and i not in gr.inits
@@ -304,19 +312,47 @@ def _reason(gr: _Graph, node, fresh: set[str]) -> str:
     return f"{node.op_type} {name!r}: its inputs' shapes and its attributes do not give this size"
 
 
+def _subgraphs(graph, path: str = "main"):
+    """``(path, graph)`` for ``graph`` and every If / Loop / Scan body in it, keyed as
+    ``Result.graph_facts`` keys them."""
+    from shapeinfer.io.onnxio import graph_path, subgraph_attrs
+
+    yield path, graph
+    for k, n in enumerate(graph.node):
+        for attr, g in subgraph_attrs(n):
+            yield from _subgraphs(g, graph_path(path, k, attr))
+
+
+def find(result: Result, tensor: str) -> str:
+    """The path of the graph that holds ``tensor``: the main graph first, then the bodies in
+    graph order. Raises :class:`UnknownTensor` (with the closest names of every graph)."""
+    if tensor in result.facts:
+        return "main"
+    for path, _ in _subgraphs(result.model.graph):
+        if tensor in result.graph_facts.get(path, {}):
+            return path
+    names = {n for facts in result.graph_facts.values() for n in facts} | set(result.facts)
+    raise UnknownTensor(tensor, difflib.get_close_matches(tensor, sorted(names), n=3, cutoff=0.5))
+
+
 def explain(result: Result, tensor: str) -> list[DimExplanation]:
-    """One :class:`DimExplanation` per dim of main-graph ``tensor`` (one with axis -1 when its
-    rank is unknown). Raises :class:`UnknownTensor` for a name the main graph does not have."""
-    if tensor not in result.facts:
-        close = difflib.get_close_matches(tensor, list(result.facts), n=3, cutoff=0.5)
-        raise UnknownTensor(tensor, close)
-    gr = _Graph(result)
-    f = result.facts[tensor]
+    """One :class:`DimExplanation` per dim of ``tensor`` (one with axis -1 when its rank is
+    unknown), in the main graph or, where the main graph has no such name, the first If / Loop
+    / Scan body that does (:func:`find`; ``DimExplanation.graph`` names it: a chain inside a body
+    starts at the body's inputs or the outer values it reads). Raises :class:`UnknownTensor` for a
+    name no graph has."""
+    path = find(result, tensor)
+    if path == "main":
+        gr = _Graph(result)
+    else:
+        body = dict(_subgraphs(result.model.graph))[path]
+        gr = _Graph(result, body, result.graph_facts[path])
+    f = gr.facts[tensor]
     ancestors = gr.ancestors(tensor)
     guards = [g for g in result.guards() if set(g.nodes) & ancestors]
     if f.kind != "tensor" or f.shape is None:
         steps, node = _follow_rank(gr, tensor)
-        return [DimExplanation(-1, "rank unknown", False, steps, [], _reason(gr, node, set()))]
+        return [DimExplanation(-1, "rank unknown", False, steps, [], _reason(gr, node, set()), path)]
     out = []
     for k, d in enumerate(f.shape):
         syms = D.symbols(d)
@@ -327,7 +363,7 @@ def explain(result: Result, tensor: str) -> list[DimExplanation]:
         if fresh:
             first = min(fresh, key=lambda s: _order(gr, gr.origin.get(s)))
             reason = _reason(gr, gr.origin.get(first, node), fresh)
-        out.append(DimExplanation(k, D.format(d), not fresh, steps, rests, reason))
+        out.append(DimExplanation(k, D.format(d), not fresh, steps, rests, reason, path))
     return out
 
 
@@ -344,7 +380,7 @@ def _float_step(gr: _Graph, tensor: str, limit: int = 40):
         if n is None or id(n) in seen:
             continue
         seen.add(id(n))
-        f = gr.facts.get(t)
+        f = gr.fact(t)
         if f is not None and f.dtype in _FLOATS and (f.value is None or any(v is None for v in f.value)):
             return n
         todo.extend(i for i in n.input if i)
@@ -354,7 +390,7 @@ def _float_step(gr: _Graph, tensor: str, limit: int = 40):
 def _order(gr: _Graph, node) -> int:
     """A node's position in the main graph (unknown nodes last)."""
     if not hasattr(gr, "_pos"):
-        gr._pos = {id(n): k for k, n in enumerate(gr.result.model.graph.node)}
+        gr._pos = {id(n): k for k, n in enumerate(gr.graph.node)}
     return gr._pos.get(id(node), 1 << 30)
 
 
@@ -366,7 +402,7 @@ def _follow_rank(gr: _Graph, tensor: str) -> tuple[list[str], object | None]:
         if n is None:
             return steps[::-1], None
         steps.append(f"{n.op_type} {gr.node_name(n)!r} -> {tensor!r} (rank unknown)")
-        dark = [i for i in n.input if i and (f := gr.facts.get(i)) is not None and f.shape is None]
+        dark = [i for i in n.input if i and (f := gr.fact(i)) is not None and f.shape is None]
         if not dark:
             return steps[::-1], n
         tensor = dark[0]

@@ -122,3 +122,25 @@ def test_an_op_without_a_rule_says_so():
     m.opset_import.append(h.make_opsetid("my.domain", 1))
     (e,) = explain(infer(m), "y")
     assert not e.known and "no rule for my.domain::Frob" in e.reason, e.reason
+
+
+def test_a_tensor_inside_an_if_branch_is_explained_there():
+    """A merged decoder's branch tensor: found in the first body that has it, its chain starts
+    at the outer value the branch reads; the report names the body."""
+    from click.testing import CliRunner
+
+    from shapeinfer.analysis.explain import find
+    from shapeinfer.cli.main import main
+
+    path = Path(__file__).resolve().parents[1] / "models" / "optimum" / "gpt2_tiny_merged.onnx"
+    r = infer(onnx.load(str(path)))
+    name = "/transformer/h.0/attn/MatMul_output_0"
+    assert name not in r.facts and find(r, name) == "main/0.else_branch"
+    ex = explain(r, name)
+    assert ex[0].graph == "main/0.else_branch" and ex[0].text == "batch_size" and ex[0].known
+    assert ex[0].chain[0] == "outer value 'input_ids' ([batch_size, sequence_length])"
+    out = CliRunner().invoke(main, ["explain", str(path), name]).stdout
+    assert out.splitlines()[0] == f"{name} (in main/0.else_branch) dim 0: batch_size"
+    with pytest.raises(UnknownTensor) as info:
+        explain(r, "/transformer/h.0/attn/MatMul_output_9")
+    assert name in info.value.close

@@ -20,7 +20,8 @@ from shapeinfer.cli.common import CliError, _run_guarded, show
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def explain_cmd(model: str, tensor: str, as_json: bool, debug: bool) -> None:
-    """For each dim of TENSOR (a main-graph tensor of MODEL): its expression, the chain of nodes
+    """For each dim of TENSOR (a tensor of MODEL: the main graph's, else the first If / Loop /
+    Scan body's of that name, which the report names): its expression, the chain of nodes
     it came through (graph input dim -> Shape -> Gather -> ... -> the tensor), the guards it
     may rest on with the node that imposed each, and for a dim inference could not express in
     the input symbols, why: a data-dependent op, a size taken from values computed from data
@@ -42,7 +43,8 @@ def explain_cmd(model: str, tensor: str, as_json: bool, debug: bool) -> None:
         return
     for d in dims:
         head = "rank" if d.axis < 0 else f"dim {d.axis}"
-        click.echo(show(f"{tensor} {head}: {d.text}" + ("" if d.known else "  (unknown)")))
+        where = "" if d.graph == "main" else f" (in {d.graph})"
+        click.echo(show(f"{tensor}{where} {head}: {d.text}" + ("" if d.known else "  (unknown)")))
         for step in d.chain:
             click.echo(show(f"    {step}"))
         for cond, node in d.guards:
