@@ -54,7 +54,7 @@ class UnknownTensor(KeyError):
 
     def __str__(self) -> str:
         hint = f" (closest: {', '.join(self.close)})" if self.close else ""
-        return f"no tensor named {self.name!r} in the main graph{hint}"
+        return f"no tensor named {self.name!r} in the model{hint}"
 
 
 @dataclass
