@@ -449,6 +449,18 @@ def if_condition(dims: list) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def reshape_to_runtime_rank(length: int | str) -> onnx.ModelProto:
+    """Relu(Reshape(x, s)) (Reshape node ``bad``) with the shape input ``s`` of ``length``
+    elements: a symbol leaves the Reshape's rank to run time."""
+    g = h.make_graph(
+        [h.make_node("Reshape", ["x", "s"], ["xr"], name="bad"), h.make_node("Relu", ["xr"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["n", 3, 8, 8]), h.make_tensor_value_info("s", T.INT64, [length])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
 @dataclass(frozen=True)
 class Case:
     """A model and whether rule ``code`` must (``triggers``) or must not report on it."""
@@ -568,6 +580,9 @@ CASES: list[Case] = [
     Case("P005", "loop-own-output", lambda: loop_state(False), False, "openvino"),
     Case("P006", "qdq-scale-alone", qdq_matmul_scale, True, "openvino"),
     Case("P007", "if-condition-rank-2", lambda: if_condition([1, 1]), True, "openvino"),
+    Case("P008", "shape-of-unknown-length", lambda: reshape_to_runtime_rank("k"), True, "openvino"),
+    Case("P008", "shape-of-length-4", lambda: reshape_to_runtime_rank(4), False, "openvino"),
+    Case("P008", "unknown-length-onnxruntime", lambda: reshape_to_runtime_rank("k"), False, "onnxruntime"),
     Case("P007", "if-condition-rank-1", lambda: if_condition([1]), False, "openvino"),
     Case("P007", "if-condition-rank-2-onnxruntime", lambda: if_condition([1, 1]), False, "onnxruntime"),
     Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),

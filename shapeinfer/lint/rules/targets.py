@@ -429,3 +429,54 @@ def openvino_if_condition_rank(ctx: LintContext) -> None:
             ref,
             fix=ref.graph == "main",
         )
+
+
+def _rank_unknown(f) -> bool:
+    return f is not None and f.kind == "tensor" and f.shape is None
+
+
+@rule(
+    "P008",
+    "openvino-dynamic-rank",
+    "error",
+    "a tensor whose rank is only known at run time (OpenVINO's CPU plugin compiles static ranks only)",
+    target="openvino",
+)
+def openvino_dynamic_rank(ctx: LintContext) -> None:
+    """
+    OpenVINO's CPU plugin creates a node for every operation with a static rank
+    (``!shape.rank().is_dynamic()``, src/plugins/intel_cpu/src/node.cpp) and ``compile_model``
+    fails on any tensor whose rank OpenVINO's own inference cannot fix; some of its ONNX
+    converters stop earlier, in ``read_model`` (Conv: ``data.get_partial_shape().rank()
+    .is_static()``, src/frontends/onnx/frontend/src/op/conv.cpp; an If whose branches give
+    different ranks: "CPU plug-in doesn't support If operation with dynamic rank"). onnx's
+    checker and onnxruntime run such models. Reported once, at the main-graph node where the
+    rank is lost: a default-domain op with a shape rule whose inputs all have known ranks and
+    whose output's rank is not (a Reshape, Expand or ConstantOfShape to a shape tensor of
+    unknown length, an If whose branches disagree); a rank lost at an op without a rule is not
+    claimed (OpenVINO may know it). Checked against OpenVINO 2026.4: a Reshape to a shape input
+    of unknown length followed by Relu, Conv, pools or BatchNormalization is refused, the same
+    with a shape of static length compiles. Give the shape tensor a static length (a declared
+    input shape, or a Concat of known pieces).
+    """
+    from shapeinfer.inference.op_registry import lookup
+
+    for ref in ctx.nodes():
+        if ref.graph != "main" or ref.node.domain not in ("", "ai.onnx"):
+            continue
+        n = ref.node
+        lost = [o for i, o in enumerate(n.output) if o and _rank_unknown(ref.output_fact(i))]
+        if not lost or any(
+            _rank_unknown(ref.input_fact(i)) or ref.input_fact(i) is None for i, x in enumerate(n.input) if x
+        ):
+            continue
+        if lookup(n.domain, n.op_type, _version(ctx, ref)) is None:
+            continue
+        ctx.report(
+            "P008",
+            f"the rank of {lost[0]!r} is only known at run time: OpenVINO {runtimes.version('openvino')}'s CPU "
+            "plugin compiles static ranks only (compile_model, or read_model for a Conv or an If, refuses "
+            "the model); give the shape a static length",
+            ref,
+            fix=None,
+        )

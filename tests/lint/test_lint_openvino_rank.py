@@ -1,0 +1,31 @@
+"""P008: OpenVINO's CPU plugin compiles static ranks only; onnx and onnxruntime run a tensor
+whose rank is known at run time. Checked against the runtimes on a model and its neighbour."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from support.lint_models import reshape_to_runtime_rank
+from support.runtime_probe import available, lint_verdict, probe
+
+needs_openvino = pytest.mark.skipif(not available("openvino"), reason="openvino is not installed")
+
+
+@pytest.mark.parametrize("length", ["k", 4], ids=["unknown-length", "length-4"])
+def test_p008_exactly_where_the_rank_is_lost(tmp_path, length):
+    p = tmp_path / "m.onnx"
+    onnx.save(reshape_to_runtime_rank(length), str(p))
+    errors = {f.code for f in lint_verdict(str(p), "openvino") if f.severity == "error"}
+    assert ("P008" in errors) == (length == "k")
+    for target in ("onnx", "onnxruntime"):
+        assert "P008" not in {f.code for f in lint_verdict(str(p), target)}
+    assert probe("onnxruntime", str(p)) is None
+
+
+@needs_openvino
+@pytest.mark.parametrize("length", ["k", 4], ids=["unknown-length", "length-4"])
+def test_openvino_refuses_exactly_what_p008_reports(tmp_path, length):
+    p = tmp_path / "m.onnx"
+    onnx.save(reshape_to_runtime_rank(length), str(p))
+    refused = probe("openvino", str(p))
+    assert (refused is not None) == (length == "k"), refused
