@@ -7,7 +7,6 @@ and its refusals are the command's, the API's and the drop-ins' (same text, noth
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from support.common import run_cli
+from support.files import folder_hashes, save_external
 
 import shapeinfer
 from shapeinfer.document import Document
@@ -50,32 +50,6 @@ def _model() -> onnx.ModelProto:
     vi.doc_string = "kept"
     g.value_info.append(vi)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-
-
-def _save_external(path, value: float = 1.0, location: str = "model.data") -> str:
-    """A MatMul by an 8x8 weight of ``value`` stored in the external file ``location``."""
-    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
-    w = numpy_helper.from_array(np.full((8, 8), value, np.float32), "w")
-    g = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [w],
-    )
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.save(m, str(path), save_as_external_data=True, location=location, size_threshold=256)
-    return str(path)
-
-
-def _hashes(root) -> dict[str, str]:
-    out = {}
-    for folder, _, files in os.walk(root):
-        for f in files:
-            p = os.path.join(folder, f)
-            with open(p, "rb") as fh:
-                out[os.path.relpath(p, root)] = hashlib.sha256(fh.read()).hexdigest()
-    return out
 
 
 def _dims(result, name: str) -> list:
@@ -233,8 +207,8 @@ def test_optimize_write_is_the_bytes_optimize_dash_o_writes(tmp_path):
 @pytest.fixture
 def beside_other(tmp_path):
     """``src/a.onnx`` with its ``model.data``, and ``dst/`` holding another model's ``model.data``."""
-    a = _save_external(tmp_path / "src" / "a.onnx", 1.0)
-    _save_external(tmp_path / "dst" / "other.onnx", 2.0)
+    a = save_external(tmp_path / "src" / "a.onnx", 1.0)
+    save_external(tmp_path / "dst" / "other.onnx", 2.0)
     return tmp_path, a, str(tmp_path / "dst" / "out.onnx")
 
 
@@ -248,7 +222,7 @@ def test_every_front_end_refuses_an_existing_data_file_name_alike(beside_other):
     from shapeinfer.compat.onnx import infer_shapes_path
 
     root, a, out = beside_other
-    before = _hashes(root)
+    before = folder_hashes(root)
     doc = shapeinfer.open(a)
     with pytest.raises(WriteRefused):
         doc.check_write(out)
@@ -267,20 +241,20 @@ def test_every_front_end_refuses_an_existing_data_file_name_alike(beside_other):
         text=True,
     )
     assert r.returncode == 1 and r.stderr.strip() == f"error: {line}", r.stderr
-    assert _hashes(root) == before
+    assert folder_hashes(root) == before
     # named otherwise, it is written, and nothing else changes
     doc.write(out, external_data="out.data")
-    assert set(_hashes(root)) - set(before) == {"dst/out.onnx", "dst/out.data"}
+    assert set(folder_hashes(root)) - set(before) == {"dst/out.onnx", "dst/out.data"}
 
 
 def test_every_front_end_refuses_a_missing_data_file_alike(tmp_path):
     from shapeinfer.compat.onnx import infer_shapes_path
 
-    a = _save_external(tmp_path / "m" / "a.onnx", 1.0)
+    a = save_external(tmp_path / "m" / "a.onnx", 1.0)
     os.remove(tmp_path / "m" / "model.data")
     (tmp_path / "away").mkdir()
     out = str(tmp_path / "away" / "out.onnx")
-    before = _hashes(tmp_path)
+    before = folder_hashes(tmp_path)
     doc = shapeinfer.open(a)
     line = _refusal(lambda: doc.write(out))
     assert "'model.data' is missing" in line and "not written" in line
@@ -291,9 +265,9 @@ def test_every_front_end_refuses_a_missing_data_file_alike(tmp_path):
         r = run_cli(*command, a, "-o", out)
         assert r.returncode == 1
         assert r.stderr.strip().splitlines()[-1] == f"shapeinfer: {line}; --force writes it anyway"
-    assert _hashes(tmp_path) == before
+    assert folder_hashes(tmp_path) == before
     doc.write(out, force=True)  # asked for: written with its references as they are
-    assert set(_hashes(tmp_path)) - set(before) == {"away/out.onnx"}
+    assert set(folder_hashes(tmp_path)) - set(before) == {"away/out.onnx"}
 
 
 def test_lint_fix_refuses_through_the_same_write(tmp_path):
@@ -310,26 +284,26 @@ def test_lint_fix_refuses_through_the_same_write(tmp_path):
     onnx.save(m, src, save_as_external_data=True, location="a.data", size_threshold=128)
     os.remove(tmp_path / "m" / "a.data")
     line = _refusal(lambda: shapeinfer.open(src).optimize(passes=["fold-shapes"]).write(src[:-5] + ".fixed.onnx"))
-    before = _hashes(tmp_path)
+    before = folder_hashes(tmp_path)
     r = run_cli("lint", src, "--fix")
     assert f"--fix: {line}; nothing written" in r.stderr, r.stderr
-    assert _hashes(tmp_path) == before
+    assert folder_hashes(tmp_path) == before
 
 
 def test_onnxruntime_drop_in_save_as_external_data_never_replaces_a_file(tmp_path):
     """``--save_as_external_data`` saves as onnxruntime's tool does (onnx.save_model with its
     flags), but a data file whose name is taken in the output's folder is refused, nothing
     written; in place, the input's own data file may be rewritten."""
-    a = _save_external(tmp_path / "src" / "a.onnx", 1.0, location="w")
+    a = save_external(tmp_path / "src" / "a.onnx", 1.0, location="w")
     (tmp_path / "dst").mkdir()
     (tmp_path / "dst" / "w").write_bytes(b"another model's weights")
     out = str(tmp_path / "dst" / "out.onnx")
-    before = _hashes(tmp_path)
+    before = folder_hashes(tmp_path)
     cmd = [sys.executable, "-m", "shapeinfer.compat.onnxruntime", "--input", a, "--output", out]
     flags = ["--save_as_external_data", "--external_data_size_threshold", "16"]
     r = subprocess.run([*cmd, *flags], capture_output=True, text=True)
     assert r.returncode == 1 and "'w' would replace" in r.stderr and "not written" in r.stderr, r.stderr
-    assert _hashes(tmp_path) == before and not [p for p in os.listdir(tmp_path / "dst") if p.startswith(".")]
+    assert folder_hashes(tmp_path) == before and not [p for p in os.listdir(tmp_path / "dst") if p.startswith(".")]
     os.remove(tmp_path / "dst" / "w")
     r = subprocess.run([*cmd, *flags], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -9,7 +9,6 @@ file is missing, a ``--fix`` copy from an earlier run.
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 import numpy as np
@@ -17,49 +16,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from support.common import run_cli
+from support.files import folder_hashes, save_external
 
 from shapeinfer.io.userfiles import UserFileError, WriteRefused
 
 ort = pytest.importorskip("onnxruntime")
-
-
-def _save(path, value: float, location: str = "model.data", noop_reshape: bool = False) -> str:
-    """A MatMul by an 8x8 weight of ``value``, the weight in the external file ``location``
-    (created by onnx's save, as exporters do); ``noop_reshape``: x goes through a Reshape to
-    its own shape first (a finding ``lint --fix`` removes). The model's path."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    w = numpy_helper.from_array(np.full((8, 8), value, np.float32), "w")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
-    inits = [w]
-    if noop_reshape:
-        inits.append(numpy_helper.from_array(np.array([2, 8], np.int64), "t"))
-        nodes.insert(0, helper.make_node("Reshape", ["x0", "t"], ["x"], name="noop"))
-    x = "x0" if noop_reshape else "x"
-    g = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [2, 8] if noop_reshape else ["b", 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.save(m, str(path), save_as_external_data=True, location=location, size_threshold=256)
-    return str(path)
-
-
-def _hashes(root) -> dict[str, str]:
-    """Every file under ``root`` (relative path -> sha256 of its bytes; a symlink by its target)."""
-    out = {}
-    for folder, _, files in os.walk(root):
-        for f in files:
-            p = os.path.join(folder, f)
-            rel = os.path.relpath(p, root)
-            if os.path.islink(p):
-                out[rel] = "link:" + os.readlink(p)
-            else:
-                with open(p, "rb") as fh:
-                    out[rel] = hashlib.sha256(fh.read()).hexdigest()
-    return out
 
 
 def _changes(before: dict[str, str], after: dict[str, str]) -> set[str]:
@@ -77,8 +38,8 @@ def _run(path: str, b: int = 2) -> np.ndarray:
 def two_models(tmp_path):
     """``src/a.onnx`` (weights 1) and, in ``dst/``, another model with its own ``model.data``
     (weights 2): the data file name onnx's save gives every model by default."""
-    a = _save(tmp_path / "src" / "a.onnx", 1.0)
-    other = _save(tmp_path / "dst" / "other.onnx", 2.0)
+    a = save_external(tmp_path / "src" / "a.onnx", 1.0)
+    other = save_external(tmp_path / "dst" / "other.onnx", 2.0)
     return tmp_path, a, other
 
 
@@ -86,14 +47,14 @@ def two_models(tmp_path):
 def test_output_beside_another_models_data_file_is_refused(two_models, command):
     root, a, other = two_models
     expected = _run(other)
-    before = _hashes(root)
+    before = folder_hashes(root)
     out = str(root / "dst" / "out.onnx")
     r = run_cli(*command, a, "-o", out)
     assert r.returncode == 1, r.stderr
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("shapeinfer: ") and "not written" in line and "dst/model.data" in line
     assert "--external-data" in line and "Traceback" not in r.stderr
-    assert _changes(before, _hashes(root)) == set()  # no file written, none replaced, no temporary left
+    assert _changes(before, folder_hashes(root)) == set()  # no file written, none replaced, no temporary left
     np.testing.assert_array_equal(_run(other), expected)
 
 
@@ -101,24 +62,24 @@ def test_output_beside_another_models_data_file_is_refused(two_models, command):
 def test_external_data_flag_writes_the_data_under_a_name_of_its_own(two_models, command):
     root, a, other = two_models
     expected = _run(other)
-    before = _hashes(root)
+    before = folder_hashes(root)
     out = str(root / "dst" / "out.onnx")
     r = run_cli(*command, a, "-o", out, "--external-data", "out.data")
     assert r.returncode == 0, r.stderr
-    assert _changes(before, _hashes(root)) == {"dst/out.onnx", "dst/out.data"}
+    assert _changes(before, folder_hashes(root)) == {"dst/out.onnx", "dst/out.data"}
     np.testing.assert_array_equal(_run(out), _run(a))  # a's weights, from out.data
     np.testing.assert_array_equal(_run(other), expected)
     w = onnx.load(out, load_external_data=False).graph.initializer
     assert {e.key: e.value for e in w[0].external_data}["location"] == "out.data"
     # running it again replaces the file it names, and nothing else
-    mid = _hashes(root)
+    mid = folder_hashes(root)
     assert run_cli(*command, a, "-o", out, "--external-data", "out.data").returncode == 0
-    assert _changes(mid, _hashes(root)) <= {"dst/out.onnx", "dst/out.data"}
+    assert _changes(mid, folder_hashes(root)) <= {"dst/out.onnx", "dst/out.data"}
 
 
 def test_external_data_flag_never_names_an_input(tmp_path):
-    a = _save(tmp_path / "a.onnx", 1.0)
-    before = _hashes(tmp_path)
+    a = save_external(tmp_path / "a.onnx", 1.0)
+    before = folder_hashes(tmp_path)
     for name in ("model.data", "a.onnx"):  # its own weights, the model itself
         r = run_cli(a, "-o", str(tmp_path / "out.onnx"), "--external-data", name)
         assert r.returncode == 2 and "would overwrite an input" in r.stderr, r.stderr
@@ -126,7 +87,7 @@ def test_external_data_flag_never_names_an_input(tmp_path):
     assert r.returncode == 2 and "onto the output model" in r.stderr, r.stderr
     r = run_cli(a, "-o", str(tmp_path / "out.onnx"), "--external-data", "sub/out.data")
     assert r.returncode == 2 and "without a folder" in r.stderr, r.stderr
-    assert _changes(before, _hashes(tmp_path)) == set()
+    assert _changes(before, folder_hashes(tmp_path)) == set()
 
 
 def test_external_data_flag_gathers_several_files_in_one(tmp_path):
@@ -161,10 +122,10 @@ def test_external_data_flag_gathers_several_files_in_one(tmp_path):
 
 
 def test_a_missing_data_file_is_one_line_and_nothing_written(tmp_path):
-    a = _save(tmp_path / "m" / "a.onnx", 1.0)
+    a = save_external(tmp_path / "m" / "a.onnx", 1.0)
     os.remove(tmp_path / "m" / "model.data")
     (tmp_path / "away").mkdir()
-    before = _hashes(tmp_path)
+    before = folder_hashes(tmp_path)
     for command in ([], ["optimize"]):
         for out in (tmp_path / "m" / "out.onnx", tmp_path / "away" / "out.onnx"):
             r = run_cli(*command, a, "-o", str(out))
@@ -174,23 +135,23 @@ def test_a_missing_data_file_is_one_line_and_nothing_written(tmp_path):
             assert r.stdout.count("E003") == 1 and "error E003" in r.stdout  # the report says it once
     r = run_cli(a, "-o", "-")  # nor to standard output
     assert r.returncode == 1 and r.stdout == "" and "the model is not written" in r.stderr, r.stderr
-    assert _changes(before, _hashes(tmp_path)) == set()
+    assert _changes(before, folder_hashes(tmp_path)) == set()
     # asked for: the model is written with its references, and nothing else is
     r = run_cli(a, "-o", str(tmp_path / "away" / "out.onnx"), "--force")
     assert r.returncode == 0, r.stderr
-    assert _changes(before, _hashes(tmp_path)) == {"away/out.onnx"}
+    assert _changes(before, folder_hashes(tmp_path)) == {"away/out.onnx"}
     r = run_cli("optimize", a, "-o", str(tmp_path / "away" / "opt.onnx"), "--force")
     assert r.returncode == 0, r.stderr
-    assert _changes(before, _hashes(tmp_path)) == {"away/out.onnx", "away/opt.onnx"}
+    assert _changes(before, folder_hashes(tmp_path)) == {"away/out.onnx", "away/opt.onnx"}
 
 
 def test_lint_fix_writes_only_the_fixed_copy(tmp_path):
-    src = _save(tmp_path / "m.onnx", 1.0, location="m.data", noop_reshape=True)
-    _save(tmp_path / "other.onnx", 3.0, location="m.fixed.onnx.data")  # a name a fixed copy's data might take
-    before = _hashes(tmp_path)
+    src = save_external(tmp_path / "m.onnx", 1.0, location="m.data", noop_reshape=True)
+    save_external(tmp_path / "other.onnx", 3.0, location="m.fixed.onnx.data")  # a name a fixed copy's data might take
+    before = folder_hashes(tmp_path)
     r = run_cli("lint", src, "--fix")
     assert "wrote" in r.stderr, r.stderr
-    assert _changes(before, _hashes(tmp_path)) == {"m.fixed.onnx"}
+    assert _changes(before, folder_hashes(tmp_path)) == {"m.fixed.onnx"}
     fixed = str(tmp_path / "m.fixed.onnx")
     nodes = onnx.load(fixed, load_external_data=False).graph.node
     assert [n.op_type for n in nodes] == ["MatMul"]  # the no-op Reshape went
@@ -198,21 +159,21 @@ def test_lint_fix_writes_only_the_fixed_copy(tmp_path):
 
 
 def test_lint_fix_beside_an_earlier_fixed_copy_changes_nothing(tmp_path):
-    src = _save(tmp_path / "m.onnx", 1.0, location="m.data", noop_reshape=True)
-    _save(tmp_path / "m.fixed.onnx", 5.0, location="m.fixed.data")  # an earlier run's, with its data
-    before = _hashes(tmp_path)
+    src = save_external(tmp_path / "m.onnx", 1.0, location="m.data", noop_reshape=True)
+    save_external(tmp_path / "m.fixed.onnx", 5.0, location="m.fixed.data")  # an earlier run's, with its data
+    before = folder_hashes(tmp_path)
     r = run_cli("lint", src, "--fix")
     assert "already exists and is not overwritten" in r.stderr, r.stderr
-    assert _changes(before, _hashes(tmp_path)) == set()
+    assert _changes(before, folder_hashes(tmp_path)) == set()
 
 
 def test_lint_fix_of_a_model_whose_data_is_missing_writes_nothing(tmp_path):
-    src = _save(tmp_path / "m.onnx", 1.0, location="m.data", noop_reshape=True)
+    src = save_external(tmp_path / "m.onnx", 1.0, location="m.data", noop_reshape=True)
     os.remove(tmp_path / "m.data")
-    before = _hashes(tmp_path)
+    before = folder_hashes(tmp_path)
     r = run_cli("lint", src, "--fix")
     assert r.returncode == 1 and "nothing written" in r.stderr and "'m.data' is missing" in r.stderr, r.stderr
-    assert _changes(before, _hashes(tmp_path)) == set()
+    assert _changes(before, folder_hashes(tmp_path)) == set()
 
 
 def test_the_api_raises_naming_the_file_and_writes_nothing(two_models):
@@ -220,15 +181,15 @@ def test_the_api_raises_naming_the_file_and_writes_nothing(two_models):
     from shapeinfer.io.writer import save_model
 
     root, a, _ = two_models
-    before = _hashes(root)
+    before = folder_hashes(root)
     out = str(root / "dst" / "out.onnx")
     with pytest.raises(WriteRefused, match=r"dst/model\.data"):
         infer_shapes_path(a, out)
     with pytest.raises(WriteRefused, match=r"dst/model\.data"):
         save_model(onnx.load(a, load_external_data=False), out, a)
-    assert _changes(before, _hashes(root)) == set()
+    assert _changes(before, folder_hashes(root)) == set()
     save_model(onnx.load(a, load_external_data=False), out, a, data_name="out.data")
-    assert _changes(before, _hashes(root)) == {"dst/out.onnx", "dst/out.data"}
+    assert _changes(before, folder_hashes(root)) == {"dst/out.onnx", "dst/out.data"}
 
 
 def test_a_data_file_that_appears_while_writing_is_never_replaced(two_models, monkeypatch):
