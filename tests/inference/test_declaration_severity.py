@@ -10,14 +10,13 @@ The runtimes' verdicts are measured here, on each kind of contradiction, and mus
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import onnx
 import pytest
 from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
+from support.runtime_probe import available, probe_many
 
 import shapeinfer
 from shapeinfer.cli.main import main
@@ -93,38 +92,12 @@ CASES = {
     "branch-output-dim": (lambda: _branches(out_shape=(5, 5)), "dim"),
 }
 
-_PROBE = r"""
-import json, sys
-runtime, paths = sys.argv[1], sys.argv[2:]
-out = {}
-for path in paths:
-    try:
-        if runtime == "onnx":
-            import onnx
-            onnx.checker.check_model(path, full_check=True)
-        elif runtime == "onnxruntime":
-            import onnxruntime as ort
-            so = ort.SessionOptions()
-            so.log_severity_level = 4
-            ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-        else:
-            import openvino as ov
-            core = ov.Core()
-            core.compile_model(core.read_model(path), "CPU")
-        out[path] = False
-    except Exception:
-        out[path] = True
-print(json.dumps(out))
-"""
-
 
 def _refusals(runtime: str, paths: list[str]) -> dict[str, bool] | None:
     """path -> whether ``runtime`` refuses to load it (None: the runtime is not installed)."""
-    module = {"onnx": "onnx", "onnxruntime": "onnxruntime", "openvino": "openvino"}[runtime]
-    if subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode:
+    if not available(runtime):
         return None
-    r = subprocess.run([sys.executable, "-c", _PROBE, runtime, *paths], capture_output=True, text=True, timeout=600)
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return {p: reason is not None for p, reason in probe_many(runtime, paths).items()}
 
 
 @pytest.fixture(scope="module")

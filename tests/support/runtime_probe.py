@@ -28,25 +28,28 @@ PROFILE_OF = {"onnx": "default", "onnxruntime": "onnxruntime", "openvino": "open
 
 _PROBE = r"""
 import json, sys
-runtime, path = sys.argv[1], sys.argv[2]
-try:
-    if runtime == "onnx":
-        import onnx
-        onnx.checker.check_model(path, full_check=True)
-    elif runtime == "onnxruntime":
-        import onnxruntime as ort
-        so = ort.SessionOptions()
-        so.log_severity_level = 4
-        ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    elif runtime == "openvino":
-        import openvino as ov
-        core = ov.Core()
-        core.compile_model(core.read_model(path), "CPU")
-    else:
-        raise SystemExit(f"unknown runtime {runtime}")
-    print(json.dumps(None))
-except Exception as e:
-    print(json.dumps(f"{type(e).__name__}: {e}"))
+runtime, paths = sys.argv[1], sys.argv[2:]
+out = {}
+for path in paths:
+    try:
+        if runtime == "onnx":
+            import onnx
+            onnx.checker.check_model(path, full_check=True)
+        elif runtime == "onnxruntime":
+            import onnxruntime as ort
+            so = ort.SessionOptions()
+            so.log_severity_level = 4
+            ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        elif runtime == "openvino":
+            import openvino as ov
+            core = ov.Core()
+            core.compile_model(core.read_model(path), "CPU")
+        else:
+            raise SystemExit(f"unknown runtime {runtime}")
+        out[path] = None
+    except Exception as e:
+        out[path] = f"{type(e).__name__}: {e}"
+print(json.dumps(out))
 """
 
 
@@ -61,21 +64,30 @@ def available(runtime: str, python: str | None = None) -> bool:
 
 def probe(runtime: str, path: str, *, python: str | None = None, timeout: float = 600) -> str | None:
     """None when ``runtime`` loads the model at ``path``, else the reason it refused (one line)."""
+    return probe_many(runtime, [path], python=python, timeout=timeout)[path]
+
+
+def probe_many(
+    runtime: str, paths: list[str], *, python: str | None = None, timeout: float = 600
+) -> dict[str, str | None]:
+    """:func:`probe` of each of ``paths`` in one process of ``runtime`` (path as given -> None or
+    the reason); a crash or a timeout is every path's reason."""
+    absolute = [os.path.abspath(p) for p in paths]
     try:
         r = subprocess.run(
-            [python or sys.executable, "-c", _PROBE, runtime, os.path.abspath(path)],
+            [python or sys.executable, "-c", _PROBE, runtime, *absolute],
             capture_output=True,
             text=True,
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        return f"timeout after {timeout:g}s"
+        return dict.fromkeys(paths, f"timeout after {timeout:g}s")
     lines = [x for x in r.stdout.splitlines() if x.strip()]
     if r.returncode != 0 or not lines:
         tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"crashed (exit {r.returncode}): {tail[:200]}"
-    verdict = json.loads(lines[-1])
-    return None if verdict is None else one_line(verdict)
+        return dict.fromkeys(paths, f"crashed (exit {r.returncode}): {tail[:200]}")
+    verdicts = json.loads(lines[-1])
+    return {p: (None if verdicts[a] is None else one_line(verdicts[a])) for p, a in zip(paths, absolute)}
 
 
 def one_line(text: str, width: int = 160) -> str:
