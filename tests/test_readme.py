@@ -39,3 +39,12 @@ def test_strict_lint_of_bert_with_a_range_passes_once_fixed_as_the_readme_says(t
     assert CliRunner().invoke(main, ["lint", str(src), "--fix", "--dim-range", "seq=1:512"]).exit_code == 0
     r = CliRunner().invoke(main, ["lint", str(tmp_path / "bert_ts.fixed.onnx"), *strict])
     assert r.exit_code == 0, r.stdout
+
+
+def test_the_exit_codes_table_matches_the_help():
+    """One table of exit codes (issue 37 item 4), in the README and in `shapeinfer --help`."""
+    readme = {int(m) for m in re.findall(r"^  \| (\d+) \| ", README, re.M)}
+    help_text = CliRunner().invoke(main, ["--help"]).stdout
+    block = help_text.split("Exit codes", 1)[1].split("Options:", 1)[0]
+    helped = {int(m) for m in re.findall(r"^\s{4}(\d+)\s{2,}", block, re.M)}
+    assert readme == helped == {0, 1, 2, 130}
