@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from shapeinfer.base import codes
 from shapeinfer.inference.engine import Result
+from shapeinfer.io.onnxio import graphs_with_paths
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
@@ -312,23 +313,12 @@ def _reason(gr: _Graph, node, fresh: set[str]) -> str:
     return f"{node.op_type} {name!r}: its inputs' shapes and its attributes do not give this size"
 
 
-def _subgraphs(graph, path: str = "main"):
-    """``(path, graph)`` for ``graph`` and every If / Loop / Scan body in it, keyed as
-    ``Result.graph_facts`` keys them."""
-    from shapeinfer.io.onnxio import graph_path, subgraph_attrs
-
-    yield path, graph
-    for k, n in enumerate(graph.node):
-        for attr, g in subgraph_attrs(n):
-            yield from _subgraphs(g, graph_path(path, k, attr))
-
-
 def find(result: Result, tensor: str) -> str:
     """The path of the graph that holds ``tensor``: the main graph first, then the bodies in
     graph order. Raises :class:`UnknownTensor` (with the closest names of every graph)."""
     if tensor in result.facts:
         return "main"
-    for path, _ in _subgraphs(result.model.graph):
+    for path, _ in graphs_with_paths(result.model.graph):
         if tensor in result.graph_facts.get(path, {}):
             return path
     names = {n for facts in result.graph_facts.values() for n in facts} | set(result.facts)
@@ -345,7 +335,7 @@ def explain(result: Result, tensor: str) -> list[DimExplanation]:
     if path == "main":
         gr = _Graph(result)
     else:
-        body = dict(_subgraphs(result.model.graph))[path]
+        body = dict(graphs_with_paths(result.model.graph))[path]
         gr = _Graph(result, body, result.graph_facts[path])
     f = gr.facts[tensor]
     ancestors = gr.ancestors(tensor)

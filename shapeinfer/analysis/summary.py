@@ -9,9 +9,10 @@ parameters (initializers, in every graph) as an element count and their size in 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 
 import onnx
+
+from shapeinfer.io.onnxio import graphs_within
 
 __all__ = ["format_summary", "model_summary"]
 
@@ -20,17 +21,6 @@ _BITS = {
     1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64,
     14: 64, 15: 128, 16: 16, 17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2, 26: 2,
 }  # fmt: skip
-
-
-def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    yield graph
-    for n in graph.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from _graphs(g)
 
 
 def _tensor_size(t: onnx.TensorProto) -> tuple[int, int]:
@@ -51,7 +41,7 @@ def model_summary(model: onnx.ModelProto) -> dict:
     and ``parameter_bytes``; sparse initializers count their stored values."""
     ops: Counter[str] = Counter()
     total_nodes = inits = params = size = 0
-    for g in _graphs(model.graph):
+    for g in graphs_within(model.graph):
         total_nodes += len(g.node)
         for n in g.node:
             ops[f"{n.domain}::{n.op_type}" if n.domain not in ("", "ai.onnx") else n.op_type] += 1

@@ -14,19 +14,9 @@ from collections.abc import Iterable
 
 import onnx
 
-from shapeinfer.io.onnxio import graphs_within
+from shapeinfer.io.onnxio import graphs_within, type_dims
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _dims(tp: onnx.TypeProto) -> Iterable[onnx.TensorShapeProto.Dimension]:
-    which = tp.WhichOneof("value")
-    if which in ("tensor_type", "sparse_tensor_type"):
-        yield from getattr(tp, which).shape.dim
-    elif which in ("sequence_type", "optional_type"):
-        yield from _dims(getattr(tp, which).elem_type)
-    elif which == "map_type":
-        yield from _dims(tp.map_type.value_type)
 
 
 def _value_infos(model: onnx.ModelProto, with_inputs: bool) -> Iterable[onnx.ValueInfoProto]:
@@ -45,7 +35,7 @@ def spell_fresh_as_onnx(model: onnx.ModelProto, fresh: Iterable[str]) -> None:
         return
     taken = set()
     for vi in _value_infos(model, with_inputs=True):
-        for d in _dims(vi.type):
+        for d in type_dims(vi.type):
             if d.dim_param:
                 taken.update(_TOKEN.findall(d.dim_param))
     mapping: dict[str, str] = {}
@@ -60,6 +50,6 @@ def spell_fresh_as_onnx(model: onnx.ModelProto, fresh: Iterable[str]) -> None:
     if not mapping:
         return
     for vi in _value_infos(model, with_inputs=False):
-        for d in _dims(vi.type):
+        for d in type_dims(vi.type):
             if d.dim_param:
                 d.dim_param = _TOKEN.sub(lambda m: mapping.get(m.group(0), m.group(0)), d.dim_param)

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from shapeinfer.base import codes
 from shapeinfer.document import Document
 from shapeinfer.inference.engine import Result
-from shapeinfer.io.onnxio import graph_path, graphs_within, is_placeholder, subgraph_attrs
+from shapeinfer.io.onnxio import graph_path, graphs_with_paths, graphs_within, is_placeholder, type_dims
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
@@ -197,19 +197,11 @@ def _ir_graphs(ir, graph: ir.Graph, path: str = "main") -> Iterator[tuple[str, i
             yield from _ir_graphs(ir, sub, sub_path)
 
 
-def _proto_graphs(graph: onnx.GraphProto, path: str = "main") -> Iterator[tuple[str, onnx.GraphProto]]:
-    """``(path, graph)`` for ``graph`` and every subgraph in it, keyed as :func:`_ir_graphs`."""
-    yield path, graph
-    for k, node in enumerate(graph.node):
-        for attr, g in subgraph_attrs(node):
-            yield from _proto_graphs(g, graph_path(path, k, attr))
-
-
 def _add_constant_values(ir, model: ir.Model, proto: onnx.ModelProto) -> None:
     """Write as initializers of ``proto`` the values of ``model`` that hold a ``const_value``
     without being an initializer, a graph input or a node's output (onnx_ir lets a value carry
     its constant, and the original reads it; the serialiser writes only initializers)."""
-    protos = dict(_proto_graphs(proto.graph))
+    protos = dict(graphs_with_paths(proto.graph))
     for path, graph in _ir_graphs(ir, model.graph):
         g = protos.get(path)
         if g is None:
@@ -228,16 +220,6 @@ def _add_constant_values(ir, model: ir.Model, proto: onnx.ModelProto) -> None:
                 g.initializer.append(t)
 
 
-def _dims(tp: onnx.TypeProto) -> Iterator[onnx.TensorShapeProto.Dimension]:
-    which = tp.WhichOneof("value")
-    if which in ("tensor_type", "sparse_tensor_type"):
-        yield from getattr(tp, which).shape.dim
-    elif which in ("sequence_type", "optional_type"):
-        yield from _dims(getattr(tp, which).elem_type)
-    elif which == "map_type":
-        yield from _dims(tp.map_type.value_type)
-
-
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
@@ -246,7 +228,7 @@ def _taken_names(proto: onnx.ModelProto) -> set[str]:
     taken: set[str] = set()
     for g in graphs_within(proto.graph):
         for vi in (*g.input, *g.output, *g.value_info):
-            for d in _dims(vi.type):
+            for d in type_dims(vi.type):
                 if d.dim_param:
                     taken.update(_TOKEN.findall(d.dim_param))
     return taken
@@ -261,7 +243,7 @@ def _forget_declarations(proto: onnx.ModelProto, names: bool) -> None:
     declared outputs as what the node gives.)"""
     g = proto.graph
     for vi in (*g.output, *g.value_info):
-        for d in _dims(vi.type):
+        for d in type_dims(vi.type):
             if d.HasField("dim_value") or (names and d.HasField("dim_param")):
                 d.Clear()
 

@@ -49,6 +49,27 @@ def graphs_within(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
             yield from graphs_within(g)
 
 
+def graphs_with_paths(graph: onnx.GraphProto, path: str = "main") -> Iterator[tuple[str, onnx.GraphProto]]:
+    """``(path, graph)`` for ``graph`` and every subgraph nested in it, in the order of
+    :func:`graphs_within`, each keyed by :func:`graph_path` (as ``Result.graph_facts`` is)."""
+    yield path, graph
+    for k, n in enumerate(graph.node):
+        for attr, g in subgraph_attrs(n):
+            yield from graphs_with_paths(g, graph_path(path, k, attr))
+
+
+def type_dims(tp: onnx.TypeProto) -> Iterator[onnx.TensorShapeProto.Dimension]:
+    """The shape dims a type declares: a tensor's (dense or sparse), a sequence's or optional's
+    element's, a map's value's; none for a type without a shape."""
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        yield from getattr(tp, which).shape.dim
+    elif which in ("sequence_type", "optional_type"):
+        yield from type_dims(getattr(tp, which).elem_type)
+    elif which == "map_type":
+        yield from type_dims(tp.map_type.value_type)
+
+
 class ModelLoadError(Exception):
     """A file that cannot be read as an ONNX model; the message names the file and problem."""
 

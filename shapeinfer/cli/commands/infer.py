@@ -167,17 +167,6 @@ def infer_cmd(
             click.get_current_context().exit(1)
 
 
-def _graphs(graph, path: str = "main"):
-    """``(path, graph)`` for the main graph and every subgraph, keyed like ``Result.graph_facts``."""
-    from shapeinfer.inference.engine import graph_path
-    from shapeinfer.io.onnxio import subgraph_attrs
-
-    yield path, graph
-    for k, n in enumerate(graph.node):
-        for attr, g in subgraph_attrs(n):
-            yield from _graphs(g, graph_path(path, k, attr))
-
-
 def _matches(pattern: str, fields: tuple[str, ...]) -> bool:
     from fnmatch import fnmatchcase
 
@@ -190,9 +179,10 @@ def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
     """Every tensor of every inferred graph (graph order: inputs, initializers, node outputs)
     with its producer's op type and node name, kept when it matches one of ``filters``."""
     from shapeinfer.io.modeltext import text
+    from shapeinfer.io.onnxio import graphs_with_paths
 
     rows = []
-    for path, g in _graphs(result.model.graph):
+    for path, g in graphs_with_paths(result.model.graph):
         facts = result.graph_facts.get(path)
         if facts is None:
             continue
@@ -310,10 +300,11 @@ def _subgraph_json(result, table: list[dict] | None) -> dict[str, dict]:
     ``--all`` table's graph column) -> that If / Loop / Scan body's tensors, as ``tensors`` gives
     the main graph's (every one, or those ``--filter`` keeps)."""
     from shapeinfer.io.modeltext import text
+    from shapeinfer.io.onnxio import graphs_with_paths
 
     keep = None if table is None else {(r["graph"], r["name"]) for r in table}
     out: dict[str, dict] = {}
-    for path, sg in _graphs(result.model.graph):
+    for path, sg in graphs_with_paths(result.model.graph):
         facts = result.graph_facts.get(path)
         if path == "main" or facts is None:
             continue
