@@ -40,11 +40,11 @@ Sections:
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-import traceback
 from pathlib import Path
+
+import generator_sections
+from generator_sections import run
 
 
 def _sidecar(path: Path, bindings: list[dict], idioms: list[int], int_feeds: dict | None = None) -> None:
@@ -71,24 +71,6 @@ def _rename_input_dims(path: Path, names: list[str]) -> None:
             if dim.HasField("dim_param") and dim.dim_param in ren:
                 dim.dim_param = ren[dim.dim_param]
     onnx.save(m, str(path))
-
-
-_NAMES: set[str] = set()
-
-
-def _run(name: str, fn, *args) -> bool:
-    """Call one model's builder; report a failure and go on with the next one."""
-    if _NAMES and name.split("/")[-1] not in _NAMES:
-        return False
-    try:
-        fn(*args)
-        print(f"  made {name}", flush=True)
-        return True
-    except Exception as e:
-        print(f"  FAILED {name}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
-        if "-v" in sys.argv:
-            traceback.print_exc()
-        return False
 
 
 # ----------------------------------------------------------------------------------------- torch
@@ -457,7 +439,7 @@ def torch_section(out: Path) -> None:
         ("mamba2", mamba2),
         ("sam_vision", sam),
     ]:
-        _run(f"torch/{name}", fn)
+        run(f"torch/{name}", fn)
 
 
 # -------------------------------------------------------------------------------------------- tf
@@ -710,7 +692,7 @@ def tf_section(out: Path) -> None:
         ("keras3_export", keras_export),
         ("image_resize", resize),
     ]:
-        _run(f"tf/{name}", fn)
+        run(f"tf/{name}", fn)
 
 
 # ---------------------------------------------------------------------------------------- paddle
@@ -809,7 +791,7 @@ def paddle_section(out: Path) -> None:
         ),
         ("lstm", lambda: export(Lstm(), [spec([None, None, 16], "float32", "x")], "lstm", bs, [5])),
     ]:
-        _run(f"paddle/{name}", fn)
+        run(f"paddle/{name}", fn)
 
 
 # ------------------------------------------------------------------------------------------- jax
@@ -865,26 +847,11 @@ def jax_section(out: Path) -> None:
         ("conv", lambda: export(conv, [("B", "H", "W", 3)], "conv", [dict(B=2, H=9, W=12), dict(B=1, H=16, W=7)], [6])),
         ("scan", lambda: export(scan, [("B", "N", 16)], "scan", bs, [5])),
     ]:
-        _run(f"jax/{name}", fn)
+        run(f"jax/{name}", fn)
 
 
 SECTIONS = {"torch": torch_section, "tf": tf_section, "paddle": paddle_section, "jax": jax_section}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", type=Path, help="output directory")
-    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ",".join(SECTIONS))
-    ap.add_argument("--names", default="", help="comma-separated model names to make (default: all)")
-    ap.add_argument("-v", action="store_true", help="print tracebacks of failed models")
-    a = ap.parse_args()
-    _NAMES.update(n for n in a.names.split(",") if n)
-    for s in a.only.split(","):
-        if s not in SECTIONS:
-            ap.error(f"unknown section {s!r}")
-        print(f"{s}:", flush=True)
-        SECTIONS[s](a.out)
-
-
 if __name__ == "__main__":
-    main()
+    generator_sections.main(__doc__, SECTIONS)

@@ -51,15 +51,15 @@ Sections:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
 import shutil
-import sys
 import tempfile
-import traceback
 from pathlib import Path
+
+import generator_sections
+from generator_sections import run
 
 IMAGE_DIMS = {0: "batch", 2: "height", 3: "width"}
 
@@ -144,24 +144,6 @@ def _finish(path: Path, bindings: list[dict], notes: str, axes: dict[int, str] |
         path.unlink(missing_ok=True)
         raise
     _sidecar(path, bindings, notes)
-
-
-_NAMES: set[str] = set()
-
-
-def _run(name: str, fn, *args) -> bool:
-    """Call one model's builder; report a failure and go on with the next one."""
-    if _NAMES and name.split("/")[-1] not in _NAMES:
-        return False
-    try:
-        fn(*args)
-        print(f"  made {name}", flush=True)
-        return True
-    except Exception as e:
-        print(f"  FAILED {name}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
-        if "-v" in sys.argv:
-            traceback.print_exc()
-        return False
 
 
 def _torch_export(mod, x, path: Path, dynamo: bool, input_name: str = "x", axes: dict[int, str] | None = None) -> str:
@@ -271,7 +253,7 @@ def ultralytics_section(out: Path) -> None:
         ("yolo26_det_e2e", "26/yolo26.yaml", "yolo26n", dict(nms=False, simplify=True)),
     ]
     for name, yaml_rel, stem, kw in jobs:
-        _run(f"ultralytics/{name}", export, name, yaml_rel, stem, kw)
+        run(f"ultralytics/{name}", export, name, yaml_rel, stem, kw)
 
 
 # ------------------------------------------------------------------------------------------ timm
@@ -370,7 +352,7 @@ def timm_section(out: Path) -> None:
                     vt.resample_abs_pos_embed = resample
                 _finish(path, binds[kind], f"timm {timm.__version__} {what}, random init (seed 0); {how}")
 
-            _run(f"timm/{name}", make)
+            run(f"timm/{name}", make)
 
 
 # ----------------------------------------------------------------------------------- torchvision
@@ -544,7 +526,7 @@ def torchvision_section(out: Path) -> None:
                 {0: "batch", 2: "height", 3: "width"} if kind == "lraspp" else {1: "height", 2: "width"},
             )
 
-        _run(f"torchvision/{name}", make)
+        run(f"torchvision/{name}", make)
 
 
 # ---------------------------------------------------------------------------------------- paddle
@@ -697,9 +679,9 @@ def paddle_section(out: Path) -> None:
             {0: "batch", 3: "width"},
         )
 
-    _run("paddle/paddle_db_det", db, "paddle_db_det", False)
-    _run("paddle/paddle_db_det_qmark", db, "paddle_db_det_qmark", True)
-    _run("paddle/paddle_crnn_rec", crnn)
+    run("paddle/paddle_db_det", db, "paddle_db_det", False)
+    run("paddle/paddle_db_det_qmark", db, "paddle_db_det_qmark", True)
+    run("paddle/paddle_crnn_rec", crnn)
 
 
 # ----------------------------------------------------------------------------------------- extra
@@ -812,7 +794,7 @@ def extra_section(out: Path) -> None:
                 extra = " (MHA fast path disabled for the export)" if kind == "detr" else ""
                 _finish(path, binds, f"{what}, written here in torch, random init (seed 0){extra}; {how}")
 
-            _run(f"extra/{name}", make)
+            run(f"extra/{name}", make)
 
 
 SECTIONS = {
@@ -824,21 +806,5 @@ SECTIONS = {
 }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", type=Path, help="output directory")
-    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ",".join(SECTIONS))
-    ap.add_argument("--names", default="", help="comma-separated model names to make (default: all)")
-    ap.add_argument("-v", action="store_true", help="print tracebacks of failed models")
-    a = ap.parse_args()
-    _NAMES.update(n for n in a.names.split(",") if n)
-    a.out = a.out.resolve()
-    for s in a.only.split(","):
-        if s not in SECTIONS:
-            ap.error(f"unknown section {s!r}")
-        print(f"{s}:", flush=True)
-        SECTIONS[s](a.out)
-
-
 if __name__ == "__main__":
-    main()
+    generator_sections.main(__doc__, SECTIONS)
