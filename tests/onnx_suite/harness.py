@@ -28,13 +28,16 @@ the first detail says whether onnxruntime's shapes confirm every dim shapeinfer 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support (benchmarks run this too)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from support.suite_runner import run_for_json
 
 SUITE = Path(__file__).resolve().parent
 UPSTREAM = SUITE / "upstream"
@@ -51,15 +54,6 @@ STATUSES = (
     "other-failure",
     "skipped",
 )
-
-#: Memory cap of the suite's process (bytes): a blow-up is a MemoryError, counted as a crash.
-MEMORY_LIMIT = 6 * 2**30
-
-
-def _limit_memory() -> None:  # pragma: no cover  (runs in the child)
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def run_suite(select: str | None = None, per_test_timeout: int = 30, total_timeout: int = 1800) -> dict[str, dict]:
@@ -97,20 +91,7 @@ def run_suite(select: str | None = None, per_test_timeout: int = 30, total_timeo
         if select:
             cmd += ["-k", select]
         cmd += [str(UPSTREAM / f) for f in FILES]
-        p = subprocess.run(
-            cmd,
-            env=env,
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            timeout=total_timeout,
-            preexec_fn=_limit_memory if sys.platform.startswith("linux") else None,
-        )
-        if not os.path.exists(out):
-            tail = p.stdout[-3000:] + p.stderr[-3000:]
-            raise RuntimeError(f"the onnx suite produced no results (exit {p.returncode}):\n{tail}")
-        with open(out, encoding="utf-8") as f:
-            return json.load(f)
+        return run_for_json(cmd, env=env, cwd=tmp, timeout=total_timeout, out=out, what="the onnx suite")
 
 
 def figures(results: dict[str, dict]) -> Counter:

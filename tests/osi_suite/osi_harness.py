@@ -20,13 +20,16 @@ logged, what the drop-in raised).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support (benchmarks run this too)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from support.suite_runner import run_for_json
 
 SUITE = Path(__file__).resolve().parent
 
@@ -67,12 +70,6 @@ CATEGORIES: dict[str, str] = {
 }
 
 
-def _limit_memory() -> None:  # pragma: no cover  (runs in the child)
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
-
-
 def installed() -> Path | None:
     """The installed onnx_shape_inference package's folder, or None."""
     try:
@@ -102,20 +99,7 @@ def run_suite(dropin: bool, select: str | None = None, timeout: int = 900) -> di
         if select:
             cmd += ["-k", select]
         cmd.append(str(package))
-        p = subprocess.run(
-            cmd,
-            env=env,
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            preexec_fn=_limit_memory if sys.platform.startswith("linux") else None,
-        )
-        if not os.path.exists(out):
-            tail = p.stdout[-3000:] + p.stderr[-3000:]
-            raise RuntimeError(f"onnx-shape-inference's suite produced no results (exit {p.returncode}):\n{tail}")
-        with open(out, encoding="utf-8") as f:
-            return json.load(f)
+        return run_for_json(cmd, env=env, cwd=tmp, timeout=timeout, out=out, what="onnx-shape-inference's suite")
 
 
 def through_dropin(record: dict) -> bool:
