@@ -96,6 +96,15 @@ def defined_names(model: onnx.ModelProto) -> set[str]:
     return out
 
 
+def fresh_name(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_1``, ``base_2``, ... : the first not in ``taken``, which it joins."""
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
 def _defs_and_reads(g: GraphProto) -> tuple[set[str], set[str]]:
     """(names ``g`` and its nested graphs define, names they read)."""
     defs: set[str] = set()

@@ -30,6 +30,7 @@ from onnx import AttributeProto, GraphProto, NodeProto
 
 from shapeinfer.inference.engine import MAIN, graph_path
 from shapeinfer.io.onnxio import graphs_within, subgraph_attrs
+from shapeinfer.passes._subgraphs import fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 #: The default domain's names.
@@ -108,12 +109,7 @@ class _Folder:
             path = path.rsplit("/", 1)[0]
 
     def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.used:
-            name = f"{base}_{k}"
-            k += 1
-        self.used.add(name)
-        return name
+        return fresh_name(base, self.used)
 
     # ------------------------------------------------------------------ walking
     def fold_graph(self, g: GraphProto, path: str, main: bool) -> bool:

@@ -20,8 +20,8 @@ import onnx
 from onnx import TensorProto, helper
 
 from shapeinfer.inference.engine import infer
-from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.passes._queries import default_opset
+from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 _DEFAULT = ("", "ai.onnx")
@@ -39,26 +39,6 @@ def high_rank_conditions(model: onnx.ModelProto, facts) -> list[int]:
     return out
 
 
-def _names(model: onnx.ModelProto) -> set[str]:
-    names: set[str] = set()
-    for g in graphs_within(model.graph):
-        names.update(v.name for v in (*g.input, *g.output, *g.value_info))
-        names.update(t.name for t in g.initializer)
-        for n in g.node:
-            names.update(n.output)
-            names.update(n.input)
-            names.add(n.name)
-    return names
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name
-
-
 def run(model: onnx.ModelProto, ctx) -> PassResult:
     opset = default_opset(model) or 0
     if opset < 5 or not any(n.op_type == "If" for n in model.graph.node):
@@ -72,19 +52,19 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
     out = onnx.ModelProto()
     out.CopyFrom(model)
     g = out.graph
-    taken = _names(out)
-    shape = _fresh("scalar_if_condition_shape", taken)
+    taken = defined_names(out)
+    shape = fresh_name("scalar_if_condition_shape", taken)
     empty = helper.make_tensor(shape, TensorProto.INT64, [0], [])
     nodes = list(g.node)
     new_nodes = []
     if constant_node:
-        new_nodes.append(helper.make_node("Constant", [], [shape], name=_fresh(shape, taken), value=empty))
+        new_nodes.append(helper.make_node("Constant", [], [shape], name=fresh_name(shape, taken), value=empty))
     else:
         g.initializer.append(empty)
     for k, n in enumerate(nodes):
         if k in targets:
-            scalar = _fresh(f"{n.input[0]}_scalar", taken)
-            new_nodes.append(helper.make_node("Reshape", [n.input[0], shape], [scalar], name=_fresh(scalar, taken)))
+            scalar = fresh_name(f"{n.input[0]}_scalar", taken)
+            new_nodes.append(helper.make_node("Reshape", [n.input[0], shape], [scalar], name=fresh_name(scalar, taken)))
             n.input[0] = scalar
         new_nodes.append(n)
     del g.node[:]
