@@ -87,10 +87,10 @@ class DimExplanation:
 class _Graph:
     def __init__(self, result: Result, g=None, facts=None) -> None:
         g = result.model.graph if g is None else g
-        self.graph = g
         self.result = result
         self.facts = result.facts if facts is None else facts
         self.producer = {o: n for n in g.node for o in n.output if o}
+        self.position = {id(n): k for k, n in enumerate(g.node)}
         self.inputs = {v.name for v in g.input}
         self.inits = {t.name for t in g.initializer}
         self.syms = set(result.input_symbols)
@@ -351,7 +351,7 @@ def explain(result: Result, tensor: str) -> list[DimExplanation]:
         rests = [(g.text, g.nodes[0] if g.nodes else "?") for g in guards if g.symbols & syms]
         reason = None
         if fresh:
-            first = min(fresh, key=lambda s: _order(gr, gr.origin.get(s)))
+            first = min(fresh, key=lambda s: gr.position.get(id(gr.origin.get(s)), len(gr.position)))
             reason = _reason(gr, gr.origin.get(first, node), fresh)
         out.append(DimExplanation(k, D.format(d), not fresh, steps, rests, reason, path))
     return out
@@ -375,13 +375,6 @@ def _float_step(gr: _Graph, tensor: str, limit: int = 40):
             return n
         todo.extend(i for i in n.input if i)
     return None
-
-
-def _order(gr: _Graph, node) -> int:
-    """A node's position in the main graph (unknown nodes last)."""
-    if not hasattr(gr, "_pos"):
-        gr._pos = {id(n): k for k, n in enumerate(gr.graph.node)}
-    return gr._pos.get(id(node), 1 << 30)
 
 
 def _follow_rank(gr: _Graph, tensor: str) -> tuple[list[str], object | None]:
