@@ -27,9 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import onnx
-
 from shapeinfer.base import codes
+from shapeinfer.inference.declarations import dtype_text
 from shapeinfer.inference.engine import Result
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -86,22 +85,13 @@ def type_text(f: Fact | None) -> str:
     if f is None:
         return UNKNOWN
     if f.kind == "tensor":
-        return f"tensor({_elem(f.dtype)})"
+        return f"tensor({dtype_text(f.dtype)})"
     if f.kind in ("sequence", "optional"):
         inner = type_text(f.elem)
         return f"{'seq' if f.kind == 'sequence' else 'optional'}({inner})"
     if f.kind == "map":
-        return f"map({_elem(f.dtype)}, {type_text(f.elem)})"
-    return f"{f.kind}({_elem(f.dtype)})"
-
-
-def _elem(dtype: int) -> str:
-    if not dtype:
-        return UNKNOWN
-    try:
-        return onnx.helper.tensor_dtype_to_string(dtype).removeprefix("TensorProto.").lower()
-    except (ValueError, KeyError):
-        return str(dtype)
+        return f"map({dtype_text(f.dtype)}, {type_text(f.elem)})"
+    return f"{f.kind}({dtype_text(f.dtype)})"
 
 
 def contract_of(result: Result) -> Contract:

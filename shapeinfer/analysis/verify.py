@@ -30,6 +30,7 @@ import onnx
 
 from shapeinfer.base.progress import Progress
 from shapeinfer.base.suggest import did_you_mean
+from shapeinfer.inference.declarations import dtype_text
 from shapeinfer.io.modelsource import ModelLike
 from shapeinfer.io.onnxio import dim_from_proto, ident
 from shapeinfer.symbolic import dims as D
@@ -147,15 +148,6 @@ def format_binding(b: Mapping[str, int]) -> str:
 # ---------------------------------------------------------------------------------- formatting
 
 
-def _dtype_name(t: int) -> str:
-    if not t:
-        return "?"
-    try:
-        return onnx.helper.tensor_dtype_to_string(t).replace("TensorProto.", "").lower()
-    except Exception:
-        return str(t)
-
-
 def _fmt_dims(dims: Sequence[Any] | None) -> str:
     if dims is None:
         return "?"
@@ -172,8 +164,8 @@ def _fmt_fact(f: Fact | None) -> str:
     if f.kind in ("sequence", "optional"):
         return f"{f.kind}({_fmt_fact(f.elem)})"
     if f.kind == "map":  # dtype is the key type, elem the value's fact
-        return f"map({_dtype_name(f.dtype)}, {_fmt_fact(f.elem)})"
-    return f"{_dtype_name(f.dtype)} {_fmt_dims(f.shape)}"
+        return f"map({dtype_text(f.dtype)}, {_fmt_fact(f.elem)})"
+    return f"{dtype_text(f.dtype)} {_fmt_dims(f.shape)}"
 
 
 def _fmt_actual(a: Any) -> str:
@@ -215,12 +207,12 @@ def _key_type(key: Any) -> int | None:
 
 def _key_type_name(key: Any) -> str:
     t = _key_type(key)
-    return "?" if t is None else _dtype_name(t)
+    return "?" if t is None else dtype_text(t)
 
 
 def _np_dtype_name(dt: Any) -> str:
     try:
-        return _dtype_name(onnx.helper.np_dtype_to_tensor_dtype(dt))
+        return dtype_text(onnx.helper.np_dtype_to_tensor_dtype(dt))
     except Exception:
         return str(dt)
 
@@ -292,9 +284,9 @@ def compare(f: Fact | None, actual: Any, binding: Mapping[str, int]) -> tuple[st
     if f.kind not in ("tensor", "sparse_tensor"):
         return "kind", False, f.kind
     if f.shape is None:
-        return _dtype_reason(f, arr), True, f"{_dtype_name(f.dtype)} ?"
+        return _dtype_reason(f, arr), True, f"{dtype_text(f.dtype)} ?"
     vals = [_evaluate(d, binding) for d in f.shape]
-    expected = f"{_dtype_name(f.dtype)} {_fmt_dims(['?' if v is None else v for v in vals])}"
+    expected = f"{dtype_text(f.dtype)} {_fmt_dims(['?' if v is None else v for v in vals])}"
     if len(f.shape) != arr.ndim:
         return "rank", False, expected
     unresolved = False

@@ -73,6 +73,11 @@ def dtype_name(t: int) -> str:
         return str(t)
 
 
+def dtype_text(t: int) -> str:
+    """:func:`dtype_name`, or ``?`` for 0 (a type inference does not know): how reports print it."""
+    return dtype_name(t) if t else "?"
+
+
 def declared_types(model: onnx.ModelProto, main: str = "main") -> dict[str, dict[str, onnx.TypeProto]]:
     """The types the model declares (value_info and graph outputs) of every graph, by graph path
     (:func:`~shapeinfer.io.onnxio.graph_path`). Copies, so that they survive anything that later

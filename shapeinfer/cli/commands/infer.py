@@ -409,12 +409,9 @@ def _fmt_shape(f) -> str:
 
 
 def _dtype_name(t: int) -> str:
-    import onnx
+    from shapeinfer.inference.declarations import dtype_text
 
-    try:
-        return onnx.helper.tensor_dtype_to_string(t).replace("TensorProto.", "").lower() if t else "?"
-    except Exception:
-        return str(t)
+    return dtype_text(t)
 
 
 def _json_dim(d):
