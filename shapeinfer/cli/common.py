@@ -232,8 +232,8 @@ class _Deadline:
     checks stay (the Python API has no alarm). A write that has begun is let finish
     (:func:`deadline_paused`)."""
 
-    at: float | None = None  # time.monotonic() of the deadline, for the command being run
-    seconds: float = 0.0
+    seconds: float = 0.0  # the command's --timeout, for the message (the deadline is the click
+    # context's meta["shapeinfer.deadline"], so it ends with the command)
     writing: bool = False
 
 
@@ -272,7 +272,6 @@ def _deadline_armed():
     _Deadline.seconds = float(seconds)
     if left <= 0:
         _timeout_now()
-    _Deadline.at = ctx.meta["shapeinfer.deadline"]
     old = signal.signal(signal.SIGALRM, _on_alarm)
     try:
         signal.setitimer(signal.ITIMER_REAL, left)
@@ -280,7 +279,6 @@ def _deadline_armed():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-        _Deadline.at = None
 
 
 @contextlib.contextmanager
