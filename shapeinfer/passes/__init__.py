@@ -22,31 +22,28 @@ The passes, in pipeline order (each module's docstring states its contract):
 - ``dce`` — dead-code elimination (always runs after the selected passes).
 
 Each pass module declares itself as one :class:`~shapeinfer.passes.base.Pass` named ``PASS``
-(its stage and traits); :mod:`shapeinfer.passes.manager` runs them (see there for the rounds).
+(its stage and traits), registered by name in :mod:`shapeinfer.passes.registry`;
+:mod:`shapeinfer.passes.manager` runs optimize, :mod:`shapeinfer.passes.rounds` its rounds.
 """
 
 from __future__ import annotations
 
 from shapeinfer.inference.bindings import specialise_inputs
 from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.context import PassContext, run_pass
 from shapeinfer.passes.errors import OptimizeError
-from shapeinfer.passes.manager import (
+from shapeinfer.passes.manager import check_bind, optimize_with_report
+from shapeinfer.passes.registry import (
     DEFAULT_PASSES,
     FOLD_CAP,
     MAX_FOLD_GROWTH,
     MAX_ROUNDS,
     PASSES,
-    OptimizeReport,
-    PassContext,
-    PassReport,
-    check_bind,
     describe_passes,
     get_pass,
-    optimize,
-    optimize_with_report,
     pass_module,
-    run_pass,
 )
+from shapeinfer.passes.report import OptimizeReport, PassReport
 
 __all__ = [
     "DEFAULT_PASSES",
@@ -64,7 +61,6 @@ __all__ = [
     "check_bind",
     "describe_passes",
     "get_pass",
-    "optimize",
     "optimize_with_report",
     "pass_module",
     "run_pass",

@@ -1,8 +1,9 @@
 """The pass protocol: what a pass declares about itself and what a run of it returns.
 
-A pass module defines one :class:`Pass` named ``PASS``; the manager
-(:mod:`shapeinfer.passes.manager`) finds it by name in :data:`shapeinfer.passes.PASSES`,
-runs the rounds and alone decides when to infer, index, export or write the model. The shape
+A pass module defines one :class:`Pass` named ``PASS``, found by name in
+:data:`shapeinfer.passes.registry.PASSES`; the rounds (:mod:`shapeinfer.passes.rounds`) run it
+and :class:`~shapeinfer.passes.context.PassContext` alone decides when to infer, index, export
+or write the model. The shape
 follows onnx_ir's ``PassBase`` / ``PassResult`` / ``PassManager`` and tract's ``TypedPass``
 (a declared object that says what it keeps), without their code.
 

@@ -11,9 +11,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from shapeinfer import optimize
 from shapeinfer.inference import op_registry as registry
 from shapeinfer.inference.ops.rule_index import RULE_MODULES
-from shapeinfer.passes import optimize
 
 RANDOM = ["RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial"]
 

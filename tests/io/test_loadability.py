@@ -24,9 +24,9 @@ from support import ort_oracle
 from support.common import MODEL_NAMES, ROOT, model_path
 
 import shapeinfer
+from shapeinfer import optimize
 from shapeinfer.inference.annotate import is_complete
 from shapeinfer.io.onnxio import graphs_within
-from shapeinfer.passes import optimize
 
 F = T.FLOAT
 DEPLOY_DIR = ROOT / "tests" / "models" / "deploy"

@@ -7,8 +7,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import shapeinfer
+from shapeinfer import optimize
 from shapeinfer.inference.annotate import is_complete, written_type
-from shapeinfer.passes import optimize
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 

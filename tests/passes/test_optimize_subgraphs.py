@@ -10,7 +10,8 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper as h
 
-from shapeinfer.passes import optimize, optimize_with_report
+from shapeinfer import optimize
+from shapeinfer.passes import optimize_with_report
 from shapeinfer.passes._subgraphs import count_subgraph_nodes
 
 ort = pytest.importorskip("onnxruntime")

@@ -1,0 +1,65 @@
+"""The passes by name: :data:`PASSES` (name -> module), the default selection and the limits
+optimize's rounds work under. A pass module declares its :class:`~shapeinfer.passes.base.Pass`
+as ``PASS``; :func:`get_pass` finds it by name."""
+
+from __future__ import annotations
+
+import importlib
+
+from shapeinfer.passes.base import Pass
+from shapeinfer.passes.errors import OptimizeError
+
+#: Pass name -> module implementing it (``run(model, ctx) -> (model, changes)``).
+PASSES: dict[str, str] = {
+    "fold-if": "shapeinfer.passes.fold_if",
+    "reshape-v1-to-v5": "shapeinfer.passes.reshape_v1_to_v5",
+    "fold-shapes": "shapeinfer.passes.fold_shapes",
+    "fold-constants": "shapeinfer.passes.fold_constants",
+    "canonicalize-reshape": "shapeinfer.passes.canonicalize_reshape",
+    "remove-noop-reshape": "shapeinfer.passes.remove_noop_reshape",
+    "remove-neutral": "shapeinfer.passes.remove_neutral",
+    "merge-transposes": "shapeinfer.passes.merge_transposes",
+    "remove-expand": "shapeinfer.passes.remove_expand",
+    "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
+    "dce": "shapeinfer.passes.dce",
+    "scalar-if-condition": "shapeinfer.passes.scalar_if_condition",
+}
+
+#: the passes optimize runs unless told: every pass but those that serve one runtime only
+#: (scalar-if-condition: OpenVINO's If; lint --fix runs it for P007)
+DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p != "scalar-if-condition")
+
+#: Rounds of the repeated passes before giving up on reaching a fixpoint.
+MAX_ROUNDS = 8
+
+#: Largest tensor (elements) fold-shapes writes as an initializer.
+FOLD_CAP = 1024
+
+#: Bytes one tensor fold-constants stores may add to the model (``max_fold_growth``).
+MAX_FOLD_GROWTH = 1 << 16
+
+
+def pass_module(name: str):
+    """The module implementing pass ``name``; OptimizeError for an unknown name."""
+    mod = PASSES.get(name)
+    if mod is None:
+        from shapeinfer.base.suggest import did_you_mean
+
+        raise OptimizeError(f"unknown pass {name!r}{did_you_mean(name, PASSES)} (passes: {', '.join(PASSES)})")
+    return importlib.import_module(mod)
+
+
+def get_pass(name: str) -> Pass:
+    """The declared pass ``name`` (its module's ``PASS``); OptimizeError for an unknown name."""
+    return pass_module(name).PASS
+
+
+def describe_passes() -> list[tuple[str, str]]:
+    """(name, one-line summary) of every pass, in pipeline order."""
+    out = []
+    for name in PASSES:
+        doc = (pass_module(name).__doc__ or "").strip().splitlines()
+        first = doc[0] if doc else ""
+        text = first.split(": ", 1)[-1] if first.startswith(name) else first
+        out.append((name, text.replace("``", "")))
+    return out
