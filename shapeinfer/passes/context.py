@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import onnx
 
 from shapeinfer.io.source import Source
+from shapeinfer.passes._export import export_model
+from shapeinfer.passes._graph import GraphModel
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.registry import FOLD_CAP, MAX_FOLD_GROWTH, get_pass
 
@@ -132,7 +134,6 @@ class PassContext:
         The GraphModel a pass exported with :meth:`export` is handed on to the next pass when it
         receives that export, instead of indexing it again.
         """
-        from shapeinfer.passes._graph import GraphModel
 
         if type(model) is Edited:
             return model.gm
@@ -156,7 +157,6 @@ class PassContext:
         :class:`Edited`, written out by :meth:`materialize` when needed.
         """
         ir = gm.model.ir_version
-        from shapeinfer.passes._export import export_model
 
         out = Edited(gm) if self.defer and not (ir and ir < 4) else export_model(gm)
         self._graph = (out, gm)
@@ -205,8 +205,6 @@ class PassContext:
         if type(model) is not Edited:
             return model
         if model.real is None:
-            from shapeinfer.passes._export import export_model
-
             model.real = export_model(model.gm)
             if self._facts is not None and self._facts[0] is model:
                 self._facts = (model.real, *self._facts[1:])

@@ -21,11 +21,21 @@ from collections.abc import Mapping, Sequence
 import onnx
 
 from shapeinfer.base import codes
-from shapeinfer.io.modelsource import ModelLike
+from shapeinfer.base.progress import Progress
+from shapeinfer.io.entries import restore_entries, saved_entries
+from shapeinfer.io.external import data_files
+from shapeinfer.io.modelsource import ModelLike, own_copy
+from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
+from shapeinfer.io.onnxio import load_model_file
 from shapeinfer.io.source import Source
+from shapeinfer.passes._functions import optimize_functions
+from shapeinfer.passes._queries import default_opset
+from shapeinfer.passes._subgraphs import count_subgraph_nodes
 from shapeinfer.passes.context import PassContext
 from shapeinfer.passes.errors import OptimizeError
+from shapeinfer.passes.load_check import load_error, make_loadable
 from shapeinfer.passes.registry import DEFAULT_PASSES, MAX_FOLD_GROWTH, get_pass
+from shapeinfer.passes.remaining import remaining
 from shapeinfer.passes.report import OptimizeReport, PassReport
 from shapeinfer.passes.rounds import in_subgraphs, run_rounds
 
@@ -40,9 +50,6 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, str | None, bytes | None,
     full (``Source(path, load_model_file(path))``, as :class:`shapeinfer.Document` hands it
     over) is that file, its model handed over: not read again, not copied."""
     from shapeinfer.inference.engine import model_dir
-    from shapeinfer.io.modelsource import own_copy
-    from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
-    from shapeinfer.io.onnxio import load_model_file
 
     if isinstance(model, Source) and model.loaded is not None and not model.loaded.lean and model.path is not None:
         path, loaded = model.path, model.loaded
@@ -111,7 +118,6 @@ def optimize_with_report(
     collecting them when the collector is re-enabled costs as much again, for memory the
     operating system reclaims at exit anyway.
     """
-    from shapeinfer.base.progress import Progress
 
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the passes build large acyclic object graphs: collection passes only cost
@@ -141,9 +147,6 @@ def _optimize(
     max_fold_growth=MAX_FOLD_GROWTH,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     from shapeinfer.inference.annotate import annotate_serialised
-    from shapeinfer.io.entries import restore_entries, saved_entries
-    from shapeinfer.passes._queries import default_opset
-    from shapeinfer.passes._subgraphs import count_subgraph_nodes
 
     t0 = time.perf_counter()
     names = list(DEFAULT_PASSES if passes is None else passes)
@@ -159,8 +162,6 @@ def _optimize(
     inline = external == []
     # the files the input's external data names: inputs the written model must never replace
     if external:
-        from shapeinfer.io.external import data_files
-
         input_data_files = data_files(external, where)
     else:
         input_data_files = []
@@ -196,8 +197,6 @@ def _optimize(
     }
     strict_types = None  # the input's declared graph input and output types, when it passes strict inference
     if bind:
-        from shapeinfer.passes.load_check import load_error
-
         progress.update("checking the input")
         if load_error(m, base_dir) is None:
             strict_types = tuple(
@@ -232,8 +231,6 @@ def _optimize(
             reports.setdefault("dce", PassReport("dce")).add(dce.changes)
             m = ctx.materialize(m)
     if m.functions:  # the passes that hold at every call, in the function bodies
-        from shapeinfer.passes._functions import optimize_functions
-
         gm = ctx.graph(m)
         done = optimize_functions(gm, names, default_opset(m) or 0, ctx.max_fold_growth)
         if done:
@@ -245,13 +242,10 @@ def _optimize(
     res = ctx.infer(m, whole=True)
     entries_moved = restore_entries(m, entries)  # after inference: as before, it sees no declaration
     value_info_fields = annotate_serialised(res, declared)
-    from shapeinfer.passes.remaining import remaining
 
     left = remaining(m, res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
     notes: list[str] = []
     if strict_types is not None:
-        from shapeinfer.passes.load_check import make_loadable
-
         progress.update("checking the output")
         notes = make_loadable(m, *strict_types, base_dir)
         left.declared_types_kept = bool(notes)

@@ -15,10 +15,16 @@ from operator import itemgetter
 import onnx
 
 from shapeinfer.inference.bindings import specialise_inputs
+from shapeinfer.passes._graph import may_hold_subgraphs
+from shapeinfer.passes._queries import has_control_flow as graph_has_control_flow
+from shapeinfer.passes._queries import toposort
+from shapeinfer.passes._subgraphs import defined_names, has_subgraphs, optimize_subgraphs
 from shapeinfer.passes.base import PassResult
 from shapeinfer.passes.context import Edited, PassContext, node_count
+from shapeinfer.passes.fold_if import has_control_flow
 from shapeinfer.passes.registry import MAX_ROUNDS, get_pass
 from shapeinfer.passes.report import PassReport
+from shapeinfer.passes.reshape_v1_to_v5 import lift_opset, needed
 
 
 def _repeated(names: list[str]) -> list[str]:
@@ -33,7 +39,6 @@ def infers_first(m: onnx.ModelProto, names: list[str], bind, target_opset) -> bo
     first repeated pass after fold-if asks for facts first (``infers_first``) and nothing
     before it changes ``m`` (``bind`` rewrites the graph inputs, the Reshape-1 rewrite and the
     opset lift make a new model)."""
-    from shapeinfer.passes.reshape_v1_to_v5 import needed
 
     if bind or target_opset is not None or ("reshape-v1-to-v5" in names and needed(m)):
         return False
@@ -47,9 +52,6 @@ def run_rounds(
     """The passes ``names`` on ``m``'s main graph (fold-if first, the Reshape-1 rewrite once,
     then rounds of the others until one changes nothing), counted into ``reports``. Returns the
     model (maybe still pending) and the number of rounds."""
-    from shapeinfer.passes._graph import may_hold_subgraphs
-    from shapeinfer.passes._queries import has_control_flow as graph_has_control_flow
-    from shapeinfer.passes.fold_if import has_control_flow
 
     def run(name: str, model) -> tuple[onnx.ModelProto | Edited, PassResult]:
         ctx.remaining()  # raises past the deadline
@@ -91,8 +93,6 @@ def run_rounds(
     if "reshape-v1-to-v5" in names or target_opset is not None:
         m, _ = run("reshape-v1-to-v5", m)
     if target_opset is not None:
-        from shapeinfer.passes.reshape_v1_to_v5 import lift_opset
-
         m = lift_opset(m, target_opset, ctx)
     repeated = _repeated(names)
     if "fold-if" in repeated and not (control_flow and has_control_flow(m)):
@@ -123,7 +123,6 @@ def run_rounds(
             any_change |= changed
         if not any_change:
             break
-    from shapeinfer.passes._queries import toposort
 
     # an unsorted input is written sorted (onnx's checker requires it); the passes keep a sorted
     # graph sorted (what they add, they place), so only an input inference found unsorted is sorted
@@ -140,7 +139,6 @@ def in_subgraphs(
     """``m`` with the passes ``names`` run in the subgraphs of its main graph's If, Loop and
     Scan nodes, at every depth (:mod:`shapeinfer.passes._subgraphs`); ``m`` itself when none
     changed. Their changes count into ``reports`` (node counts apart: see ``subgraph_nodes``)."""
-    from shapeinfer.passes._subgraphs import defined_names, has_subgraphs, optimize_subgraphs
 
     if not has_subgraphs(m):
         return m
