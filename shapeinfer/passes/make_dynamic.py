@@ -50,17 +50,15 @@ rank known; the graph outputs then declare the dims inference proves.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
 
+from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, Refused, ShapeBuilder, const_array
 from shapeinfer.symbolic import dims as D
 
 __all__ = ["MakeDynamicError", "Refusal", "make_dynamic"]
 
-_PREFIX = "make_dynamic"
 _UNARY = {
     "Cast", "Neg", "Not", "Identity", "Abs", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Erf", "Sqrt",
     "Reciprocal", "Floor", "Ceil", "Softmax", "LogSoftmax", "LayerNormalization", "Dropout", "Gelu",
@@ -73,31 +71,6 @@ _BROADCAST = {
 }  # fmt: skip
 _MAX_ROUNDS = 400
 _DEBUG = bool(__import__("os").environ.get("SHAPEINFER_MAKE_DYNAMIC_DEBUG"))
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """One node that cannot be made to follow the size: its name and why."""
-
-    node: str
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.node}: {self.why}"
-
-
-class MakeDynamicError(Exception):
-    """The model cannot be made dynamic as asked: :attr:`refusals` names each node and why."""
-
-    def __init__(self, refusals: list[Refusal]) -> None:
-        self.refusals = refusals
-        super().__init__("; ".join(str(r) for r in refusals))
-
-
-class _Refused(Exception):
-    def __init__(self, node: str, why: str) -> None:
-        super().__init__(why)
-        self.refusal = Refusal(node, why)
 
 
 def make_dynamic(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, str]]) -> onnx.ModelProto:
@@ -147,37 +120,11 @@ def _symbolise_inputs(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, st
     return old
 
 
-def _const_array(model: onnx.ModelProto, name: str, producers: dict) -> np.ndarray | None:
-    for t in model.graph.initializer:
-        if t.name == name:
-            return numpy_helper.to_array(t)
-    node = producers.get(name)
-    if node is not None and node.op_type == "Constant":
-        for a in node.attribute:
-            if a.name == "value":
-                return numpy_helper.to_array(a.t)
-            if a.name == "value_ints":
-                return np.array(list(a.ints), dtype=np.int64)
-            if a.name == "value_int":
-                return np.array(a.i, dtype=np.int64)
-    return None
-
-
-class _Rewriter:
+class _Rewriter(ShapeBuilder):
     """The repair loop of one model (in place)."""
 
     def __init__(self, model: onnx.ModelProto, old: dict[str, int]) -> None:
-        self.model = model
-        self.graph = model.graph
-        self.old = old
-        self.new = frozenset(old)
-        self.roots: dict[str, str] = {}  # symbol -> 1-D tensor of its value
-        self.cache: dict[object, str] = {}
-        self.head: list[onnx.NodeProto] = []  # nodes to put at the graph's head
-        self.names = {o for n in self.graph.node for o in n.output} | {t.name for t in self.graph.initializer}
-        self.names |= {i.name for i in self.graph.input}
-        self.node_names = {n.name for n in self.graph.node}
-        self.counter = 0
+        super().__init__(model, old)
         outputs = {o.name for o in self.graph.output}
         used = {i for n in self.graph.node for i in n.input} | outputs
         for n in self.graph.node:
@@ -195,7 +142,7 @@ class _Rewriter:
 
         last_key = None
         for _ in range(_MAX_ROUNDS):
-            self._flush()
+            self.flush()
             result = infer(self.model)
             self.result = result
             self.producers = {o: n for n in self.graph.node for o in n.output}
@@ -215,7 +162,7 @@ class _Rewriter:
                 print("make-dynamic repair:", issue[0], issue[1])
             try:
                 issue[2]()
-            except _Refused as e:
+            except Refused as e:
                 raise MakeDynamicError([e.refusal]) from None
         else:
             raise MakeDynamicError([Refusal("<model>", f"more than {_MAX_ROUNDS} rewrites")])
@@ -276,7 +223,7 @@ class _Rewriter:
     def _reshape_fix(self, node: onnx.NodeProto):
         if len(node.input) < 2:
             return None
-        target = _const_array(self.model, node.input[1], self.producers)
+        target = const_array(self.model, node.input[1], self.producers)
         dshape = self._shape(node.input[0])
         if target is None or dshape is None or not any(self._dim_new(d) for d in dshape):
             return None
@@ -323,7 +270,7 @@ class _Rewriter:
                 msg = f"cannot tell which of the target entries {[t[k] for k in gj]} follows {D.format(prod)}"
 
                 def refuse(name=name, msg=msg):
-                    raise _Refused(name, msg)
+                    raise Refused(name, msg)
 
                 return refuse
             exprs[pick[0][0]] = pick[0][1]
@@ -355,7 +302,7 @@ class _Rewriter:
     def _repair_guard(self, where: str, expr: D.Dim) -> None:
         i = self.index.get(where)
         if i is None:
-            raise _Refused(where, f"inference assumed {D.format(expr)} == {self._eval(expr)} here, at no node to trace")
+            raise Refused(where, f"inference assumed {D.format(expr)} == {self._eval(expr)} here, at no node to trace")
         node = self.graph.node[i]
         old = self._eval(expr)
         out = node.output[0]
@@ -371,13 +318,13 @@ class _Rewriter:
                     if partner:
                         hits.append((k, a))
         if not hits:
-            raise _Refused(where, f"inference assumed {D.format(expr)} == {old} here and no input of it is traced")
+            raise Refused(where, f"inference assumed {D.format(expr)} == {old} here and no input of it is traced")
         done = False
         for k, a in hits:
             self._trace(node.input[k], a, expr, node, k, set())
             done = True
         if not done:  # pragma: no cover - hits is non-empty
-            raise _Refused(where, "no repair")
+            raise Refused(where, "no repair")
         del oshape
 
     def _partner(self, node, k, a, expr) -> bool:
@@ -413,13 +360,13 @@ class _Rewriter:
         node = self.producers.get(name)
         cname = consumer.name or consumer.op_type
         if node is None or node.op_type == "Constant":
-            arr = _const_array(self.model, name, self.producers)
+            arr = const_array(self.model, name, self.producers)
             if arr is None:  # a graph input: it is what it declares
-                raise _Refused(cname, f"input {name!r} has a static dim {old} where {D.format(expr)} is needed")
+                raise Refused(cname, f"input {name!r} has a static dim {old} where {D.format(expr)} is needed")
             new = self._arange(arr, axis, expr)
             if new is None:
                 what = "a weight" if any(t.name == name for t in self.graph.initializer) else "a constant"
-                raise _Refused(
+                raise Refused(
                     cname,
                     f"{what} {name!r} of shape {list(arr.shape)} has {old} along axis {axis}, the old size of "
                     f"{D.format(expr)}: folded from the size, it cannot be regenerated",
@@ -442,13 +389,13 @@ class _Rewriter:
                     self._trace(node.input[j], b, expr, node, j, seen)
                     traced = True
             if not traced:
-                raise _Refused(nname, f"cannot trace dim {old} of {name!r} back")
+                raise Refused(nname, f"cannot trace dim {old} of {name!r} back")
             return
         if op in ("Expand", "ConstantOfShape", "Tile"):
             si = 1 if op != "ConstantOfShape" else 0
             vec, _src = self._shape_const(node.input[si])
             if vec is None:
-                raise _Refused(
+                raise Refused(
                     nname, f"its shape input is computed, not a constant, and gives {old} for {D.format(expr)}"
                 )
             pos = axis - rank + len(vec)
@@ -459,7 +406,7 @@ class _Rewriter:
                 if xd == old:
                     return self._trace(node.input[0], axis, expr, node, 0, seen)
                 if xd != 1:
-                    raise _Refused(nname, f"repeats a dim of {xd} to {old}: cannot follow {D.format(expr)}")
+                    raise Refused(nname, f"repeats a dim of {xd} to {old}: cannot follow {D.format(expr)}")
                 entries[axis] = expr
             else:
                 if pos < 0 or entries[pos] != old:
@@ -467,7 +414,7 @@ class _Rewriter:
                         b = axis - rank + len(xs)
                         if 0 <= b < len(xs) and xs[b] == old:
                             return self._trace(node.input[0], b, expr, node, 0, seen)
-                    raise _Refused(nname, f"cannot trace dim {old} of {name!r} back")
+                    raise Refused(nname, f"cannot trace dim {old} of {name!r} back")
                 entries[pos] = expr
                 if xs is not None:
                     b = axis - rank + len(xs)
@@ -477,12 +424,12 @@ class _Rewriter:
             self._set_input(node, si, self._vector(entries, nname))
             return
         if op == "Range":
-            vals = [_const_array(self.model, n, self.producers) for n in node.input[:3]]
+            vals = [const_array(self.model, n, self.producers) for n in node.input[:3]]
             if any(v is None for v in vals):
-                raise _Refused(nname, f"a Range of {old} from computed bounds")
+                raise Refused(nname, f"a Range of {old} from computed bounds")
             start, _limit, delta = (vals[0].item(), vals[1].item(), vals[2].item())
             if vals[0].dtype.kind != "i" or start != 0 or delta != 1:
-                raise _Refused(
+                raise Refused(
                     nname, f"a Range of {old} elements from {start} by {delta}: only 0..n by 1 is regenerated"
                 )
             self._set_input(node, 1, self._scalar(expr, nname, vals[1].dtype))
@@ -492,14 +439,14 @@ class _Rewriter:
         if op == "Unsqueeze":
             axes = self._axes(node, rank)
             if axis in axes:
-                raise _Refused(nname, f"an inserted axis cannot have {old} elements")
+                raise Refused(nname, f"an inserted axis cannot have {old} elements")
             b = axis - sum(1 for x in axes if x < axis)
             return self._trace(node.input[0], b, expr, node, 0, seen)
         if op == "Squeeze":
             xs = ins[0]
             axes = self._axes(node, len(xs)) if xs is not None else None
             if axes is None:
-                raise _Refused(nname, "a Squeeze of unknown axes")
+                raise Refused(nname, "a Squeeze of unknown axes")
             kept = [i for i in range(len(xs)) if i not in axes]
             return self._trace(node.input[0], kept[axis], expr, node, 0, seen)
         if op == "Transpose":
@@ -530,14 +477,14 @@ class _Rewriter:
         if op == "Concat":
             ca = next((a.i for a in node.attribute if a.name == "axis"), 0) % rank
             if ca == axis:
-                raise _Refused(nname, f"joins pieces into the {old} of {D.format(expr)}: cannot follow it")
+                raise Refused(nname, f"joins pieces into the {old} of {D.format(expr)}: cannot follow it")
             for j, s in enumerate(ins):
                 if s is not None and s[axis] == old:
                     self._trace(node.input[j], axis, expr, node, j, seen)
             return
         if op == "Reshape":
             xs = ins[0]
-            target = _const_array(self.model, node.input[1], self.producers)
+            target = const_array(self.model, node.input[1], self.producers)
             if xs is not None and target is not None:
                 groups = _align([self._eval(d) if self._eval(d) is not None else -7 for d in xs], list(shape))
                 for gi, gj in groups or []:
@@ -553,23 +500,21 @@ class _Rewriter:
                     if gj == [axis] and len(gi) == 1:
                         t = [int(v) for v in target.ravel()]
                         if t[axis] == old:
-                            raise _Refused(nname, f"reshapes into a dim {old} that no input dim gives")
-            raise _Refused(nname, f"cannot trace dim {old} of {name!r} back through the Reshape")
-        raise _Refused(nname, f"cannot trace dim {old} of {name!r} back through {op}")
+                            raise Refused(nname, f"reshapes into a dim {old} that no input dim gives")
+            raise Refused(nname, f"cannot trace dim {old} of {name!r} back through the Reshape")
+        raise Refused(nname, f"cannot trace dim {old} of {name!r} back through {op}")
 
     def _trace_slice(self, node, axis, expr, ins, seen) -> None:
         nname = node.name or "Slice"
         old = self._eval(expr)
         xs = ins[0]
-        starts, ends = (_const_array(self.model, n, self.producers) for n in node.input[1:3])
-        axes = (
-            _const_array(self.model, node.input[3], self.producers) if len(node.input) > 3 and node.input[3] else None
-        )
+        starts, ends = (const_array(self.model, n, self.producers) for n in node.input[1:3])
+        axes = const_array(self.model, node.input[3], self.producers) if len(node.input) > 3 and node.input[3] else None
         steps = (
-            _const_array(self.model, node.input[4], self.producers) if len(node.input) > 4 and node.input[4] else None
+            const_array(self.model, node.input[4], self.producers) if len(node.input) > 4 and node.input[4] else None
         )
         if starts is None or ends is None:
-            raise _Refused(nname, f"a Slice of {old} from computed bounds")
+            raise Refused(nname, f"a Slice of {old} from computed bounds")
         axes_l = [int(a) % len(xs) for a in (axes.ravel() if axes is not None else range(starts.size))]
         if axis not in axes_l:
             return self._trace(node.input[0], axis, expr, node, 0, seen)
@@ -577,13 +522,13 @@ class _Rewriter:
         step = int(steps.ravel()[p]) if steps is not None else 1
         start = int(starts.ravel()[p])
         if step != 1 or start < 0 or self._dim_new(xs[axis]):
-            raise _Refused(nname, f"a Slice of {old} elements that cannot follow {D.format(expr)}")
+            raise Refused(nname, f"a Slice of {old} elements that cannot follow {D.format(expr)}")
         new_ends = [int(v) for v in ends.ravel()]
         new_ends[p] = D.add(expr, start)
         self._set_input(node, 2, self._vector(new_ends, nname))
 
     def _axes(self, node, rank) -> list[int]:
-        arr = _const_array(self.model, node.input[1], self.producers) if len(node.input) > 1 else None
+        arr = const_array(self.model, node.input[1], self.producers) if len(node.input) > 1 else None
         if arr is None:
             arr = next(
                 (np.array(list(a.ints)) for a in node.attribute if a.name == "axes"), np.array([], dtype=np.int64)
@@ -593,143 +538,15 @@ class _Rewriter:
     def _shape_const(self, name: str):
         """The constant behind a shape input: itself, or ``c`` of TorchScript's
         ``Where(Equal(c, -1 * ConstantOfShape), ConstantOfShape(1), c)``."""
-        arr = _const_array(self.model, name, self.producers)
+        arr = const_array(self.model, name, self.producers)
         if arr is not None:
             return [int(v) for v in arr.ravel()], name
         node = self.producers.get(name)
         if node is not None and node.op_type == "Where" and len(node.input) == 3:
-            c = _const_array(self.model, node.input[2], self.producers)
+            c = const_array(self.model, node.input[2], self.producers)
             if c is not None:
                 return [int(v) for v in c.ravel()], node.input[2]
         return None, None
-
-    # ------------------------------------------------------------------ making tensors
-
-    def _fresh(self, base: str) -> str:
-        while True:
-            self.counter += 1
-            name = f"{_PREFIX}/{base}_{self.counter}"
-            if name not in self.names and name not in self.node_names:
-                self.names.add(name)
-                return name
-
-    def _const(self, values, dtype=np.int64) -> str:
-        arr = np.array(values, dtype=dtype)
-        key = ("const", arr.shape, tuple(arr.ravel().tolist()), arr.dtype.str)
-        if key not in self.cache:
-            name = self._fresh("const")
-            self.graph.initializer.append(numpy_helper.from_array(arr, name))
-            self.cache[key] = name
-        return self.cache[key]
-
-    def _node(self, op: str, inputs: list[str], base: str, **attrs) -> str:
-        out = self._fresh(base)
-        self.head.append(helper.make_node(op, inputs, [out], name=out, **attrs))
-        return out
-
-    def _root(self, symbol: str) -> str:
-        """A 1-D int64 tensor [value of ``symbol``]: Gather of the Shape of the first graph input
-        that declares it (one Shape per input)."""
-        if symbol in self.roots:
-            return self.roots[symbol]
-        for vi in self.graph.input:
-            for a, d in enumerate(vi.type.tensor_type.shape.dim):
-                if d.dim_param == symbol:
-                    skey = ("shape", vi.name)
-                    if skey not in self.cache:
-                        self.cache[skey] = self._node("Shape", [vi.name], "shape")
-                    g = self._node("Gather", [self.cache[skey], self._const([a])], symbol, axis=0)
-                    self.roots[symbol] = g
-                    return g
-        raise _Refused("<model>", f"no graph input declares {symbol}")
-
-    def _expr(self, e: D.Dim, where: str) -> str:
-        """A 1-D int64 tensor of one element, the value of ``e``."""
-        if isinstance(e, int):
-            return self._const([e])
-        key = ("expr", e)
-        if key in self.cache:
-            return self.cache[key]
-        total = None
-        for mono, coeff in e.terms:
-            factors = [self._atom(a, where) for a in mono]
-            t = factors[0] if factors else self._const([coeff])
-            for f in factors[1:]:
-                t = self._node("Mul", [t, f], "mul")
-            if factors and coeff != 1:
-                t = self._node("Mul", [t, self._const([coeff])], "mul")
-            total = t if total is None else self._node("Add", [total, t], "add")
-        self.cache[key] = total
-        return total
-
-    def _atom(self, atom, where: str) -> str:
-        if atom.kind == "sym":
-            if atom.name not in self.new:
-                raise _Refused(where, f"the size follows {atom.name}, which is no symbol asked for")
-            return self._root(atom.name)
-        if atom.kind == "floordiv" and len(atom.args) == 2:
-            return self._node("Div", [self._expr(atom.args[0], where), self._expr(atom.args[1], where)], "div")
-        if atom.kind in ("min", "max"):
-            op = "Min" if atom.kind == "min" else "Max"
-            return self._node(op, [self._expr(a, where) for a in atom.args], atom.kind)
-        raise _Refused(where, f"cannot compute {atom!r} from shapes")
-
-    def _vector(self, entries: list, where: str) -> str:
-        """A 1-D int64 tensor of ``entries`` (ints and expressions)."""
-        if all(isinstance(e, int) for e in entries):
-            return self._const(entries)
-        parts: list[str] = []
-        run: list[int] = []
-        for e in entries:
-            if isinstance(e, int):
-                run.append(e)
-                continue
-            if run:
-                parts.append(self._const(run))
-                run = []
-            parts.append(self._expr(e, where))
-        if run:
-            parts.append(self._const(run))
-        return parts[0] if len(parts) == 1 else self._node("Concat", parts, "shape_of", axis=0)
-
-    def _scalar(self, e: D.Dim, where: str, dtype) -> str:
-        t = self._node("Squeeze", [self._expr(e, where), self._const([0])], "scalar")
-        if np.dtype(dtype) != np.int64:
-            t = self._node("Cast", [t], "cast", to=int(helper.np_dtype_to_tensor_dtype(np.dtype(dtype))))
-        return t
-
-    def _arange(self, arr: np.ndarray, axis: int, expr: D.Dim) -> str | None:
-        """A tensor computing ``arr`` at every size when it is an integer arange along ``axis``
-        (constant along the others, which must be 1), else None."""
-        if arr.dtype.kind not in "iu" or axis >= arr.ndim:
-            return None
-        if any(n != 1 for i, n in enumerate(arr.shape) if i != axis):
-            return None
-        if not np.array_equal(arr.ravel(), np.arange(arr.shape[axis])):
-            return None
-        r = self._node(
-            "Range",
-            [self._const(0, np.int64), self._scalar(expr, "arange", np.int64), self._const(1, np.int64)],
-            "range",
-        )
-        shape = [1] * arr.ndim
-        shape[axis] = -1
-        r = self._node("Reshape", [r, self._const(shape)], "positions")
-        if arr.dtype != np.int64:
-            r = self._node("Cast", [r], "cast", to=int(helper.np_dtype_to_tensor_dtype(arr.dtype)))
-        return r
-
-    def _set_input(self, node: onnx.NodeProto, k: int, name: str) -> None:
-        node.input[k] = name
-
-    def _flush(self) -> None:
-        """Put the new nodes at the graph's head (they read graph inputs and constants only)."""
-        if not self.head:
-            return
-        nodes = list(self.head) + list(self.graph.node)
-        self.head = []
-        del self.graph.node[:]
-        self.graph.node.extend(nodes)
 
     # ------------------------------------------------------------------ the proof, the sweep
 

@@ -25,8 +25,8 @@ import numpy as np
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.passes._graph import replace_uses, set_input, set_inputs, set_output, unlink_nodes
 from shapeinfer.passes._queries import const_array, default_opset, lazy_node_ids, producer
+from shapeinfer.passes._shape_plans import reshape_options
 from shapeinfer.passes.base import Pass, PassResult, Stage
-from shapeinfer.passes.canonicalize_reshape import _reshape_options
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
@@ -179,7 +179,7 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
                 set_input(node, 0, mid)
             continue
         target = None
-        for entries in _reshape_options(fy.shape, fx.shape, True):
+        for entries in reshape_options(fy.shape, fx.shape, True):
             if all(e.consts for e in entries):
                 target = [e.consts[0] for e in entries]
                 break
