@@ -70,6 +70,7 @@ class ShapeBuilder:
         self.roots: dict[str, str] = {}  # symbol -> 1-D tensor of its value
         self.cache: dict[object, str] = {}
         self.head: list[onnx.NodeProto] = []  # nodes to put at the graph's head
+        self.flushed = 0  # nodes at the graph's head put there by earlier flushes
         self.names = {o for n in self.graph.node for o in n.output} | {t.name for t in self.graph.initializer}
         self.names |= {i.name for i in self.graph.input}
         self.node_names = {n.name for n in self.graph.node}
@@ -193,10 +194,13 @@ class ShapeBuilder:
         node.input[k] = name
 
     def flush(self) -> None:
-        """Put the new nodes at the graph's head (they read graph inputs and constants only)."""
+        """Put the new nodes at the graph's head, after those put there before, in the order
+        they were made (they read graph inputs, constants and each other only)."""
         if not self.head:
             return
-        nodes = list(self.head) + list(self.graph.node)
+        nodes = list(self.graph.node)
+        nodes[self.flushed : self.flushed] = self.head
+        self.flushed += len(self.head)
         self.head = []
         del self.graph.node[:]
         self.graph.node.extend(nodes)

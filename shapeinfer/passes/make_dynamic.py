@@ -18,11 +18,15 @@ then known to follow the symbols, so its facts are trusted). A node shows a bake
   one whose value is the group's symbolic factor at the old size; anything else is ambiguous
   and refused. This is why, in ``Reshape(x[1, seq, 64], [1, 16, -1, 16])`` at seq 16, the
   first 16 becomes ``seq`` (it is x's dim 1) and the last stays 16 (a factor of the static 64).
+  The one exception splits a dim merged from several symbols back into them
+  (``[batch*seq, 192]`` to ``[2, 8, 192]``, GPT-2's Conv1D): each symbol takes the one entry of
+  its old size, only when that assignment is unique (refused at batch 4, seq 4).
 - **a guard**: inference had to assume a new symbol equals its old size (a broadcast of ``seq``
   against 16, a MatMul's inner dims). The static side of the guard is traced back, axis by
   axis, through the ops that carry a dim from input to output (elementwise and broadcasting
   ops, Cast, Unsqueeze/Squeeze, Transpose, Gather, MatMul, Concat off its axis, a 1-to-1
-  Reshape group) to where that dim was made: an Expand / ConstantOfShape shape entry (also
+  Reshape group, a Reshape whose target copies the dim with ``Shape(t)``) to where that dim was
+  made: an Expand / ConstantOfShape shape entry (also
   behind TorchScript's ``Where(Equal(c, -1), 1, c)`` wrapping), a Tile repeat, a Range limit, a
   Slice end over a static axis, or a constant. The dim there is the symbol's expression.
 
@@ -31,8 +35,10 @@ A constant that is the source of such a dim is regenerated only when it is an in
 size); any other constant (a weight of exactly that many rows, a table folded from the size
 such as a rotary or a causal mask) is refused. So is a guard that cannot be traced, a
 ``Gather`` that reads an axis in the new symbols at indices made from constants alone (the
-batch rows of a mask folded at batch 1), a Slice that cuts a fixed length out of such an axis,
-an If whose condition follows the size, and a Reshape target that stays ambiguous.
+batch rows of a mask folded at batch 1; indices computed from the shapes, as BERT's and GPT-2's
+``mask.flatten()[b * seq + s]`` once its aranges are regenerated, follow the size), a Slice
+that cuts a fixed length out of such an axis, an If whose condition follows the size, and a
+Reshape target that stays ambiguous.
 
 Each rewritten dim is a shape computation from the graph inputs: one ``Shape`` per input that
 declares a symbol (the fewest roots), ``Gather`` of the axis, ``Mul``/``Add``/``Div`` for the
@@ -266,6 +272,11 @@ class _Rewriter(ShapeBuilder):
             if not pick:
                 plain = [c for c in cands if not isinstance(c[1], int) and all(cf == 1 for _, cf in c[1].terms)]
                 pick = plain if len(plain) == 1 else []
+            split = self._split(prod, gj, ts) if len(pick) != 1 else None
+            if split is not None:
+                for j, e in split.items():
+                    exprs[j] = e
+                continue
             if len(pick) != 1:
                 msg = f"cannot tell which of the target entries {[t[k] for k in gj]} follows {D.format(prod)}"
 
@@ -292,6 +303,34 @@ class _Rewriter(ShapeBuilder):
         if all(isinstance(e, int) for e in entries) and self._same_reshape(t, entries, dshape, allowzero):
             return None
         return lambda: self._set_input(node, 1, self._vector(entries, name))
+
+    def _split(self, prod: D.Dim, gj: list[int], ts: list[int]) -> dict[int, D.Dim] | None:
+        """Target entries ``gj`` that split a data dim ``prod`` merged from several new symbols
+        back into them (``[batch*seq, 192]`` to ``[2, 8, 192]`` at batch 2, seq 8): ``prod`` is
+        ``c * s1 * ... * sk`` (distinct new symbols, exponent 1) and each symbol takes the one
+        entry of its old size, the entries left multiplying to ``c``. None unless that assignment
+        is the only one (no two symbols of one old size, no two entries of a symbol's size)."""
+        if isinstance(prod, int) or len(prod.terms) != 1:
+            return None
+        mono, coeff = prod.terms[0]
+        names = [a.name for a in mono if a.kind == "sym"]
+        if len(names) != len(mono) or len(set(names)) != len(names) or len(names) < 2:
+            return None
+        if any(n not in self.new for n in names):
+            return None
+        olds = [self.old[n] for n in names]
+        if len(set(olds)) != len(olds):
+            return None
+        out: dict[int, D.Dim] = {}
+        for n, v in zip(names, olds):
+            at = [j for j in gj if ts[j] == v]
+            if len(at) != 1:
+                return None
+            out[at[0]] = D.sym(n)
+        rest = [ts[j] for j in gj if j not in out]
+        if int(np.prod(rest)) != coeff:
+            return None
+        return out
 
     def _same_reshape(self, t, entries, dshape, allowzero) -> bool:
         """Whether two constant targets give the same output over the symbolic data (nothing to do)."""
@@ -501,8 +540,39 @@ class _Rewriter(ShapeBuilder):
                         t = [int(v) for v in target.ravel()]
                         if t[axis] == old:
                             raise Refused(nname, f"reshapes into a dim {old} that no input dim gives")
+            src = self._shape_source(node.input[1], axis) if target is None else None
+            if src is not None:
+                return self._trace(src[0], src[1], expr, src[2], 0, seen)
             raise Refused(nname, f"cannot trace dim {old} of {name!r} back through the Reshape")
         raise Refused(nname, f"cannot trace dim {old} of {name!r} back through {op}")
+
+    def _shape_source(self, name: str, j: int):
+        """Where entry ``j`` of a computed shape vector comes from when it copies a tensor's dim:
+        ``(tensor, its axis, the Shape node reading it)`` for ``Shape(x)`` (``start``/``end``
+        included) or a ``Concat`` with such a piece at ``j``; else None."""
+        node = self.producers.get(name)
+        if node is None:
+            return None
+        if node.op_type == "Shape":
+            xs = self._shape(node.input[0])
+            if xs is None:
+                return None
+            r = len(xs)
+            start = next((a.i for a in node.attribute if a.name == "start"), 0)
+            end = next((a.i for a in node.attribute if a.name == "end"), r)
+            start = min(max(start + r if start < 0 else start, 0), r)
+            end = min(max(end + r if end < 0 else end, 0), r)
+            return (node.input[0], start + j, node) if start + j < end else None
+        if node.op_type == "Concat":
+            at = 0
+            for piece in node.input:
+                ps = self._shape(piece)
+                if ps is None or len(ps) != 1 or not isinstance(ps[0], int):
+                    return None
+                if j < at + ps[0]:
+                    return self._shape_source(piece, j - at)
+                at += ps[0]
+        return None
 
     def _trace_slice(self, node, axis, expr, ins, seen) -> None:
         nname = node.name or "Slice"
@@ -566,7 +636,11 @@ class _Rewriter(ShapeBuilder):
                 if ds is None or not ds:
                     continue
                 axes = range(len(ds)) if node.op_type == "GatherND" else [ga % len(ds)]
-                if any(self._dim_new(ds[a]) for a in axes) and node.input[1] not in data:
+                if (
+                    any(self._dim_new(ds[a]) for a in axes)
+                    and node.input[1] not in data
+                    and not self._computed_from_shapes(node.input[1])
+                ):
                     ishape = self._shape(node.input[1])
                     if (
                         ishape is None
@@ -607,6 +681,38 @@ class _Rewriter(ShapeBuilder):
             if any(i in out for i in node.input if i):
                 out.update(node.output)
         return out
+
+    def _computed_from_shapes(self, name: str) -> bool:
+        """Whether tensor ``name`` is computed from the graph's shapes: its cone reads a
+        ``Shape`` or ``Size``, reads no graph input's data, and every constant in it holds at most
+        one element (so no arange or table of an old size is left in it; the aranges traced to
+        the size are ``Range`` computations by now), a Reshape's target and the axes of
+        Squeeze/Unsqueeze apart."""
+        seen: set[str] = set()
+        stack = [name]
+        shapes = False
+        inputs = {i.name for i in self.graph.input} - {t.name for t in self.graph.initializer}
+        while stack:
+            t = stack.pop()
+            if t in seen or not t:
+                continue
+            seen.add(t)
+            node = self.producers.get(t)
+            if node is None or node.op_type == "Constant":
+                if t in inputs:
+                    return False
+                arr = const_array(self.model, t, self.producers)
+                if arr is None or arr.size > 1:
+                    return False
+                continue
+            if node.op_type in ("Shape", "Size"):
+                shapes = True
+                continue
+            if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+                return False
+            # a Reshape's target and the axes of (Un)Squeeze move values, they make none
+            stack.extend(node.input[:1] if node.op_type in ("Reshape", "Unsqueeze", "Squeeze") else node.input)
+        return shapes
 
     def _size_derived(self) -> set[str]:
         out: set[str] = set()

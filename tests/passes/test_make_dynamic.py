@@ -31,37 +31,73 @@ def _session(model: onnx.ModelProto | str):
     return ort.InferenceSession(data, providers=["CPUExecutionProvider"])
 
 
-def _feeds(inputs: dict, sizes: dict[str, int], dims: dict) -> dict:
-    rng = np.random.default_rng(0)
+def _feeds(inputs: dict, sizes: dict[str, int], dims: dict, types: dict[str, int]) -> dict:
+    """Inputs at ``sizes``: floats for images, token ids and an attention mask with its last
+    position masked (a model that mixes positions shows it) for the language models."""
+    rng = np.random.default_rng(sum(sizes.values()))
     feeds = {}
     for name, shape in inputs.items():
         shape = list(shape)
         for axis, sym in dims.get(name, {}).items():
             shape[int(axis)] = sizes.get(sym, shape[int(axis)])
-        feeds[name] = rng.standard_normal(shape).astype(np.float32)
+        if types[name] != TensorProto.INT64:
+            feeds[name] = rng.standard_normal(shape).astype(np.float32)
+        elif "mask" in name:
+            feeds[name] = np.ones(shape, np.int64)
+            if shape[-1] > 1:
+                feeds[name][..., -1] = 0
+        else:
+            feeds[name] = rng.integers(0, 50, shape).astype(np.int64)
     return feeds
 
 
-@pytest.mark.parametrize("name", ["cnn", "yolo"])
+#: sizes each twin is compared at besides its static one: 1, odd, and batch != sequence
+SIZES = {
+    "cnn": [{"batch": 1}, {"batch": 2}, {"batch": 5}],
+    "yolo": [{"batch": 1}, {"batch": 2}, {"batch": 5}],
+    "bert": [{"batch": 1, "seq": 1}, {"batch": 3, "seq": 5}, {"batch": 2, "seq": 13}],
+    "gpt2": [{"batch": 1, "seq": 1}, {"batch": 3, "seq": 5}, {"batch": 2, "seq": 13}],
+}
+
+
+@pytest.mark.parametrize("name", list(SIZES))
 def test_static_export_made_dynamic_equals_its_twins(name):
     entry = TABLE[name]
     dims = {k: {int(a): s for a, s in v.items()} for k, v in entry["dims"].items()}
     static = str(TWINS / f"{name}.static.onnx")
     made = shapeinfer.make_dynamic(static, dims=dims)
-    out = made.graph.output[0].type.tensor_type.shape.dim[0]
-    assert out.dim_param == "batch"  # the output follows the symbol, proved by inference
+    onnx.checker.check_model(made)  # (nodes in order among others)
+    symbols = sorted({s for axes in dims.values() for s in axes.values()})
+    out = made.graph.output[0].type.tensor_type.shape.dim
+    assert [d.dim_param for d in out[: len(symbols)]] == sorted(symbols, key=["batch", "seq"].index)
     result = shapeinfer.infer(made)
-    assert not result.guards()
+    assert not [d for d in result.diagnostics if d.severity == "error"]
+    # no guard ties a symbol to a size; a bound is the model's own range, as its twin has it
+    twin_bounds = {
+        (g.kind, str(g.lhs), str(g.rhs)) for g in shapeinfer.infer(str(TWINS / f"{name}.dynamic.onnx")).guards()
+    }
+    assert {(g.kind, str(g.lhs), str(g.rhs)) for g in result.guards()} <= twin_bounds
+    types = {i.name: i.type.tensor_type.elem_type for i in made.graph.input}
     got = _session(made)
     ref_static = _session(static)
     twin = _session(str(TWINS / f"{name}.dynamic.onnx"))
-    feeds = _feeds(entry["inputs"], {}, dims)
+    feeds = _feeds(entry["inputs"], {}, dims, types)
     np.testing.assert_allclose(got.run(None, feeds)[0], ref_static.run(None, feeds)[0], rtol=1e-5, atol=1e-5)
-    for b in (2, 5):
-        feeds = _feeds(entry["inputs"], {"batch": b}, dims)
+    for sizes in SIZES[name]:
+        feeds = _feeds(entry["inputs"], sizes, dims, types)
         a = got.run(None, feeds)[0]
-        assert a.shape[0] == b
-        np.testing.assert_allclose(a, twin.run(None, feeds)[0], rtol=1e-5, atol=1e-5)
+        assert list(a.shape[: len(sizes)]) == [sizes[s] for s in ("batch", "seq") if s in sizes]
+        np.testing.assert_allclose(a, twin.run(None, feeds)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_folded_rotary_table_is_refused():
+    """LLaMA exported at a fixed length carries its rotary cos/sin tables folded at that length:
+    a table of values, not a computation from the size, so make-dynamic refuses and names it."""
+    entry = TABLE["llama"]
+    dims = {k: {int(a): s for a, s in v.items()} for k, v in entry["dims"].items()}
+    with pytest.raises(MakeDynamicError) as e:
+        shapeinfer.make_dynamic(str(TWINS / "llama.static.onnx"), dims=dims)
+    assert any("rotary_emb" in r.node and "cannot be regenerated" in r.why for r in e.value.refusals)
 
 
 def _model(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
@@ -171,3 +207,49 @@ def test_bad_dim_is_a_usage_error(tmp_path):
         r = CliRunner().invoke(main, ["make-dynamic", str(src), "-o", str(tmp_path / "o.onnx"), "--dim", spec])
         assert r.exit_code == 2, (spec, r.output)
         assert "Traceback" not in r.output
+
+
+def _merge_split(batch: int, seq: int) -> onnx.ModelProto:
+    """x[batch, seq, 4] merged to [batch*seq, 4] and split back, as GPT-2's Conv1D does."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, seq, 4])
+    inits = [
+        numpy_helper.from_array(np.array([batch * seq, 4], np.int64), "flat"),
+        numpy_helper.from_array(np.array([batch, seq, 4], np.int64), "back"),
+        numpy_helper.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), "w"),
+    ]
+    nodes = [
+        helper.make_node("Reshape", ["x", "flat"], ["f"], name="merge"),
+        helper.make_node("MatMul", ["f", "w"], ["g"], name="project"),
+        helper.make_node("Reshape", ["g", "back"], ["y"], name="split"),
+    ]
+    return _model(nodes, [x], [y], inits)
+
+
+def test_merged_dims_are_split_back_by_their_old_sizes():
+    made = shapeinfer.make_dynamic(_merge_split(2, 8), dims={"x": {0: "batch", 1: "seq"}})
+    s = _session(made)
+    w = np.arange(16, dtype=np.float32).reshape(4, 4)
+    for b, n in ((1, 1), (3, 5), (8, 2)):
+        x = np.random.default_rng(b + n).standard_normal((b, n, 4)).astype(np.float32)
+        np.testing.assert_allclose(s.run(None, {"x": x})[0], x @ w, rtol=1e-5)
+
+
+def test_merged_dims_of_one_old_size_are_ambiguous():
+    """At batch 4 and sequence 4 the split [4, 4] could be either way round: refused."""
+    with pytest.raises(MakeDynamicError) as e:
+        shapeinfer.make_dynamic(_merge_split(4, 4), dims={"x": {0: "batch", 1: "seq"}})
+    assert [r.node for r in e.value.refusals] == ["split"]
+    assert "cannot tell which" in e.value.refusals[0].why
+
+
+def test_rows_gathered_at_constant_indices_are_refused():
+    """Gather of batch rows at indices fixed at export ([1, 0] at batch 2): refused, where the
+    same gather at indices computed from the shapes is made dynamic (BERT's and GPT-2's mask)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])
+    rows = numpy_helper.from_array(np.array([1, 0], np.int64), "rows")
+    m = _model([helper.make_node("Gather", ["x", "rows"], ["y"], name="swap_rows", axis=0)], [x], [y], [rows])
+    with pytest.raises(MakeDynamicError) as e:
+        shapeinfer.make_dynamic(m, dims={"x": {0: "batch"}})
+    assert [r.node for r in e.value.refusals] == ["swap_rows"]
