@@ -170,24 +170,48 @@ class ShapeBuilder:
         return t
 
     def _arange(self, arr: np.ndarray, axis: int, expr: D.Dim) -> str | None:
-        """A tensor computing ``arr`` at every size when it is an integer arange along ``axis``
-        (constant along the others, which must be 1), else None."""
-        if arr.dtype.kind not in "iu" or axis >= arr.ndim:
+        """A tensor computing ``arr`` at every size, or None. ``arr`` is regenerated when it is
+        an integer arange along ``axis`` (constant along the others, which must be 1): position
+        ids; or a float table that is, bit for bit, that arange times a vector of its own dtype
+        along the other axes (``arange(n)[:, None] * f``, the angles of a rotary embedding: row 1
+        is ``f``, and each entry is one correctly rounded product, so the table at any size is
+        ``Range`` cast to the dtype times ``f``)."""
+        if axis >= arr.ndim:
             return None
-        if any(n != 1 for i, n in enumerate(arr.shape) if i != axis):
+        if arr.dtype.kind in "iu":
+            if any(n != 1 for i, n in enumerate(arr.shape) if i != axis):
+                return None
+            if not np.array_equal(arr.ravel(), np.arange(arr.shape[axis])):
+                return None
+            return self._positions(arr.ndim, axis, expr, arr.dtype)
+        if arr.dtype.kind != "f" or arr.shape[axis] < 2:
             return None
-        if not np.array_equal(arr.ravel(), np.arange(arr.shape[axis])):
-            return None
+        shape = [1] * arr.ndim
+        shape[axis] = -1
+        steps = (
+            np.arange(arr.shape[axis])
+            .astype(arr.dtype)
+            .reshape([arr.shape[axis] if k == axis else 1 for k in range(arr.ndim)])
+        )
+        f = np.take(arr, [1], axis=axis)
+        with np.errstate(all="ignore"):
+            if not np.array_equal(steps * f, arr) or not np.all(np.isfinite(arr)):
+                return None
+        positions = self._positions(arr.ndim, axis, expr, arr.dtype)
+        return self._node("Mul", [positions, self._const(f, arr.dtype)], "angles")
+
+    def _positions(self, ndim: int, axis: int, expr: D.Dim, dtype) -> str:
+        """``0 .. expr-1`` along ``axis`` of a rank-``ndim`` tensor of 1s elsewhere, of ``dtype``."""
         r = self._node(
             "Range",
             [self._const(0, np.int64), self._scalar(expr, "arange", np.int64), self._const(1, np.int64)],
             "range",
         )
-        shape = [1] * arr.ndim
+        shape = [1] * ndim
         shape[axis] = -1
         r = self._node("Reshape", [r, self._const(shape)], "positions")
-        if arr.dtype != np.int64:
-            r = self._node("Cast", [r], "cast", to=int(helper.np_dtype_to_tensor_dtype(arr.dtype)))
+        if np.dtype(dtype) != np.int64:
+            r = self._node("Cast", [r], "cast", to=int(helper.np_dtype_to_tensor_dtype(np.dtype(dtype))))
         return r
 
     def _set_input(self, node: onnx.NodeProto, k: int, name: str) -> None:

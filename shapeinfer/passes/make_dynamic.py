@@ -32,8 +32,13 @@ then known to follow the symbols, so its facts are trusted). A node shows a bake
 
 A constant that is the source of such a dim is regenerated only when it is an integer
 ``arange`` along that axis and constant along every other (position ids: ``Range`` of the
-size); any other constant (a weight of exactly that many rows, a table folded from the size
-such as a rotary or a causal mask) is refused. So is a guard that cannot be traced, a
+size), or a float table equal, bit for bit, to that arange times a vector along the other axes
+(a rotary embedding's angles, ``positions * inv_freq``: each entry one correctly rounded
+product, so ``Range`` cast and multiplied gives the same table at the old size and the formula
+at any other); any other constant (a weight of exactly that many rows, a table of cos values,
+a causal mask folded at the size) is refused. An Expand whose constant shape spells as the old
+size a dim its data has in the symbol (LLaMA's repeat_kv) gets 1 there, which keeps the
+data's dim. So is a guard that cannot be traced, a
 ``Gather`` that reads an axis in the new symbols at indices made from constants alone (the
 batch rows of a mask folded at batch 1; indices computed from the shapes, as BERT's and GPT-2's
 ``mask.flatten()[b * seq + s]`` once its aranges are regenerated, follow the size), a Slice
@@ -356,6 +361,8 @@ class _Rewriter(ShapeBuilder):
                     partner = self._partner(node, k, a, expr)
                     if partner:
                         hits.append((k, a))
+        if not hits and node.op_type == "Expand" and self._expand_to_data(node, expr, old):
+            return
         if not hits:
             raise Refused(where, f"inference assumed {D.format(expr)} == {old} here and no input of it is traced")
         done = False
@@ -365,6 +372,26 @@ class _Rewriter(ShapeBuilder):
         if not done:  # pragma: no cover - hits is non-empty
             raise Refused(where, "no repair")
         del oshape
+
+    def _expand_to_data(self, node: onnx.NodeProto, expr: D.Dim, old: int) -> bool:
+        """An Expand whose constant shape spells, as ``old``, a dim its data has as ``expr``
+        (``x[1, 2, 1, seq, 8]`` to ``[1, 2, 2, 12, 8]``, LLaMA's repeat_kv): those entries become
+        1, which keeps the data's dim (the same output at the old size, ``expr`` at any other).
+        False when there is none."""
+        vec, _src = self._shape_const(node.input[1])
+        xs = self._shape(node.input[0])
+        if vec is None or xs is None:
+            return False
+        entries: list = [int(v) for v in vec]
+        hit = False
+        for pos, v in enumerate(entries):
+            b = pos - len(entries) + len(xs)
+            if v == old and 0 <= b < len(xs) and xs[b] == expr:
+                entries[pos] = 1
+                hit = True
+        if hit:
+            self._set_input(node, 1, self._vector(entries, node.name or "Expand"))
+        return hit
 
     def _partner(self, node, k, a, expr) -> bool:
         """Whether input k's static axis a faces ``expr`` at ``node`` (right-aligned broadcast, or a

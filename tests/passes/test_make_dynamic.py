@@ -57,6 +57,7 @@ SIZES = {
     "yolo": [{"batch": 1}, {"batch": 2}, {"batch": 5}],
     "bert": [{"batch": 1, "seq": 1}, {"batch": 3, "seq": 5}, {"batch": 2, "seq": 13}],
     "gpt2": [{"batch": 1, "seq": 1}, {"batch": 3, "seq": 5}, {"batch": 2, "seq": 13}],
+    "llama": [{"batch": 1, "seq": 1}, {"batch": 3, "seq": 5}, {"batch": 2, "seq": 13}],
 }
 
 
@@ -90,14 +91,42 @@ def test_static_export_made_dynamic_equals_its_twins(name):
         np.testing.assert_allclose(a, twin.run(None, feeds)[0], rtol=1e-4, atol=1e-5)
 
 
-def test_folded_rotary_table_is_refused():
-    """LLaMA exported at a fixed length carries its rotary cos/sin tables folded at that length:
-    a table of values, not a computation from the size, so make-dynamic refuses and names it."""
-    entry = TABLE["llama"]
-    dims = {k: {int(a): s for a, s in v.items()} for k, v in entry["dims"].items()}
-    with pytest.raises(MakeDynamicError) as e:
-        shapeinfer.make_dynamic(str(TWINS / "llama.static.onnx"), dims=dims)
-    assert any("rotary_emb" in r.node and "cannot be regenerated" in r.why for r in e.value.refusals)
+def _rotary(table: np.ndarray) -> onnx.ModelProto:
+    """x[1, n, 4] times Cos of a folded table of n rows (LLaMA's rotary angles, or not)."""
+    n = table.shape[0]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n, 4])
+    nodes = [
+        helper.make_node("Cos", ["angles"], ["c"], name="rotary_cos"),
+        helper.make_node("Mul", ["x", "c"], ["y"], name="rotate"),
+    ]
+    return _model(nodes, [x], [y], [numpy_helper.from_array(table, "angles")])
+
+
+FREQS = np.array([1.0, 0.1, 0.01, 0.001], np.float32)
+
+
+def test_rotary_angles_are_regenerated():
+    """A table that is, bit for bit, positions times a frequency vector is a Range of the size
+    times that vector: at other lengths it equals the formula, where the twin would compute it."""
+    angles = np.arange(12, dtype=np.float32)[:, None] * FREQS[None, :]
+    made = shapeinfer.make_dynamic(_rotary(angles), dims={"x": {1: "seq"}})
+    s = _session(made)
+    for n in (12, 1, 5, 40):
+        x = np.random.default_rng(n).standard_normal((1, n, 4)).astype(np.float32)
+        want = x * np.cos(np.arange(n, dtype=np.float32)[:, None] * FREQS[None, :])
+        np.testing.assert_allclose(s.run(None, {"x": x})[0], want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_table_of_values_is_refused():
+    """The cos values themselves (not the angles), or angles one ulp off: refused and named."""
+    angles = np.arange(12, dtype=np.float32)[:, None] * FREQS[None, :]
+    off = angles.copy()
+    off[7, 2] = np.nextafter(off[7, 2], np.float32(1))
+    for table in (np.cos(angles), off):
+        with pytest.raises(MakeDynamicError) as e:
+            shapeinfer.make_dynamic(_rotary(table), dims={"x": {1: "seq"}})
+        assert [r.node for r in e.value.refusals] == ["rotary_cos"]
 
 
 def _model(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
@@ -253,3 +282,15 @@ def test_rows_gathered_at_constant_indices_are_refused():
     with pytest.raises(MakeDynamicError) as e:
         shapeinfer.make_dynamic(m, dims={"x": {0: "batch"}})
     assert [r.node for r in e.value.refusals] == ["swap_rows"]
+
+
+def test_cli_writes_the_model_and_its_contract_is_the_twins(tmp_path):
+    """``make-dynamic -o`` on GPT-2's static export exits 0, and ``diff`` finds the written
+    model's contract the same as the dynamic twin's (input and output dims, guards, ranges)."""
+    out = tmp_path / "gpt2.dynamic.onnx"
+    specs = [f"{i}:{a}={s}" for i, axes in TABLE["gpt2"]["dims"].items() for a, s in axes.items()]
+    args = ["make-dynamic", str(TWINS / "gpt2.static.onnx"), "-o", str(out)]
+    r = CliRunner().invoke(main, args + [x for spec in specs for x in ("--dim", spec)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["diff", str(TWINS / "gpt2.dynamic.onnx"), str(out)])
+    assert r.exit_code == 0, r.output
