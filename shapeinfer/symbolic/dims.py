@@ -189,7 +189,10 @@ def is_symbolic(d: object) -> bool:
 
 # --------------------------------------------------------------------------- construction
 
+#: The expression of each symbol name, built once and shared while it is here; cleared when
+#: full, so that a process inferring many models keeps at most this many.
 _SYMS: dict[str, Expr] = {}
+_SYMS_SIZE = 1 << 14
 
 
 def sym(name: str) -> Expr:
@@ -200,6 +203,8 @@ def sym(name: str) -> Expr:
     e = _SYMS.get(name)
     if e is None:
         e = Expr((((Atom("sym", name),), 1),))
+        if len(_SYMS) >= _SYMS_SIZE:
+            _SYMS.clear()
         _SYMS[name] = e
     return e
 
@@ -1195,7 +1200,9 @@ def _from_ast(n: ast.AST, max_size: int = 4096, budget: int = 100_000) -> Dim:
     return conv(n)
 
 
+#: :func:`parse`'s results by text; cleared when full (as :data:`_SYMS`).
 _PARSED: dict[str, Dim] = {}
+_PARSED_SIZE = 1 << 14
 
 
 def parse_expression(text: str, max_nodes: int = 100) -> Dim:
@@ -1231,5 +1238,7 @@ def parse(text: str) -> Dim:
         r = _from_ast(ast.parse(text.strip(), mode="eval").body)
     except (SyntaxError, ValueError, _Unsupported, RecursionError, MemoryError):
         r = sym(text)
+    if len(_PARSED) >= _PARSED_SIZE:
+        _PARSED.clear()
     _PARSED[text] = r
     return r
