@@ -446,7 +446,10 @@ class Engine:
                     traits = registry.op_traits(op_type)  # declared with the op's rule
                     bounds = bounds_rules[op_type] = (traits.value_bounds, traits.bounds_source)
                 if bounds[0] is not None and (value_bounds or bounds[1]):
-                    self.follow_bounds(bounds[0], node, ins, outs, version, k, graph, scope, call_attrs)
+                    # the rule runs where an input has bounds, or where it makes them from none
+                    in_bounds = [value_bounds.get((graph, n)) for n in in_names] if value_bounds else []
+                    if bounds[1] or in_bounds.count(None) < len(in_bounds):
+                        self.follow_bounds(bounds[0], node, ins, outs, in_bounds, version, k, graph, scope, call_attrs)
             n_outs = len(outs)
             for i, o in enumerate(out_names):
                 if o:
@@ -520,6 +523,7 @@ class Engine:
         node: onnx.NodeProto,
         ins: list[Fact | None],
         outs: list[Fact | None],
+        in_bounds: list[tuple[D.Dim, D.Dim] | None],
         version: int,
         index: int,
         graph: str,
@@ -528,17 +532,12 @@ class Engine:
     ) -> None:
         """Track element-value bounds along index paths: ``rule`` (the op's, declared with its
         shape rule) gets the node's input facts, output facts and each input's proven bounds
-        (None where none is known) and gives the bounds of its first output, or None; it may
-        record the guards the bounds require (a Gather's indices within the axis). It runs
-        only where an input has bounds, or where the op makes them from none (Range)."""
-        vb = self.value_bounds
-        in_bounds = [vb.get((graph, n)) if n else None for n in node.input] if vb else []
-        if not any(b is not None for b in in_bounds) and not self._bounds_rules[node.op_type][1]:
-            return
+        (``in_bounds``: None where none is known) and gives the bounds of its first output, or
+        None; it may record the guards the bounds require (a Gather's indices within the axis)."""
         ctx = NodeContext(self, node, version, index, graph, scope, call_attrs)
         out = rule(ctx, ins, outs, in_bounds)
         if out is not None and node.output and node.output[0]:
-            vb[(graph, node.output[0])] = out
+            self.value_bounds[(graph, node.output[0])] = out
 
     def _apply(self, rule, ctx: NodeContext, ins: list[Fact | None]) -> list[Fact | None]:
         """The rule's outputs; onnx's inference when there is none or it declines. Whatever a node
