@@ -70,9 +70,9 @@ class DeclaredTypes:
         symbols (not a join: see :meth:`SymbolScope.join`) takes the declared dim (a declared
         ``-1``, placeholder or open dim is unknown); a lone fresh symbol is bound to it (a guard
         of ``label``). Anything inference determined wins; a declaration that contradicts it is
-        G006 (see :func:`check_declarations`). A declared dim that equals a join's expression at
-        every alternative is taken as proven. Returns the fact (``f`` itself when nothing was
-        taken) and whether anything was assumed.
+        G006 (see :func:`~shapeinfer.inference.engine.check_declarations`). A declared dim that
+        equals a join's expression at every alternative is taken as proven. Returns the fact
+        (``f`` itself when nothing was taken) and whether anything was assumed.
 
         ``private`` is given for a declaration inside a subgraph or function body (one run of
         it: an If branch, a Loop iteration, a call), whose claims hold in that instance only: a

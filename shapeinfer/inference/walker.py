@@ -62,8 +62,9 @@ class Engine:
         self.model = model
         #: the readings the run takes besides shapeinfer's own (rules see it as ``ctx.policy``)
         self.policy = policy
-        #: rules may take soft guards (see :meth:`NodeContext.assume`); off in the run
-        #: :func:`infer` makes when a soft guard the hard ones do not imply was taken
+        #: rules may take soft guards (see :meth:`NodeContext.assume`); off in the second run
+        #: :func:`~shapeinfer.inference.engine.infer` makes when a soft guard the hard ones do
+        #: not imply was taken
         self.soft_guards = soft_guards
         #: the run's symbolic state: input symbols, ranges, fresh symbols, substitution,
         #: equalities and guards (rules reach it as ``ctx.symbols``)
