@@ -10,21 +10,23 @@ import onnx
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic
 from shapeinfer.inference.declarations import dims_text, dtype_name
-from shapeinfer.inference.node_context import MAIN, Walker
+from shapeinfer.inference.node_context import MAIN
 from shapeinfer.io.onnxio import dim_from_proto
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
-from shapeinfer.symbolic.scope import FRESH_PREFIX
+from shapeinfer.symbolic.scope import FRESH_PREFIX, SymbolScope
 
 _UNKNOWN = Fact()
 
 
 class DeclaredTypes:
-    """The declared-type completion of one run of ``engine`` (its symbols, fresh symbols and
-    diagnostics), with a memo of which dims a declaration may replace."""
+    """The declared-type completion of one run: it draws fresh symbols and binds them in the
+    run's ``symbols`` and reports into its ``diagnostics``, with a memo of which dims a
+    declaration may replace."""
 
-    def __init__(self, engine: Walker) -> None:
-        self.engine = engine
+    def __init__(self, symbols: SymbolScope, diagnostics: list[Diagnostic]) -> None:
+        self.symbols = symbols
+        self.diagnostics = diagnostics
         self._open_memo: tuple[int, dict[D.Dim, bool]] = (0, {})  # see is_open
 
     def forget_open(self) -> None:
@@ -53,7 +55,7 @@ class DeclaredTypes:
             msg = f"{name!r}: assuming the declared {' and '.join(took)}, which inference could not determine"
             if graph != MAIN and g.shape is not None and g.shape != old:
                 msg += " (a claim of this subgraph alone: names it declares are its own)"
-            self.engine.diagnostics.append(
+            self.diagnostics.append(
                 Diagnostic("info", codes.DECLARED_TYPE_ASSUMED, msg, node.name or None, node.op_type, k, graph, name)
             )
 
@@ -89,7 +91,7 @@ class DeclaredTypes:
             f = _UNKNOWN
         dtype = f.dtype or tt.elem_type
         shape = f.shape
-        symbols = self.engine.symbols
+        symbols = self.symbols
         joins = symbols.joins
         if (
             dtype == f.dtype
@@ -101,7 +103,7 @@ class DeclaredTypes:
         if tt.HasField("shape"):
             decl = [dim_from_proto(d) for d in tt.shape.dim]
             if shape is None:
-                shape = tuple(self.engine.fresh() if x is None else self._private_dim(x, private) for x in decl)
+                shape = tuple(self.symbols.fresh() if x is None else self._private_dim(x, private) for x in decl)
                 assumed = True
             elif len(decl) == len(shape):
                 out = []
@@ -125,7 +127,7 @@ class DeclaredTypes:
                         syms = D.symbols(d)
                         lone = next(iter(syms)) if len(syms) == 1 else None
                         if lone is not None and d == D.sym(lone) and (private is None or self._own(lone, own_from)):
-                            d = self.engine.symbols.unify(d, x, label)[0]
+                            d = self.symbols.unify(d, x, label)[0]
                         else:
                             d = x
                     out.append(d)
@@ -142,7 +144,7 @@ class DeclaredTypes:
         assumed), else a fresh symbol."""
         if private is None or type(x) is int:
             return x
-        names = D.symbols(x) - self.engine.symbols.input_symbols
+        names = D.symbols(x) - self.symbols.input_symbols
         if not names:
             return x
         if d is not None and len(names) == 1:
@@ -152,13 +154,13 @@ class DeclaredTypes:
                 return d
         for n in sorted(names):
             if n not in private:
-                private[n] = self.engine.fresh()
+                private[n] = self.symbols.fresh()
         return D.substitute(x, {n: private[n] for n in names})
 
     def _own(self, name: str, own_from: int) -> bool:
         """Whether ``name`` is a fresh symbol drawn at position ``own_from`` or later (fresh
         symbols are numbered by position: ``unk_<n>``)."""
-        if not self.engine.symbols.is_fresh(name):
+        if not self.symbols.is_fresh(name):
             return False
         n = name[len(FRESH_PREFIX) :]
         return n.isdigit() and int(n) >= own_from
@@ -170,10 +172,10 @@ class DeclaredTypes:
         if type(d) is int:
             return False
         memo = self._open_memo
-        n_inputs = len(self.engine.symbols.input_symbols)
+        n_inputs = len(self.symbols.input_symbols)
         if memo[0] != n_inputs:
             memo = self._open_memo = (n_inputs, {})
         known = memo[1].get(d)
         if known is None:
-            known = memo[1][d] = self.engine.symbols.adoptable(d)
+            known = memo[1][d] = self.symbols.adoptable(d)
         return known

@@ -41,6 +41,11 @@ def untyped(f: Fact | None) -> bool:
     return f is None or (f.kind == "tensor" and f.dtype == 0 and f.shape is None)
 
 
+def _opset_protos(engine: Walker) -> list[onnx.OperatorSetIdProto]:
+    """The engine's opset imports as onnx's inference takes them."""
+    return [onnx.helper.make_opsetid(d, v) for d, v in engine.opsets.items()]
+
+
 def _arity_problem(ctx: NodeContext, schema) -> bool:
     """Report (E018) a node with more or fewer inputs or outputs than its schema allows."""
     node = ctx.node
@@ -60,12 +65,12 @@ def _arity_problem(ctx: NodeContext, schema) -> bool:
 
 
 class OnnxNodeInference:
-    """onnx's per-node inference for the nodes of one run of ``engine``: it reads the engine's
-    opset imports (as they stand at each call: a function body's replace them while it is
-    inferred), its IR version, its graph-input defaults and its fresh symbols."""
+    """onnx's per-node inference for the nodes of one run, with the run's caches (schemas,
+    attribute types, serialised types). Of the engine (``ctx.engine``) it reads the opset
+    imports as they stand at each call (a function body's replace them while it is inferred),
+    the model's IR version, the graph-input defaults and the fresh symbols."""
 
-    def __init__(self, engine: Walker) -> None:
-        self.engine = engine
+    def __init__(self) -> None:
         self._type_cache: dict[Fact, onnx.TypeProto] = {}
         self._attr_types: dict[tuple, dict[str, int]] = {}
         self._schemas: dict[tuple, Any] = {}
@@ -130,7 +135,7 @@ class OnnxNodeInference:
         if ctx.call_attrs and any(a.ref_attr_name for a in node.attribute):
             node = self.bind_ref_attrs(node, ctx)
         out = onnx.shape_inference.infer_node_outputs(
-            schema, node, types, data, None, self.opset_protos(), self.engine.model.ir_version or onnx.IR_VERSION
+            schema, node, types, data, None, _opset_protos(ctx.engine), ctx.engine.model.ir_version or onnx.IR_VERSION
         )
         return node, out, data
 
@@ -166,8 +171,8 @@ class OnnxNodeInference:
                 cached = (self.typeproto(f).SerializeToString(), None if tensor is None else tensor)
                 self._validate_cache[f] = cached
             types[name] = cached[0]
-            if cached[1] is None and name in self.engine.defaults and f.value is None:
-                data[name] = self.engine.defaults[name].SerializeToString()
+            if cached[1] is None and name in ctx.engine.defaults and f.value is None:
+                data[name] = ctx.engine.defaults[name].SerializeToString()
             elif cached[1] is not None:
                 t = onnx.TensorProto()
                 t.ParseFromString(cached[1])
@@ -176,15 +181,15 @@ class OnnxNodeInference:
         if ctx.call_attrs and any(a.ref_attr_name for a in node.attribute):
             node = self.bind_ref_attrs(node, ctx)
         if self._opset_dict is None:
-            self._opset_dict = dict(self.engine.opsets)
+            self._opset_dict = dict(ctx.engine.opsets)
         try:
             schema._infer_node_outputs(
                 node.SerializeToString(),
                 types,
                 data,
                 {},
-                self._opset_dict if self._opset_dict == self.engine.opsets else dict(self.engine.opsets),
-                self.engine.model.ir_version or onnx.IR_VERSION,
+                self._opset_dict if self._opset_dict == ctx.engine.opsets else dict(ctx.engine.opsets),
+                ctx.engine.model.ir_version or onnx.IR_VERSION,
             )
         except _OnnxInferenceError as e:
             ctx.diag("error", codes.REJECTED_BY_ONNX_INFERENCE, f"onnx inference rejects the node: {_onnx_message(e)}")
@@ -244,10 +249,10 @@ class OnnxNodeInference:
         binding = probe_binding(ins)
         probe = {}
         if binding and out:
-            probe = probe_outputs(
-                schema, node, ins, data, binding, self.opset_protos(), self.engine.model.ir_version or onnx.IR_VERSION
-            )
-        fresh = self.engine.fresh
+            eng = ctx.engine
+            ir_version = eng.model.ir_version or onnx.IR_VERSION
+            probe = probe_outputs(schema, node, ins, data, binding, _opset_protos(eng), ir_version)
+        fresh = ctx.engine.fresh
         res: list[Fact | None] = []
         for o in node.output:
             tp = out.get(o)
@@ -258,9 +263,6 @@ class OnnxNodeInference:
                 f = check_against_probe(f, probe.get(o), binding, fresh)
             res.append(f)
         return res
-
-    def opset_protos(self) -> list[onnx.OperatorSetIdProto]:
-        return [onnx.helper.make_opsetid(d, v) for d, v in self.engine.opsets.items()]
 
     def bind_ref_attrs(self, node: onnx.NodeProto, ctx: NodeContext) -> onnx.NodeProto:
         n = onnx.NodeProto()

@@ -104,9 +104,9 @@ class Engine:
         #: Also run onnx's per-node inference on nodes a native rule handles, as a validator.
         self.validate_nodes = True
         #: onnx's per-node inference: the fallback for ops without a rule, and the validator
-        self.onnx = OnnxNodeInference(self)
+        self.onnx = OnnxNodeInference()
         #: completes facts from the types the graphs declare
-        self.declared_types = DeclaredTypes(self)
+        self.declared_types = DeclaredTypes(self.symbols, self.diagnostics)
         #: op type -> (its value-bounds rule, whether it makes bounds from none), as declared
         self._bounds_rules: dict[str, tuple[BoundsRule | None, bool]] = {}
         #: Small initializers of graph inputs (defaults a caller may override), by name.
