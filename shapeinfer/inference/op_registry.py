@@ -5,7 +5,7 @@ A rule is a plain function ``rule(ctx, inputs) -> outputs``: ``ctx`` is the engi
 diagnostics), ``inputs`` a list of :class:`~shapeinfer.symbolic.facts.Fact` (``None`` for an omitted
 optional input) and the result a list of facts, one per node output (shorter lists and
 ``None`` entries leave those outputs unknown). A rule raises
-:class:`~shapeinfer.inference.engine.Fallback` to hand the node to onnx's own per-node inference.
+:class:`~shapeinfer.inference.fallback.Fallback` to hand the node to onnx's own per-node inference.
 
 Rules live in the op-family modules of :mod:`shapeinfer.inference.ops`, each registering its rules with
 :func:`register` when it is imported; that is the only place a rule is declared. The families
