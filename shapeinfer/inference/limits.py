@@ -9,7 +9,7 @@ import onnx
 
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic
-from shapeinfer.inference.node_context import NodeContext, Walker, _show_number
+from shapeinfer.inference.node_context import NodeContext, Walker, show_number
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 from shapeinfer.symbolic.scope import SymbolScope
@@ -88,7 +88,7 @@ def bounded(eng: Walker, f: Fact, ctx: NodeContext | None, i: int) -> Fact:
     shape, value, elem, dtype = f.shape, f.value, f.elem, f.dtype
     bad = None
     if dtype and dtype not in _DATA_TYPES:  # an element type taken from an attribute (Cast's ``to``)
-        msg = f"output {i}: element type {_show_number(dtype)} is not an ONNX type: left unknown"
+        msg = f"output {i}: element type {show_number(dtype)} is not an ONNX type: left unknown"
         if ctx is not None:
             ctx.diag("error", codes.INVALID_NODE, msg)
         else:
@@ -136,7 +136,7 @@ def bounded(eng: Walker, f: Fact, ctx: NodeContext | None, i: int) -> Fact:
     if elem is not None:
         elem = bounded(eng, elem, ctx, i)
     if bad is not None:
-        shown = _show_number(bad)
+        shown = show_number(bad)
         msg = f"output {i}: {shown} overflows int64: left unknown"
         if ctx is not None:
             ctx.diag("error", codes.INT64_OVERFLOW, msg)

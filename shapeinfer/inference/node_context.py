@@ -81,7 +81,7 @@ class Walker(Protocol):
     ) -> None: ...
 
 
-def _show_number(d: D.Dim) -> str:
+def show_number(d: D.Dim) -> str:
     """``d`` as short text: a number past a few dozen digits is shown by its size (Python will
     not even print one of 4,300 digits)."""
     if type(d) is int:
@@ -207,7 +207,7 @@ class NodeContext:
         if type(rank) is not int or rank > MAX_RANK:
             raise InferenceError(
                 codes.RANK_TOO_LARGE,
-                f"a rank of {D.format(rank) if type(rank) is not int else _show_number(rank)} "
+                f"a rank of {D.format(rank) if type(rank) is not int else show_number(rank)} "
                 f"(over {MAX_RANK}) cannot be built",
             )
         fresh = self.symbols.fresh

@@ -257,7 +257,7 @@ def mul(a: Dim, b: Dim) -> Dim:
     return _make(d)
 
 
-def _mono_div(m: tuple, by: tuple) -> tuple | None:
+def mono_div(m: tuple, by: tuple) -> tuple | None:
     """``m / by`` for monomials, or None when ``by`` does not divide ``m``."""
     if not by:
         return m
@@ -293,7 +293,7 @@ def exact_div(a: Dim, b: Dim) -> Dim | None:
             return _make(quot)
         lm = min(rem, key=_mono_key)
         lc = rem[lm]
-        qm = _mono_div(lm, bl_m)
+        qm = mono_div(lm, bl_m)
         if qm is None or lc % bl_c:
             return None
         qc = lc // bl_c

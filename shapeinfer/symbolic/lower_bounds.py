@@ -23,7 +23,7 @@ from shapeinfer.symbolic.dims import (
     sym,
     symbols,
 )
-from shapeinfer.symbolic.expr import _mono_div, register_lower_bound_refinements
+from shapeinfer.symbolic.expr import mono_div, register_lower_bound_refinements
 
 
 def _lower_bound_by_argument(a: Expr, ranges: Mapping[str, tuple[int, int | None]] | None = None) -> int | None:
@@ -61,7 +61,7 @@ def _lower_bound_by_modulo(a: Expr, ranges: Mapping[str, tuple[int, int | None]]
             x, y = atom.args
             if len(y.terms) != 1 or y.terms[0][1] != 1:
                 continue
-            rest_mono = _mono_div(m, (atom,))
+            rest_mono = mono_div(m, (atom,))
             if rest_mono is None or sorted(a_.key for a_ in rest_mono) != sorted(a_.key for a_ in y.terms[0][0]):
                 continue
             ylo = lower_bound(y, ranges)
