@@ -71,6 +71,7 @@ from shapeinfer.inference.bindings import (
 )
 from shapeinfer.inference.engine import Result, binding_contradictions, model_dir
 from shapeinfer.inference.engine import infer as _infer
+from shapeinfer.inference.policy import InferencePolicy
 from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, check_kind, in_memory, is_path
 from shapeinfer.io.onnxio import LoadedModel, load_model_file, loaded_from_bytes
@@ -88,11 +89,11 @@ __all__ = ["READINGS", "Document", "check_output", "check_passes", "open"]
 #: How inference reads a model (:meth:`Document.infer`'s ``reading``): shapeinfer's own
 #: reading, or the one a drop-in answers for (onnx's and onnxruntime's tools read an
 #: initializer that is also a graph input as a constant; onnxruntime's tool counts a negative
-#: Slice index within a symbolic dim). See :func:`shapeinfer.inference.engine.infer`.
-READINGS: dict[str, dict[str, bool]] = {
-    "shapeinfer": {},
-    "onnx": {"defaults_as_constants": True},
-    "onnxruntime": {"defaults_as_constants": True, "onnxruntime_conventions": True},
+#: Slice index within a symbolic dim). See :class:`shapeinfer.inference.policy.InferencePolicy`.
+READINGS: dict[str, InferencePolicy] = {
+    "shapeinfer": InferencePolicy(),
+    "onnx": InferencePolicy(defaults_as_constants=True),
+    "onnxruntime": InferencePolicy(defaults_as_constants=True, onnxruntime_conventions=True),
 }
 
 
@@ -286,8 +287,8 @@ class Document:
         ``result.model`` is the ModelProto inferred: the caller's own for a ModelProto given
         without ``input_shapes`` (not modified), else one of this Document's.
         """
-        conventions = READINGS.get(reading)
-        if conventions is None:
+        policy = READINGS.get(reading)
+        if policy is None:
             raise ValueError(f"reading must be one of {', '.join(READINGS)}, not {reading!r}")
         shapes, bind, ranges = self.check(input_shapes=input_shapes, bind=bind, dim_ranges=dim_ranges)
         proto = self._pristine()
@@ -303,7 +304,7 @@ class Document:
             bind=bind,
             timeout=timeout,
             dim_ranges=ranges,
-            **conventions,
+            policy=policy,
         )
         if shapes and proto is self._proto:
             self._proto = None  # its graph inputs are overridden: the next run reads the model afresh

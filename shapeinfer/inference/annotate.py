@@ -22,8 +22,8 @@ from collections.abc import Mapping
 import onnx
 from onnx import TypeProto
 
-from shapeinfer.inference.engine import Result, graph_path
-from shapeinfer.io.onnxio import fact_type, is_placeholder, subgraph_attrs, write_shape
+from shapeinfer.inference.result import Result
+from shapeinfer.io.onnxio import fact_type, graph_path, is_placeholder, subgraph_attrs, write_shape
 from shapeinfer.io.wire import SHORT_LENGTHS, field_tag, varint
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact

@@ -261,7 +261,7 @@ def _count(text: str, what: str, kind: str) -> int:
 
 
 def _cap() -> int:
-    from shapeinfer.inference.engine import MAX_EXPR_SIZE
+    from shapeinfer.inference.limits import MAX_EXPR_SIZE
 
     return MAX_EXPR_SIZE
 

@@ -17,6 +17,7 @@ from onnx import AttributeProto
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic, InferenceError
 from shapeinfer.inference.ops.common import MAX_RANK
+from shapeinfer.inference.policy import InferencePolicy
 from shapeinfer.io.external import ExternalDataInvalid, ExternalDataMissing
 from shapeinfer.io.onnxio import attribute_value, graph_path, subgraph_attrs, tensor_fact
 from shapeinfer.symbolic import dims as D
@@ -24,17 +25,41 @@ from shapeinfer.symbolic.facts import Fact
 from shapeinfer.symbolic.guards import Ledger
 from shapeinfer.symbolic.scope import SymbolScope
 
+#: The path of a model's main graph (a subgraph's is :func:`~shapeinfer.io.onnxio.graph_path`).
+MAIN = "main"
+
 
 class Walker(Protocol):
-    """What a :class:`NodeContext` needs of the engine that runs it."""
+    """What a :class:`NodeContext`, and the modules the walk delegates to (:mod:`.fallback`,
+    :mod:`.declared_types`, :mod:`.functions`, :mod:`.limits`), need of the engine that runs
+    them (:class:`shapeinfer.inference.walker.Engine`)."""
 
+    model: onnx.ModelProto
     symbols: SymbolScope
     diagnostics: list[Diagnostic]
     base_dir: str | None
-    #: onnxruntime's symbolic tool's readings (see :func:`shapeinfer.inference.engine.infer`)
-    onnxruntime_conventions: bool
+    #: the readings the run takes besides shapeinfer's own
+    policy: InferencePolicy
     #: whether rules may take soft guards (see :meth:`NodeContext.assume`)
     soft_guards: bool
+    #: opset imports by domain (``""`` for onnx's), as the node being inferred reads them
+    opsets: dict[str, int]
+    #: small initializers of graph inputs (defaults a caller may override), by name
+    defaults: dict[str, onnx.TensorProto]
+    #: graph path -> its nodes, and the tensor types it declares
+    graph_nodes: dict[str, Sequence[onnx.NodeProto]]
+    graph_declared: dict[str, dict[str, onnx.TypeProto]]
+    #: the functions being inferred (a call of one of them is recursion)
+    active_functions: set[tuple[str, str, str]]
+    #: the size past which an expression becomes a fresh symbol, and how many did
+    max_expr_size: int
+    capped: int
+
+    def fresh(self) -> D.Expr: ...
+
+    def resolve_fact(self, f: Fact) -> Fact: ...
+
+    def missing_data(self, e: Exception) -> bool: ...
 
     def attr_types(self, domain: str, op_type: str, version: int) -> dict[str, int]: ...
 
@@ -47,8 +72,16 @@ class Walker(Protocol):
         call_attrs: Mapping[str, AttributeProto] | None = ...,
     ) -> list[Fact]: ...
 
+    def run_nodes(
+        self,
+        nodes: Sequence[onnx.NodeProto],
+        scope: GraphScope,
+        graph: str,
+        call_attrs: Mapping[str, AttributeProto] | None = ...,
+    ) -> None: ...
 
-def _show_number(d: D.Dim) -> str:
+
+def show_number(d: D.Dim) -> str:
     """``d`` as short text: a number past a few dozen digits is shown by its size (Python will
     not even print one of 4,300 digits)."""
     if type(d) is int:
@@ -88,6 +121,7 @@ class NodeContext:
         "index",
         "node",
         "op_type",
+        "policy",
         "scope",
         "symbols",
         "version",
@@ -105,6 +139,8 @@ class NodeContext:
     ) -> None:
         self.engine = engine
         self.symbols = engine.symbols
+        #: the readings the run takes besides shapeinfer's own (:class:`InferencePolicy`)
+        self.policy = engine.policy
         self.node = node
         self.op_type = node.op_type
         self.domain = node.domain
@@ -171,7 +207,7 @@ class NodeContext:
         if type(rank) is not int or rank > MAX_RANK:
             raise InferenceError(
                 codes.RANK_TOO_LARGE,
-                f"a rank of {D.format(rank) if type(rank) is not int else _show_number(rank)} "
+                f"a rank of {D.format(rank) if type(rank) is not int else show_number(rank)} "
                 f"(over {MAX_RANK}) cannot be built",
             )
         fresh = self.symbols.fresh

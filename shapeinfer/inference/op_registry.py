@@ -5,7 +5,7 @@ A rule is a plain function ``rule(ctx, inputs) -> outputs``: ``ctx`` is the engi
 diagnostics), ``inputs`` a list of :class:`~shapeinfer.symbolic.facts.Fact` (``None`` for an omitted
 optional input) and the result a list of facts, one per node output (shorter lists and
 ``None`` entries leave those outputs unknown). A rule raises
-:class:`~shapeinfer.inference.engine.Fallback` to hand the node to onnx's own per-node inference.
+:class:`~shapeinfer.inference.fallback.Fallback` to hand the node to onnx's own per-node inference.
 
 Rules live in the op-family modules of :mod:`shapeinfer.inference.ops`, each registering its rules with
 :func:`register` when it is imported; that is the only place a rule is declared. The families
@@ -15,7 +15,7 @@ model uses. That index is generated from the registrations themselves
 (``python tools/gen_rule_index.py``, which records the module each :func:`register` call runs
 in) and a test checks that it still matches them.
 
-An op's traits (:class:`OpTraits`: random outputs, shape-valued inputs, value bounds) are
+An op's traits (:class:`OpTraits`: random outputs, shape-valued inputs, value-bounds rules) are
 declared in the same module as its rule with :func:`declare_traits`; the engine and the passes
 read them with :func:`op_traits` instead of keeping lists of op names of their own.
 """
@@ -30,6 +30,13 @@ from types import MappingProxyType
 from typing import Any
 
 Rule = Callable[[Any, list], list]
+
+#: A value-bounds rule: ``bounds(ctx, inputs, outputs, input_bounds) -> (lo, hi) | None``, with
+#: ``ctx`` the node's :class:`~shapeinfer.inference.node_context.NodeContext`, ``inputs`` and
+#: ``outputs`` its facts, ``input_bounds`` each input's proven element-value bounds (None where
+#: none is known; an empty list when no tensor of the run has any); returns the bounds of the
+#: first output's elements, or None. It may record through ``ctx`` the guards they need.
+BoundsRule = Callable[[Any, list, list, list], "tuple[Any, Any] | None"]
 
 _RULES: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
 
@@ -71,7 +78,10 @@ class OpTraits:
       copies the input's dim, -1 is inferred), ``"expand"`` (an Expand target: 1 broadcasts),
       ``"start"`` / ``"end"`` (Slice bounds, clamped to the dim), ``"exact"`` (the value is
       used as it is).
-    - ``value_bounds``: the engine follows (Gather: checks) element-value bounds through the op.
+    - ``value_bounds``: the op's :data:`BoundsRule`, with which the engine follows integer
+      element-value bounds along index paths (a Gather's rule checks its indices against them);
+      None: bounds stop at the op. ``bounds_source``: the rule makes bounds where its inputs
+      have none (Range), so the engine asks it even before any tensor has bounds.
     - ``movement``: the op only moves the data of its first input, so remove-noop-reshape may
       find it a no-op: ``"reshape"`` (the same elements in the same order under other dims:
       chains of them collapse into one Reshape), ``"copy"`` (elements copied, selected,
@@ -81,8 +91,9 @@ class OpTraits:
 
     nondeterministic: bool = False
     shape_inputs: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
-    value_bounds: bool = False
+    value_bounds: BoundsRule | None = None
     movement: str | None = None
+    bounds_source: bool = False
 
 
 NO_TRAITS = OpTraits()
@@ -97,8 +108,9 @@ def declare_traits(
     *,
     nondeterministic: bool = False,
     shape_inputs: Mapping[int, str] | None = None,
-    value_bounds: bool = False,
+    value_bounds: BoundsRule | None = None,
     movement: str | None = None,
+    bounds_source: bool = False,
 ) -> None:
     """Declare the traits of ``op_types`` (called in the op-family module that registers their
     rules, so the rule index finds it); a second declaration of an op replaces the first."""
@@ -106,7 +118,9 @@ def declare_traits(
     module = sys._getframe(1).f_globals.get("__name__", "")
     if movement not in (None, "reshape", "copy"):
         raise ValueError(f"movement must be None, 'reshape' or 'copy', not {movement!r}")
-    traits = OpTraits(nondeterministic, MappingProxyType(dict(shape_inputs or {})), value_bounds, movement)
+    traits = OpTraits(
+        nondeterministic, MappingProxyType(dict(shape_inputs or {})), value_bounds, movement, bounds_source
+    )
     for name in names:
         _TRAITS[(domain, name)] = traits
         _SOURCES.setdefault((domain, name), set()).add(module)

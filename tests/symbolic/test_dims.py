@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic import expr as E
 from shapeinfer.symbolic.dims import (
     Expr,
     add,
@@ -376,7 +377,7 @@ def test_dmin_dmax_simplify():
     # max(s, 8) stays symbolic: neither dominates.
     assert is_symbolic(dmax(s, 8)) and symbols(dmax(s, 8)) == {"s"}
     with pytest.raises(ValueError):
-        D._minmax("max", [])
+        E._minmax("max", [])
 
 
 def test_dmin_dmax_ties_do_not_depend_on_argument_order():
@@ -768,3 +769,16 @@ def test_a_padded_length_is_at_least_one_window():
         padded = k * D.ceildiv(r, k)
         assert D.lower_bound(padded - k) == 0
         assert all(D.evaluate(padded, {"r": v}) >= k for v in range(1, 100))
+
+
+def test_the_module_caches_stay_bounded_over_many_names():
+    """A process inferring many models meets many symbol names and dim texts: the interned
+    symbols and parsed texts are kept to a bounded number, and a name met again after the
+    cache was cleared is still the same dim."""
+    first = D.parse("batch*2 + 1")
+    for i in range(40_000):
+        D.parse(f"cache_probe_{i} + 1")
+    assert 0 < len(E._SYMS) <= 1 << 14
+    assert 0 < len(D._PARSED) <= 1 << 14
+    again = D.parse("batch*2 + 1")
+    assert again == first and hash(again) == hash(first) and D.format(again) == "2*batch + 1"

@@ -306,3 +306,9 @@ def provably_nonneg(d: D.Dim, ranges: Mapping[str, tuple[int, int | None]] | Non
         return d >= 0
     lb = D.lower_bound(d, ranges)
     return lb is not None and lb >= 0
+
+
+def carry_bounds(ctx, ins: list, outs: list, bounds: list):
+    """Value-bounds rule (:data:`~shapeinfer.inference.op_registry.BoundsRule`) of an op whose
+    first output's elements are its first input's, moved, selected or copied: theirs."""
+    return bounds[0] if bounds else None

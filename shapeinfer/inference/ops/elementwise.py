@@ -16,7 +16,7 @@ from onnx import TensorProto
 
 from shapeinfer.base import codes
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import broadcast_shapes, broadcast_values, provably_nonneg
+from shapeinfer.inference.ops.common import broadcast_shapes, broadcast_values, carry_bounds, provably_nonneg
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
 
@@ -685,5 +685,12 @@ def shrink(ctx, ins: list) -> list:
     return [tensor(x.dtype, x.shape)]
 
 
+def cast_bounds(ctx, ins: list, outs: list, bounds: list):
+    """Value-bounds rule of Cast: the input's bounds, kept only by a cast to an integer type."""
+    if outs and outs[0] is not None and outs[0].dtype not in INT_TYPES:
+        return None
+    return carry_bounds(ctx, ins, outs, bounds)
+
+
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Cast", value_bounds=True, movement="copy")
+declare_traits("Cast", value_bounds=cast_bounds, movement="copy")

@@ -9,6 +9,7 @@ from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import (
+    carry_bounds,
     flat_index,
     is_static_shape,
     known_ints,
@@ -270,7 +271,7 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
         n = slice_len(data.shape[a], s, e, k, ctx.symbols.effective_ranges())
         if n is not None:
             n = ctx.symbols.simplify(n)
-            if ctx.engine.onnxruntime_conventions:
+            if ctx.policy.onnxruntime_conventions:
                 n = _within(ctx, data.shape[a], s, e, k, n)
         if type(k) is int and k < 0 and type(e) is int and e in AMBIGUOUS_NEGATIVE_STEP_ENDS:
             msg = f"Slice end {e} with step {k}: ONNX stops at the last index, onnxruntime runs to 0"
@@ -546,10 +547,32 @@ def like_data(ctx, ins: list) -> list:
     return [tensor(x.dtype, x.shape)]
 
 
+def gather_bounds(ctx, ins: list, outs: list, bounds: list):
+    """Value-bounds rule of Gather: elements selected from its data, so the data's bounds; and
+    where the indices have bounds and the gathered axis a fixed size ``N``, the guard they need
+    (info G012): indices within ``[-N, N-1]`` (onnxruntime checks this and fails otherwise)."""
+    idx = bounds[1] if len(bounds) > 1 else None
+    if idx is not None:
+        data = ins[0] if ins else None
+        axis = 0
+        for a in ctx.node.attribute:
+            if a.name == "axis":
+                axis = a.i
+        shape = None if data is None else data.shape
+        if shape is not None and -len(shape) <= axis < len(shape) and type(shape[axis]) is int:
+            n = shape[axis]
+            resolve = ctx.symbols.resolve
+            ctx.assume("bound", resolve(idx[1]), n - 1, report=True)
+            ctx.assume("bound", -n, resolve(idx[0]), report=True)
+    return carry_bounds(ctx, ins, outs, bounds)
+
+
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Gather", value_bounds=True)
-declare_traits("Unsqueeze", shape_inputs={1: "exact"}, value_bounds=True, movement="reshape")
-declare_traits("Squeeze", shape_inputs={1: "exact"}, value_bounds=True, movement="reshape")
-declare_traits("Identity", value_bounds=True, movement="copy")
-declare_traits("Slice", shape_inputs={1: "start", 2: "end", 3: "exact", 4: "exact"}, value_bounds=True, movement="copy")
+declare_traits("Gather", value_bounds=gather_bounds)
+declare_traits("Unsqueeze", shape_inputs={1: "exact"}, value_bounds=carry_bounds, movement="reshape")
+declare_traits("Squeeze", shape_inputs={1: "exact"}, value_bounds=carry_bounds, movement="reshape")
+declare_traits("Identity", value_bounds=carry_bounds, movement="copy")
+declare_traits(
+    "Slice", shape_inputs={1: "start", 2: "end", 3: "exact", 4: "exact"}, value_bounds=carry_bounds, movement="copy"
+)
 declare_traits("Split", shape_inputs={1: "exact"})

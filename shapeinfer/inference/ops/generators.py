@@ -9,7 +9,14 @@ from onnx import TensorProto
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import broadcast_dim, broadcast_values, dim_values, rank_from_model, scalar_value
+from shapeinfer.inference.ops.common import (
+    broadcast_dim,
+    broadcast_values,
+    carry_bounds,
+    dim_values,
+    rank_from_model,
+    scalar_value,
+)
 from shapeinfer.inference.ops.elementwise import fit_value
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
@@ -207,9 +214,33 @@ def one_hot(ctx, ins: list) -> list:
     return [tensor(dtype, shape)]
 
 
+def range_bounds(ctx, ins: list, outs: list, bounds: list):
+    """Value-bounds rule of Range: with a constant int start ``s`` and a constant positive int
+    delta ``d``, a 1-D output of ``n`` elements lies in ``[s, s + d*(n - 1)]``."""
+    start, delta = (ins[0] if len(ins) > 0 else None), (ins[2] if len(ins) > 2 else None)
+    out = outs[0] if outs else None
+    if (
+        start is not None
+        and delta is not None
+        and start.value is not None
+        and delta.value is not None
+        and type(start.value[0]) is int
+        and type(delta.value[0]) is int
+        and delta.value[0] > 0
+        and out is not None
+        and out.shape is not None
+        and len(out.shape) == 1
+    ):
+        s0, d0 = start.value[0], delta.value[0]
+        return (s0, D.add(s0, D.mul(d0, D.sub(out.shape[0], 1))))
+    return None
+
+
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Range", shape_inputs={0: "exact", 1: "exact", 2: "exact"}, value_bounds=True)
-declare_traits("Expand", shape_inputs={1: "expand"}, value_bounds=True, movement="copy")
+declare_traits(
+    "Range", shape_inputs={0: "exact", 1: "exact", 2: "exact"}, value_bounds=range_bounds, bounds_source=True
+)
+declare_traits("Expand", shape_inputs={1: "expand"}, value_bounds=carry_bounds, movement="copy")
 declare_traits("ConstantOfShape", shape_inputs={0: "exact"})
 declare_traits("Tile", shape_inputs={1: "exact"}, movement="copy")
 declare_traits("OneHot", shape_inputs={1: "exact"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import is_static_shape, row_major_strides, unravel_index
+from shapeinfer.inference.ops.common import carry_bounds, is_static_shape, row_major_strides, unravel_index
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
@@ -104,5 +104,5 @@ def transpose(ctx, ins: list) -> list:
 
 
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Flatten", value_bounds=True, movement="reshape")
+declare_traits("Flatten", value_bounds=carry_bounds, movement="reshape")
 declare_traits("Transpose", movement="copy")

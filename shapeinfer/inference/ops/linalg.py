@@ -74,7 +74,7 @@ def _unify_letter(ctx, c: str, a: D.Dim, b: D.Dim, contracted: bool) -> D.Dim:
     ints). Under ``onnxruntime_conventions`` a *contracted* letter with two sizes is an error
     diagnostic instead, the first size kept: the node fails at run time, and the output dims,
     which its other letters give, are the ones onnxruntime's tool states."""
-    if not (contracted and ctx.engine.onnxruntime_conventions):
+    if not (contracted and ctx.policy.onnxruntime_conventions):
         return ctx.unify(a, b)
     try:
         return ctx.unify(a, b)

@@ -13,7 +13,7 @@ from onnx import TensorProto
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import dim_values
+from shapeinfer.inference.ops.common import carry_bounds, dim_values
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -178,4 +178,4 @@ def reshape_v5(ctx, ins: list) -> list:
 
 
 #: Traits the engine and the passes read (:class:`~shapeinfer.inference.op_registry.OpTraits`).
-declare_traits("Reshape", shape_inputs={1: "reshape"}, value_bounds=True, movement="reshape")
+declare_traits("Reshape", shape_inputs={1: "reshape"}, value_bounds=carry_bounds, movement="reshape")

@@ -16,7 +16,7 @@ from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import dim_values, norm_axis
-from shapeinfer.inference.ops.control_flow import is_empty, merge_facts, run_body
+from shapeinfer.inference.ops.subgraph_facts import is_empty, merge_facts, run_body
 from shapeinfer.io.onnxio import type_fact
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
