@@ -18,10 +18,11 @@ from collections.abc import Sequence
 
 import click
 
+from shapeinfer.base.codes import Code
 from shapeinfer.base.diagnostics import SEVERITIES
 from shapeinfer.lint.config import ConfigError, LintConfig, resolve
 from shapeinfer.lint.context import Finding
-from shapeinfer.lint.registry import RULES, Rule, split_codes
+from shapeinfer.lint.registry import RULES, split_codes
 from shapeinfer.lint.report import github_lines, summary_line, text_lines, to_json, to_sarif
 from shapeinfer.lint.runner import FileResult, LintUsageError, default_jobs, discover, lint_paths
 
@@ -32,7 +33,7 @@ class LintError(Exception):
     """A user-facing failure before linting starts (one line, exit 2)."""
 
 
-def find_rule(key: str) -> Rule:
+def find_rule(key: str) -> Code:
     """The rule a code (``R009``, any case) or a name (``reshape-noop``) names; LintError with a
     "did you mean" otherwise."""
     k = key.strip()
