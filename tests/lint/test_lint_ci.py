@@ -267,7 +267,7 @@ def test_statistics_counts_per_code(noop):
 def test_statistics_severity_cells_add_up_to_the_totals():
     """A code whose findings have two levels (a target regrades some) shows each level's count,
     so the column adds up to the summary line's totals, not the worst level for all of them."""
-    from shapeinfer.lint.command import statistics_lines
+    from shapeinfer.lint.session import statistics_lines
 
     rows = [
         {
