@@ -1,23 +1,58 @@
-"""Every code the layers below lint report, with its catalog entry: the inference engine and
-its ops (``E...``, ``G...``, ``R...``, ``S...``), the io layer, the symbolic algebra and the pass
-manager name a code by its constant here (``codes.SLICE_INVALID``), and lint builds its rule
-catalog from :data:`CATALOG` (:mod:`shapeinfer.lint.engine_codes`), adding its own checks and
-rules (``M...``, ``P...``, the lint-only ``G``/``R``/``S`` rules). One code, one meaning: a new
-kind of diagnostic gets a new code.
+"""The catalog of codes: every code shapeinfer reports, one entry each, in ruff's shape (a code,
+its kebab-case name, default severity, summary, documentation, the optimize pass that fixes
+it, the ``--target`` it belongs to, who reports it and the test fixture that makes it fire).
+
+Who reports a code (``Code.by``):
+
+- :data:`ENGINE`: the inference engine and its ops (``E...``, ``G...``, ``R...``, ``S...``),
+  the io layer, the symbolic algebra and the pass manager, which name a code by its constant
+  here (``codes.SLICE_INVALID``); ``shapeinfer MODEL``, the Python API and lint report it;
+- :data:`CHECK`: a lint check over the graph and the inferred facts (every ``M...`` and
+  ``P...`` code, the lint-only ``G``/``R``/``S`` codes, and a few engine codes a check also
+  reports for the cases inference does not see), attached to its entry with
+  :func:`shapeinfer.lint.registry.check`;
+- :data:`READER`: lint's file reader (E900, a file that is not a readable model).
+
+One code, one meaning: a new kind of diagnostic gets a new entry here. ``docs/rules.md`` is
+generated from this table (``python tools/gen_rule_docs.py``).
 
 Data only: no onnx, no other shapeinfer import.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
+
+#: who reports a code: the inference engine (and the layers it runs on)
+ENGINE = "engine"
+#: who reports a code: a lint check (:mod:`shapeinfer.lint.rules`)
+CHECK = "check"
+#: who reports a code: lint's file reader
+READER = "reader"
+
+#: the ``--target`` values: the runtime a model is linted for
+TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
+
+#: family letter -> its title, in the order the rule catalog lists them
+FAMILIES = {
+    "R": "Reshape",
+    "S": "Shape",
+    "G": "Graph",
+    "P": "Targets",
+    "E": "Model and inference",
+    "M": "Model structure",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Code:
     """One code: its kebab-case ``name``, default ``severity``, one-line ``summary``, the ``doc``
-    lint prints for ``--explain`` and in ``rules/README.md``, and the optimize pass that fixes it
-    (``fix``, None: not fixable).
+    lint prints for ``--explain`` and ``docs/rules.md`` shows, the optimize pass that fixes it
+    (``fix``, None: not fixable), the ``--target`` it runs under (``target``, None: every
+    target), who reports it (``by``: :data:`ENGINE`, :data:`CHECK`, :data:`READER`) and the id
+    of the case in ``tests/support/lint_models.py`` (``CASES``) that makes it fire
+    (``fixture``, None: no such case).
 
     One severity per diagnostic: the engine reports a code at ``severity``, or where its ``doc``
     says the cases differ (G006, G004), at the severity the case has under onnx's checker
@@ -33,14 +68,40 @@ class Code:
     summary: str
     doc: str
     fix: str | None = None
+    target: str | None = None
+    by: tuple[str, ...] = (ENGINE,)
+    fixture: str | None = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    @property
+    def family(self) -> str:
+        """The family's title (``Reshape`` for ``R...``), ``Other`` for an unknown letter."""
+        return FAMILIES.get(self.code[0], "Other")
 
 
-#: code -> :class:`Code`, in code order.
+#: code -> :class:`Code`, in declaration order: the engine's codes, then the lint checks'.
 CATALOG: dict[str, Code] = {}
 
 
-def _code(code: str, name: str, severity: str, summary: str, doc: str, fix: str | None = None) -> str:
-    CATALOG[code] = Code(code, name, severity, summary, doc, fix)
+def _code(
+    code: str,
+    name: str,
+    severity: str,
+    summary: str,
+    doc: str,
+    fix: str | None = None,
+    *,
+    target: str | None = None,
+    by: tuple[str, ...] = (ENGINE,),
+    fixture: str | None = None,
+) -> str:
+    """Add an entry (``doc`` dedented and stripped); returns ``code``, the constant's value."""
+    if code in CATALOG:
+        raise ValueError(f"code {code} declared twice")
+    CATALOG[code] = Code(code, name, severity, summary, inspect.cleandoc(doc).strip(), fix, target, by, fixture)
     return code
 
 
@@ -74,6 +135,7 @@ ONNX_INFERENCE_FAILED = _code(
     an input's type was unknown, or onnx failed in another way, which is not proof that the
     model is wrong. Report it if the node is valid.
     """,
+    fixture="E002-hit-onnx-inference-fails",
 )
 
 EXTERNAL_DATA_UNREADABLE = _code(
@@ -92,6 +154,7 @@ EXTERNAL_DATA_UNREADABLE = _code(
     the model with its data. Only checked for a model read from a file (its folder is where the
     data must be).
     """,
+    by=(ENGINE, CHECK),
 )
 
 TENSOR_DEFINED_TWICE = _code(
@@ -106,6 +169,7 @@ TENSOR_DEFINED_TWICE = _code(
     says so).
     Rename one of the two.
     """,
+    fixture="E004-hit-output-defined-twice",
 )
 
 NO_DEFAULT_OPSET = _code(
@@ -120,6 +184,7 @@ NO_DEFAULT_OPSET = _code(
     for domain"); onnxruntime loads it, with an opset of its own choosing. Add the opset the
     model was exported for.
     """,
+    fixture="E005-hit-no-default-opset",
 )
 
 NEGATIVE_INPUT_DIM = _code(
@@ -132,6 +197,7 @@ NEGATIVE_INPUT_DIM = _code(
     exporters write -1 for "dynamic"). Inference treats the dim as unknown (a fresh symbol).
     Declare a dynamic dim with a ``dim_param`` name, or leave it unset.
     """,
+    fixture="E006-hit-input-dim-minus-one",
 )
 
 PLACEHOLDER_INPUT_DIM = _code(
@@ -149,6 +215,7 @@ PLACEHOLDER_INPUT_DIM = _code(
     or graph outputs are unknown dims too. Give the dims real names (``height``, ``width``) when
     exporting to make the model say what it means.
     """,
+    fixture="E009-hit-input-dim-question-mark",
 )
 
 ATTRIBUTE_WRONG_TYPE = _code(
@@ -164,6 +231,8 @@ ATTRIBUTE_WRONG_TYPE = _code(
     (onnx's checker and onnxruntime for the onnx domains, onnxruntime alone for
     ``com.microsoft``), a warning elsewhere (OpenVINO's converters read some attributes only).
     """,
+    by=(ENGINE, CHECK),
+    fixture="E007-hit-axis-as-float",
 )
 
 CAST_NAN_TO_INT = _code(
@@ -176,6 +245,7 @@ CAST_NAN_TO_INT = _code(
     undefined by the ONNX spec and differs between runtimes. The value is not carried further.
     Check the arithmetic that produced it.
     """,
+    fixture="E008-hit-cast-nan-to-int64",
 )
 
 INVALID_NODE = _code(
@@ -191,6 +261,7 @@ INVALID_NODE = _code(
     ``perm`` that is not a permutation is E016, a Range with delta 0 E022, a Conv input of rank
     < 3 E040...).
     """,
+    fixture="E010-hit-flatten-axis-past-rank",
 )
 
 REJECTED_BY_ONNX_INFERENCE = _code(
@@ -210,6 +281,7 @@ REJECTED_BY_ONNX_INFERENCE = _code(
     (A node with a number of inputs or outputs its schema does not allow is E018; a Gather whose
     known index is out of range, E019.)
     """,
+    fixture="E011-hit-conv-negative-pads",
 )
 
 RANK_TOO_LARGE = _code(
@@ -224,6 +296,7 @@ RANK_TOO_LARGE = _code(
     the output's rank is left unknown (onnx does the same). A rank that a rule would have to
     build past the cap is an error. Check the producer of that shape tensor. (Invalid Slice nodes are E024.)
     """,
+    fixture="E012-hit-shape-of-length-2000",
 )
 
 INT64_OVERFLOW = _code(
@@ -239,6 +312,7 @@ INT64_OVERFLOW = _code(
     a written model ever holds a value outside int64. Fix the arithmetic or the dims upstream.
     (Invalid Concat nodes are E025.)
     """,
+    fixture="E013-hit-concat-past-int64",
 )
 
 INVALID_INITIALIZER = _code(
@@ -252,6 +326,7 @@ INVALID_INITIALIZER = _code(
     values than its dims hold). onnx's inference and onnxruntime refuse to read it. Re-export
     the tensor or fix its ``data_type``/``dims``. (Invalid Split nodes are E026.)
     """,
+    fixture="E014-hit-raw-data-too-short",
 )
 
 SQUEEZE_UNSQUEEZE_INVALID = _code(
@@ -262,6 +337,7 @@ SQUEEZE_UNSQUEEZE_INVALID = _code(
     f"""
     Squeeze names an axis whose size is known and not 1, or Unsqueeze's axes repeat. {_RUNS}
     """,
+    fixture="E015-hit-squeeze-dim-3",
 )
 
 TRANSPOSE_PERM_INVALID = _code(
@@ -273,6 +349,7 @@ TRANSPOSE_PERM_INVALID = _code(
     Transpose's ``perm`` does not list each axis of its input exactly once (a repeat, an axis
     out of range, the wrong length for the input's rank). {_RUNS}
     """,
+    fixture="E016-hit-transpose-perm-repeats",
 )
 
 SLICE_NEGATIVE_STEP_END = _code(
@@ -286,6 +363,7 @@ SLICE_NEGATIVE_STEP_END = _code(
     output length depends on the runtime and inference leaves it unknown. Use -2**63 (INT64_MIN)
     as the end for "through index 0", which both read the same way.
     """,
+    fixture="E017-hit-negative-step-end-int64-max",
 )
 
 WRONG_INPUT_OUTPUT_COUNT = _code(
@@ -298,6 +376,7 @@ WRONG_INPUT_OUTPUT_COUNT = _code(
     model's opset (a Relu with two inputs, a Dropout-1 with three outputs). onnx's checker
     refuses the model. {_RUNS} Until 2026-11 this was reported as E011.
     """,
+    fixture="E018-hit-relu-of-two-inputs",
 )
 
 GATHER_INDEX_OUT_OF_RANGE = _code(
@@ -310,6 +389,7 @@ GATHER_INDEX_OUT_OF_RANGE = _code(
     in ``[-n, n-1]`` for the gathered axis of length ``n``. onnxruntime fails on the node ("indices
     element out of data bounds"). {_RUNS} Until 2026-11 this was reported as E011.
     """,
+    fixture="E019-hit-gather-index-5-of-3",
 )
 
 CONSTANT_WITHOUT_VALUE = _code(
@@ -321,6 +401,7 @@ CONSTANT_WITHOUT_VALUE = _code(
     A Constant node has none of ``value``, ``value_float(s)``, ``value_int(s)``,
     ``value_string(s)``, ``sparse_value``. {_RUNS}
     """,
+    fixture="E020-hit-constant-without-value",
 )
 
 NEGATIVE_SHAPE_VALUE = _code(
@@ -332,6 +413,7 @@ NEGATIVE_SHAPE_VALUE = _code(
     A shape tensor whose values are known holds a negative dim where a size is expected
     (ConstantOfShape's ``input``). {_RUNS}
     """,
+    fixture="E021-hit-shape-minus-one",
 )
 
 RANGE_DELTA_ZERO = _code(
@@ -342,6 +424,7 @@ RANGE_DELTA_ZERO = _code(
     f"""
     Range's ``delta`` is known to be 0: the number of elements is undefined. {_RUNS}
     """,
+    fixture="E022-hit-delta-zero",
 )
 
 TILE_REPEATS_RANK = _code(
@@ -352,6 +435,7 @@ TILE_REPEATS_RANK = _code(
     f"""
     Tile's ``repeats`` must have one entry per input axis; this one has another length. {_RUNS}
     """,
+    fixture="E023-hit-repeats-of-length-3",
 )
 
 SLICE_INVALID = _code(
@@ -364,6 +448,7 @@ SLICE_INVALID = _code(
     a step is 0, or a Slice-1 has no ``starts``/``ends``. onnx's inference and onnxruntime refuse
     the node. {_RUNS} Until 2026-11 this was reported as E012.
     """,
+    fixture="E024-hit-slice-step-0",
 )
 
 CONCAT_INVALID = _code(
@@ -376,6 +461,7 @@ CONCAT_INVALID = _code(
     concatenate. onnx's inference and onnxruntime refuse the node. {_RUNS} Until 2026-11 this was
     reported as E013.
     """,
+    fixture="E025-hit-concat-rank-2-and-1",
 )
 
 SPLIT_INVALID = _code(
@@ -389,6 +475,7 @@ SPLIT_INVALID = _code(
     not match the node's outputs. onnxruntime fails on the node. {_RUNS} Until 2026-11 this was
     reported as E014.
     """,
+    fixture="E026-hit-split-5-in-2",
 )
 
 MISSING_ATTRIBUTE_OR_OPERAND = _code(
@@ -403,6 +490,8 @@ MISSING_ATTRIBUTE_OR_OPERAND = _code(
     attribute the op's schema requires and the node lacks (Cast's ``to``, LRN's ``size``),
     graded by the target's runtime as E007 is.
     """,
+    by=(ENGINE, CHECK),
+    fixture="E030-hit-matmul-of-a-scalar",
 )
 
 OPERAND_STRUCTURE_MISMATCH = _code(
@@ -417,6 +506,7 @@ OPERAND_STRUCTURE_MISMATCH = _code(
     branch runs); a Loop body whose inputs and outputs do not match the carried values; a Scan
     whose ``num_scan_inputs`` or axes attributes do not match its inputs and outputs. {_RUNS}
     """,
+    fixture="E031-hit-gemm-3d",
 )
 
 LOOP_NOT_SETTLED = _code(
@@ -445,6 +535,7 @@ CONV_OR_SEQUENCE_INVALID = _code(
     padded input; GatherBlockQuantized with ``bits`` that do not divide its uint8 data;
     SequenceConstruct without inputs or of an element that is not a tensor. {_RUNS}
     """,
+    fixture="E040-hit-conv-rank-2",
 )
 
 POOL_OR_SEQUENCE_INVALID = _code(
@@ -459,6 +550,7 @@ POOL_OR_SEQUENCE_INVALID = _code(
     not positive, ``scales`` of the wrong length; SequenceAt or SequenceErase on a sequence that
     is always empty. {_RUNS}
     """,
+    fixture="E041-hit-maxpool-rank-2",
 )
 
 SPLIT_OR_CONCAT_SEQUENCE_INVALID = _code(
@@ -471,6 +563,7 @@ SPLIT_OR_CONCAT_SEQUENCE_INVALID = _code(
     ConcatFromSequence without ``axis``, Col2Im with a ``block_shape`` that does not fit the
     input. {_RUNS}
     """,
+    fixture="E042-hit-split-sums-to-3-of-4",
 )
 
 OPTIONAL_WITHOUT_TYPE = _code(
@@ -482,6 +575,7 @@ OPTIONAL_WITHOUT_TYPE = _code(
     An Optional node with no input must say the type of the empty optional in its ``type``
     attribute. {_RUNS}
     """,
+    fixture="E043-hit-optional-without-type",
 )
 
 OPTIONAL_ALWAYS_EMPTY = _code(
@@ -494,6 +588,7 @@ OPTIONAL_ALWAYS_EMPTY = _code(
     input), so the node fails whenever it runs. Harmless only when the node sits in a branch
     that never runs.
     """,
+    fixture="E044-hit-get-element-of-empty",
 )
 
 ATTENTION_OR_FUSED_OP_INVALID = _code(
@@ -508,6 +603,7 @@ ATTENTION_OR_FUSED_OP_INVALID = _code(
     ``kv_num_heads``, ``qkv_hidden_sizes`` or a bias length that do not divide as the op
     needs, an odd hidden size where halves are taken. {_RUNS}
     """,
+    fixture="E050-hit-bias-split-gelu-odd",
 )
 
 PAD_INVALID = _code(
@@ -519,6 +615,7 @@ PAD_INVALID = _code(
     Pad without ``pads``, with repeated ``axes``, with a ``pads`` length that is not twice the
     number of axes, or with negative pads that make a dim negative. {_RUNS}
     """,
+    fixture="E060-hit-pads-of-length-3",
 )
 
 TOPK_K_INVALID = _code(
@@ -529,6 +626,7 @@ TOPK_K_INVALID = _code(
     f"""
     TopK's ``k`` is known and below 0 or above the size of the axis it selects along. {_RUNS}
     """,
+    fixture="E061-hit-k-past-the-dim",
 )
 
 ONEHOT_DEPTH_INVALID = _code(
@@ -539,6 +637,7 @@ ONEHOT_DEPTH_INVALID = _code(
     f"""
     OneHot's ``depth`` is known and below 1. {_RUNS}
     """,
+    fixture="E062-hit-depth-zero",
 )
 
 EINSUM_EQUATION_INVALID = _code(
@@ -550,6 +649,7 @@ EINSUM_EQUATION_INVALID = _code(
     Einsum's ``equation`` is malformed, names another number of operands than the node has
     inputs, or a term whose letters do not match its input's rank. {_RUNS}
     """,
+    fixture="E063-hit-three-terms-two-inputs",
 )
 
 DET_RANK_INVALID = _code(
@@ -560,6 +660,7 @@ DET_RANK_INVALID = _code(
     f"""
     Det takes a batch of square matrices: its input needs rank 2 or more. {_RUNS}
     """,
+    fixture="E064-hit-det-of-1d",
 )
 
 DEPTH_SPACE_INVALID = _code(
@@ -572,6 +673,7 @@ DEPTH_SPACE_INVALID = _code(
     not 4-D, or a dim that is not a multiple of the block (channels for DepthToSpace, height and
     width for SpaceToDepth). {_RUNS}
     """,
+    fixture="E070-hit-blocksize-3-of-8-channels",
 )
 
 RESIZE_INVALID = _code(
@@ -585,6 +687,7 @@ RESIZE_INVALID = _code(
     with ``scales`` of the wrong length or, in its first version, an input that is not 4-D.
     {_RUNS}
     """,
+    fixture="E071-hit-scales-of-length-3",
 )
 
 SIGNAL_OP_INVALID = _code(
@@ -596,6 +699,7 @@ SIGNAL_OP_INVALID = _code(
     DFT of an input of rank < 2 or along the last (real/imaginary) axis; STFT of a signal that
     is not 3-D or with a ``frame_step`` that is not positive. {_RUNS}
     """,
+    fixture="E080-hit-dft-of-1d",
 )
 
 RNN_INVALID = _code(
@@ -607,6 +711,7 @@ RNN_INVALID = _code(
     A recurrent op with a ``direction`` other than ``forward``, ``reverse`` or
     ``bidirectional``, or an input ``X`` that is not 3-D. {_RUNS}
     """,
+    fixture="E090-hit-direction-sideways",
 )
 
 
@@ -622,6 +727,7 @@ BROADCAST_INCOMPATIBLE = _code(
     (for example an Add of ``[2, 3]`` and ``[4, 3]``, or a MatMul whose inner dims differ). The
     node fails at run time for every input. Fix the producer of one of the operands.
     """,
+    fixture="G002-hit-2x3-plus-4x3",
 )
 
 ASSUMED_DIM_EQUALITY = _code(
@@ -636,6 +742,7 @@ ASSUMED_DIM_EQUALITY = _code(
     only works when that holds. Either it is a real constraint between the inputs (document it,
     or give both inputs the same symbol) or a bug in the graph.
     """,
+    fixture="G003-hit-batch-vs-seq",
 )
 
 GRAPH_ORDER_OR_CYCLE = _code(
@@ -652,6 +759,7 @@ GRAPH_ORDER_OR_CYCLE = _code(
     optimize`` writes the main graph sorted. Sort the nodes (onnx-graphsurgeon's ``toposort``)
     or break the cycle.
     """,
+    fixture="G004-hit-cycle",
 )
 
 UNDEFINED_TENSOR = _code(
@@ -664,6 +772,7 @@ UNDEFINED_TENSOR = _code(
     graph input, an initializer, or a value of an enclosing graph. The model cannot run; usually
     a node was deleted or renamed without updating its consumers.
     """,
+    fixture="G005-hit-undefined-input",
 )
 
 DECLARED_SHAPE_MISMATCH = _code(
@@ -693,6 +802,7 @@ DECLARED_SHAPE_MISMATCH = _code(
     inference knows less than a declaration (an unknown rank, a fresh symbol), it takes the declared
     type, and says so (G013).
     """,
+    fixture="G006-hit-value-info-dim",
 )
 
 NO_OP_SCHEMA = _code(
@@ -707,6 +817,7 @@ NO_OP_SCHEMA = _code(
     Inference cannot see through it: its outputs' shapes are unknown, which usually shows up as
     G001 downstream. Provide a model-local function for it, or bind the shapes after it by hand.
     """,
+    fixture="G007-hit-custom-domain",
 )
 
 ASSUMED_EXACT_FLOAT = _code(
@@ -722,6 +833,7 @@ ASSUMED_EXACT_FLOAT = _code(
     2**8) the value is not kept. Nothing to fix for real dims; to avoid the float round trip, keep
     shape arithmetic in int64.
     """,
+    fixture="G009-hit-symbolic-dim-to-float",
 )
 
 RECURSIVE_FUNCTION = _code(
@@ -735,6 +847,7 @@ RECURSIVE_FUNCTION = _code(
     expansion), so runtimes that inline functions cannot load it. The call's outputs are left
     unknown. Rewrite the recursion as a Loop.
     """,
+    fixture="G010-hit-recursive-function",
 )
 
 FUNCTION_CALL_ARITY = _code(
@@ -748,6 +861,7 @@ FUNCTION_CALL_ARITY = _code(
     inference rejects the call ("output out of bounds") and runtimes cannot bind the outputs.
     List one output per function output (an unused one may get any fresh name).
     """,
+    fixture="G011-hit-two-outputs-of-one",
 )
 
 INPUT_GUARD = _code(
@@ -765,6 +879,7 @@ INPUT_GUARD = _code(
     binding that violates one, and ``shapeinfer profile`` gives the input ranges they leave.
     Document the condition for users, or give the input a range (``--dim-range``).
     """,
+    fixture="G012-hit-reshape-minus-one-of-n",
 )
 
 DECLARED_TYPE_ASSUMED = _code(
@@ -785,6 +900,7 @@ DECLARED_TYPE_ASSUMED = _code(
     for the same size. Check the declaration, or give the sizes with ``--input-shape`` /
     ``--bind``.
     """,
+    fixture="G013-hit-nonzero-count-declared",
 )
 
 DIM_GIVEN_UP = _code(
@@ -799,6 +915,7 @@ DIM_GIVEN_UP = _code(
     unknown. The cap is far above what real models need; the dims after the node are not
     wrong, only unresolved. Give the input sizes (``--bind``) to have them computed.
     """,
+    fixture="G016-hit-squared-eight-times",
 )
 
 UNSATISFIABLE_GUARD = _code(
@@ -817,6 +934,7 @@ UNSATISFIABLE_GUARD = _code(
     then (and ``-o`` writes nothing), ``profile`` prints no profile and ``verify`` runs nothing.
     Fix the graph, or the input shape or range given.
     """,
+    fixture="G015-hit-concat-one-row-apart",
 )
 
 
@@ -832,6 +950,7 @@ RESHAPE_MULTIPLE_INFERRED_DIMS = _code(
     count). With two, the output shape is ambiguous and every runtime rejects the node.
     Replace all but one ``-1`` by the actual dim (or ``0`` to copy the input dim at that index).
     """,
+    fixture="R001-hit-two-minus-ones",
 )
 
 RESHAPE_ALLOWZERO_ZERO_AND_MINUS_ONE = _code(
@@ -845,6 +964,7 @@ RESHAPE_ALLOWZERO_ZERO_AND_MINUS_ONE = _code(
     with both invalid. Either drop ``allowzero`` (so ``0`` copies the input dim) or spell the
     ``-1`` out.
     """,
+    fixture="R002-hit-allowzero-0-and-minus-1",
 )
 
 RESHAPE_COPY_BEYOND_RANK = _code(
@@ -857,6 +977,7 @@ RESHAPE_COPY_BEYOND_RANK = _code(
     index. A ``0`` at an index >= the input's rank has nothing to copy and the node is invalid.
     Write the intended dim explicitly.
     """,
+    fixture="R003-hit-copy-past-rank",
 )
 
 RESHAPE_ELEMENT_COUNT_MISMATCH = _code(
@@ -871,6 +992,7 @@ RESHAPE_ELEMENT_COUNT_MISMATCH = _code(
     overflows int64. The node fails at run time whatever the inputs; fix the target or the
     computation that produces it.
     """,
+    fixture="R004-hit-static",
 )
 
 RESHAPE_INVALID_TARGET_VALUE = _code(
@@ -883,6 +1005,7 @@ RESHAPE_INVALID_TARGET_VALUE = _code(
     as ``-2`` is invalid in every Reshape version and usually comes from shape arithmetic gone
     wrong upstream.
     """,
+    fixture="R005-hit-minus-two",
 )
 
 RESHAPE_TARGET_FORM_MISMATCH = _code(
@@ -899,6 +1022,8 @@ RESHAPE_TARGET_FORM_MISMATCH = _code(
     Until 2026-11 inference reported a Reshape-1 without its ``shape`` attribute as R006 (lint
     showed it as R007 already).
     """,
+    by=(ENGINE, CHECK),
+    fixture="R007-hit-attribute-under-opset-13",
 )
 
 RESHAPE_TARGET_NOT_INT64 = _code(
@@ -912,6 +1037,7 @@ RESHAPE_TARGET_NOT_INT64 = _code(
     by onnxruntime and by the ONNX checker. Cast it to int64 (or store the constant as int64) and
     flatten it to 1-D.
     """,
+    fixture="R011-hit-int32-target",
 )
 
 
@@ -928,6 +1054,7 @@ SHAPE_START_END_BEFORE_V15 = _code(
     something else than its author meant. Import opset 15 or later, or slice the result with
     ``Slice``/``Gather``.
     """,
+    fixture="S001-hit-start-in-shape-13",
 )
 
 SHAPE_SLICE_CLAMPED = _code(
@@ -940,6 +1067,7 @@ SHAPE_SLICE_CLAMPED = _code(
     values), so ``end=10`` on a rank-3 input means 3. Legal, but it often hides an assumption
     about the rank that no longer holds; write the bounds that match the rank.
     """,
+    fixture="S002-hit-end-past-rank",
 )
 
 SHAPE_EMPTY_SLICE = _code(
@@ -952,4 +1080,885 @@ SHAPE_EMPTY_SLICE = _code(
     empty 1-D tensor. Downstream shape arithmetic (a Concat into a Reshape target, a Gather)
     then silently computes with no dims. Check the bounds against the input rank.
     """,
+    fixture="S003-hit-start-after-end",
+)
+
+
+# ---------------------------------------------------------------- lint checks
+# Codes only lint reports, by the lint module that reports them.
+
+# -- attributes against the op's schema (rules/attributes.py)
+
+UNKNOWN_ATTRIBUTE = _code(
+    "G017",
+    "unknown-attribute",
+    "error",
+    "an attribute the op's schema does not define at the opset in force",
+    """
+    The node has an attribute its op does not define at the opset the model imports: typically
+    one that became an input (``ReduceMean``'s ``axes`` from opset 18, ``Split``'s ``split``
+    from 13, ``Pad``'s ``pads`` from 11), left behind by a tool that changed the opset without
+    converting the node. ``onnx.checker`` and onnxruntime refuse the model ("Unrecognized
+    attribute: axes for operator ReduceMean"); OpenVINO ignores the attribute (a warning under
+    ``--target openvino``). Convert the node to the opset (``onnx.version_converter``), or
+    remove the attribute. Attributes whose name starts with ``__`` are internal and not
+    checked. For a ``com.microsoft`` op the schema is onnxruntime's documented one (the
+    version its contrib table was made from): onnxruntime refuses an attribute its own schema
+    lacks, but a later version may have added it to the op without a new opset version
+    (``MatMulNBits``' ``weight_prepacked``), so the finding is a warning under every target;
+    onnx's checker does not look at ``com.microsoft`` nodes.
+    """,
+    by=(CHECK,),
+    fixture="G017-hit-reducemean-18-axes-attribute",
+)
+
+# -- graph (rules/graph.py)
+
+UNRESOLVED_DIMS = _code(
+    "G001",
+    "unresolved-dims",
+    "warning",
+    "dims left unresolved (names the op where resolution was lost)",
+    """
+    Inference could not express some dims in terms of the graph inputs' dims and invented a
+    symbol (``unk_<n>``) or lost the rank. The finding is reported once, at the first node whose
+    output has an unknown its inputs did not have, which is where resolution was lost
+    (data-dependent ops such as NonZero, an op with no schema, a shape computed from values
+    inference cannot see); nodes downstream that merely carry the unknown are not reported.
+    Unresolved dims block static memory planning and compilation; bind the input symbols
+    (``--bind``) or make the values the op depends on constant. ``strict`` makes this an error.
+    """,
+    by=(CHECK,),
+    fixture="G001-hit-nonzero",
+)
+
+TYPE_CONSTRAINT_VIOLATION = _code(
+    "G008",
+    "type-constraint-violation",
+    "error",
+    "an input type the op's schema does not allow",
+    """
+    An input's element type is not among those the op's type constraint allows in the opset in
+    force (read from ``onnx.defs``: ``Sqrt`` of int64, ``MatMul`` of bool), or inputs bound to
+    the same type variable have different types (``Add`` of float and int64). The node is
+    invalid and runtimes refuse the model. Insert a ``Cast`` or fix the producer. Reshape's
+    inputs are covered by R008 and R011.
+    """,
+    by=(CHECK,),
+    fixture="G008-hit-sqrt-of-int64",
+)
+
+# -- the file reader (runner.py)
+
+UNREADABLE_MODEL = _code(
+    "E900",
+    "unreadable-model",
+    "error",
+    "a file that cannot be read as an ONNX model",
+    """
+    The file is missing, empty, truncated, not a protobuf, or has no graph. It is reported as a
+    finding so that the other files of a multi-file lint are still checked; the lint exits with
+    code 2 (could not run) when any file is unreadable.
+    """,
+    by=(READER,),
+)
+
+# -- model (rules/model.py)
+
+OP_UNKNOWN_TO_ONNX = _code(
+    "G014",
+    "op-unknown-to-onnx",
+    "error",
+    "an op of an onnx domain with no schema at the opset in force",
+    """
+    The node's domain is one onnx defines (the default domain, ``ai.onnx.ml``,
+    ``ai.onnx.preview.training``) but onnx has no schema for the op at the opset the model
+    imports, and no model-local function defines it: ``onnx.checker.check_model`` refuses the
+    model ("No Op registered for ... with domain_version of ..."). Typical after onnxruntime's
+    transformer optimizer, which writes its own ops (``SimplifiedLayerNormalization``) into the
+    default domain: such a model runs in onnxruntime (lint it with ``--target onnxruntime``) but
+    is not a valid ONNX model. Other domains (``com.microsoft``, vendor domains) are not checked
+    by onnx and not reported here (see G007 and the runtime targets).
+    """,
+    target="onnx",
+    by=(CHECK,),
+    fixture="G014-hit-ort-op-in-default-domain",
+)
+
+# -- Reshape (rules/reshape.py)
+
+RESHAPE_LEGACY_ATTRIBUTE = _code(
+    "R006",
+    "reshape-legacy-attribute",
+    "warning",
+    "legacy Reshape-1 attribute form",
+    """
+    Before opset 5 Reshape took its target as the ``shape`` attribute. Opset 5 moved it to a
+    second input (so it can be computed), and tools and runtimes increasingly drop the old
+    form. Fixable: the ``reshape-v1-to-v5`` pass moves the attribute into an int64 initializer
+    and raises the model's default-domain opset to 5.
+    """,
+    fix="reshape-v1-to-v5",
+    by=(CHECK,),
+    fixture="R006-hit-reshape-1",
+)
+
+RESHAPE_UNSUPPORTED_DATA_TYPE = _code(
+    "R008",
+    "reshape-unsupported-data-type",
+    "error",
+    "data type not allowed by the Reshape version in force",
+    """
+    Each Reshape version accepts a fixed set of data types, read here from the type constraint
+    ``T`` of the ``onnx.defs`` schema in force: Reshape-1 takes only float16/float/double (an
+    int32 tensor is invalid), bfloat16 arrives in Reshape-13, the float8 types in Reshape-19,
+    4-bit types in Reshape-21. Runtimes reject the node. Raise the opset or cast the data.
+    """,
+    by=(CHECK,),
+    fixture="R008-hit-int32-in-reshape-1",
+)
+
+RESHAPE_NOOP = _code(
+    "R009",
+    "reshape-noop",
+    "warning",
+    "Reshape that leaves the shape unchanged",
+    """
+    The Reshape's output has exactly the input's dims (for every value of the symbols), so the
+    node copies its input and does nothing else. It costs a node (and often the shape
+    computation feeding it) and hides the real data flow. Fixable: ``remove-noop-reshape``
+    reconnects its consumers to its input.
+    """,
+    fix="remove-noop-reshape",
+    by=(CHECK,),
+    fixture="R009-hit-same-shape",
+)
+
+RESHAPE_RUNTIME_TARGET_COULD_BE_CONSTANT = _code(
+    "R010",
+    "reshape-runtime-target-could-be-constant",
+    "info",
+    "runtime-computed target that could be a constant",
+    """
+    The target is computed at run time (typically ``Shape -> Gather -> Unsqueeze -> Concat``)
+    but every output dim is either a constant or (with ``allowzero`` 0) the input dim at the
+    same index, with at most one left to infer: a constant target with ``0`` (copy) and one
+    ``-1`` says the same. The shape subgraph then becomes dead, and runtimes that compile static
+    reshapes (oneDNN StaticReshape, TensorRT) can do so. Fixable (main graph):
+    ``canonicalize-reshape``, whose spelling this check uses.
+    """,
+    fix="canonicalize-reshape",
+    by=(CHECK,),
+    fixture="R010-hit-runtime-canonical",
+)
+
+# -- Shape (rules/shape.py)
+
+SHAPE_OF_STATIC_TENSOR = _code(
+    "S004",
+    "shape-of-static-tensor",
+    "info",
+    "Shape of a tensor whose shape is fully static",
+    """
+    Every dim of the Shape node's input is a known integer, so its output is a constant: the
+    node and the arithmetic on it can be folded away, which shrinks the graph and lets
+    consumers (a Reshape target, an Expand) see constants. Fixable: ``fold-shapes`` (main
+    graph, when the Shape's output is not a graph output, which keeps its producer).
+    """,
+    fix="fold-shapes",
+    by=(CHECK,),
+    fixture="S004-hit-static-input",
+)
+
+# -- model structure (rules/structure.py)
+
+IR_VERSION_MISSING = _code(
+    "M001",
+    "ir-version-missing",
+    "error",
+    "the model's ir_version is unset or below 1",
+    """
+    ``ModelProto.ir_version`` is required: it says which version of the ONNX format the file
+    follows. ``onnx.checker`` refuses a model without it ("does not have an ir_version set
+    properly"); onnxruntime and OpenVINO load it (a warning under those targets). Set it to the
+    IR version the model was written for (``onnx.helper.make_model`` sets the current one).
+    """,
+    by=(CHECK,),
+    fixture="M001-hit-ir-version-0",
+)
+
+IR_VERSION_UNSUPPORTED = _code(
+    "M002",
+    "ir-version-unsupported",
+    "error",
+    "an ir_version newer than onnx and onnxruntime read",
+    """
+    The model's ``ir_version`` is above the highest IR version the installed ``onnx`` knows
+    (``onnx.IR_VERSION``): the checker refuses it ("higher than the checker's"), and so does
+    onnxruntime (1.32 reads up to IR 14, as onnx 1.23). OpenVINO loads it (a warning under
+    ``--target openvino``). Usually a model saved by a newer exporter: lower ``ir_version`` if
+    the model uses nothing newer, or upgrade the runtime.
+    """,
+    by=(CHECK,),
+    fixture="M002-hit-ir-version-99",
+)
+
+OPSET_IMPORT_MISSING = _code(
+    "M003",
+    "opset-import-missing",
+    "error",
+    "a node's domain has no opset import",
+    """
+    Every domain a node uses (the default domain included) needs an entry in the model's
+    ``opset_import``, which says which version of each op is meant. ``onnx.checker`` refuses the
+    model ("No opset import for domain"); onnxruntime and OpenVINO guess a version (a warning
+    under those targets). Reported once per domain, at its first node. Add the import
+    (``onnx.helper.make_opsetid(domain, version)``).
+    """,
+    by=(CHECK,),
+    fixture="M003-hit-no-default-opset",
+)
+
+OPSET_IMPORT_BELOW_IR3 = _code(
+    "M004",
+    "opset-import-below-ir3",
+    "error",
+    "opset_import in a model of IR version 1 or 2",
+    """
+    Opset imports arrived with IR version 3; a model that declares ``ir_version`` 1 or 2 and
+    has ``opset_import`` entries contradicts itself, and ``onnx.checker`` refuses it.
+    onnxruntime and OpenVINO load it (a warning under those targets). Set ``ir_version`` to the
+    version the model really follows (3 or later).
+    """,
+    by=(CHECK,),
+    fixture="M004-hit-opsets-below-ir3",
+)
+
+DUPLICATE_METADATA_KEY = _code(
+    "M005",
+    "duplicate-metadata-key",
+    "error",
+    "a key that appears twice in metadata_props",
+    """
+    ``metadata_props`` is a map: each key may appear once. ``onnx.checker`` refuses a model
+    with a repeated key; onnxruntime and OpenVINO keep one of the values (a warning under those
+    targets, since which one is not specified). Merge or rename the entries.
+    """,
+    by=(CHECK,),
+    fixture="M005-hit-duplicate-metadata",
+)
+
+UNUSED_OPSET_IMPORT = _code(
+    "M006",
+    "unused-opset-import",
+    "info",
+    "an imported domain that no node or function uses",
+    """
+    The model imports an opset for a domain no node (in any graph or function) uses and no
+    model-local function belongs to. Harmless for every runtime, but it claims a dependency
+    the model does not have (a tool that checks domains against a runtime's list may refuse
+    it for nothing). Remove the import (onnx_ir's ``RemoveUnusedOpsetsPass``). Not reported:
+    the eight imports onnxruntime writes into every model it saves (``ai.onnx.ml``,
+    ``com.microsoft``, ``com.microsoft.nchwc``, ``org.pytorch.aten``...), in a model that has
+    them all; they say which runtime wrote the file, not what it needs.
+    """,
+    by=(CHECK,),
+    fixture="M006-hit-unused-opset",
+)
+
+DUPLICATE_OPSET_IMPORT = _code(
+    "M007",
+    "duplicate-opset-import",
+    "warning",
+    "a domain imported more than once",
+    """
+    ``opset_import`` lists the same domain twice. The runtimes load the model but each keeps one
+    of the entries, not necessarily the same one (the version of every op of the domain then
+    depends on the reader). Keep one entry per domain.
+    """,
+    by=(CHECK,),
+    fixture="M007-hit-duplicate-opset",
+)
+
+FUNCTION_OPSET_MISMATCH = _code(
+    "M008",
+    "function-opset-mismatch",
+    "error",
+    "a function whose opset gives its ops another version",
+    """
+    A model-local function may import another version of a domain than the model does, but
+    only if every op the function uses has the same definition at both versions (the ONNX IR
+    spec: the schemas for the two versions must be the same). Here an op of the function has
+    a different version in force under the model's import: the function's body means something
+    else depending on which import a tool applies when it inlines it. ``onnx.checker`` refuses
+    the model ("not compatible with the version imported by model"); onnxruntime loads it (a
+    warning under ``--target onnxruntime``). A function whose ops are the same at both versions
+    is valid and not reported. Import, in the function, the model's version (after checking its
+    ops at that version).
+    """,
+    by=(CHECK,),
+    fixture="M008-hit-function-opset-changes-op",
+)
+
+UNUSED_FUNCTION = _code(
+    "M009",
+    "unused-function",
+    "info",
+    "a model-local function that no node calls",
+    """
+    A function in ``model.functions`` that no node of any graph or function calls. Harmless,
+    but it is dead weight in the file. Remove it (onnx_ir's ``RemoveUnusedFunctionsPass``).
+    """,
+    by=(CHECK,),
+    fixture="M009-hit-unused-function",
+)
+
+EMPTY_GRAPH_NAME = _code(
+    "M010",
+    "empty-graph-name",
+    "error",
+    "a graph (main or subgraph) without a name",
+    """
+    ``GraphProto.name`` must not be empty. ``onnx.checker`` refuses the model; onnxruntime
+    refuses it too when the nameless graph is a subgraph (an If/Loop/Scan body) and loads it
+    when it is the main graph; OpenVINO loads both. Name the graph (``model.graph.name =
+    "main_graph"``).
+    """,
+    by=(CHECK,),
+    fixture="M010-hit-empty-graph-name",
+)
+
+DUPLICATE_GRAPH_INPUT = _code(
+    "M011",
+    "duplicate-graph-input",
+    "error",
+    "a graph input listed twice",
+    """
+    The same name appears twice among a graph's inputs: the value has two definitions.
+    ``onnx.checker`` ("single static assignment"), onnxruntime ("Duplicate definition-site")
+    and OpenVINO ("Tensor already exists") refuse the model. Remove the duplicate.
+    """,
+    by=(CHECK,),
+    fixture="M011-hit-duplicate-graph-input",
+)
+
+DUPLICATE_GRAPH_OUTPUT = _code(
+    "M012",
+    "duplicate-graph-output",
+    "warning",
+    "a graph output listed twice",
+    """
+    The same name appears twice among a graph's outputs. The runtimes load the model and return
+    the value twice, but tools that address outputs by name (or, like onnx_ir, by value) see one
+    output where the graph declares two. Remove the duplicate, or add an ``Identity`` for a
+    second, differently named output.
+    """,
+    by=(CHECK,),
+    fixture="M012-hit-duplicate-graph-output",
+)
+
+VALUE_DEFINED_TWICE = _code(
+    "M013",
+    "value-defined-twice",
+    "error",
+    "a node output whose name is already defined in its graph",
+    """
+    ONNX graphs are in single static assignment form: each name is defined once, by a graph
+    input, an initializer or one node output. Here a node writes a name that a graph input, an
+    initializer or another node already defines. ``onnx.checker`` and onnxruntime refuse the
+    model; OpenVINO loads it and one of the definitions silently wins (a warning under
+    ``--target openvino``). Rename the output and its readers.
+    """,
+    by=(CHECK,),
+    fixture="M013-hit-output-assigned-twice",
+)
+
+SUBGRAPH_NAME_SHADOWING = _code(
+    "M014",
+    "subgraph-name-shadowing",
+    "error",
+    "a subgraph value with the name of an enclosing graph's value",
+    """
+    A value of an If/Loop/Scan body has the name of a value the enclosing graphs define (before
+    the node that holds the body): the body's value would hide the outer one. ONNX forbids it.
+    A body node output or initializer that shadows is refused by ``onnx.checker`` and
+    onnxruntime (OpenVINO loads it: a warning under ``--target openvino``); a body input that
+    shadows is accepted by both and refused by OpenVINO ("Conversion is failed for Loop",
+    an error only under ``--target openvino``). Rename the body's value.
+    """,
+    by=(CHECK,),
+    fixture="M014-hit-if-shadows-outer",
+)
+
+EMPTY_INITIALIZER_NAME = _code(
+    "M015",
+    "empty-initializer-name",
+    "error",
+    "an initializer without a name",
+    """
+    Every initializer needs a name (that is how nodes read it). ``onnx.checker`` refuses the
+    model; onnxruntime and OpenVINO load it and the tensor is unreachable (a warning under those
+    targets). Name it, or remove it if nothing needs it.
+    """,
+    by=(CHECK,),
+    fixture="M015-hit-empty-initializer-name",
+)
+
+DUPLICATE_INITIALIZER = _code(
+    "M016",
+    "duplicate-initializer",
+    "error",
+    "two initializers with the same name",
+    """
+    Two initializers of a graph have the same name, so a reader of that name gets one of two
+    tensors. ``onnx.checker`` refuses the model ("initializer name is not unique"); onnxruntime
+    and OpenVINO keep one of them (a warning under those targets). Remove or rename one.
+    """,
+    by=(CHECK,),
+    fixture="M016-hit-duplicate-initializer",
+)
+
+GRAPH_INPUT_MISSING_TYPE = _code(
+    "M017",
+    "graph-input-missing-type",
+    "error",
+    "a main-graph input without a type",
+    """
+    An input of the main graph has no type: the caller cannot know what to feed, and
+    ``onnx.checker``, onnxruntime ("Model input ... has no type") and OpenVINO refuse the model.
+    Declare its element type and shape.
+    """,
+    by=(CHECK,),
+    fixture="M017-hit-input-without-type",
+)
+
+GRAPH_INPUT_MISSING_SHAPE = _code(
+    "M018",
+    "graph-input-missing-shape",
+    "error",
+    "a main-graph tensor input without a shape",
+    """
+    A tensor input of the main graph has an element type but no shape (not even a rank).
+    ``onnx.checker`` (``full_check``) refuses the model ("Field 'shape' of 'type' is required"),
+    and OpenVINO's CPU plugin refuses an input of dynamic rank; onnxruntime loads it (info under
+    ``--target onnxruntime``). Inference cannot say anything about the shapes that follow. Declare
+    the shape, with named dims (``batch``, ``seq``) where they vary.
+    """,
+    by=(CHECK,),
+    fixture="M018-hit-input-without-shape",
+)
+
+GRAPH_OUTPUT_MISSING_TYPE = _code(
+    "M019",
+    "graph-output-missing-type",
+    "error",
+    "a main-graph output without a type",
+    """
+    An output of the main graph has no type. ``onnx.checker`` refuses the model; onnxruntime
+    and OpenVINO infer it and load the model (info under those targets). ``shapeinfer MODEL -o
+    OUT`` writes the inferred type.
+    """,
+    by=(CHECK,),
+    fixture="M019-hit-output-without-type",
+)
+
+GRAPH_OUTPUT_MISSING_SHAPE = _code(
+    "M020",
+    "graph-output-missing-shape",
+    "error",
+    "a main-graph tensor output without a shape",
+    """
+    A tensor output of the main graph has an element type but no shape. ``onnx.checker``
+    (``full_check``) refuses the model; onnxruntime and OpenVINO load it (info under those
+    targets). ``shapeinfer MODEL -o OUT`` writes the inferred shape.
+    """,
+    by=(CHECK,),
+    fixture="M020-hit-output-without-shape",
+)
+
+UNDEFINED_ELEMENT_TYPE = _code(
+    "M021",
+    "undefined-element-type",
+    "error",
+    "a declared tensor type whose element type is UNDEFINED",
+    """
+    A graph input, output or ``value_info`` entry declares a tensor of element type
+    ``UNDEFINED`` (0). onnxruntime refuses the model wherever the declaration is ("Failed to
+    load model"); ``onnx.checker`` and OpenVINO refuse it for a graph input (nothing can be
+    fed) and load it for other declarations (a warning under those targets). Declare the real
+    element type, or drop the ``value_info`` entry.
+    """,
+    by=(CHECK,),
+    fixture="M021-hit-input-undefined-dtype",
+)
+
+REF_ATTRIBUTE_OUTSIDE_FUNCTION = _code(
+    "M022",
+    "ref-attribute-outside-function",
+    "warning",
+    "an attribute reference in a graph, not a function",
+    """
+    An attribute with ``ref_attr_name`` refers to an attribute of an enclosing function call; it
+    means something only inside a model-local function's body. In a graph there is nothing to
+    refer to: the runtimes load the model and read the attribute's empty value (onnxruntime 1.32
+    runs ``LeakyRelu`` with such an ``alpha`` as alpha 0, not its default 0.01). Give the
+    attribute its value.
+    """,
+    by=(CHECK,),
+    fixture="M022-hit-ref-attr-in-graph",
+)
+
+DEPRECATED_OP = _code(
+    "M023",
+    "deprecated-op",
+    "error",
+    "an op deprecated at the opset in force",
+    """
+    The op is deprecated at the model's opset (``Upsample`` from opset 10: use ``Resize``;
+    ``Scatter`` from 11: ``ScatterElements``; ``GroupNormalization``-18: opset 21's;
+    ``ai.onnx.ml`` ``TreeEnsembleRegressor``/``Classifier`` from 5: ``TreeEnsemble``).
+    ``onnx.checker`` refuses the model ("Op registered for ... is deprecated"), and onnxruntime
+    does too for all of them but ``GroupNormalization``-18; OpenVINO converts them (a warning
+    under ``--target openvino``). Replace the op by its successor.
+    """,
+    by=(CHECK,),
+    fixture="M023-hit-deprecated-upsample",
+)
+
+EXPERIMENTAL_OP = _code(
+    "M024",
+    "experimental-op",
+    "warning",
+    "an op that is experimental at the opset in force",
+    """
+    The op's schema is experimental at the model's opset (``Upsample`` before opset 7, the
+    ``ai.onnx.preview`` ops): its definition may change or go away, and runtimes may not
+    implement it (onnxruntime 1.32 has no kernel for ``Upsample``-1: P201 under
+    ``--target onnxruntime``). Use a stable op.
+    """,
+    by=(CHECK,),
+    fixture="M024-hit-experimental-upsample",
+)
+
+UNUSED_NODE = _code(
+    "M025",
+    "unused-node",
+    "info",
+    "a node none of whose outputs is read",
+    """
+    No node (in this graph or a body nested in it) reads any of the node's outputs, and none is
+    a graph output: the node computes something nobody uses. Runtimes usually prune it, but it
+    is dead weight in the file and often a sign of a graph edit that left debris. ``shapeinfer
+    optimize`` removes dead nodes.
+    """,
+    by=(CHECK,),
+    fixture="M025-hit-unused-node",
+)
+
+UNUSED_INITIALIZER = _code(
+    "M026",
+    "unused-initializer",
+    "info",
+    "an initializer that nothing reads",
+    """
+    No node of the graph (or of a body nested in it) reads the initializer, and it is not a
+    graph output: the tensor is stored for nothing (it still costs file size and load time).
+    Remove it (``shapeinfer optimize`` does).
+    """,
+    by=(CHECK,),
+    fixture="M026-hit-unused-initializer",
+)
+
+ATTRIBUTE_VALUE_MISMATCH = _code(
+    "M027",
+    "attribute-value-mismatch",
+    "error",
+    "an attribute with several values, or one that is not of its type",
+    """
+    An attribute holds a value in more than one field (``f`` and ``i``), or its ``type`` names a
+    field other than the one holding the value. ``onnx.checker`` and onnxruntime refuse the
+    model ("type field and data field mismatch"); OpenVINO reads one of the fields (a warning
+    under ``--target openvino``). Write the attribute with ``onnx.helper.make_attribute``.
+    """,
+    by=(CHECK,),
+    fixture="M027-hit-attribute-two-fields",
+)
+
+EMPTY_VALUE_NAME = _code(
+    "M028",
+    "empty-value-name",
+    "error",
+    "a main-graph input or output without a name",
+    """
+    An input or output of the main graph has an empty name: nothing can feed or read it by
+    name. ``onnx.checker`` refuses the model ("required to be non-empty"); onnxruntime and
+    OpenVINO load it (a warning under those targets). Name it.
+    """,
+    by=(CHECK,),
+    fixture="M028-hit-empty-input-name",
+)
+
+FUNCTION_INVALID = _code(
+    "M029",
+    "function-invalid",
+    "error",
+    "a function without a name or a domain of its own, or with an invalid body",
+    """
+    A model-local function has no name, or is in the default domain (``""`` or ``ai.onnx``: a
+    call to it is looked up as an ONNX op, "No Op registered"), or its body defines a name twice
+    (two inputs, an input and a node output, two node outputs), or a node of the body reads a
+    name that is neither a function input nor an output of an earlier node: ``onnx.checker``,
+    onnxruntime and OpenVINO refuse the model. A function that lists an output twice is refused
+    by ``onnx.checker`` and onnxruntime; one that lists an attribute twice by ``onnx.checker``
+    only (a warning under the other targets). Name the function, give it a domain of its own,
+    remove or rename the duplicate, or sort the body's nodes.
+    """,
+    by=(CHECK,),
+    fixture="M029-hit-function-ssa",
+)
+
+# -- targets (rules/targets.py)
+
+OPENVINO_RESHAPE_NON_NUMERIC = _code(
+    "P001",
+    "openvino-reshape-non-numeric",
+    "info",
+    "Reshape data of a non-numeric type",
+    """
+    OpenVINO's opset1 Reshape specification lists data of "any numeric type" ``T``; a Reshape of
+    bool or string data is outside the letter of that spec. OpenVINO's ONNX frontend and CPU
+    plugin read, compile and run such Reshapes all the same (checked with OpenVINO 2026.4 on the
+    attention masks of GPT-2, BERT and Llama exports), so this is for review only, for a plugin
+    that follows the spec to the letter: a Cast to uint8 before and after the Reshape keeps the
+    graph within it.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P001-hit-bool-data",
+)
+
+OPENVINO_SPECIAL_ZERO_MAPPING = _code(
+    "P002",
+    "openvino-special-zero-mapping",
+    "info",
+    "how allowzero maps to special_zero",
+    """
+    OpenVINO's Reshape has ``special_zero`` where ONNX has ``allowzero``, with the opposite
+    sense: ONNX ``allowzero=0`` (the default, a 0 copies the input dim) becomes
+    ``special_zero=true``; ``allowzero=1`` (a 0 is a literal zero dim) becomes
+    ``special_zero=false``. Reported for every Reshape whose target holds a 0, or whose target
+    is only known at run time, so that the mapping can be checked where it matters.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P002-hit-zero-in-target",
+)
+
+ONEDNN_RESHAPE_DATA_TYPE = _code(
+    "P101",
+    "onednn-reshape-data-type",
+    "warning",
+    "Reshape data type outside f32/f16/bf16",
+    """
+    oneDNN Graph's StaticReshape/DynamicReshape take data ``T1`` of f32, f16 or bf16 only. A
+    Reshape of integer or bool data (shape arithmetic, masks, token ids) is not mapped to them:
+    it is left out of oneDNN's partitions and runs on the framework's own implementation (a
+    fallback, and a partition boundary), which is why this is a warning, not an error. Keep
+    such Reshapes out of the part of the graph given to oneDNN, or fold them (``shapeinfer
+    optimize``) when they are shape arithmetic.
+    """,
+    target="onednn",
+    by=(CHECK,),
+    fixture="P101-hit-int64-data",
+)
+
+ONEDNN_SHAPE_OUT_OF_INT32 = _code(
+    "P102",
+    "onednn-shape-out-of-int32",
+    "error",
+    "target values outside int32",
+    """
+    oneDNN Graph DynamicReshape's shape input ``T2`` is s32, while an ONNX target is int64: a
+    runtime target (which becomes a DynamicReshape, see P103) holding a value outside the int32
+    range cannot be represented. It is usually a dim so large the model is wrong anyway, or a
+    sentinel from shape arithmetic. A constant target becomes StaticReshape, whose ``shape``
+    attribute is s64 in oneDNN's op definition: not reported.
+    """,
+    target="onednn",
+    by=(CHECK,),
+    fixture="P102-hit-3e9-runtime-target",
+)
+
+ONEDNN_DYNAMIC_RESHAPE = _code(
+    "P103",
+    "onednn-dynamic-reshape",
+    "warning",
+    "Reshape with a runtime target (becomes DynamicReshape)",
+    """
+    A Reshape whose target is computed at run time maps to oneDNN Graph's DynamicReshape; one
+    with a constant target maps to StaticReshape, which can be compiled into the partition. When
+    the target is equivalent to a constant (see R010) the fix is ``shapeinfer optimize`` (the
+    ``canonicalize-reshape`` pass, also applied by ``lint --fix``); otherwise the finding says
+    the target is genuinely dynamic.
+    """,
+    fix="canonicalize-reshape",
+    target="onednn",
+    by=(CHECK,),
+    fixture="P103-hit-runtime-target",
+)
+
+OPENVINO_NO_CONVERSION_RULE = _code(
+    "P003",
+    "openvino-no-conversion-rule",
+    "error",
+    "an op OpenVINO's ONNX frontend cannot convert",
+    """
+    OpenVINO reads an ONNX model through its ONNX frontend, which converts every node with a
+    conversion rule for the node's domain, op and opset; a node without one makes
+    ``read_model`` fail ("No conversion rule found for operations: ..."). The frontend covers
+    most of the default domain, one op of ``ai.onnx.ml`` and a part of onnxruntime's
+    ``com.microsoft`` ops (Attention, SkipLayerNormalization, MatMulNBits, QuickGelu, ... but
+    not QAttention, QEmbedLayerNormalization, the ``com.microsoft.nchwc`` layout ops of
+    onnxruntime's offline optimizer, nor traditional-ML ops); ops of other domains are refused
+    (``org.openvinotoolkit`` aside, whose ops are OpenVINO's own). The list is the one of the
+    OpenVINO version recorded in ``runtime_ops.json`` (see its ``supported_ops.md``). Export the
+    model without the runtime-specific fusions (before onnxruntime's optimizer or quantizer), or
+    register an OpenVINO extension for the op.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P003-hit-qattention",
+)
+
+OPENVINO_NON_TENSOR_VALUE = _code(
+    "P004",
+    "openvino-non-tensor-value",
+    "error",
+    "a graph input, output or value_info that is not a tensor",
+    """
+    OpenVINO's ONNX frontend reads the main graph's inputs, outputs and ``value_info`` as
+    tensors only: a sequence, map or optional there (the ``ZipMap`` probabilities of a
+    scikit-learn classifier, a list of tensors returned by the model) makes ``read_model`` fail
+    ("Unsupported value_info type"). Return tensors (drop ``ZipMap`` with skl2onnx's
+    ``zipmap=False``), or drop the non-tensor ``value_info`` entries.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P004-hit-sequence-output",
+)
+
+OPENVINO_LOOP_PASS_THROUGH_STATE = _code(
+    "P005",
+    "openvino-loop-pass-through-state",
+    "error",
+    "a Loop body that returns one of its inputs unchanged",
+    """
+    A ``Loop`` body whose output list names one of the body's own inputs (a loop-carried value
+    passed through unchanged, as tf2onnx writes for a ``tf.while_loop`` variable the loop only
+    reads) is valid ONNX, and onnx's checker and onnxruntime run it; OpenVINO 2026's ONNX
+    frontend counts such a value twice and ``read_model`` fails ("The provided loop body graph
+    canonical inputs size (...) does not match the sum of loop carried dependencies and two
+    mandatory inputs"; OpenVINO issues 35874 and 37383; 2025.4 loaded such models). Give the
+    body output its own name: ``Identity(x_in) -> x_out``, and list ``x_out``.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P005-hit-loop-pass-through",
+)
+
+OPENVINO_QDQ_MATMUL_SCALE_CRASH = _code(
+    "P006",
+    "openvino-qdq-matmul-scale-crash",
+    "error",
+    "a quantized MatMul result times a quantized constant used once (OpenVINO's CPU plugin fails)",
+    """
+    OpenVINO 2026.4's CPU plugin fails in ``compile_model`` on ``Mul(DQ(Q(MatMul(...))),
+    DQ(Q(c)))`` for a constant ``c`` quantized on its own (8-bit, per-tensor): its low-precision
+    ``MultiplyPartialTransformation`` throws "Check 'index < m_inputs.size()' failed ... index '0'
+    out of range". onnxruntime's ``quantize_static`` writes this for the attention scale of the
+    TorchScript exports of BERT, GPT-2 and Llama (``scores * 0.25``). The plugin compiles the same
+    Mul when the quantized constant (or either quantized value) has a second reader, as in the
+    torch.export (dynamo) exports, where one ``Constant`` feeds the scale of every layer: OpenVINO
+    merges identical Q/DQ pairs of one tensor first. Checked against OpenVINO 2026.4 on this
+    repro, which fails, and on the same graph with a second reader, which compiles::
+
+        c = Constant(0.25)
+        y = Mul(DQ(Q(MatMul(a, b), s1, z1), s1, z1), DQ(Q(c, s2, z2), s2, z2))  # z1, z2: uint8 or int8
+
+    It compiles with 16-bit zero points, without the Q/DQ after the MatMul, or with Add in place of
+    the MatMul. Quantize without the constant (``nodes_to_exclude`` for that Mul in onnxruntime's
+    quantizer), or keep the scale as a float constant: ``Mul(DQ(Q(MatMul)), c)`` compiles.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P006-hit-qdq-scale-alone",
+)
+
+ONNXRUNTIME_NO_KERNEL = _code(
+    "P201",
+    "onnxruntime-no-kernel",
+    "error",
+    "an op onnxruntime's CPU provider has no kernel for",
+    """
+    onnxruntime assigns every node a kernel when it creates the session; with the CPU provider
+    (the one every build has) a node whose domain, op and opset have no CPU kernel, and that is
+    not a function onnxruntime expands, makes ``InferenceSession`` fail ("Could not find an
+    implementation for ...", "... is not a registered function/op"). Examples: ``GemmFastGelu``
+    and ``BiasAdd`` (GPU kernels only), ops of a domain no library registers, default-domain ops
+    of an opset below 7. The table is the one of the onnxruntime version recorded in
+    ``runtime_ops.json``. Unlike onnx's checker, onnxruntime runs its own default-domain ops
+    (``SimplifiedLayerNormalization``) and the ``com.microsoft`` contrib ops it has CPU kernels
+    for. A custom-op library (onnxruntime-extensions) registered in the session supplies its
+    ops: ignore the rule for those.
+    """,
+    target="onnxruntime",
+    by=(CHECK,),
+    fixture="P201-hit-cuda-only-contrib-op",
+)
+
+OPENVINO_IF_CONDITION_RANK = _code(
+    "P007",
+    "openvino-if-condition-rank",
+    "error",
+    "an If whose condition has rank 2 or more (OpenVINO's If takes rank 0 or 1)",
+    """
+    ONNX takes an ``If`` condition of any rank that holds one element, and onnx's checker and
+    onnxruntime run a ``[1, 1]`` condition; OpenVINO's ``If`` validates
+    ``if_condition_rank.compatible(1) || if_condition_rank.compatible(0)`` (src/core/src/op/if.cpp)
+    and ``read_model`` refuses the model ("Rank of If condition input must be equal to 0 or 1").
+    Checked against OpenVINO 2026.4 with conditions of rank 0, 1 (loaded) and 2, 3 (refused). A
+    condition whose rank OpenVINO cannot see passes its check; reported are conditions whose
+    rank inference knows. ``lint --fix --target openvino`` reads the condition through
+    ``Reshape(cond, [])`` (the ``scalar-if-condition`` pass): the same value, a scalar.
+    """,
+    fix="scalar-if-condition",
+    target="openvino",
+    by=(CHECK,),
+    fixture="P007-hit-if-condition-rank-2",
+)
+
+OPENVINO_DYNAMIC_RANK = _code(
+    "P008",
+    "openvino-dynamic-rank",
+    "error",
+    "a tensor whose rank is only known at run time (OpenVINO's CPU plugin compiles static ranks only)",
+    """
+    OpenVINO's CPU plugin creates a node for every operation with a static rank
+    (``!shape.rank().is_dynamic()``, src/plugins/intel_cpu/src/node.cpp) and ``compile_model``
+    fails on any tensor whose rank OpenVINO's own inference cannot fix; some of its ONNX
+    converters stop earlier, in ``read_model`` (Conv: ``data.get_partial_shape().rank()
+    .is_static()``, src/frontends/onnx/frontend/src/op/conv.cpp; an If whose branches give
+    different ranks: "CPU plug-in doesn't support If operation with dynamic rank"). onnx's
+    checker and onnxruntime run such models. Reported once, at the main-graph node where the
+    rank is lost: a default-domain op with a shape rule whose inputs all have known ranks and
+    whose output's rank is not (a Reshape, Expand or ConstantOfShape to a shape tensor of
+    unknown length, an If whose branches disagree); a rank lost at an op without a rule is not
+    claimed (OpenVINO may know it). Checked against OpenVINO 2026.4: a Reshape to a shape input
+    of unknown length followed by Relu, Conv, pools or BatchNormalization is refused, the same
+    with a shape of static length compiles. Give the shape tensor a static length (a declared
+    input shape, or a Concat of known pieces).
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P008-hit-shape-of-unknown-length",
 )

@@ -67,6 +67,7 @@ from shapeinfer.document import Document
 from shapeinfer.document import open as open_model
 from shapeinfer.inference.declarations import declared_types, statically_contradicts
 from shapeinfer.inference.engine import Result
+from shapeinfer.inference.type_check import type_errors
 from shapeinfer.io.modelsource import is_path
 from shapeinfer.io.onnxio import ModelLoadError
 
@@ -126,19 +127,14 @@ def _strict(result: Result) -> None:
 def _check_types(result: Result) -> None:
     """Raise what onnx's ``check_type`` raises on whatever ``strict_mode`` says: a node whose
     input or output count its schema does not take, or an input type its schema does not allow
-    (lint's G008, ``Sqrt`` of int64, ``Add`` of float and int64). Before :func:`annotate`."""
-    from shapeinfer.lint.context import LintContext
-    from shapeinfer.lint.rules.graph import type_constraints
-
+    (G008, ``Sqrt`` of int64, ``Add`` of float and int64). Before :func:`annotate`."""
     found = [
         str(d)
         for d in result.diagnostics
         if d.code == codes.WRONG_INPUT_OUTPUT_COUNT and d.severity == "error" and _ARITY.match(d.message)
     ]
     if not found:
-        ctx = LintContext(result.model, result, {}, "<model>")
-        type_constraints(ctx)
-        found = [str(f.diagnostic) for f in ctx.findings if f.code == "G008"]
+        found = [str(d) for d in type_errors(result.model, result.graph_facts)]
     if found:
         raise InferenceError(f"[TypeInferenceError] {found[0]}")
 

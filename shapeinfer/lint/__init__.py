@@ -6,7 +6,8 @@
   profiles in ``shapeinfer/lint/profiles/*.toml``, ``[tool.shapeinfer]`` in pyproject.toml, flags).
 - :mod:`~shapeinfer.lint.runner` lints files and folders (process pool, ``--fix``);
   :mod:`~shapeinfer.lint.report` writes text, JSON, SARIF and GitHub annotations.
-- ``RULES`` is the catalog (code -> :class:`~shapeinfer.lint.registry.Rule`).
+- ``RULES`` is the catalog of codes (code -> :class:`~shapeinfer.base.codes.Code`), every
+  code lint reports, the engine's included.
 """
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ from dataclasses import replace
 
 import onnx
 
+from shapeinfer.base.codes import Code
 from shapeinfer.inference.declarations import REFUSED_BY, declared_types, static_kind
-from shapeinfer.lint import engine_codes as _engine_codes  # noqa: F401  (registers E002-E090)
 from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import Finding, LintContext, target_reason
-from shapeinfer.lint.registry import CHECKS, REMAPS, RULES, Rule, expand
-from shapeinfer.lint.rules import attributes as _attributes  # noqa: F401  (registers G017; E007, E030 checks)
-from shapeinfer.lint.rules import graph as _graph  # noqa: F401  (registers G/E rules)
-from shapeinfer.lint.rules import model as _model  # noqa: F401  (registers E003, G014)
-from shapeinfer.lint.rules import reshape as _reshape  # noqa: F401  (registers R rules)
-from shapeinfer.lint.rules import shape as _shape  # noqa: F401  (registers S rules)
-from shapeinfer.lint.rules import structure as _structure  # noqa: F401  (registers M rules)
-from shapeinfer.lint.rules import targets as _targets  # noqa: F401  (registers P rules)
+from shapeinfer.lint.registry import CHECKS, ENGINE_MESSAGES, RULES, expand
+from shapeinfer.lint.rules import attributes as _attributes  # noqa: F401  (checks G017, E007, E030)
+from shapeinfer.lint.rules import graph as _graph  # noqa: F401  (checks G001, G008)
+from shapeinfer.lint.rules import model as _model  # noqa: F401  (checks E003, G014)
+from shapeinfer.lint.rules import reshape as _reshape  # noqa: F401  (checks R rules)
+from shapeinfer.lint.rules import shape as _shape  # noqa: F401  (checks S004)
+from shapeinfer.lint.rules import structure as _structure  # noqa: F401  (checks M rules)
+from shapeinfer.lint.rules import targets as _targets  # noqa: F401  (checks P rules)
 
-__all__ = ["RULES", "Finding", "Rule", "declared_types", "expand", "lint_model"]
+__all__ = ["RULES", "Code", "Finding", "declared_types", "expand", "lint_model"]
 
 
 def lint_model(
@@ -146,10 +147,10 @@ def _engine_findings(ctx: LintContext) -> None:
         code, msg = d.code, d.message
         if code == "E003" and ctx.base_dir is not None:
             continue  # the E003 check reports every external tensor (the engine only those it reads)
-        if code in REMAPS:
-            code, msg = REMAPS[code](d, ref)
-        # every code the engine emits is in the catalog under its own code (engine_codes,
-        # graph, model); one that is not still keeps its code rather than another's
+        if code in ENGINE_MESSAGES:
+            msg = ENGINE_MESSAGES[code](d, ref)
+        # every code the engine emits is in the catalog (base/codes.py); one that is not
+        # still keeps its own code rather than another's
         r = RULES.get(code)
         if d.severity == "error" and d.index is not None:
             ctx.error_nodes.add((d.graph, d.index))

@@ -16,6 +16,7 @@ import onnx
 
 from shapeinfer.base.diagnostics import Diagnostic
 from shapeinfer.inference.declarations import dims_text, dtype_name  # noqa: F401  (re-exported for the checks)
+from shapeinfer.inference.type_check import model_opsets, opset_in_force, schema_in_force
 from shapeinfer.lint.runtimes import RUNTIME_NAMES, judging_runtime
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -183,7 +184,7 @@ class LintContext:
     error_nodes: set[tuple[str, int]] = field(default_factory=set)  # (graph, index) of invalid nodes
 
     def __post_init__(self) -> None:
-        self.opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in self.model.opset_import}
+        self.opsets = model_opsets(self.model)
         self.functions = {(f.domain, f.name) for f in self.model.functions}
         self.fresh = set(self.result.fresh_symbols) - set(self.result.input_symbols)
         self._nodes: list[tuple[onnx.GraphProto, str, list[NodeRef]]] | None = None
@@ -191,21 +192,11 @@ class LintContext:
     # ------------------------------------------------------------------ model facts
     def opset(self, domain: str) -> int:
         """The opset version in force for ``domain`` (the latest onnx knows when not imported)."""
-        domain = "" if domain == "ai.onnx" else domain
-        v = self.opsets.get(domain)
-        if v is None:
-            return onnx.defs.onnx_opset_version() if domain == "" else 1
-        return v
+        return opset_in_force(self.opsets, domain)
 
     def schema(self, node: onnx.NodeProto) -> onnx.defs.OpSchema | None:
         """The onnx schema in force for ``node``, None for model-local functions and unknown ops."""
-        if (node.domain, node.op_type) in self.functions:
-            return None
-        domain = "" if node.domain == "ai.onnx" else node.domain
-        try:
-            return onnx.defs.get_schema(node.op_type, self.opset(domain), domain)
-        except onnx.defs.SchemaError:
-            return None
+        return schema_in_force(node, self.opsets, self.functions)
 
     def is_fresh(self, d: D.Dim) -> bool:
         """True when dim ``d`` involves a symbol inference had to invent (unresolved)."""
@@ -309,39 +300,3 @@ class LintContext:
 def target_reason(target: str, refused: bool) -> str:
     """Why a ``--target`` re-grades a finding: ``--target openvino: OpenVINO loads the model``."""
     return f"--target {target}: {RUNTIME_NAMES[judging_runtime(target)]} {'refuses' if refused else 'loads'} the model"
-
-
-# ---------------------------------------------------------------------- type constraints (onnx.defs)
-
-
-def type_string(f: Fact | None) -> str | None:
-    """The schema spelling of a fact's type (``tensor(float)``), None when not known."""
-    if f is None or not f.dtype or f.kind not in ("tensor", "sparse_tensor"):
-        return None
-    return f"{f.kind}({dtype_name(f.dtype)})"
-
-
-def formal_input(schema: onnx.defs.OpSchema, i: int):
-    """The formal parameter input ``i`` binds to (the last one when it is variadic), or None."""
-    ins = schema.inputs
-    if i < len(ins):
-        return ins[i]
-    if ins and ins[-1].option == onnx.defs.OpSchema.FormalParameterOption.Variadic:
-        return ins[-1]
-    return None
-
-
-def allowed_types(schema: onnx.defs.OpSchema, param) -> list[str]:
-    """The type strings a formal parameter accepts, read from the schema's type constraints."""
-    for tc in schema.type_constraints:
-        if tc.type_param_str == param.type_str:
-            return list(tc.allowed_type_strs)
-    return [param.type_str]
-
-
-def short_types(types: list[str], limit: int = 8) -> str:
-    """``float16, float, double`` from schema type strings (elided past ``limit``)."""
-    names = [t[len("tensor(") : -1] if t.startswith("tensor(") else t for t in types]
-    if len(names) > limit:
-        return ", ".join(names[:limit]) + f", ... ({len(names)} types)"
-    return ", ".join(names)

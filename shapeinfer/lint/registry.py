@@ -1,142 +1,57 @@
-"""The rule catalog: every lint code, its name, default severity, fix and documentation.
+"""Lint's view of the catalog: the codes of :mod:`shapeinfer.base.codes` as rules, and the
+checks that report them.
 
-A rule is declared once, in the module of its family (:mod:`~shapeinfer.lint.rules.reshape`,
-:mod:`~shapeinfer.lint.rules.shape`, :mod:`~shapeinfer.lint.rules.graph`,
-:mod:`~shapeinfer.lint.rules.targets`, :mod:`~shapeinfer.lint.rules.structure`), either
+Every code, whoever reports it, has one entry in :data:`shapeinfer.base.codes.CATALOG` (its
+name, severity, summary, doc, fix, target, who reports it); lint reads it as :data:`RULES`, so
+``--select E031``, ``--ignore E017``, ``severity.E032`` and ``--explain E060`` work on an
+engine code like on a lint check's. A check function ``fn(ctx) -> None``, which reports
+findings through ``ctx.report(...)``, attaches to its entry with :func:`check`; an engine
+diagnostic whose message lint says more precisely attaches a rewording with
+:func:`engine_message`.
 
-- with :func:`rule` as a decorator on a check function ``fn(ctx) -> None`` that reports
-  findings through ``ctx.report(...)`` (the function's docstring is the rule's documentation),
-- or with :func:`declare` for a rule the inference engine itself reports as a diagnostic
-  (``R001``-``R005``, ``S001``-``S003``, ``G002``...): the linter turns those diagnostics into
-  findings, so the same semantics is never derived twice.
-
-``RULES`` maps a code to its :class:`Rule`; ``CHECKS`` lists ``(code, check function)`` in
-declaration order; ``REMAPS`` turns an engine diagnostic code into another finding code where
-the engine's code does not name the rule (``REMAPS`` entries are added with :func:`remaps`).
+``CHECKS`` lists ``(code, check function)`` in declaration order; ``ENGINE_MESSAGES`` maps an
+engine code to ``fn(diagnostic, node_ref) -> message``.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
-from shapeinfer.base.diagnostics import SEVERITIES
+from shapeinfer.base.codes import CATALOG, CHECK, TARGETS, Code
 
-TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
-FAMILIES = {
-    "R": "Reshape",
-    "S": "Shape",
-    "G": "Graph",
-    "P": "Targets",
-    "E": "Model and inference",
-    "M": "Model structure",
-}
+__all__ = ["CHECKS", "ENGINE_MESSAGES", "RULES", "TARGETS", "check", "engine_message", "expand", "split_codes"]
 
-_CODE = re.compile(r"^[A-Z][0-9]{3}$")
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One lint rule.
-
-    ``fix`` names the optimize pass that rewrites a finding away (None: not fixable);
-    ``target`` is the ``--target`` the rule belongs to (None: every target); ``function`` is
-    the check that reports it, or None when the inference engine reports it.
-    """
-
-    code: str
-    name: str
-    severity: str
-    summary: str
-    doc: str
-    fix: str | None = None
-    target: str | None = None
-    function: Callable | None = None
-
-    @property
-    def fixable(self) -> bool:
-        return self.fix is not None
-
-    @property
-    def family(self) -> str:
-        return FAMILIES.get(self.code[0], "Other")
-
-
-RULES: dict[str, Rule] = {}
+#: code -> :class:`~shapeinfer.base.codes.Code`: the catalog itself
+RULES: dict[str, Code] = CATALOG
 #: (code, check function) in declaration order
 CHECKS: list[tuple[str, Callable]] = []
-#: engine diagnostic code -> ``fn(diagnostic, node_ref) -> (code, message)`` giving the finding
-REMAPS: dict[str, Callable] = {}
+#: engine diagnostic code -> ``fn(diagnostic, node_ref) -> message`` giving the finding's message
+ENGINE_MESSAGES: dict[str, Callable] = {}
 
 
-def _clean_doc(text: str) -> str:
-    return inspect.cleandoc(text).strip()
-
-
-def _add(r: Rule) -> None:
-    if not _CODE.match(r.code):
-        raise ValueError(f"bad rule code {r.code!r}")
-    if r.severity not in SEVERITIES:
-        raise ValueError(f"{r.code}: bad severity {r.severity!r}")
-    if r.target is not None and r.target not in TARGETS:
-        raise ValueError(f"{r.code}: bad target {r.target!r}")
-    if r.code in RULES:
-        raise ValueError(f"rule {r.code} declared twice")
-    RULES[r.code] = r
-
-
-def declare(
-    code: str,
-    name: str,
-    severity: str,
-    summary: str,
-    doc: str,
-    fix: str | None = None,
-    target: str | None = None,
-) -> Rule:
-    """Declare a rule whose findings come from the inference engine's diagnostics."""
-    r = Rule(code, name, severity, summary, _clean_doc(doc), fix, target, None)
-    _add(r)
-    return r
-
-
-def rule(
-    code: str,
-    name: str,
-    severity: str,
-    summary: str,
-    fix: str | None = None,
-    target: str | None = None,
-) -> Callable[[Callable], Callable]:
-    """Decorator: register ``fn(ctx)`` as the check for ``code``; its docstring is the doc."""
+def check(code: str) -> Callable[[Callable], Callable]:
+    """Decorator: register ``fn(ctx)`` as a check reporting ``code``, whose catalog entry says a
+    check reports it (``CHECK`` in ``Code.by``); ValueError otherwise."""
+    entry = CATALOG.get(code)
+    if entry is None:
+        raise ValueError(f"code {code} is not in the catalog (shapeinfer/base/codes.py)")
+    if CHECK not in entry.by:
+        raise ValueError(f"{code}: its catalog entry does not say a lint check reports it (by={entry.by})")
 
     def deco(fn: Callable) -> Callable:
-        _add(Rule(code, name, severity, summary, _clean_doc(fn.__doc__ or summary), fix, target, fn))
         CHECKS.append((code, fn))
         return fn
 
     return deco
 
 
-def also_checks(code: str) -> Callable[[Callable], Callable]:
-    """Decorator: a further check function for an already declared rule."""
+def engine_message(code: str) -> Callable[[Callable], Callable]:
+    """Decorator: ``fn(diag, ref) -> message`` words the engine's ``code`` diagnostics as lint
+    reports them (the code stays the engine's)."""
 
     def deco(fn: Callable) -> Callable:
-        if code not in RULES:
-            raise ValueError(f"rule {code} is not declared")
-        CHECKS.append((code, fn))
-        return fn
-
-    return deco
-
-
-def remaps(engine_code: str) -> Callable[[Callable], Callable]:
-    """Decorator: ``fn(diag, ref)`` turns the engine's ``engine_code`` diagnostics into (code, message)."""
-
-    def deco(fn: Callable) -> Callable:
-        REMAPS[engine_code] = fn
+        ENGINE_MESSAGES[code] = fn
         return fn
 
     return deco

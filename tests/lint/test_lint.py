@@ -200,14 +200,10 @@ def test_registry_entries_are_complete():
         assert r.fix is None or r.fix in PASSES, (code, r.fix)
 
 
-def test_catalog_and_profiles_in_sync():
-    from shapeinfer.lint.catalog import sync
-
-    assert sync(str(ROOT), check=True) == []
+def test_profiles_live_once_linked_from_the_manual():
     text = (ROOT / "rules" / "README.md").read_text()
-    for code, r in RULES.items():
-        assert f"#### {code} {r.name}" in text
-    # one copy of the profiles: in the package, linked from the catalog
+    assert "(../docs/rules.md)" in text
+    # one copy of the profiles: in the package, linked from the manual
     assert not list((ROOT / "rules").glob("*.toml"))
     for name in ("default", "strict", "openvino", "onednn"):
         assert (ROOT / "shapeinfer" / "lint" / "profiles" / f"{name}.toml").is_file()

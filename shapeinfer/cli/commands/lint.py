@@ -1,12 +1,15 @@
-"""``shapeinfer lint``: the click command (its options and exit codes). The rule catalog and the
-lint run itself are in :mod:`shapeinfer.lint` (:mod:`shapeinfer.lint.command`); the
-catalog's documentation is rules/README.md.
+"""``shapeinfer lint``: the click command (its options, what it prints where, its exit codes).
+The run itself (settings, the files' findings, the report's text) is
+:mod:`shapeinfer.lint.session`; the rules are the catalog of codes, documented in docs/rules.md.
 
 Registered on the group by :mod:`shapeinfer.cli.main`; imports the plumbing from
 :mod:`shapeinfer.cli.common`.
 """
 
 from __future__ import annotations
+
+import os
+import sys
 
 import click
 
@@ -24,7 +27,7 @@ from shapeinfer.cli.common import SECONDS, CliError, Number, _run_guarded, parse
 @click.option("--ignore", multiple=True, metavar="CODES", help="Turn rules off (codes or prefixes).")
 @click.option(
     "--target",
-    type=click.Choice(["onnx", "onnxruntime", "openvino", "onednn"]),  # checks.registry.TARGETS
+    type=click.Choice(["onnx", "onnxruntime", "openvino", "onednn"]),  # base.codes.TARGETS
     help="The runtime the model is for: its rules (P...) run, an error means it refuses the model.",
 )
 @click.option(
@@ -99,25 +102,25 @@ def lint_cmd(
     Folders are searched for *.onnx, leaving out the *.fixed.onnx files --fix writes.
     Text output is coloured on a terminal unless NO_COLOR is set.
     """
-    from shapeinfer.lint import command
+    from shapeinfer.lint import session
 
     ranges = parse_dim_ranges(dim_range)
 
     def run() -> int:
         try:
             if explain:
-                click.echo(command.explain(explain))
+                click.echo(session.explain(explain))
                 return 0
             if list_rules:
-                click.echo(command.list_rules())
+                click.echo(session.list_rules())
                 return 0
             if not paths:
                 raise CliError("lint needs at least one model file or folder")
-            cfg = command.configure(
+            cfg = session.configure(
                 rules, select, extend_select, ignore, target, config, isolated, dim_ranges=ranges, fail_on=fail_on
             )
             cfg.timeout = timeout
-            return command.run(
+            done = session.lint_run(
                 paths,
                 cfg,
                 fmt=fmt,
@@ -125,10 +128,34 @@ def lint_cmd(
                 fix=fix,
                 in_place=in_place,
                 jobs=jobs,
-                version=__version__,
                 statistics=statistics,
             )
-        except command.LintError as e:
+            for note in done.notes:
+                click.echo(note, err=True)
+            color = not statistics and output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            text = session.render_report(done, cfg, fmt, __version__, statistics=statistics, color=color)
+            _write(text, output_file, color, inputs=[*done.files, *session.cfg_files(cfg)], data_inputs=done.data_files)
+            line = done.unreadable_line()
+            if line is not None:
+                click.echo(line, err=True)
+            return done.exit_code(cfg)
+        except session.LintError as e:
             raise CliError(str(e)) from None
 
     click.get_current_context().exit(_run_guarded(debug, run))
+
+
+def _write(text: str, output_file: str | None, color: bool, inputs: list[str], data_inputs: list[str]) -> None:
+    """The report on stdout (nothing for an empty one), or into ``output_file`` (UTF-8, a final
+    newline), refused as a CliError where it would overwrite one of the ``inputs``."""
+    if output_file is None:
+        if text:
+            click.echo(text, color=color)
+        return
+    from shapeinfer.io.userfiles import UserFileError, write_output
+
+    try:
+        data = (text + ("\n" if text else "")).encode("utf-8", "backslashreplace")
+        write_output(output_file, data, inputs=inputs, what="report", data_inputs=data_inputs)
+    except UserFileError as e:
+        raise CliError(str(e)) from None

@@ -24,7 +24,7 @@ import re
 import onnx
 
 from shapeinfer.lint.context import LintContext, NodeRef
-from shapeinfer.lint.registry import also_checks, rule
+from shapeinfer.lint.registry import check
 
 AttributeType = onnx.AttributeProto.AttributeType
 
@@ -76,22 +76,8 @@ def _checked(ctx: LintContext):
             yield ref, found[0], found[1]
 
 
-@rule("G017", "unknown-attribute", "error", "an attribute the op's schema does not define at the opset in force")
+@check("G017")
 def unknown_attribute(ctx: LintContext) -> None:
-    """
-    The node has an attribute its op does not define at the opset the model imports: typically
-    one that became an input (``ReduceMean``'s ``axes`` from opset 18, ``Split``'s ``split``
-    from 13, ``Pad``'s ``pads`` from 11), left behind by a tool that changed the opset without
-    converting the node. ``onnx.checker`` and onnxruntime refuse the model ("Unrecognized
-    attribute: axes for operator ReduceMean"); OpenVINO ignores the attribute (a warning under
-    ``--target openvino``). Convert the node to the opset (``onnx.version_converter``), or
-    remove the attribute. Attributes whose name starts with ``__`` are internal and not
-    checked. For a ``com.microsoft`` op the schema is onnxruntime's documented one (the
-    version its contrib table was made from): onnxruntime refuses an attribute its own schema
-    lacks, but a later version may have added it to the op without a new opset version
-    (``MatMulNBits``' ``weight_prepacked``), so the finding is a warning under every target;
-    onnx's checker does not look at ``com.microsoft`` nodes.
-    """
     for ref, source, attrs in _checked(ctx):
         for a in ref.node.attribute:
             if a.name in attrs or a.name.startswith("__"):
@@ -122,7 +108,7 @@ def unknown_attribute(ctx: LintContext) -> None:
             )
 
 
-@also_checks("E007")
+@check("E007")
 def attribute_wrong_type(ctx: LintContext) -> None:
     """E007 for every attribute of a node with a schema, not only those a shape rule reads (the
     engine's E007): a type other than the schema's is refused as :data:`REFUSED_BY` says. An
@@ -145,7 +131,7 @@ def attribute_wrong_type(ctx: LintContext) -> None:
             )
 
 
-@also_checks("E030")
+@check("E030")
 def required_attribute_missing(ctx: LintContext) -> None:
     """E030 for a required attribute (by the op's schema) the node lacks, refused as
     :data:`REFUSED_BY` says; not reported where the engine already found the node invalid (an

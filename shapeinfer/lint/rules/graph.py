@@ -1,27 +1,17 @@
-"""Graph rules G001-G011, and the model-level E codes.
-
-G002-G005, G007, G009, G010 and G011 come from the engine's diagnostics; G001, G006 and G008 are checks over the
-graph, the inferred facts and (for G006) the model's own declared shapes.
-"""
+"""The graph checks: G001 (dims left unresolved, reported where resolution was lost) and G008
+(input types against the op's type constraints, :mod:`shapeinfer.inference.type_check`). The
+other G codes are the engine's diagnostics."""
 
 from __future__ import annotations
 
-from shapeinfer.lint.context import LintContext, allowed_types, dims_text, formal_input, short_types, type_string
-from shapeinfer.lint.registry import declare, rule
+from shapeinfer.inference.type_check import constraint_problems, is_checked
+from shapeinfer.lint.context import LintContext, dims_text
+from shapeinfer.lint.registry import check
 from shapeinfer.symbolic import dims as D
 
 
-@rule("G001", "unresolved-dims", "warning", "dims left unresolved (names the op where resolution was lost)")
+@check("G001")
 def unresolved_dims(ctx: LintContext) -> None:
-    """
-    Inference could not express some dims in terms of the graph inputs' dims and invented a
-    symbol (``unk_<n>``) or lost the rank. The finding is reported once, at the first node whose
-    output has an unknown its inputs did not have, which is where resolution was lost
-    (data-dependent ops such as NonZero, an op with no schema, a shape computed from values
-    inference cannot see); nodes downstream that merely carry the unknown are not reported.
-    Unresolved dims block static memory planning and compilation; bind the input symbols
-    (``--bind``) or make the values the op depends on constant. ``strict`` makes this an error.
-    """
     for _, _, refs in ctx.graphs():
         for ref in refs:
             n = ref.node
@@ -74,57 +64,12 @@ def _fresh_in(ctx: LintContext, f) -> set[str]:
     return out
 
 
-@rule("G008", "type-constraint-violation", "error", "an input type the op's schema does not allow")
+@check("G008")
 def type_constraints(ctx: LintContext) -> None:
-    """
-    An input's element type is not among those the op's type constraint allows in the opset in
-    force (read from ``onnx.defs``: ``Sqrt`` of int64, ``MatMul`` of bool), or inputs bound to
-    the same type variable have different types (``Add`` of float and int64). The node is
-    invalid and runtimes refuse the model. Insert a ``Cast`` or fix the producer. Reshape's
-    inputs are covered by R008 and R011.
-    """
     for ref in ctx.nodes():
-        n = ref.node
-        if n.op_type == "Reshape" and n.domain in ("", "ai.onnx"):
-            continue
-        schema = ctx.schema(n)
-        if schema is None:
-            continue
-        problems = []
-        bound: dict[str, tuple[str, str]] = {}
-        done: set[tuple[str, str]] = set()
-        for i, name in enumerate(n.input):
-            param = formal_input(schema, i)
-            if param is None or (name, param.name) in done:
-                continue  # the same tensor at the same formal (a variadic input repeated): no news
-            done.add((name, param.name))
-            have = type_string(ref.fact(name))
-            if have is None:
-                continue
-            allowed = allowed_types(schema, param)
-            if have not in allowed:
-                problems.append(f"input {i} {name!r} is {have}, {param.name} takes {short_types(allowed)}")
-                continue
-            if param.type_str in {tc.type_param_str for tc in schema.type_constraints} and param.is_homogeneous:
-                prev = bound.get(param.type_str)
-                if prev is None:
-                    bound[param.type_str] = (have, name)
-                elif prev[0] != have:
-                    problems.append(
-                        f"inputs {prev[1]!r} ({prev[0]}) and {name!r} ({have}) must have the same type {param.type_str}"
-                    )
-        if problems:
-            ctx.report("G008", f"{n.op_type}-{schema.since_version}: " + "; ".join(problems), ref)
-
-
-declare(
-    "E900",
-    "unreadable-model",
-    "error",
-    "a file that cannot be read as an ONNX model",
-    """
-    The file is missing, empty, truncated, not a protobuf, or has no graph. It is reported as a
-    finding so that the other files of a multi-file lint are still checked; the lint exits with
-    code 2 (could not run) when any file is unreadable.
-    """,
-)
+        if not is_checked(ref.node):
+            continue  # Reshape: R008 and R011
+        schema = ctx.schema(ref.node)
+        msg = constraint_problems(ref.node, schema, ref.fact) if schema is not None else None
+        if msg is not None:
+            ctx.report("G008", msg, ref)

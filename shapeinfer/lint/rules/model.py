@@ -7,13 +7,13 @@ from __future__ import annotations
 import onnx
 
 from shapeinfer.lint.context import LintContext
-from shapeinfer.lint.registry import also_checks, rule
+from shapeinfer.lint.registry import check
 
 #: Domains whose ops onnx's checker looks up (an op of another domain is not checked).
 ONNX_DOMAINS = frozenset({"", *(s.domain for s in onnx.defs.get_all_schemas_with_history())})
 
 
-@also_checks("E003")
+@check("E003")
 def external_data(ctx: LintContext) -> None:
     """E003 (declared in :mod:`shapeinfer.base.codes`) for every external tensor of a model read
     from a file: the engine reports only the ones it reads. A missing file is one finding naming
@@ -50,20 +50,8 @@ def external_data(ctx: LintContext) -> None:
         ctx.report("E003", f"{problem}: runtimes cannot load the model", tensor=t.name or None)
 
 
-@rule(
-    "G014", "op-unknown-to-onnx", "error", "an op of an onnx domain with no schema at the opset in force", target="onnx"
-)
+@check("G014")
 def unknown_onnx_op(ctx: LintContext) -> None:
-    """
-    The node's domain is one onnx defines (the default domain, ``ai.onnx.ml``,
-    ``ai.onnx.preview.training``) but onnx has no schema for the op at the opset the model
-    imports, and no model-local function defines it: ``onnx.checker.check_model`` refuses the
-    model ("No Op registered for ... with domain_version of ..."). Typical after onnxruntime's
-    transformer optimizer, which writes its own ops (``SimplifiedLayerNormalization``) into the
-    default domain: such a model runs in onnxruntime (lint it with ``--target onnxruntime``) but
-    is not a valid ONNX model. Other domains (``com.microsoft``, vendor domains) are not checked
-    by onnx and not reported here (see G007 and the runtime targets).
-    """
     from shapeinfer.lint import runtimes
 
     for ref in ctx.nodes():

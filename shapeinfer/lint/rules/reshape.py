@@ -10,34 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shapeinfer.inference.engine import MAIN
-from shapeinfer.lint.context import (
-    LintContext,
-    NodeRef,
-    allowed_types,
-    dims_text,
-    dtype_name,
-    formal_input,
-    short_types,
-    type_string,
-)
-from shapeinfer.lint.registry import also_checks, remaps, rule
+from shapeinfer.inference.type_check import allowed_types, formal_input, short_types, type_string
+from shapeinfer.lint.context import LintContext, NodeRef, dims_text, dtype_name
+from shapeinfer.lint.registry import check, engine_message
 from shapeinfer.symbolic import dims as D
 
 
-@rule(
-    "R006",
-    "reshape-legacy-attribute",
-    "warning",
-    "legacy Reshape-1 attribute form",
-    fix="reshape-v1-to-v5",
-)
+@check("R006")
 def reshape_legacy(ctx: LintContext) -> None:
-    """
-    Before opset 5 Reshape took its target as the ``shape`` attribute. Opset 5 moved it to a
-    second input (so it can be computed), and tools and runtimes increasingly drop the old
-    form. Fixable: the ``reshape-v1-to-v5`` pass moves the attribute into an int64 initializer
-    and raises the model's default-domain opset to 5.
-    """
     for ref in _reshapes(ctx):
         if _version(ctx, ref) < 5 and ref.has_attr("shape"):
             ctx.report(
@@ -48,7 +28,7 @@ def reshape_legacy(ctx: LintContext) -> None:
             )
 
 
-@also_checks("R007")
+@check("R007")
 def reshape_target_form(ctx: LintContext) -> None:
     """R007 (declared in :mod:`shapeinfer.base.codes`) for the forms inference accepts: a target
     given both ways, which the node's version ignores one of."""
@@ -71,34 +51,23 @@ def reshape_target_form(ctx: LintContext) -> None:
             )
 
 
-@remaps("R007")
-def _target_form(diag, ref: NodeRef | None) -> tuple[str, str]:
+@engine_message("R007")
+def _target_form(diag, ref: NodeRef | None) -> str:
     """Say how to fix the engine's R007: a Reshape-1 without its ``shape`` attribute, a
     Reshape-5+ without its target input."""
     if diag.message.startswith("Reshape-1"):
         msg = "Reshape-1 takes its target as the 'shape' attribute, but it has none"
         if ref is not None and len(ref.node.input) >= 2:
             msg += " (the target is given as an input, the form of opset >= 5: import opset 5 or later)"
-        return "R007", msg
+        return msg
     msg = diag.message
     if ref is not None and ref.has_attr("shape"):
         msg += " (it has a 'shape' attribute, the Reshape-1 form: move the target to an int64 input)"
-    return "R007", msg
+    return msg
 
 
-@rule(
-    "R008",
-    "reshape-unsupported-data-type",
-    "error",
-    "data type not allowed by the Reshape version in force",
-)
+@check("R008")
 def reshape_data_type(ctx: LintContext) -> None:
-    """
-    Each Reshape version accepts a fixed set of data types, read here from the type constraint
-    ``T`` of the ``onnx.defs`` schema in force: Reshape-1 takes only float16/float/double (an
-    int32 tensor is invalid), bfloat16 arrives in Reshape-13, the float8 types in Reshape-19,
-    4-bit types in Reshape-21. Runtimes reject the node. Raise the opset or cast the data.
-    """
     for ref in _reshapes(ctx):
         schema = ctx.schema(ref.node)
         have = type_string(ref.input_fact(0))
@@ -115,20 +84,8 @@ def reshape_data_type(ctx: LintContext) -> None:
             )
 
 
-@rule(
-    "R009",
-    "reshape-noop",
-    "warning",
-    "Reshape that leaves the shape unchanged",
-    fix="remove-noop-reshape",
-)
+@check("R009")
 def reshape_noop(ctx: LintContext) -> None:
-    """
-    The Reshape's output has exactly the input's dims (for every value of the symbols), so the
-    node copies its input and does nothing else. It costs a node (and often the shape
-    computation feeding it) and hides the real data flow. Fixable: ``remove-noop-reshape``
-    reconnects its consumers to its input.
-    """
     for ref in _reshapes(ctx):
         data, out = ref.input_fact(0), ref.output_fact(0)
         if data is None or out is None or data.shape is None or out.shape is None:
@@ -202,22 +159,8 @@ def constant_target_for(ctx: LintContext, ref: NodeRef) -> list[int] | None:
     return canonical_target(None if data is None else data.shape, out.shape, allowzero)
 
 
-@rule(
-    "R010",
-    "reshape-runtime-target-could-be-constant",
-    "info",
-    "runtime-computed target that could be a constant",
-    fix="canonicalize-reshape",
-)
+@check("R010")
 def reshape_runtime_target(ctx: LintContext) -> None:
-    """
-    The target is computed at run time (typically ``Shape -> Gather -> Unsqueeze -> Concat``)
-    but every output dim is either a constant or (with ``allowzero`` 0) the input dim at the
-    same index, with at most one left to infer: a constant target with ``0`` (copy) and one
-    ``-1`` says the same. The shape subgraph then becomes dead, and runtimes that compile static
-    reshapes (oneDNN StaticReshape, TensorRT) can do so. Fixable (main graph):
-    ``canonicalize-reshape``, whose spelling this check uses.
-    """
     for ref in _reshapes(ctx):
         if _version(ctx, ref) < 5:
             continue

@@ -8,23 +8,11 @@ from __future__ import annotations
 
 from shapeinfer.inference.ops.shape import shape_slice
 from shapeinfer.lint.context import LintContext, dims_text
-from shapeinfer.lint.registry import rule
+from shapeinfer.lint.registry import check
 
 
-@rule(
-    "S004",
-    "shape-of-static-tensor",
-    "info",
-    "Shape of a tensor whose shape is fully static",
-    fix="fold-shapes",
-)
+@check("S004")
 def shape_of_static(ctx: LintContext) -> None:
-    """
-    Every dim of the Shape node's input is a known integer, so its output is a constant: the
-    node and the arithmetic on it can be folded away, which shrinks the graph and lets
-    consumers (a Reshape target, an Expand) see constants. Fixable: ``fold-shapes`` (main
-    graph, when the Shape's output is not a graph output, which keeps its producer).
-    """
     for ref in ctx.nodes():
         n = ref.node
         if n.op_type != "Shape" or n.domain not in ("", "ai.onnx"):

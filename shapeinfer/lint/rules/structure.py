@@ -22,7 +22,7 @@ import onnx
 
 from shapeinfer.io.onnxio import graph_path, subgraph_attrs
 from shapeinfer.lint.context import LintContext
-from shapeinfer.lint.registry import rule
+from shapeinfer.lint.registry import check
 
 #: lint target -> the runtime whose verdict grades a finding
 ALL = frozenset({"onnx", "onnxruntime", "openvino"})
@@ -76,28 +76,15 @@ def _all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
 # ---------------------------------------------------------------------------------- model
 
 
-@rule("M001", "ir-version-missing", "error", "the model's ir_version is unset or below 1")
+@check("M001")
 def ir_version_missing(ctx: LintContext) -> None:
-    """
-    ``ModelProto.ir_version`` is required: it says which version of the ONNX format the file
-    follows. ``onnx.checker`` refuses a model without it ("does not have an ir_version set
-    properly"); onnxruntime and OpenVINO load it (a warning under those targets). Set it to the
-    IR version the model was written for (``onnx.helper.make_model`` sets the current one).
-    """
     v = ctx.model.ir_version
     if v < 1:
         ctx.report("M001", f"ir_version is {v}: onnx.checker refuses the model", refused_by={"onnx"})
 
 
-@rule("M002", "ir-version-unsupported", "error", "an ir_version newer than onnx and onnxruntime read")
+@check("M002")
 def ir_version_unsupported(ctx: LintContext) -> None:
-    """
-    The model's ``ir_version`` is above the highest IR version the installed ``onnx`` knows
-    (``onnx.IR_VERSION``): the checker refuses it ("higher than the checker's"), and so does
-    onnxruntime (1.32 reads up to IR 14, as onnx 1.23). OpenVINO loads it (a warning under
-    ``--target openvino``). Usually a model saved by a newer exporter: lower ``ir_version`` if
-    the model uses nothing newer, or upgrade the runtime.
-    """
     v = ctx.model.ir_version
     if v > onnx.IR_VERSION:
         ctx.report(
@@ -108,15 +95,8 @@ def ir_version_unsupported(ctx: LintContext) -> None:
         )
 
 
-@rule("M003", "opset-import-missing", "error", "a node's domain has no opset import")
+@check("M003")
 def opset_import_missing(ctx: LintContext) -> None:
-    """
-    Every domain a node uses (the default domain included) needs an entry in the model's
-    ``opset_import``, which says which version of each op is meant. ``onnx.checker`` refuses the
-    model ("No opset import for domain"); onnxruntime and OpenVINO guess a version (a warning
-    under those targets). Reported once per domain, at its first node. Add the import
-    (``onnx.helper.make_opsetid(domain, version)``).
-    """
     imported = {_domain(o.domain) for o in ctx.model.opset_import}
     seen: set[str] = set()
     for ref in ctx.nodes():
@@ -133,14 +113,8 @@ def opset_import_missing(ctx: LintContext) -> None:
         )
 
 
-@rule("M004", "opset-import-below-ir3", "error", "opset_import in a model of IR version 1 or 2")
+@check("M004")
 def opset_import_below_ir3(ctx: LintContext) -> None:
-    """
-    Opset imports arrived with IR version 3; a model that declares ``ir_version`` 1 or 2 and
-    has ``opset_import`` entries contradicts itself, and ``onnx.checker`` refuses it.
-    onnxruntime and OpenVINO load it (a warning under those targets). Set ``ir_version`` to the
-    version the model really follows (3 or later).
-    """
     v = ctx.model.ir_version
     if 1 <= v < 3 and len(ctx.model.opset_import):
         ctx.report(
@@ -151,13 +125,8 @@ def opset_import_below_ir3(ctx: LintContext) -> None:
         )
 
 
-@rule("M005", "duplicate-metadata-key", "error", "a key that appears twice in metadata_props")
+@check("M005")
 def duplicate_metadata_key(ctx: LintContext) -> None:
-    """
-    ``metadata_props`` is a map: each key may appear once. ``onnx.checker`` refuses a model
-    with a repeated key; onnxruntime and OpenVINO keep one of the values (a warning under those
-    targets, since which one is not specified). Merge or rename the entries.
-    """
     for key, n in Counter(p.key for p in ctx.model.metadata_props).items():
         if n > 1:
             ctx.report(
@@ -182,17 +151,8 @@ ORT_SAVED_IMPORTS = frozenset(
 )
 
 
-@rule("M006", "unused-opset-import", "info", "an imported domain that no node or function uses")
+@check("M006")
 def unused_opset_import(ctx: LintContext) -> None:
-    """
-    The model imports an opset for a domain no node (in any graph or function) uses and no
-    model-local function belongs to. Harmless for every runtime, but it claims a dependency
-    the model does not have (a tool that checks domains against a runtime's list may refuse
-    it for nothing). Remove the import (onnx_ir's ``RemoveUnusedOpsetsPass``). Not reported:
-    the eight imports onnxruntime writes into every model it saves (``ai.onnx.ml``,
-    ``com.microsoft``, ``com.microsoft.nchwc``, ``org.pytorch.aten``...), in a model that has
-    them all; they say which runtime wrote the file, not what it needs.
-    """
     used = {_domain(n.domain) for n in _all_nodes(ctx.model)} | {_domain(f.domain) for f in ctx.model.functions}
     imported = {_domain(o.domain) for o in ctx.model.opset_import}
     skip = ORT_SAVED_IMPORTS if imported >= ORT_SAVED_IMPORTS else frozenset()
@@ -204,13 +164,8 @@ def unused_opset_import(ctx: LintContext) -> None:
         )
 
 
-@rule("M007", "duplicate-opset-import", "warning", "a domain imported more than once")
+@check("M007")
 def duplicate_opset_import(ctx: LintContext) -> None:
-    """
-    ``opset_import`` lists the same domain twice. The runtimes load the model but each keeps one
-    of the entries, not necessarily the same one (the version of every op of the domain then
-    depends on the reader). Keep one entry per domain.
-    """
     versions: dict[str, list[int]] = {}
     for o in ctx.model.opset_import:
         versions.setdefault(_domain(o.domain), []).append(o.version)
@@ -219,19 +174,8 @@ def duplicate_opset_import(ctx: LintContext) -> None:
             ctx.report("M007", f"domain {_shown(d)!r} is imported {len(vs)} times (versions {', '.join(map(str, vs))})")
 
 
-@rule("M008", "function-opset-mismatch", "error", "a function whose opset gives its ops another version")
+@check("M008")
 def function_opset_mismatch(ctx: LintContext) -> None:
-    """
-    A model-local function may import another version of a domain than the model does, but
-    only if every op the function uses has the same definition at both versions (the ONNX IR
-    spec: the schemas for the two versions must be the same). Here an op of the function has
-    a different version in force under the model's import: the function's body means something
-    else depending on which import a tool applies when it inlines it. ``onnx.checker`` refuses
-    the model ("not compatible with the version imported by model"); onnxruntime loads it (a
-    warning under ``--target onnxruntime``). A function whose ops are the same at both versions
-    is valid and not reported. Import, in the function, the model's version (after checking its
-    ops at that version).
-    """
     model_ops = {_domain(o.domain): o.version for o in ctx.model.opset_import}
     for f in ctx.model.functions:
         fops = {_domain(o.domain): o.version for o in f.opset_import}
@@ -259,12 +203,8 @@ def _since(op: str, version: int, domain: str) -> int | None:
         return None
 
 
-@rule("M009", "unused-function", "info", "a model-local function that no node calls")
+@check("M009")
 def unused_function(ctx: LintContext) -> None:
-    """
-    A function in ``model.functions`` that no node of any graph or function calls. Harmless,
-    but it is dead weight in the file. Remove it (onnx_ir's ``RemoveUnusedFunctionsPass``).
-    """
     called = {(_domain(n.domain), n.op_type) for n in _all_nodes(ctx.model)}
     for f in ctx.model.functions:
         if (_domain(f.domain), f.name) not in called:
@@ -274,14 +214,8 @@ def unused_function(ctx: LintContext) -> None:
 # ---------------------------------------------------------------------------------- graphs
 
 
-@rule("M010", "empty-graph-name", "error", "a graph (main or subgraph) without a name")
+@check("M010")
 def empty_graph_name(ctx: LintContext) -> None:
-    """
-    ``GraphProto.name`` must not be empty. ``onnx.checker`` refuses the model; onnxruntime
-    refuses it too when the nameless graph is a subgraph (an If/Loop/Scan body) and loads it
-    when it is the main graph; OpenVINO loads both. Name the graph (``model.graph.name =
-    "main_graph"``).
-    """
     for g in _graphs(ctx.model):
         if not g.graph.name:
             refused = {"onnx", "onnxruntime"} if g.depth else {"onnx"}
@@ -294,13 +228,8 @@ def empty_graph_name(ctx: LintContext) -> None:
             )
 
 
-@rule("M011", "duplicate-graph-input", "error", "a graph input listed twice")
+@check("M011")
 def duplicate_graph_input(ctx: LintContext) -> None:
-    """
-    The same name appears twice among a graph's inputs: the value has two definitions.
-    ``onnx.checker`` ("single static assignment"), onnxruntime ("Duplicate definition-site")
-    and OpenVINO ("Tensor already exists") refuse the model. Remove the duplicate.
-    """
     for g in _graphs(ctx.model):
         for name, n in Counter(i.name for i in g.graph.input if i.name).items():
             if n > 1:
@@ -312,29 +241,16 @@ def duplicate_graph_input(ctx: LintContext) -> None:
                 )
 
 
-@rule("M012", "duplicate-graph-output", "warning", "a graph output listed twice")
+@check("M012")
 def duplicate_graph_output(ctx: LintContext) -> None:
-    """
-    The same name appears twice among a graph's outputs. The runtimes load the model and return
-    the value twice, but tools that address outputs by name (or, like onnx_ir, by value) see one
-    output where the graph declares two. Remove the duplicate, or add an ``Identity`` for a
-    second, differently named output.
-    """
     for g in _graphs(ctx.model):
         for name, n in Counter(o.name for o in g.graph.output if o.name).items():
             if n > 1:
                 ctx.report("M012", f"graph output {name!r} is listed {n} times", graph=g.path, tensor=name)
 
 
-@rule("M013", "value-defined-twice", "error", "a node output whose name is already defined in its graph")
+@check("M013")
 def value_defined_twice(ctx: LintContext) -> None:
-    """
-    ONNX graphs are in single static assignment form: each name is defined once, by a graph
-    input, an initializer or one node output. Here a node writes a name that a graph input, an
-    initializer or another node already defines. ``onnx.checker`` and onnxruntime refuse the
-    model; OpenVINO loads it and one of the definitions silently wins (a warning under
-    ``--target openvino``). Rename the output and its readers.
-    """
     for g in _graphs(ctx.model):
         where: dict[str, str] = {i.name: "a graph input" for i in g.graph.input if i.name}
         for t in g.graph.initializer:
@@ -364,16 +280,8 @@ def _refs(ctx: LintContext, path: str):
     return []
 
 
-@rule("M014", "subgraph-name-shadowing", "error", "a subgraph value with the name of an enclosing graph's value")
+@check("M014")
 def subgraph_name_shadowing(ctx: LintContext) -> None:
-    """
-    A value of an If/Loop/Scan body has the name of a value the enclosing graphs define (before
-    the node that holds the body): the body's value would hide the outer one. ONNX forbids it.
-    A body node output or initializer that shadows is refused by ``onnx.checker`` and
-    onnxruntime (OpenVINO loads it: a warning under ``--target openvino``); a body input that
-    shadows is accepted by both and refused by OpenVINO ("Conversion is failed for Loop",
-    an error only under ``--target openvino``). Rename the body's value.
-    """
     for g in _graphs(ctx.model):
         if not g.depth:
             continue
@@ -411,13 +319,8 @@ def subgraph_name_shadowing(ctx: LintContext) -> None:
                     )
 
 
-@rule("M015", "empty-initializer-name", "error", "an initializer without a name")
+@check("M015")
 def empty_initializer_name(ctx: LintContext) -> None:
-    """
-    Every initializer needs a name (that is how nodes read it). ``onnx.checker`` refuses the
-    model; onnxruntime and OpenVINO load it and the tensor is unreachable (a warning under those
-    targets). Name it, or remove it if nothing needs it.
-    """
     for g in _graphs(ctx.model):
         n = sum(1 for t in g.graph.initializer if not t.name)
         if n:
@@ -429,13 +332,8 @@ def empty_initializer_name(ctx: LintContext) -> None:
             )
 
 
-@rule("M016", "duplicate-initializer", "error", "two initializers with the same name")
+@check("M016")
 def duplicate_initializer(ctx: LintContext) -> None:
-    """
-    Two initializers of a graph have the same name, so a reader of that name gets one of two
-    tensors. ``onnx.checker`` refuses the model ("initializer name is not unique"); onnxruntime
-    and OpenVINO keep one of them (a warning under those targets). Remove or rename one.
-    """
     for g in _graphs(ctx.model):
         names = [t.name for t in g.graph.initializer] + [t.values.name for t in g.graph.sparse_initializer]
         for name, n in Counter(x for x in names if x).items():
@@ -453,27 +351,15 @@ def _has_type(v: onnx.ValueInfoProto) -> bool:
     return v.HasField("type") and v.type.WhichOneof("value") is not None
 
 
-@rule("M017", "graph-input-missing-type", "error", "a main-graph input without a type")
+@check("M017")
 def graph_input_missing_type(ctx: LintContext) -> None:
-    """
-    An input of the main graph has no type: the caller cannot know what to feed, and
-    ``onnx.checker``, onnxruntime ("Model input ... has no type") and OpenVINO refuse the model.
-    Declare its element type and shape.
-    """
     for i in ctx.model.graph.input:
         if not _has_type(i):
             ctx.report("M017", f"graph input {i.name!r} has no type: runtimes refuse the model", tensor=i.name)
 
 
-@rule("M018", "graph-input-missing-shape", "error", "a main-graph tensor input without a shape")
+@check("M018")
 def graph_input_missing_shape(ctx: LintContext) -> None:
-    """
-    A tensor input of the main graph has an element type but no shape (not even a rank).
-    ``onnx.checker`` (``full_check``) refuses the model ("Field 'shape' of 'type' is required"),
-    and OpenVINO's CPU plugin refuses an input of dynamic rank; onnxruntime loads it (info under
-    ``--target onnxruntime``). Inference cannot say anything about the shapes that follow. Declare
-    the shape, with named dims (``batch``, ``seq``) where they vary.
-    """
     for i in ctx.model.graph.input:
         if _has_type(i) and i.type.WhichOneof("value") == "tensor_type" and not i.type.tensor_type.HasField("shape"):
             ctx.report(
@@ -485,13 +371,8 @@ def graph_input_missing_shape(ctx: LintContext) -> None:
             )
 
 
-@rule("M019", "graph-output-missing-type", "error", "a main-graph output without a type")
+@check("M019")
 def graph_output_missing_type(ctx: LintContext) -> None:
-    """
-    An output of the main graph has no type. ``onnx.checker`` refuses the model; onnxruntime
-    and OpenVINO infer it and load the model (info under those targets). ``shapeinfer MODEL -o
-    OUT`` writes the inferred type.
-    """
     for o in ctx.model.graph.output:
         if not _has_type(o):
             ctx.report(
@@ -503,13 +384,8 @@ def graph_output_missing_type(ctx: LintContext) -> None:
             )
 
 
-@rule("M020", "graph-output-missing-shape", "error", "a main-graph tensor output without a shape")
+@check("M020")
 def graph_output_missing_shape(ctx: LintContext) -> None:
-    """
-    A tensor output of the main graph has an element type but no shape. ``onnx.checker``
-    (``full_check``) refuses the model; onnxruntime and OpenVINO load it (info under those
-    targets). ``shapeinfer MODEL -o OUT`` writes the inferred shape.
-    """
     for o in ctx.model.graph.output:
         if _has_type(o) and o.type.WhichOneof("value") == "tensor_type" and not o.type.tensor_type.HasField("shape"):
             ctx.report(
@@ -521,15 +397,8 @@ def graph_output_missing_shape(ctx: LintContext) -> None:
             )
 
 
-@rule("M021", "undefined-element-type", "error", "a declared tensor type whose element type is UNDEFINED")
+@check("M021")
 def undefined_element_type(ctx: LintContext) -> None:
-    """
-    A graph input, output or ``value_info`` entry declares a tensor of element type
-    ``UNDEFINED`` (0). onnxruntime refuses the model wherever the declaration is ("Failed to
-    load model"); ``onnx.checker`` and OpenVINO refuse it for a graph input (nothing can be
-    fed) and load it for other declarations (a warning under those targets). Declare the real
-    element type, or drop the ``value_info`` entry.
-    """
     for g in _graphs(ctx.model):
         for kind, vis in (
             ("graph input", g.graph.input),
@@ -555,15 +424,8 @@ def undefined_element_type(ctx: LintContext) -> None:
 # ---------------------------------------------------------------------------------- nodes
 
 
-@rule("M022", "ref-attribute-outside-function", "warning", "an attribute reference in a graph, not a function")
+@check("M022")
 def ref_attribute_outside_function(ctx: LintContext) -> None:
-    """
-    An attribute with ``ref_attr_name`` refers to an attribute of an enclosing function call; it
-    means something only inside a model-local function's body. In a graph there is nothing to
-    refer to: the runtimes load the model and read the attribute's empty value (onnxruntime 1.32
-    runs ``LeakyRelu`` with such an ``alpha`` as alpha 0, not its default 0.01). Give the
-    attribute its value.
-    """
     for ref in ctx.nodes():
         for a in ref.node.attribute:
             if a.ref_attr_name:
@@ -579,16 +441,8 @@ def ref_attribute_outside_function(ctx: LintContext) -> None:
 _ORT_LOADS_DEPRECATED = frozenset({("", "GroupNormalization")})
 
 
-@rule("M023", "deprecated-op", "error", "an op deprecated at the opset in force")
+@check("M023")
 def deprecated_op(ctx: LintContext) -> None:
-    """
-    The op is deprecated at the model's opset (``Upsample`` from opset 10: use ``Resize``;
-    ``Scatter`` from 11: ``ScatterElements``; ``GroupNormalization``-18: opset 21's;
-    ``ai.onnx.ml`` ``TreeEnsembleRegressor``/``Classifier`` from 5: ``TreeEnsemble``).
-    ``onnx.checker`` refuses the model ("Op registered for ... is deprecated"), and onnxruntime
-    does too for all of them but ``GroupNormalization``-18; OpenVINO converts them (a warning
-    under ``--target openvino``). Replace the op by its successor.
-    """
     for ref in ctx.nodes():
         s = ctx.schema(ref.node)
         if s is None or not s.deprecated:
@@ -604,14 +458,8 @@ def deprecated_op(ctx: LintContext) -> None:
         )
 
 
-@rule("M024", "experimental-op", "warning", "an op that is experimental at the opset in force")
+@check("M024")
 def experimental_op(ctx: LintContext) -> None:
-    """
-    The op's schema is experimental at the model's opset (``Upsample`` before opset 7, the
-    ``ai.onnx.preview`` ops): its definition may change or go away, and runtimes may not
-    implement it (onnxruntime 1.32 has no kernel for ``Upsample``-1: P201 under
-    ``--target onnxruntime``). Use a stable op.
-    """
     for ref in ctx.nodes():
         s = ctx.schema(ref.node)
         if s is not None and s.support_level == onnx.defs.OpSchema.SupportType.EXPERIMENTAL:
@@ -619,14 +467,8 @@ def experimental_op(ctx: LintContext) -> None:
             ctx.report("M024", f"{_shown(d)}.{ref.node.op_type} is experimental at opset {ctx.opset(d)}", ref)
 
 
-@rule("M025", "unused-node", "info", "a node none of whose outputs is read")
+@check("M025")
 def unused_node(ctx: LintContext) -> None:
-    """
-    No node (in this graph or a body nested in it) reads any of the node's outputs, and none is
-    a graph output: the node computes something nobody uses. Runtimes usually prune it, but it
-    is dead weight in the file and often a sign of a graph edit that left debris. ``shapeinfer
-    optimize`` removes dead nodes.
-    """
     for g in _graphs(ctx.model):
         live = g.reads | {o.name for o in g.graph.output}
         refs = _refs(ctx, g.path)
@@ -642,13 +484,8 @@ def unused_node(ctx: LintContext) -> None:
                 )
 
 
-@rule("M026", "unused-initializer", "info", "an initializer that nothing reads")
+@check("M026")
 def unused_initializer(ctx: LintContext) -> None:
-    """
-    No node of the graph (or of a body nested in it) reads the initializer, and it is not a
-    graph output: the tensor is stored for nothing (it still costs file size and load time).
-    Remove it (``shapeinfer optimize`` does).
-    """
     for g in _graphs(ctx.model):
         live = g.reads | {o.name for o in g.graph.output}
         for t in g.graph.initializer:
@@ -679,14 +516,8 @@ def _set_fields(a: onnx.AttributeProto) -> list[str]:
     return [f for f in _VALUE_FIELDS.values() if (a.HasField(f) if f in _SINGULAR else len(getattr(a, f)))]
 
 
-@rule("M027", "attribute-value-mismatch", "error", "an attribute with several values, or one that is not of its type")
+@check("M027")
 def attribute_value_mismatch(ctx: LintContext) -> None:
-    """
-    An attribute holds a value in more than one field (``f`` and ``i``), or its ``type`` names a
-    field other than the one holding the value. ``onnx.checker`` and onnxruntime refuse the
-    model ("type field and data field mismatch"); OpenVINO reads one of the fields (a warning
-    under ``--target openvino``). Write the attribute with ``onnx.helper.make_attribute``.
-    """
     for ref in ctx.nodes():
         for a in ref.node.attribute:
             if a.ref_attr_name:
@@ -703,13 +534,8 @@ def attribute_value_mismatch(ctx: LintContext) -> None:
                 )
 
 
-@rule("M028", "empty-value-name", "error", "a main-graph input or output without a name")
+@check("M028")
 def empty_value_name(ctx: LintContext) -> None:
-    """
-    An input or output of the main graph has an empty name: nothing can feed or read it by
-    name. ``onnx.checker`` refuses the model ("required to be non-empty"); onnxruntime and
-    OpenVINO load it (a warning under those targets). Name it.
-    """
     for kind, vis in (("input", ctx.model.graph.input), ("output", ctx.model.graph.output)):
         for k, v in enumerate(vis):
             if not v.name:
@@ -720,18 +546,8 @@ def empty_value_name(ctx: LintContext) -> None:
                 )
 
 
-@rule("M029", "function-invalid", "error", "a function without a name or a domain of its own, or with an invalid body")
+@check("M029")
 def function_invalid(ctx: LintContext) -> None:
-    """
-    A model-local function has no name, or is in the default domain (``""`` or ``ai.onnx``: a
-    call to it is looked up as an ONNX op, "No Op registered"), or its body defines a name twice
-    (two inputs, an input and a node output, two node outputs), or a node of the body reads a
-    name that is neither a function input nor an output of an earlier node: ``onnx.checker``,
-    onnxruntime and OpenVINO refuse the model. A function that lists an output twice is refused
-    by ``onnx.checker`` and onnxruntime; one that lists an attribute twice by ``onnx.checker``
-    only (a warning under the other targets). Name the function, give it a domain of its own,
-    remove or rename the duplicate, or sort the body's nodes.
-    """
     for f in ctx.model.functions:
         where = f"function {f.domain or '(default domain)'}.{f.name or '(no name)'}"
         problems: list[tuple[str, frozenset[str]]] = []

@@ -20,7 +20,7 @@ from shapeinfer.inference.ops.common import dim_values
 from shapeinfer.io.onnxio import subgraph_attrs
 from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import LintContext, NodeRef, dtype_name
-from shapeinfer.lint.registry import rule
+from shapeinfer.lint.registry import check
 from shapeinfer.lint.rules.reshape import _reshapes, _version, constant_target_for, runtime_target
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -47,16 +47,8 @@ def _target_values(ctx: LintContext, ref: NodeRef) -> Sequence | None:
     return dim_values(ref.input_fact(1)) if len(ref.node.input) > 1 else None
 
 
-@rule("P001", "openvino-reshape-non-numeric", "info", "Reshape data of a non-numeric type", target="openvino")
+@check("P001")
 def openvino_non_numeric(ctx: LintContext) -> None:
-    """
-    OpenVINO's opset1 Reshape specification lists data of "any numeric type" ``T``; a Reshape of
-    bool or string data is outside the letter of that spec. OpenVINO's ONNX frontend and CPU
-    plugin read, compile and run such Reshapes all the same (checked with OpenVINO 2026.4 on the
-    attention masks of GPT-2, BERT and Llama exports), so this is for review only, for a plugin
-    that follows the spec to the letter: a Cast to uint8 before and after the Reshape keeps the
-    graph within it.
-    """
     for ref, dtype in _data_types(ctx):
         if dtype in NON_NUMERIC:
             ctx.report(
@@ -68,15 +60,8 @@ def openvino_non_numeric(ctx: LintContext) -> None:
             )
 
 
-@rule("P002", "openvino-special-zero-mapping", "info", "how allowzero maps to special_zero", target="openvino")
+@check("P002")
 def openvino_special_zero(ctx: LintContext) -> None:
-    """
-    OpenVINO's Reshape has ``special_zero`` where ONNX has ``allowzero``, with the opposite
-    sense: ONNX ``allowzero=0`` (the default, a 0 copies the input dim) becomes
-    ``special_zero=true``; ``allowzero=1`` (a 0 is a literal zero dim) becomes
-    ``special_zero=false``. Reported for every Reshape whose target holds a 0, or whose target
-    is only known at run time, so that the mapping can be checked where it matters.
-    """
     for ref in _reshapes(ctx):
         allowzero = bool(ref.attr("allowzero", 0)) if _version(ctx, ref) >= 14 else False
         values = _target_values(ctx, ref)
@@ -89,16 +74,8 @@ def openvino_special_zero(ctx: LintContext) -> None:
             ctx.report("P002", f"{mapping}: the 0 at index {', '.join(map(str, zeros))}: {meaning}", ref)
 
 
-@rule("P101", "onednn-reshape-data-type", "warning", "Reshape data type outside f32/f16/bf16", target="onednn")
+@check("P101")
 def onednn_data_type(ctx: LintContext) -> None:
-    """
-    oneDNN Graph's StaticReshape/DynamicReshape take data ``T1`` of f32, f16 or bf16 only. A
-    Reshape of integer or bool data (shape arithmetic, masks, token ids) is not mapped to them:
-    it is left out of oneDNN's partitions and runs on the framework's own implementation (a
-    fallback, and a partition boundary), which is why this is a warning, not an error. Keep
-    such Reshapes out of the part of the graph given to oneDNN, or fold them (``shapeinfer
-    optimize``) when they are shape arithmetic.
-    """
     for ref, dtype in _data_types(ctx):
         if dtype not in ONEDNN_DATA:
             ctx.report(
@@ -110,15 +87,8 @@ def onednn_data_type(ctx: LintContext) -> None:
             )
 
 
-@rule("P102", "onednn-shape-out-of-int32", "error", "target values outside int32", target="onednn")
+@check("P102")
 def onednn_int32_target(ctx: LintContext) -> None:
-    """
-    oneDNN Graph DynamicReshape's shape input ``T2`` is s32, while an ONNX target is int64: a
-    runtime target (which becomes a DynamicReshape, see P103) holding a value outside the int32
-    range cannot be represented. It is usually a dim so large the model is wrong anyway, or a
-    sentinel from shape arithmetic. A constant target becomes StaticReshape, whose ``shape``
-    attribute is s64 in oneDNN's op definition: not reported.
-    """
     for ref in _reshapes(ctx):
         if _version(ctx, ref) < 5 or not runtime_target(ref):
             continue  # a constant target: StaticReshape's s64 shape attribute holds it
@@ -127,22 +97,8 @@ def onednn_int32_target(ctx: LintContext) -> None:
             ctx.report("P102", f"target value {bad[0]} does not fit the int32 shape oneDNN Graph takes", ref)
 
 
-@rule(
-    "P103",
-    "onednn-dynamic-reshape",
-    "warning",
-    "Reshape with a runtime target (becomes DynamicReshape)",
-    fix="canonicalize-reshape",
-    target="onednn",
-)
+@check("P103")
 def onednn_dynamic_reshape(ctx: LintContext) -> None:
-    """
-    A Reshape whose target is computed at run time maps to oneDNN Graph's DynamicReshape; one
-    with a constant target maps to StaticReshape, which can be compiled into the partition. When
-    the target is equivalent to a constant (see R010) the fix is ``shapeinfer optimize`` (the
-    ``canonicalize-reshape`` pass, also applied by ``lint --fix``); otherwise the finding says
-    the target is genuinely dynamic.
-    """
     for ref in _reshapes(ctx):
         if _version(ctx, ref) < 5 or not runtime_target(ref):
             continue
@@ -192,23 +148,8 @@ def _unloadable(ctx: LintContext, runtime: str, skip_domains: tuple[str, ...] = 
             yield ref, f"{_op_name(domain, n.op_type)} at opset {v}"
 
 
-@rule(
-    "P003", "openvino-no-conversion-rule", "error", "an op OpenVINO's ONNX frontend cannot convert", target="openvino"
-)
+@check("P003")
 def openvino_conversion_rule(ctx: LintContext) -> None:
-    """
-    OpenVINO reads an ONNX model through its ONNX frontend, which converts every node with a
-    conversion rule for the node's domain, op and opset; a node without one makes
-    ``read_model`` fail ("No conversion rule found for operations: ..."). The frontend covers
-    most of the default domain, one op of ``ai.onnx.ml`` and a part of onnxruntime's
-    ``com.microsoft`` ops (Attention, SkipLayerNormalization, MatMulNBits, QuickGelu, ... but
-    not QAttention, QEmbedLayerNormalization, the ``com.microsoft.nchwc`` layout ops of
-    onnxruntime's offline optimizer, nor traditional-ML ops); ops of other domains are refused
-    (``org.openvinotoolkit`` aside, whose ops are OpenVINO's own). The list is the one of the
-    OpenVINO version recorded in ``runtime_ops.json`` (see its ``supported_ops.md``). Export the
-    model without the runtime-specific fusions (before onnxruntime's optimizer or quantizer), or
-    register an OpenVINO extension for the op.
-    """
     for ref, what in _unloadable(ctx, "openvino", skip_domains=("org.openvinotoolkit",)):
         ctx.report(
             "P003",
@@ -218,21 +159,8 @@ def openvino_conversion_rule(ctx: LintContext) -> None:
         )
 
 
-@rule(
-    "P004",
-    "openvino-non-tensor-value",
-    "error",
-    "a graph input, output or value_info that is not a tensor",
-    target="openvino",
-)
+@check("P004")
 def openvino_non_tensor(ctx: LintContext) -> None:
-    """
-    OpenVINO's ONNX frontend reads the main graph's inputs, outputs and ``value_info`` as
-    tensors only: a sequence, map or optional there (the ``ZipMap`` probabilities of a
-    scikit-learn classifier, a list of tensors returned by the model) makes ``read_model`` fail
-    ("Unsupported value_info type"). Return tensors (drop ``ZipMap`` with skl2onnx's
-    ``zipmap=False``), or drop the non-tensor ``value_info`` entries.
-    """
     g = ctx.model.graph
     for where, values in (("input", g.input), ("output", g.output), ("value_info", g.value_info)):
         for v in values:
@@ -247,23 +175,8 @@ def openvino_non_tensor(ctx: LintContext) -> None:
                 )
 
 
-@rule(
-    "P005",
-    "openvino-loop-pass-through-state",
-    "error",
-    "a Loop body that returns one of its inputs unchanged",
-    target="openvino",
-)
+@check("P005")
 def openvino_loop_pass_through(ctx: LintContext) -> None:
-    """
-    A ``Loop`` body whose output list names one of the body's own inputs (a loop-carried value
-    passed through unchanged, as tf2onnx writes for a ``tf.while_loop`` variable the loop only
-    reads) is valid ONNX, and onnx's checker and onnxruntime run it; OpenVINO 2026's ONNX
-    frontend counts such a value twice and ``read_model`` fails ("The provided loop body graph
-    canonical inputs size (...) does not match the sum of loop carried dependencies and two
-    mandatory inputs"; OpenVINO issues 35874 and 37383; 2025.4 loaded such models). Give the
-    body output its own name: ``Identity(x_in) -> x_out``, and list ``x_out``.
-    """
     for ref in ctx.nodes():
         if ref.node.op_type != "Loop" or ref.node.domain not in ("", "ai.onnx"):
             continue
@@ -308,32 +221,8 @@ def _qdq_source(tensor: str, made: dict[str, NodeRef], readers: dict[str, int]) 
     return q.node.input[0]
 
 
-@rule(
-    "P006",
-    "openvino-qdq-matmul-scale-crash",
-    "error",
-    "a quantized MatMul result times a quantized constant used once (OpenVINO's CPU plugin fails)",
-    target="openvino",
-)
+@check("P006")
 def openvino_qdq_matmul_scale(ctx: LintContext) -> None:
-    """
-    OpenVINO 2026.4's CPU plugin fails in ``compile_model`` on ``Mul(DQ(Q(MatMul(...))),
-    DQ(Q(c)))`` for a constant ``c`` quantized on its own (8-bit, per-tensor): its low-precision
-    ``MultiplyPartialTransformation`` throws "Check 'index < m_inputs.size()' failed ... index '0'
-    out of range". onnxruntime's ``quantize_static`` writes this for the attention scale of the
-    TorchScript exports of BERT, GPT-2 and Llama (``scores * 0.25``). The plugin compiles the same
-    Mul when the quantized constant (or either quantized value) has a second reader, as in the
-    torch.export (dynamo) exports, where one ``Constant`` feeds the scale of every layer: OpenVINO
-    merges identical Q/DQ pairs of one tensor first. Checked against OpenVINO 2026.4 on this
-    repro, which fails, and on the same graph with a second reader, which compiles::
-
-        c = Constant(0.25)
-        y = Mul(DQ(Q(MatMul(a, b), s1, z1), s1, z1), DQ(Q(c, s2, z2), s2, z2))  # z1, z2: uint8 or int8
-
-    It compiles with 16-bit zero points, without the Q/DQ after the MatMul, or with Add in place of
-    the MatMul. Quantize without the constant (``nodes_to_exclude`` for that Mul in onnxruntime's
-    quantizer), or keep the scale as a float constant: ``Mul(DQ(Q(MatMul)), c)`` compiles.
-    """
     graphs = ctx.graphs()
     main = graphs[0][2]
     readers: dict[str, int] = {}  # reads of each name: main-graph nodes and outputs, any subgraph's nodes
@@ -371,22 +260,8 @@ def openvino_qdq_matmul_scale(ctx: LintContext) -> None:
             break
 
 
-@rule(
-    "P201", "onnxruntime-no-kernel", "error", "an op onnxruntime's CPU provider has no kernel for", target="onnxruntime"
-)
+@check("P201")
 def onnxruntime_kernel(ctx: LintContext) -> None:
-    """
-    onnxruntime assigns every node a kernel when it creates the session; with the CPU provider
-    (the one every build has) a node whose domain, op and opset have no CPU kernel, and that is
-    not a function onnxruntime expands, makes ``InferenceSession`` fail ("Could not find an
-    implementation for ...", "... is not a registered function/op"). Examples: ``GemmFastGelu``
-    and ``BiasAdd`` (GPU kernels only), ops of a domain no library registers, default-domain ops
-    of an opset below 7. The table is the one of the onnxruntime version recorded in
-    ``runtime_ops.json``. Unlike onnx's checker, onnxruntime runs its own default-domain ops
-    (``SimplifiedLayerNormalization``) and the ``com.microsoft`` contrib ops it has CPU kernels
-    for. A custom-op library (onnxruntime-extensions) registered in the session supplies its
-    ops: ignore the rule for those.
-    """
     for ref, what in _unloadable(ctx, "onnxruntime"):
         ctx.report(
             "P201",
@@ -396,25 +271,8 @@ def onnxruntime_kernel(ctx: LintContext) -> None:
         )
 
 
-@rule(
-    "P007",
-    "openvino-if-condition-rank",
-    "error",
-    "an If whose condition has rank 2 or more (OpenVINO's If takes rank 0 or 1)",
-    fix="scalar-if-condition",
-    target="openvino",
-)
+@check("P007")
 def openvino_if_condition_rank(ctx: LintContext) -> None:
-    """
-    ONNX takes an ``If`` condition of any rank that holds one element, and onnx's checker and
-    onnxruntime run a ``[1, 1]`` condition; OpenVINO's ``If`` validates
-    ``if_condition_rank.compatible(1) || if_condition_rank.compatible(0)`` (src/core/src/op/if.cpp)
-    and ``read_model`` refuses the model ("Rank of If condition input must be equal to 0 or 1").
-    Checked against OpenVINO 2026.4 with conditions of rank 0, 1 (loaded) and 2, 3 (refused). A
-    condition whose rank OpenVINO cannot see passes its check; reported are conditions whose
-    rank inference knows. ``lint --fix --target openvino`` reads the condition through
-    ``Reshape(cond, [])`` (the ``scalar-if-condition`` pass): the same value, a scalar.
-    """
     for ref in ctx.nodes():
         n = ref.node
         if n.op_type != "If" or n.domain not in ("", "ai.onnx") or not n.input or not n.input[0]:
@@ -435,30 +293,8 @@ def _rank_unknown(f) -> bool:
     return f is not None and f.kind == "tensor" and f.shape is None
 
 
-@rule(
-    "P008",
-    "openvino-dynamic-rank",
-    "error",
-    "a tensor whose rank is only known at run time (OpenVINO's CPU plugin compiles static ranks only)",
-    target="openvino",
-)
+@check("P008")
 def openvino_dynamic_rank(ctx: LintContext) -> None:
-    """
-    OpenVINO's CPU plugin creates a node for every operation with a static rank
-    (``!shape.rank().is_dynamic()``, src/plugins/intel_cpu/src/node.cpp) and ``compile_model``
-    fails on any tensor whose rank OpenVINO's own inference cannot fix; some of its ONNX
-    converters stop earlier, in ``read_model`` (Conv: ``data.get_partial_shape().rank()
-    .is_static()``, src/frontends/onnx/frontend/src/op/conv.cpp; an If whose branches give
-    different ranks: "CPU plug-in doesn't support If operation with dynamic rank"). onnx's
-    checker and onnxruntime run such models. Reported once, at the main-graph node where the
-    rank is lost: a default-domain op with a shape rule whose inputs all have known ranks and
-    whose output's rank is not (a Reshape, Expand or ConstantOfShape to a shape tensor of
-    unknown length, an If whose branches disagree); a rank lost at an op without a rule is not
-    claimed (OpenVINO may know it). Checked against OpenVINO 2026.4: a Reshape to a shape input
-    of unknown length followed by Relu, Conv, pools or BatchNormalization is refused, the same
-    with a shape of static length compiles. Give the shape tensor a static length (a declared
-    input shape, or a Concat of known pieces).
-    """
     from shapeinfer.inference.op_registry import lookup
 
     for ref in ctx.nodes():

@@ -1,4 +1,7 @@
-"""The body of ``shapeinfer lint`` (the click command itself is in :mod:`shapeinfer.cli.commands.lint`).
+"""One ``shapeinfer lint`` run, without the command line: the documentation of rules
+(:func:`explain`, :func:`list_rules`), the settings (:func:`configure`), the files linted
+(:func:`lint_run`) and the report (:func:`render_report`). The click command,
+:mod:`shapeinfer.cli.commands.lint`, calls these and prints what they return.
 
 Exit codes: 0 no finding at or above the ``--fail-on`` severity (default ``error``), 1 at least
 one, 2 could not run (bad flag or configuration, a missing path, or a model file that cannot be
@@ -12,16 +15,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-import click
-
+from shapeinfer.base.codes import Code
 from shapeinfer.base.diagnostics import SEVERITIES
 from shapeinfer.lint.config import ConfigError, LintConfig, resolve
 from shapeinfer.lint.context import Finding
-from shapeinfer.lint.registry import RULES, Rule, split_codes
+from shapeinfer.lint.registry import RULES, split_codes
 from shapeinfer.lint.report import github_lines, summary_line, text_lines, to_json, to_sarif
 from shapeinfer.lint.runner import FileResult, LintUsageError, default_jobs, discover, lint_paths
 
@@ -32,7 +34,7 @@ class LintError(Exception):
     """A user-facing failure before linting starts (one line, exit 2)."""
 
 
-def find_rule(key: str) -> Rule:
+def find_rule(key: str) -> Code:
     """The rule a code (``R009``, any case) or a name (``reshape-noop``) names; LintError with a
     "did you mean" otherwise."""
     k = key.strip()
@@ -103,7 +105,42 @@ def configure(
         raise LintError(str(e)) from None
 
 
-def run(
+@dataclass
+class LintRun:
+    """What linting the files found: each file's result, the findings of all of them, the lines
+    for stderr that come before the report (``notes``), the external data files read, and the
+    exit code."""
+
+    files: list[str]
+    results: list[FileResult]
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    data_files: list[str] = field(default_factory=list)
+
+    @property
+    def unreadable(self) -> list[str]:
+        """The files that could not be read as models (E900)."""
+        return [r.path for r in self.results if r.unreadable]
+
+    def unreadable_line(self) -> str | None:
+        """The error line for stderr naming the unreadable files, None when every file was read."""
+        bad = self.unreadable
+        if not bad:
+            return None
+        return (
+            f"shapeinfer: error: {len(bad)} file(s) could not be read as ONNX models (E900): "
+            + ", ".join(bad[:5])
+            + (" ..." if len(bad) > 5 else "")
+        )
+
+    def exit_code(self, cfg: LintConfig) -> int:
+        """2 when a file was unreadable, else 1 when a finding reaches ``cfg``'s ``--fail-on``, else 0."""
+        if self.unreadable:
+            return EXIT_FAILED
+        return EXIT_FINDINGS if any(cfg.fails(f.severity) for f in self.findings) else EXIT_CLEAN
+
+
+def lint_run(
     paths: Sequence[str],
     cfg: LintConfig,
     *,
@@ -112,11 +149,11 @@ def run(
     fix: bool = False,
     in_place: bool = False,
     jobs: int = 0,
-    version: str = "",
     statistics: bool = False,
-) -> int:
-    """Lint ``paths``, write the report (or, with ``statistics``, the counts per code), return
-    the exit code."""
+) -> LintRun:
+    """Lint ``paths`` under ``cfg`` (with ``fix``, fixing them). LintError, before any model is
+    read, for a flag combination that cannot run, a missing path, or an ``output_file`` the
+    report may not be written to (one of the inputs)."""
     if in_place and not fix:
         raise LintError("--in-place only applies with --fix")
     if statistics and fmt not in ("text", "json"):
@@ -137,54 +174,31 @@ def run(
 
     with Progress("lint", total=len(files)) as bar:
         results = lint_paths(files, cfg, fix=fix, in_place=in_place, jobs=n_jobs, on_done=lambda r: bar.advance())
-    for r in results:
-        for note in r.notes:
-            click.echo(note, err=True)
+    notes = [note for r in results for note in r.notes]
     if fix and not any(r.written for r in results):
         left = sum(1 for r in results for f in r.findings if f.fix)
         why = f"{left} fixable finding{'s' if left != 1 else ''} left" if left else "no fixable finding"
-        click.echo(f"shapeinfer: --fix wrote no file ({why})", err=True)
+        notes.append(f"shapeinfer: --fix wrote no file ({why})")
+    notes += _unused_ranges(cfg, results)
     findings = [f for r in results for f in r.findings]
     data = [p for r in results for p in r.data_files]
-    _unused_ranges(cfg, results)
-    _write_report(
-        findings,
-        results,
-        cfg,
-        fmt,
-        output_file,
-        version,
-        inputs=[*files, *cfg_files(cfg)],
-        data_inputs=data,
-        statistics=statistics,
-    )
-    unreadable = [r.path for r in results if r.unreadable]
-    if unreadable:
-        click.echo(
-            f"shapeinfer: error: {len(unreadable)} file(s) could not be read as ONNX models (E900): "
-            + ", ".join(unreadable[:5])
-            + (" ..." if len(unreadable) > 5 else ""),
-            err=True,
-        )
-        return EXIT_FAILED
-    return EXIT_FINDINGS if any(cfg.fails(f.severity) for f in findings) else EXIT_CLEAN
+    return LintRun(files, results, findings, notes, data)
 
 
-def _unused_ranges(cfg: LintConfig, results: Sequence[FileResult]) -> None:
-    """A warning on stderr for each range no linted model's inputs use (a typo, or a range
+def _unused_ranges(cfg: LintConfig, results: Sequence[FileResult]) -> list[str]:
+    """A warning for stderr for each range no linted model's inputs use (a typo, or a range
     meant for other models): ranges set for a whole project are not errors."""
     from shapeinfer.base.suggest import did_you_mean
 
     read = [r for r in results if not r.unreadable]
     if not read:
-        return
+        return []
     used: set[str] = set().union(*(r.symbols for r in read))
-    for sym in sorted(cfg.dim_ranges.keys() - used):
-        click.echo(
-            f"shapeinfer: warning: range {sym} ({cfg.range_sources.get(sym, '?')}): no linted model has an "
-            f"input dim named {sym!r}{did_you_mean(sym, used)}",
-            err=True,
-        )
+    return [
+        f"shapeinfer: warning: range {sym} ({cfg.range_sources.get(sym, '?')}): no linted model has an "
+        f"input dim named {sym!r}{did_you_mean(sym, used)}"
+        for sym in sorted(cfg.dim_ranges.keys() - used)
+    ]
 
 
 def statistics_rows(findings: Sequence[Finding]) -> list[dict]:
@@ -251,44 +265,25 @@ def cfg_files(cfg: LintConfig) -> list[str]:
     return [p for p in paths if os.path.isfile(p)]
 
 
-def _write_report(
-    findings,
-    results: list[FileResult],
-    cfg: LintConfig,
-    fmt: str,
-    output_file,
-    version: str,
-    inputs: Sequence[str] = (),
-    data_inputs: Sequence[str] = (),
-    statistics: bool = False,
-) -> None:
-    to_terminal = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+def render_report(
+    run: LintRun, cfg: LintConfig, fmt: str, version: str, *, statistics: bool = False, color: bool = False
+) -> str:
+    """The report of ``run`` in ``fmt`` (text, json, sarif, github; with ``statistics``, the
+    counts per code in text or json), without a final newline; ``color``: ANSI colours in text
+    findings (never in statistics)."""
+    findings = run.findings
     if statistics:
         rows = statistics_rows(findings)
         if fmt == "json":
-            text = json.dumps(rows, indent=1)
-        else:
-            text = "\n".join([*statistics_lines(rows), summary_line(findings, len(results))])
-        to_terminal = False
-    elif fmt == "json":
-        text = to_json(findings)
-    elif fmt == "sarif":
+            return json.dumps(rows, indent=1)
+        return "\n".join([*statistics_lines(rows), summary_line(findings, len(run.results))])
+    if fmt == "json":
+        return to_json(findings)
+    if fmt == "sarif":
         active = [c for c in RULES if cfg.is_active(c)]
-        text = json.dumps(to_sarif(findings, version, active), indent=1)
-    elif fmt == "github":
-        text = "\n".join(github_lines(findings))
-    else:
-        lines = text_lines(findings, color=to_terminal)
-        lines.append(summary_line(findings, len(results)))
-        text = "\n".join(lines)
-    if output_file is None:
-        if text:
-            click.echo(text, color=to_terminal)
-        return
-    from shapeinfer.io.userfiles import UserFileError, write_output
-
-    try:
-        data = (text + ("\n" if text else "")).encode("utf-8", "backslashreplace")
-        write_output(output_file, data, inputs=inputs, what="report", data_inputs=data_inputs)
-    except UserFileError as e:
-        raise LintError(str(e)) from None
+        return json.dumps(to_sarif(findings, version, active), indent=1)
+    if fmt == "github":
+        return "\n".join(github_lines(findings))
+    lines = text_lines(findings, color=color)
+    lines.append(summary_line(findings, len(run.results)))
+    return "\n".join(lines)
