@@ -130,7 +130,7 @@ def _vector_model() -> onnx.ModelProto:
 
 
 def test_a_long_vector_by_the_engines_facts_is_checked_without_data_propagation(monkeypatch):
-    from shapeinfer.bindings import specialise_inputs
+    from shapeinfer.inference.bindings import specialise_inputs
 
     m = _vector_model()
     specialise_inputs(m, {"N": load_check.MAX_PROPAGATED + 1})
