@@ -16,7 +16,7 @@ first, whichever tool it was (first: cp 1.1-2.3 s, shapeinfer 1.1-2.1 s; second:
 the first run of a pair is the steadier figure; both positions are reported. Prints each pair
 and the median wall times and their ratio. Deletes everything it made unless ``--keep``.
 
-    python benchmarks/copy_external.py --dir /work/bigtmp --gb 2.5 --pairs 5
+    python benchmarks/copy_external.py --dir DIR_ON_THE_DISK_TO_MEASURE --gb 2.5 --pairs 5
 """
 
 from __future__ import annotations

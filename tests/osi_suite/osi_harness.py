@@ -26,8 +26,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support (benchmarks run this too)
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if str(Path(__file__).resolve().parents[2]) not in sys.path:  # the checkout, for testkit
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from support.suite_runner import run_for_json
 

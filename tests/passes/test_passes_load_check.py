@@ -96,7 +96,7 @@ def _computed_range_model(dim: int) -> onnx.ModelProto:
 
 
 def test_optimize_bind_writes_a_model_whose_folded_range_is_long(monkeypatch):
-    """Found by benchmarks/fuzz_cli.py on a mutated llama export with a 2**31 mask dim: the
+    """Found by tools/fuzz/fuzz_cli.py on a mutated llama export with a 2**31 mask dim: the
     Range limit folded into a constant, onnx's data propagation of the optimized model took
     5 GB and 40 s, then failed, and optimize --bind refused to write ("fails inference
     (std::bad_alloc)"). onnxruntime loads such a model (its constant folding skips the Range).
