@@ -67,8 +67,10 @@ def run_suite(select: str | None = None, per_test_timeout: int = 30, total_timeo
         env = dict(os.environ)
         env["SHAPEINFER_SUITE_OUT"] = out
         env["SHAPEINFER_SUITE_TIMEOUT"] = str(per_test_timeout)
-        # SUITE for plugin.py and oracle.py, its parent (tests/) for the ort_oracle that oracle.py uses
-        env["PYTHONPATH"] = os.pathsep.join([str(SUITE), env.get("PYTHONPATH", ""), str(SUITE.parent)])
+        # SUITE for plugin.py and oracle.py, tests/ for support, the checkout for testkit (ort_oracle)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(SUITE), env.get("PYTHONPATH", ""), str(SUITE.parent), str(SUITE.parents[1])]
+        )
         cmd = [
             sys.executable,
             "-m",
