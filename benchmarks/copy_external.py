@@ -10,13 +10,12 @@ written back afterwards; on a shared VM disk the run that comes second in a pair
 for the first one's write-back, and other processes' writes (other users of the machine) would
 land on whichever run happens to overlap them. ``sync`` flushes this machine's dirty pages; the
 wait makes sure nobody else's are pending when the clock starts; the pause leaves the virtual
-disk's own cache time to drain, which the guest cannot observe. Measured on the shared 2-core
-VM (6 pairs, 2.5 GB): even so the run that comes second in a pair took 3-8x as long as the
-first, whichever tool it was (first: cp 1.1-2.3 s, shapeinfer 1.1-2.1 s; second: 5-10 s), so
-the first run of a pair is the steadier figure; both positions are reported. Prints each pair
+disk's own cache time to drain, which the guest cannot observe. Even so the run that comes
+second in a pair can take several times as long as the first, whichever tool it is, so the
+first run of a pair is the steadier figure; both positions are reported. Prints each pair
 and the median wall times and their ratio. Deletes everything it made unless ``--keep``.
 
-    python benchmarks/copy_external.py --dir /work/bigtmp --gb 2.5 --pairs 5
+    python benchmarks/copy_external.py --dir DIR_ON_THE_DISK_TO_MEASURE --gb 2.5 --pairs 5
 """
 
 from __future__ import annotations

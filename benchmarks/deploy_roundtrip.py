@@ -27,16 +27,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from support import ort_oracle  # the tests' inputs and comparison of results
-
-BINDINGS = ({"batch": 2, "seq": 7}, {"batch": 3, "seq": 11})
-
-
-def feeds(model: onnx.ModelProto, binding: dict[str, int], seed: int) -> dict[str, np.ndarray]:
-    """The round trip's inputs (:func:`ort_oracle.feeds`; a symbol ``binding`` lacks is 1).
-    make_deploy_variants.py draws its calibration data here too."""
-    return ort_oracle.feeds(model, binding, seed, unbound=1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testkit import ort_oracle  # the tests' inputs and comparison of results
+from testkit.roundtrip import BINDINGS, feeds
 
 
 def run(path: Path, model: onnx.ModelProto) -> list[list[np.ndarray]]:

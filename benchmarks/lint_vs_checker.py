@@ -1,5 +1,5 @@
 """Side by side: ``shapeinfer lint`` and ``onnx.checker.check_model(full_check=True)`` on the
-lint rule test models (tests/support/lint_models.py).
+lint rule test models (testkit/lint_models.py).
 
 For every model built to trigger a rule: does ``shapeinfer lint`` report the rule (with the
 target the rule needs), and does the onnx checker (which raises on the first problem it finds,
@@ -16,13 +16,13 @@ import sys
 
 import onnx
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from onnx import TensorProto as T
 from onnx import helper as h
-from support.lint_models import CASES, make, out, vi
 
 from shapeinfer.lint import RULES, lint_model
+from testkit.lint_models import CASES, make, out, vi
 
 
 def checker(model: onnx.ModelProto) -> str | None:

@@ -1,10 +1,10 @@
 """Differential harness: does ``shapeinfer lint --rules TARGET`` report an error exactly when the
 target's runtime refuses the model?
 
-For every model file (tests/models, examples/models and the folders given with ``--models``,
-by default ``../shared/models`` and ``../shared/models/deploy`` beside the repository when they
-exist) and every target, lint runs with the target's profile and the runtime loads the file
-(``tests/support/runtime_probe.py``: the onnx checker with ``full_check=True``, onnxruntime's CPU
+For every model file (tests/models, examples/models and the folders given with ``--models`` or
+in ``$SHAPEINFER_MODEL_DIRS``, separated by ``os.pathsep``) and every target, lint runs with the
+target's profile and the runtime loads the file
+(``testkit/runtime_probe.py``: the onnx checker with ``full_check=True``, onnxruntime's CPU
 ``InferenceSession``, OpenVINO ``read_model`` + ``compile_model("CPU")``). oneDNN Graph has no
 installable runtime: its column shows lint only.
 
@@ -35,9 +35,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # this checkout's shapeinfer, whatever is installed
+sys.path[:0] = [ROOT]  # this checkout's shapeinfer and testkit, whatever is installed
 
-from support.runtime_probe import RUNTIME_OF, available, lint_verdict, probe  # noqa: E402
+from testkit.runtime_probe import RUNTIME_OF, available, lint_verdict, probe  # noqa: E402
 
 TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
 
@@ -52,8 +52,12 @@ def model_files(extra: list[str]) -> list[str]:
 
 
 def default_dirs() -> list[str]:
-    base = os.path.join(ROOT, "..", "shared", "models")
-    return [d for d in (base, os.path.join(base, "deploy")) if os.path.isdir(d)]
+    """The further folders ``$SHAPEINFER_MODEL_DIRS`` names (none when it is not set)."""
+    dirs = [d for d in os.environ.get("SHAPEINFER_MODEL_DIRS", "").split(os.pathsep) if d]
+    missing = [d for d in dirs if not os.path.isdir(d)]
+    if missing:
+        raise SystemExit(f"lint_vs_runtime: SHAPEINFER_MODEL_DIRS names no folder {missing[0]}")
+    return dirs
 
 
 def short(path: str) -> str:

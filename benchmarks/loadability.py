@@ -23,8 +23,8 @@ import tempfile
 import numpy as np
 import onnx
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from support import ort_oracle  # the tests' inputs and comparison of results
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testkit import ort_oracle  # the tests' inputs and comparison of results
 
 
 def feeds(path: str) -> dict[str, np.ndarray]:

@@ -1,6 +1,6 @@
 """Optimize inside If branches, measured on optimum's merged decoders (issue 23).
 
-    python benchmarks/merged_decoders.py [DIR]    (DIR: /work/corpus23, from make_merged_decoders.py)
+    python benchmarks/merged_decoders.py DIR    (DIR: what tools/generators/make_merged_decoders.py wrote)
 
 For each DIR/NAME/ holding ``decoder_model_merged.onnx``, ``decoder_model.onnx`` and
 ``decoder_with_past_model.onnx``, prints one row: nodes (every graph counted, If branches
@@ -124,7 +124,13 @@ def row(folder: Path, tmp: Path) -> tuple[list, bool]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[0] if argv else "/work/corpus23")
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: python benchmarks/merged_decoders.py DIR  (the folder make_merged_decoders.py wrote)")
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    root = Path(argv[0])
+    if not root.is_dir():
+        print(f"merged_decoders: {root} is not a folder (make it with tools/generators/make_merged_decoders.py)")
+        return 2
     head = [
         "model",
         "merged",

@@ -1,12 +1,12 @@
 """Score the vision corpus the way the shared eval's peers.py scores, and run written_check over it.
 
-    python benchmarks/make_vision_models.py CORPUS          # build the corpus first (see its doc)
+    python tools/generators/make_vision_models.py CORPUS          # build the corpus first (see its doc)
     python benchmarks/score_vision.py --corpus CORPUS [--models GLOB] [--tools ort,osi,shapeinfer,onnx]
         [--timeout 600] [--json OUT] [--detail N] [--eval DIR]
     python benchmarks/score_vision.py --corpus CORPUS --written [--scenarios] [--models GLOB]
 
-``--eval``: the folder holding peers.py and written_check.py (default: ``../shared/eval`` beside
-the repository). Needs onnxruntime (and onnx-shape-inference for ``osi``).
+``--eval`` (or ``$SHAPEINFER_EVAL_DIR``): the folder holding peers.py and written_check.py; one of
+the two is required. Needs onnxruntime (and onnx-shape-inference for ``osi``).
 
 Scoring: peers.py is imported from ``--eval`` (not copied). For each model its sidecar's two bindings
 become ``peers.BINDINGS``; the truth is ``peers.ground_truth`` (onnxruntime, every tensor, both
@@ -41,9 +41,8 @@ EVAL_ENV = "SHAPEINFER_EVAL_DIR"  # how --eval reaches the worker processes
 
 
 def eval_script(name: str) -> str:
-    """The path of the shared eval's script ``name`` (``--eval``, else ../shared/eval)."""
-    default = Path(__file__).resolve().parents[2] / "shared" / "eval"
-    return str(Path(os.environ.get(EVAL_ENV, default)) / name)
+    """The path of the shared eval's script ``name`` (``--eval`` or ``$SHAPEINFER_EVAL_DIR``)."""
+    return str(Path(os.environ[EVAL_ENV]) / name)
 
 
 PEER_TOOLS = ("ort", "osi")
@@ -314,6 +313,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.eval:
         os.environ[EVAL_ENV] = os.path.abspath(a.eval)
+    if not os.path.isfile(os.path.join(os.environ.get(EVAL_ENV, ""), "peers.py")):
+        ap.error(f"no peers.py in --eval / ${EVAL_ENV} ({os.environ.get(EVAL_ENV, 'not set')!r})")
     if a.written:
         written(a)
     else:

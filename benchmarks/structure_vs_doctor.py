@@ -1,15 +1,15 @@
 """Side by side on the model-structure fixtures: onnx-doctor, ``shapeinfer lint``, and the
 runtimes that judge them.
 
-Writes every model of ``tests/support/structure_models.py`` (one structural defect each, or a close
+Writes every model of ``testkit/structure_models.py`` (one structural defect each, or a close
 valid model) to a temporary folder, then per model:
 
 - the runtimes' verdicts: ``onnx.checker.check_model(path, full_check=True)``, onnxruntime
   ``InferenceSession`` (CPU), OpenVINO ``read_model`` + ``compile_model("CPU")`` (each in a child
-  process of ``--python``, see ``tests/support/runtime_probe.py``); ``-`` when the runtime is missing;
+  process of ``--python``, see ``testkit/runtime_probe.py``); ``-`` when the runtime is missing;
 - onnx-doctor's codes (``onnx-doctor check --output-format json``, from its own venv:
-  ``--doctor``, default ``/work/venv-doctor/bin/onnx-doctor``; install it there with
-  ``python -m venv /work/venv-doctor && /work/venv-doctor/bin/pip install onnx-doctor==0.2.0``);
+  ``--doctor`` or ``$ONNX_DOCTOR``, else ``onnx-doctor`` on ``PATH``; install it in a venv of its
+  own with ``python -m venv VENV && VENV/bin/pip install onnx-doctor==0.2.0``);
 - this checkout's ``shapeinfer lint`` codes under each ``--targets`` target (default profile).
 
 Codes carry their severity (``ONNX001:e``, ``M010:e``, ``SIM003:i``). The summary counts, per
@@ -26,16 +26,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # this checkout's shapeinfer, whatever is installed
+sys.path[:0] = [ROOT]  # this checkout's shapeinfer and testkit, whatever is installed
 
-from support.runtime_probe import available, probe  # noqa: E402
-from support.structure_models import MODELS  # noqa: E402
+from testkit.runtime_probe import available, probe  # noqa: E402
+from testkit.structure_models import MODELS  # noqa: E402
 
 RUNTIMES = ("onnx", "onnxruntime", "openvino")
 #: lint target -> the runtime that judges its errors
@@ -72,11 +73,14 @@ def has_error(codes) -> bool:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", default=sys.executable, help="interpreter with onnxruntime and openvino")
-    ap.add_argument("--doctor", default="/work/venv-doctor/bin/onnx-doctor")
+    ap.add_argument("--doctor", default=os.environ.get("ONNX_DOCTOR", ""), help="onnx-doctor (or $ONNX_DOCTOR)")
     ap.add_argument("--targets", default="onnx,onnxruntime,openvino")
     ap.add_argument("--only", default="", help="models whose label contains this")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
+    args.doctor = args.doctor or shutil.which("onnx-doctor") or ""
+    if not os.access(args.doctor, os.X_OK):
+        ap.error("no onnx-doctor: give --doctor PATH or set ONNX_DOCTOR (pip install onnx-doctor==0.2.0)")
     targets = [t for t in args.targets.split(",") if t]
     runtimes = [rt for rt in RUNTIMES if available(rt, args.python)]
     labels = [x for x in MODELS if args.only in x]

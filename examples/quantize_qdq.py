@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 
 import shapeinfer
-from shapeinfer.verify import make_feeds
+from shapeinfer.analysis.verify import make_feeds
 
 
 def quantize(src: str, out_dir: str, binding: dict[str, int], calibration: int = 4) -> dict:

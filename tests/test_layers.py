@@ -37,13 +37,6 @@ LAYERS = [
             "shapeinfer.graphsurgeon",
             "shapeinfer.networkx",
             "shapeinfer.compat",
-            # public names kept (aliases of the modules below)
-            "shapeinfer.dims",
-            "shapeinfer.guards",
-            "shapeinfer.bindings",
-            "shapeinfer.verify",
-            "shapeinfer.profile",
-            "shapeinfer.summary",
         ],
     ),
     (8, "cli", ["shapeinfer.cli", "shapeinfer.__main__"]),
@@ -208,22 +201,10 @@ def test_the_check_finds_what_it_looks_for():
     assert circles(g) == [["a", "b", "c"]]
 
 
-def test_public_names_are_the_moved_modules():
-    """The old public module paths the README shows are the new modules themselves."""
-    import importlib
-
-    for old, new in [
-        ("dims", "symbolic.dims"),
-        ("guards", "symbolic.guards"),
-        ("bindings", "inference.bindings"),
-        ("verify", "analysis.verify"),
-        ("profile", "analysis.deployment"),
-        ("summary", "analysis.summary"),
-    ]:
-        assert importlib.import_module(f"shapeinfer.{old}") is importlib.import_module(f"shapeinfer.{new}")
-    from shapeinfer import dims
-
-    assert dims.Expr is importlib.import_module("shapeinfer.symbolic.dims").Expr
+def test_no_alias_modules():
+    """Every module is its own code: none replaces itself with another in `sys.modules`."""
+    aliases = [p.name for p in PKG.rglob("*.py") if "sys.modules[__name__]" in p.read_text()]
+    assert aliases == []
 
 
 if __name__ == "__main__":

@@ -8,12 +8,12 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from support import ort_oracle
 from support.common import model_path
 
 import shapeinfer
 from shapeinfer.analysis.contract import compare, contract_of
 from shapeinfer.inference.engine import infer
+from testkit import ort_oracle
 
 
 def _contract(model: onnx.ModelProto):

@@ -12,7 +12,6 @@ import json
 import onnx
 import pytest
 from click.testing import CliRunner
-from support import ort_oracle
 from support.builders import small_guarded_model
 from support.common import model_path
 
@@ -20,6 +19,7 @@ from shapeinfer.analysis.deployment import _peak, profile
 from shapeinfer.analysis.verify import make_feeds
 from shapeinfer.api import infer
 from shapeinfer.cli.main import main
+from testkit import ort_oracle
 
 
 def test_bert_profile_shapes_and_no_invented_max():

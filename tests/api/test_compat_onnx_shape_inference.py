@@ -12,9 +12,9 @@ import numpy as np
 import onnx
 import pytest
 from support.common import ROOT, model_path
-from support.ort_oracle import feeds, run_all
 
 from shapeinfer.compat import onnx_shape_inference as osi
+from testkit.ort_oracle import feeds, run_all
 
 ir = pytest.importorskip("onnx_ir")
 

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
 from support.common import MODEL_NAMES, MODELS_DIR, ROOT, model_path, run_cli
-from support.lint_models import make, out, reshape_const, reshape_runtime_canonical, reshape_v1, vi
 
 from shapeinfer.cli.main import main
 from shapeinfer.lint import RULES
+from testkit.lint_models import make, out, reshape_const, reshape_runtime_canonical, reshape_v1, vi
 
 TEXT_LINE = re.compile(
     r"^(?P<path>[^:]+):(?P<node>.+?): (?P<code>[A-Z]\d{3}) \[(?P<sev>error|warning|info)\] (?P<msg>.+)$"

@@ -9,12 +9,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from support import ort_oracle
 from support.common import model_path, run_cli
 
 import shapeinfer
 from shapeinfer.inference.bindings import BindError, UnknownInput, check_input_shapes
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 BERT = str(model_path("bert_ts"))
 

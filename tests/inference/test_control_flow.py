@@ -12,12 +12,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from support import ort_oracle
 
 import shapeinfer
 from shapeinfer.analysis.verify import compare
 from shapeinfer.inference.annotate import annotate
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 n, m, k = D.sym("n"), D.sym("m"), D.sym("k")

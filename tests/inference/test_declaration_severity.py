@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
-from support.runtime_probe import available, probe_many
 
 import shapeinfer
 from shapeinfer.cli.main import main
 from shapeinfer.inference.declarations import REFUSED_BY
 from shapeinfer.lint import lint_model
+from testkit.runtime_probe import available, probe_many
 
 OPSET = [h.make_opsetid("", 17)]
 X = h.make_tensor_value_info("x", T.FLOAT, [2, 3])

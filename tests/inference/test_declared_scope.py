@@ -16,11 +16,11 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from support import ort_oracle
 from support.written import size_grid, written_problems
 
 import shapeinfer
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 NAME = "Squeezekeep_dim_0"  # the name torchvision's TorchScript export gives both NMS counts
 

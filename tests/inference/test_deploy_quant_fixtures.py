@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from support import ort_oracle
 
 import shapeinfer
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 DEPLOY = Path(__file__).resolve().parents[1] / "models" / "deploy"
 FIXTURES = [

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from support import ort_oracle
 from support.common import load_stripped
 
 import shapeinfer
 from shapeinfer.inference.annotate import annotate
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 BINDINGS = [{"batch": 2, "seq": 7}, {"batch": 3, "seq": 11}]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from support import ort_oracle
 
 import shapeinfer
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 HEADER = '<ir_version: 8, opset_import: ["" : 17, "local" : 1]>'
 

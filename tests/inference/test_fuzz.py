@@ -1,10 +1,10 @@
-"""Differential fuzzing of shape inference and optimize against onnxruntime (tests/support/fuzz_graphs.py).
+"""Differential fuzzing of shape inference and optimize against onnxruntime (testkit/fuzz_graphs.py).
 
 - ``test_fuzz_bounded``: a fixed, derandomized set of generated graphs, run in every test
   session (about a minute on two cores).
 - ``test_fuzz_long`` (marker ``fuzz``, deselected by default): ``pytest -m fuzz
   --hypothesis-seed=N`` runs ``FUZZ_EXAMPLES`` (default 5000) random graphs; a failure is shrunk
-  by hypothesis to a minimal model. ``python benchmarks/fuzz.py`` runs the same check as a
+  by hypothesis to a minimal model. ``python tools/fuzz/fuzz.py`` runs the same check as a
   script that counts every failure instead of stopping at the first.
 
 The remaining tests check the fuzzer itself: its model of Slice agrees with onnxruntime, it
@@ -30,7 +30,7 @@ from shapeinfer.inference import op_registry as registry
 
 pytest.importorskip("onnxruntime")
 
-from support import fuzz_graphs as fg
+from testkit import fuzz_graphs as fg
 
 CI_EXAMPLES = 2000
 LONG_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "5000"))

@@ -1,4 +1,4 @@
-"""Regression tests for what the differential fuzzer (tests/support/fuzz_graphs.py) found.
+"""Regression tests for what the differential fuzzer (testkit/fuzz_graphs.py) found.
 
 Each is the minimal graph written out with onnx.helper and checked against onnxruntime at
 bindings that exercise the bug. A bug still open would be ``xfail(strict=True)`` here, tied to an
@@ -11,14 +11,14 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from support import ort_oracle
 
 import shapeinfer
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 pytest.importorskip("onnxruntime")
 
-from support.fuzz_graphs import run_all, run_outputs
+from testkit.fuzz_graphs import run_all, run_outputs
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)

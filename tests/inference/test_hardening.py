@@ -182,7 +182,7 @@ def test_lint_and_optimize_obey_timeout(tmp_path, monkeypatch):
 
 
 def test_verify_memory_estimate_of_huge_declared_dims_is_one_line(tmp_path):
-    """Found by benchmarks/fuzz_cli.py: a graph input of 2**62-sized dims made verify's memory
+    """Found by tools/fuzz/fuzz_cli.py: a graph input of 2**62-sized dims made verify's memory
     estimate overflow a float (internal error) instead of refusing the binding."""
     pytest.importorskip("onnxruntime")
     m = _model([h.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [2**62] * 8 + ["a"])])
@@ -194,7 +194,7 @@ def test_verify_memory_estimate_of_huge_declared_dims_is_one_line(tmp_path):
 
 @pytest.mark.parametrize("cmd", [["optimize", "-o", "OUT"], ["lint", "--fix"]])
 def test_optimize_of_names_that_are_not_utf8_keeps_the_graph_connected(tmp_path, cmd):
-    """Found by benchmarks/fuzz_cli.py: the passes rebuilt nodes whose names were not valid
+    """Found by tools/fuzz/fuzz_cli.py: the passes rebuilt nodes whose names were not valid
     UTF-8 (protobuf refused them: an internal UnicodeDecodeError). The names are now escaped
     alike everywhere before any pass runs, and the written model runs in onnxruntime."""
     ort = pytest.importorskip("onnxruntime")
@@ -216,7 +216,7 @@ def test_optimize_of_names_that_are_not_utf8_keeps_the_graph_connected(tmp_path,
 
 
 def test_element_type_from_an_attribute_that_is_no_onnx_type():
-    """Found by benchmarks/fuzz_cli.py: Cast to=2**63-1 made the writer fail ('Value out of
+    """Found by tools/fuzz/fuzz_cli.py: Cast to=2**63-1 made the writer fail ('Value out of
     range' in elem_type, an int32): the element type is an error and left unknown."""
     m = _model([h.make_node("Cast", ["x"], ["y"], to=2**63 - 1)], [vi("x", T.FLOAT, [2, 3])])
     r = shapeinfer.infer(m)

@@ -16,12 +16,12 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from support import ort_oracle
 from support.written import axis_keys, size_grid, written_problems
 
 import shapeinfer
 from shapeinfer.analysis.verify import compare
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 EXPORTERS = Path(__file__).resolve().parents[1] / "models" / "exporters"
 

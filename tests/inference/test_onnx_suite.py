@@ -67,9 +67,9 @@ def test_stft_onesided_default_against_onnxruntime():
     import numpy as np
     import onnx
     from onnx import TensorProto, helper
-    from support.ort_oracle import run
 
     import shapeinfer
+    from testkit.ort_oracle import run
 
     node = helper.make_node("STFT", ["signal", "frame_step", "window"], ["output"])
     g = helper.make_graph(

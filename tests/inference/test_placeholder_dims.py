@@ -15,13 +15,13 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from support import ort_oracle
 from support.common import run_cli
 
 import shapeinfer
 from shapeinfer.api import BindError
 from shapeinfer.io.onnxio import dim_from_proto, is_placeholder
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 
 def _i64(name: str, v) -> onnx.TensorProto:

@@ -10,12 +10,12 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from support import ort_oracle
 from support.written import size_grid, written_problems
 
 import shapeinfer
 from shapeinfer.analysis.verify import compare
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 
 def _init(name: str, v, dt=np.int64) -> onnx.TensorProto:

@@ -11,12 +11,12 @@ import json
 
 import onnx
 import pytest
-from support import ort_oracle
 from support.common import ROOT
 from support.written import axis_keys, feeds, size_grid, written_problems
 
 import shapeinfer
 from shapeinfer.analysis.verify import compare
+from testkit import ort_oracle
 
 VISION = ROOT / "tests" / "models" / "vision"
 MODELS = sorted(p.stem for p in VISION.glob("*.onnx"))

@@ -11,9 +11,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from support.common import run_cli
-from support.external_models import TARGET, WEIGHT, entries, mark_external, save_reshape_matmul
 
 import shapeinfer
+from testkit.external_models import TARGET, WEIGHT, entries, mark_external, save_reshape_matmul
 
 
 def _external(t: TensorProto, location: str, offset: int = 0) -> TensorProto:

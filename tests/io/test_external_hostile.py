@@ -17,29 +17,14 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from support.external_models import TARGET, WEIGHT, entries, mark_external, save_reshape_matmul
 
-HERE = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 1, "support"))
+from testkit.external_models import TARGET, WEIGHT, build, mark_external
 
-
-def build(folder, target_entry=None, weight_entry=None, data: bytes | None = None) -> str:
-    """``folder/m.onnx``: the external_models model, target and weight in ``data.bin``.
-
-    ``target_entry`` / ``weight_entry`` replace the default (valid) entries.
-    """
-    os.makedirs(folder, exist_ok=True)
-    if data is None:
-        data = TARGET.tobytes() + WEIGHT.tobytes()
-    if data is not False:
-        with open(os.path.join(folder, "data.bin"), "wb") as f:
-            f.write(data)
-    tpairs = target_entry or entries("data.bin", 0, TARGET.nbytes)
-    wpairs = weight_entry or entries("data.bin", TARGET.nbytes, WEIGHT.nbytes)
-    return save_reshape_matmul(os.path.join(folder, "m.onnx"), tpairs, wpairs)
+HERE = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "testkit"))
 
 
 def run_batch(jobs: list[dict], allowed: list[str], timeout: float = 120) -> list[dict]:
-    """Run ``jobs`` (see tests/support/cli_driver.py) in one fresh process; results in order."""
+    """Run ``jobs`` (see testkit/cli_driver.py) in one fresh process; results in order."""
     spec = os.path.join(jobs[0]["cwd"], ".jobs.json")
     out = os.path.join(jobs[0]["cwd"], ".results.json")
     with open(spec, "w") as f:

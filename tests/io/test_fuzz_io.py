@@ -1,7 +1,7 @@
-"""A bounded slice of benchmarks/fuzz_io.py (hostile command lines and external-data entries over
+"""A bounded slice of tools/fuzz/fuzz_io.py (hostile command lines and external-data entries over
 every subcommand, from different working directories): no traceback, hang, memory blow-up, file
 opened outside the model's folder, or changed input. The long run is
-``python benchmarks/fuzz_io.py --cases 600``."""
+``python tools/fuzz/fuzz_io.py --cases 600``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 2)
 
 def test_fuzz_io_slice(tmp_path):
     r = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", "fuzz_io.py"), "--cases", "30", "--seed", "11"],
+        [sys.executable, os.path.join(ROOT, "tools", "fuzz", "fuzz_io.py"), "--cases", "30", "--seed", "11"],
         capture_output=True,
         text=True,
         timeout=600,

@@ -20,17 +20,17 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from support import ort_oracle
 from support.common import MODEL_NAMES, ROOT, model_path
 
 import shapeinfer
 from shapeinfer import optimize
 from shapeinfer.inference.annotate import is_complete
 from shapeinfer.io.onnxio import graphs_within
+from testkit import ort_oracle
 
 F = T.FLOAT
 DEPLOY_DIR = ROOT / "tests" / "models" / "deploy"
-SKLEARN_DIR = ROOT / "tests" / "models" / "sklearn"  # benchmarks/make_sklearn_models.py
+SKLEARN_DIR = ROOT / "tests" / "models" / "sklearn"  # tools/generators/make_sklearn_models.py
 
 
 # ---------------------------------------------------------------------------- inputs and checks
@@ -299,7 +299,7 @@ def expand_to_a_declared_zero_dim() -> tuple[onnx.ModelProto, dict]:
     input computes at runtime: folded to an initializer, onnxruntime's ExpandElimination took the
     constant 0 for a 1 and removed the Expand (``[1, 3]`` where the input gives ``[0, 3]``; in
     bert_dynamo with input_ids declared ``[0, seq]``, a Concat it fed then failed to load).
-    Found by benchmarks/fuzz_cli.py."""
+    Found by tools/fuzz/fuzz_cli.py."""
     nodes = [
         h.make_node("Shape", ["x"], ["s"], start=0, end=1),
         h.make_node("Concat", ["s", "one"], ["target"], axis=0),

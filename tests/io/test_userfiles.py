@@ -289,7 +289,7 @@ def test_external_data_never_copied_onto_the_output_model(tmp_path):
 
 
 def test_sarif_report_of_a_non_utf8_model_path(tmp_path):
-    """Found by benchmarks/fuzz_io.py: lint --format sarif on a model whose name is not UTF-8
+    """Found by tools/fuzz/fuzz_io.py: lint --format sarif on a model whose name is not UTF-8
     (with findings) was an internal UnicodeEncodeError; the URI percent-encodes the bytes."""
     import json as _json
 

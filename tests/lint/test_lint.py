@@ -11,7 +11,6 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from support.common import MODEL_NAMES, ROOT, model_path
-from support.lint_models import CASES, ints, make, out, reshape_const, vi
 
 from shapeinfer.lint import RULES, lint_model
 from shapeinfer.lint.config import ConfigError, LintConfig, profile_names, resolve
@@ -19,6 +18,7 @@ from shapeinfer.lint.registry import expand
 from shapeinfer.lint.rules.reshape import canonical_target
 from shapeinfer.lint.runner import lint_path
 from shapeinfer.symbolic import dims as D
+from testkit.lint_models import CASES, ints, make, out, reshape_const, vi
 
 
 def findings_for(case):
@@ -60,7 +60,7 @@ def test_every_rule_has_a_triggering_and_a_clean_model():
 
 
 def test_unresolved_dims_are_reported_where_resolution_was_lost():
-    from support.lint_models import nonzero_chain
+    from testkit.lint_models import nonzero_chain
 
     g001 = [f for f in lint_model(nonzero_chain(), "m") if f.code == "G001"]
     assert [(f.node, f.op_type, f.tensor) for f in g001] == [("bad", "NonZero", "nz")]

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
 from support.common import ROOT, model_path
-from support.lint_models import CASES, make, out, reshape_const, vi
 
 from shapeinfer.base.codes import ENGINE
 from shapeinfer.cli.main import main
 from shapeinfer.lint import RULES
+from testkit.lint_models import CASES, make, out, reshape_const, vi
 
 #: Hugging Face BERT exports (torch.export, and the TorchScript export after onnxruntime's
 #: transformer optimizer): their position embeddings hold 512 rows, so the models run for

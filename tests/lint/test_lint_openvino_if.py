@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
-from support.runtime_probe import available, lint_verdict, probe
 
 from shapeinfer.cli.main import main
+from testkit.runtime_probe import available, lint_verdict, probe
 
 needs_openvino = pytest.mark.skipif(not available("openvino"), reason="openvino is not installed")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import onnx
 import pytest
-from support.lint_models import reshape_to_runtime_rank
-from support.runtime_probe import available, lint_verdict, probe
+
+from testkit.lint_models import reshape_to_runtime_rank
+from testkit.runtime_probe import available, lint_verdict, probe
 
 needs_openvino = pytest.mark.skipif(not available("openvino"), reason="openvino is not installed")
 

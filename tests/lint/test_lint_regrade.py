@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
-from support.lint_models import nonzero_chain, out_of_order
-from support.runtime_probe import available, probe
 
 import shapeinfer
 from shapeinfer.cli.main import main
 from shapeinfer.lint import lint_model
+from testkit.lint_models import nonzero_chain, out_of_order
+from testkit.runtime_probe import available, probe
 
 X = h.make_tensor_value_info("x", T.FLOAT, [2])
 Y = h.make_tensor_value_info("y", T.FLOAT, [2])

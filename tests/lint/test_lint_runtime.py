@@ -16,10 +16,10 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 from support.common import ROOT, model_path
-from support.runtime_probe import RUNTIME_OF, available, lint_verdict, probe
 
 from shapeinfer.cli.main import main
 from shapeinfer.lint import RULES, lint_model
+from testkit.runtime_probe import RUNTIME_OF, available, lint_verdict, probe
 
 DEPLOY = ROOT / "tests" / "models" / "deploy"
 SKLEARN = ROOT / "tests" / "models" / "sklearn"
@@ -226,7 +226,7 @@ def test_openvino_target_reports_a_loop_that_passes_a_state_through():
 def test_openvino_refuses_a_loop_exactly_when_it_passes_a_state_through(tmp_path, pass_through):
     """The oracle for P005: OpenVINO refuses the Loop whose body returns an input unchanged and
     loads the same loop with the value renamed through an Identity; onnxruntime runs both."""
-    from support.lint_models import loop_state
+    from testkit.lint_models import loop_state
 
     path = tmp_path / "loop.onnx"
     onnx.save(loop_state(pass_through), path)
@@ -288,7 +288,7 @@ def test_openvino_fails_on_a_quantized_matmul_times_a_quantized_constant_used_on
     compiles the same graph with the constant shared by a second such Mul, with a float
     constant, or with 16-bit quantization; onnxruntime runs all of them. Lint says so for
     openvino only."""
-    from support.lint_models import qdq_matmul_scale
+    from testkit.lint_models import qdq_matmul_scale
 
     path = tmp_path / "qdq.onnx"
     onnx.save(qdq_matmul_scale(variant, zero_point), path)
@@ -306,7 +306,7 @@ def test_openvino_fails_on_a_quantized_matmul_times_a_quantized_constant_used_on
 def test_openvino_refuses_a_model_local_function_that_onnxruntime_inlines(tmp_path):
     """The oracle for P003 on a model-local function call: OpenVINO does not expand it,
     onnxruntime does; lint says so for openvino only."""
-    from support.lint_models import local_function_call
+    from testkit.lint_models import local_function_call
 
     path = tmp_path / "local_function.onnx"
     onnx.save(local_function_call(), path)

@@ -1,5 +1,5 @@
 """The model-structure rules M001-M029 against their oracles: on every fixture model of
-``tests/support/structure_models.py``, an M finding is an error under a target exactly when that
+``testkit/structure_models.py``, an M finding is an error under a target exactly when that
 target's runtime refuses the model (``onnx.checker`` full_check for ``onnx``, onnxruntime's
 InferenceSession for ``onnxruntime``), and every refused model gets an error finding."""
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 import onnx
 import pytest
 from support.common import ROOT
-from support.structure_models import MODELS
 
 from shapeinfer.lint import RULES, lint_model
 from shapeinfer.lint.config import resolve
 from shapeinfer.lint.runner import lint_path
+from testkit.structure_models import MODELS
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -90,7 +90,7 @@ def test_function_opset_versions_compared_per_op():
 
 
 def test_every_m_rule_has_a_fixture():
-    from support.structure_models import cases
+    from testkit.structure_models import cases
 
     codes = {c.code for c in cases() if c.triggers}
     assert {c for c in RULES if c.startswith("M")} == codes

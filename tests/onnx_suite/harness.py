@@ -34,8 +34,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support (benchmarks run this too)
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if str(Path(__file__).resolve().parents[2]) not in sys.path:  # the checkout, for testkit
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from support.suite_runner import run_for_json
 
@@ -65,8 +67,10 @@ def run_suite(select: str | None = None, per_test_timeout: int = 30, total_timeo
         env = dict(os.environ)
         env["SHAPEINFER_SUITE_OUT"] = out
         env["SHAPEINFER_SUITE_TIMEOUT"] = str(per_test_timeout)
-        # SUITE for plugin.py and oracle.py, its parent (tests/) for the ort_oracle that oracle.py uses
-        env["PYTHONPATH"] = os.pathsep.join([str(SUITE), env.get("PYTHONPATH", ""), str(SUITE.parent)])
+        # SUITE for plugin.py and oracle.py, tests/ for support, the checkout for testkit (ort_oracle)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(SUITE), env.get("PYTHONPATH", ""), str(SUITE.parent), str(SUITE.parents[1])]
+        )
         cmd = [
             sys.executable,
             "-m",

@@ -83,8 +83,8 @@ def _feeds(model: onnx.ModelProto, distinct: bool) -> tuple[dict, dict[str, int]
 
 
 def _run(model: onnx.ModelProto, feeds: dict) -> dict[str, np.ndarray]:
-    """Every node output of ``model`` on ``feeds`` that is a tensor, by name (tests/support/ort_oracle.py)."""
-    from support.ort_oracle import run_all
+    """Every node output of ``model`` on ``feeds`` that is a tensor, by name (testkit/ort_oracle.py)."""
+    from testkit.ort_oracle import run_all
 
     return {k: v for k, v in run_all(model, feeds).items() if isinstance(v, np.ndarray)}
 

@@ -26,8 +26,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support (benchmarks run this too)
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/, for support
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if str(Path(__file__).resolve().parents[2]) not in sys.path:  # the checkout, for testkit
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from support.suite_runner import run_for_json
 
@@ -91,8 +93,10 @@ def run_suite(dropin: bool, select: str | None = None, timeout: int = 900) -> di
         env = dict(os.environ)
         env["SHAPEINFER_OSI_OUT"] = out
         env["SHAPEINFER_OSI_DROPIN"] = "1" if dropin else "0"
-        # SUITE for osi_plugin.py and osi_oracle.py, tests/ for the ort_oracle osi_oracle.py uses
-        env["PYTHONPATH"] = os.pathsep.join([str(SUITE), env.get("PYTHONPATH", ""), str(SUITE.parent)])
+        # SUITE for osi_plugin.py and osi_oracle.py, tests/ for support, the checkout for testkit
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(SUITE), env.get("PYTHONPATH", ""), str(SUITE.parent), str(SUITE.parents[1])]
+        )
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "osi_plugin", "-p", "no:cacheprovider"]
         cmd += ["--rootdir", str(package), "--confcutdir", str(package), "-c", str(SUITE / "pytest.ini")]
         cmd += ["-o", "addopts=", "--tb=no", "-W", "ignore"]

@@ -90,7 +90,7 @@ def check(model_bytes: bytes, ours: dict[str, list]) -> str:
     """Judge the dims the drop-in wrote (``ours``: value name -> its dims, ints or dim texts;
     None for an unknown rank) against onnxruntime's run of the model (serialised as the drop-in
     was given it)."""
-    from support.ort_oracle import error_line, run_all
+    from testkit.ort_oracle import error_line, run_all
 
     model = onnx.ModelProto.FromString(model_bytes)
     last = "no input sizes tried"

@@ -2,7 +2,7 @@
 against the static model at its own size and against the dynamic twin (same weights) at other
 sizes; refusals exit 1, name the node and write nothing.
 
-The twins are made by benchmarks/make_static_twins.py (torch.onnx.export with and without
+The twins are made by tools/generators/make_static_twins.py (torch.onnx.export with and without
 dynamic axes)."""
 
 from __future__ import annotations

@@ -6,11 +6,11 @@ import collections
 
 import onnx
 import pytest
-from support import ort_oracle
 from support.common import MODEL_NAMES, model_path
 
 import shapeinfer
 from shapeinfer.passes import optimize_with_report
+from testkit import ort_oracle
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -8,9 +8,9 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from support import ort_oracle
 
 from shapeinfer.passes import optimize_with_report
+from testkit import ort_oracle
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -17,7 +17,6 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx.reference import ReferenceEvaluator
-from support import ort_oracle
 from support.common import model_path
 
 from shapeinfer.passes import (
@@ -31,6 +30,7 @@ from shapeinfer.passes import (
     pass_module,
     run_pass,
 )
+from testkit import ort_oracle
 
 MODELS = ["bert_ts", "gpt2_ts", "llama_dynamo"]
 INDEX_PASSES = [n for n in PASSES if get_pass(n).stage is Stage.INDEX]

@@ -7,8 +7,9 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from support import ort_oracle
 from support.pass_helpers import model_of, run_pass, vo
+
+from testkit import ort_oracle
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -10,13 +10,13 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from support import ort_oracle
 from support.common import model_path
 from support.pass_helpers import i64, model_of, run_pass
 
 import shapeinfer.passes.fold_constants as fc
 from shapeinfer.passes import PassContext, optimize_with_report
 from shapeinfer.passes import run_pass as run_unchecked
+from testkit import ort_oracle
 
 pytest.importorskip("onnxruntime")
 

@@ -8,10 +8,10 @@ import onnx
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper as h
-from support import ort_oracle
 from support.builders import F32, I64, _model, runtime_guard_model
 
 from shapeinfer.passes import optimize_with_report
+from testkit import ort_oracle
 
 pytest.importorskip("onnxruntime")
 

@@ -96,7 +96,7 @@ def _computed_range_model(dim: int) -> onnx.ModelProto:
 
 
 def test_optimize_bind_writes_a_model_whose_folded_range_is_long(monkeypatch):
-    """Found by benchmarks/fuzz_cli.py on a mutated llama export with a 2**31 mask dim: the
+    """Found by tools/fuzz/fuzz_cli.py on a mutated llama export with a 2**31 mask dim: the
     Range limit folded into a constant, onnx's data propagation of the optimized model took
     5 GB and 40 s, then failed, and optimize --bind refused to write ("fails inference
     (std::bad_alloc)"). onnxruntime loads such a model (its constant folding skips the Range).
@@ -130,7 +130,7 @@ def _vector_model() -> onnx.ModelProto:
 
 
 def test_a_long_vector_by_the_engines_facts_is_checked_without_data_propagation(monkeypatch):
-    from shapeinfer.bindings import specialise_inputs
+    from shapeinfer.inference.bindings import specialise_inputs
 
     m = _vector_model()
     specialise_inputs(m, {"N": load_check.MAX_PROPAGATED + 1})

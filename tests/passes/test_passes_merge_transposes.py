@@ -9,12 +9,12 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from support import ort_oracle
 from support.common import model_path
 from support.pass_helpers import model_of, run_pass, vo
 
 from shapeinfer.passes import optimize_with_report
 from shapeinfer.passes.merge_transposes import compose
+from testkit import ort_oracle
 
 pytest.importorskip("onnxruntime")
 

@@ -8,12 +8,12 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from support import ort_oracle
 from support.common import model_path
 from support.pass_helpers import i64, model_of, run_pass, vo
 
 from shapeinfer.passes import DEFAULT_PASSES, optimize_with_report
 from shapeinfer.passes.remove_expand import broadcast
+from testkit import ort_oracle
 
 pytest.importorskip("onnxruntime")
 

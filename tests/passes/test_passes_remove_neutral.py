@@ -8,11 +8,11 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from support import ort_oracle
 from support.common import model_path
 from support.pass_helpers import model_of, run_pass
 
 from shapeinfer.passes import optimize_with_report
+from testkit import ort_oracle
 
 pytest.importorskip("onnxruntime")
 

@@ -8,10 +8,10 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from support import ort_oracle
 from support.pass_helpers import i64, model_of
 
 from shapeinfer.passes import PassContext, run_pass
+from testkit import ort_oracle
 
 ort = pytest.importorskip("onnxruntime")
 

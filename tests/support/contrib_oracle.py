@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
 from shapeinfer.symbolic import dims as D
-from support import ort_oracle
+from testkit import ort_oracle
 
 F, F16, I32, I64 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT32, TensorProto.INT64
 MS = "com.microsoft"

@@ -10,7 +10,7 @@ from onnx import helper, numpy_helper
 
 import shapeinfer
 from shapeinfer.symbolic import dims as D
-from support import ort_oracle
+from testkit import ort_oracle
 
 #: onnxruntime 1.17+ reads IR 9 (opsets up to 21); opset 23 ops need IR 10.
 IR_VERSION = 9

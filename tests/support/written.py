@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 
 from shapeinfer.io.onnxio import is_placeholder
-from support import ort_oracle
+from testkit import ort_oracle
 
 
 def axis_keys(model: onnx.ModelProto) -> dict[tuple[str, int], str]:

@@ -9,11 +9,11 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from support import ort_oracle
 
 import shapeinfer
 from shapeinfer.analysis.verify import compare
 from shapeinfer.symbolic import dims as D
+from testkit import ort_oracle
 
 pytest.importorskip("onnxruntime")
 

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from support import ort_oracle
 
 import shapeinfer
 from shapeinfer.analysis.verify import compare
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.guards import check
+from testkit import ort_oracle
 
 
 def c(name, v, dt=np.int64):

@@ -1,5 +1,5 @@
 """Every ai.onnx.ml op's shape and type rule against onnxruntime, on the fixtures of
-tests/models/ml (benchmarks/make_ml_models.py: skl2onnx and onnxmltools exports of the common
+tests/models/ml (tools/generators/make_ml_models.py: skl2onnx and onnxmltools exports of the common
 estimators and pipelines, hand-built models for the ops and attribute variants no exporter writes).
 
 For each model and batch size (1, 3, and 0 where onnxruntime runs the model on no rows), every
@@ -38,7 +38,7 @@ ABORTS_ON_NO_ROWS = {"featurevectorizer"}
 
 
 def _feed(vi: onnx.ValueInfoProto, n: int, rng: np.random.Generator):
-    """A value for graph input ``vi`` with ``n`` rows (what benchmarks/make_ml_models.py says)."""
+    """A value for graph input ``vi`` with ``n`` rows (what tools/generators/make_ml_models.py says)."""
     tp = vi.type
     if tp.WhichOneof("value") == "map_type":
         key = tp.map_type.key_type

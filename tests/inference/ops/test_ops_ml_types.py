@@ -1,6 +1,6 @@
 """The types of scikit-learn pipelines (ai.onnx.ml ops, ZipMap's sequence of maps, the
 com.microsoft Tokenizer of a text pipeline) as onnxruntime types them, on the skl2onnx fixtures
-of tests/models/sklearn (benchmarks/make_sklearn_models.py).
+of tests/models/sklearn (tools/generators/make_sklearn_models.py).
 
 onnxruntime is the oracle twice over: each tensor a node makes is added as a graph output
 declared with the type inference gives it (onnxruntime refuses a declared element type or kind

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from support import ort_oracle
 from support.op_oracle import IR_VERSION
 
 import shapeinfer
+from testkit import ort_oracle
 
 F, I8, U8, I16, I64 = TensorProto.FLOAT, TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.INT64
 

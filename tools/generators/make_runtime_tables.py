@@ -19,7 +19,7 @@ so that lint's errors are the runtime's refusals:
 Versions are stored as ranges ``[first, last]`` of the op's domain opset (``last`` is the
 highest version probed: later versions are taken to behave like it).
 
-    python benchmarks/make_runtime_tables.py [--check]   # needs onnxruntime and openvino
+    python tools/generators/make_runtime_tables.py [--check]   # needs onnxruntime and openvino
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import onnx.defs
 from onnx import TensorProto
 from onnx import helper as h
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "shapeinfer", "lint", "runtime_ops.json")
 #: the opset versions probed per domain (the default domain: every onnx opset)
 DOMAIN_VERSIONS = {
@@ -235,9 +235,12 @@ def onnxruntime_table(names: dict[str, set[str]]) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if argv:
+        print(f"usage: python tools/generators/make_runtime_tables.py  (rewrites {OUT}; takes no argument)")
+        return 0 if argv[0] in ("-h", "--help") else 2
     names = op_names()
     table = {
-        "generated_by": "benchmarks/make_runtime_tables.py",
+        "generated_by": "tools/generators/make_runtime_tables.py",
         "onnxruntime": onnxruntime_table(names),
         "openvino": openvino_table(names),
     }

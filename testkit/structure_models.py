@@ -506,7 +506,7 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 
 
 def cases() -> list:
-    from support.lint_models import Case
+    from testkit.lint_models import Case
 
     hit = {
         "M001": ["ir-version-0"],

@@ -2,7 +2,7 @@
 the inputs fed at a binding of the input symbols, and how two runs' results are compared.
 
 Kept apart from ``shapeinfer.analysis.verify`` on purpose, so the tests do not check the tool with its
-own code. The benchmarks import it too (``tests/`` on their ``sys.path``), so that a benchmark
+own code. The benchmarks and fuzzers import it too (the checkout on their ``sys.path``), so that a benchmark
 and the test of the same property feed and compare alike.
 """
 

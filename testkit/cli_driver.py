@@ -1,6 +1,6 @@
 """Run many ``shapeinfer`` command lines in one fresh process and report what each did.
 
-Used by the file and external-data tests and by ``benchmarks/fuzz_io.py``: starting Python and
+Used by the file and external-data tests and by ``tools/fuzz/fuzz_io.py``: starting Python and
 importing onnx once per batch instead of once per command keeps hundreds of runs cheap, while
 the process boundary still gives each batch its own peak RSS, a hard timeout and a clean state.
 
@@ -10,7 +10,7 @@ the command, which must never happen), ``timeout`` (the alarm fired), peak RSS s
 and ``opened``: files opened (Python's ``open`` audit event, which ``os.open`` raises too)
 outside ``allowed`` roots.
 
-    python tests/support/cli_driver.py jobs.json results.json
+    python testkit/cli_driver.py jobs.json results.json
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import os
 import resource
 import signal
 import sys
+import tempfile
 import traceback
 
 
@@ -53,7 +54,11 @@ def run_jobs(jobs: list[dict], allowed: list[str]) -> list[dict]:
     opened: list[str] = []
     system = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/etc", "/proc", "/sys", "/dev/null"]
     system.append(os.path.dirname(os.path.dirname(os.path.abspath(shapeinfer.__file__))))
-    system.extend(p for p in sys.path if p and os.path.isdir(p) and not os.path.realpath(p).startswith("/tmp"))
+    system.extend(
+        p
+        for p in sys.path
+        if p and os.path.isdir(p) and not os.path.realpath(p).startswith(os.path.realpath(tempfile.gettempdir()))
+    )
     roots = [os.path.realpath(p) for p in [*allowed, *system]]
 
     def hook(event, args):

@@ -1,7 +1,7 @@
 """The driver the fixture generators share (make_idiom_models.py, make_vision_models.py): one
 builder per model, run by section, a failure reported and the next model made.
 
-    python benchmarks/make_X.py OUT [--only SECTION,...] [--names NAME,...] [-v]
+    python tools/generators/make_X.py OUT [--only SECTION,...] [--names NAME,...] [-v]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fuzz every subcommand with mutated models: tracebacks, hangs, peak memory, outside opens.
 
-    python benchmarks/fuzz_cli.py --cases 5000 --seed 1 [--timeout 10] [--json results.json]
+    python tools/fuzz/fuzz_cli.py --cases 5000 --seed 1 [--timeout 10] [--json results.json]
 
 Each case mutates one of the example models (examples/models, tests/models/deploy) at the byte
 level (flips, truncations, splices) or through its structure (dims, dim_params, element types,
@@ -47,10 +47,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, ROOT)  # testkit
 
-from support import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
+from testkit import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
 
 SUBCOMMANDS = ["infer", "json", "out", "optimize", "lint", "verify"]
 
@@ -619,7 +619,7 @@ def main() -> int:
     with open(os.path.join(decoy, "data.bin"), "wb") as f:
         f.write(b"\0" * 4096)
     system = [sys.prefix, sys.base_prefix, "/usr", "/etc", "/proc", "/sys", "/dev", ROOT]
-    system += [p for p in sys.path if p and os.path.isdir(p) and not p.startswith("/tmp")]
+    system += [p for p in sys.path if p and os.path.isdir(p) and not p.startswith(tempfile.gettempdir())]
     stats = {
         s: {"cases": 0, "tracebacks": 0, "hangs": 0, "outside": 0, "max_rss_mb": 0.0, "compared": 0, "skipped": 0}
         | ({"loads worse": 0, "different outputs": 0} if s in ("out", "optimize") else {})

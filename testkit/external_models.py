@@ -3,6 +3,8 @@ the target ``[-1, 6]`` and the weight ``[6, 100]`` in external data (so y is ``[
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -41,3 +43,19 @@ def save_reshape_matmul(path: str, target_entry, weight_entry) -> str:
     )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
+
+
+def build(folder, target_entry=None, weight_entry=None, data: bytes | None = None) -> str:
+    """``folder/m.onnx``: the model of :func:`save_reshape_matmul`, target and weight in ``data.bin``.
+
+    ``target_entry`` / ``weight_entry`` replace the default (valid) entries.
+    """
+    os.makedirs(folder, exist_ok=True)
+    if data is None:
+        data = TARGET.tobytes() + WEIGHT.tobytes()
+    if data is not False:
+        with open(os.path.join(folder, "data.bin"), "wb") as f:
+            f.write(data)
+    tpairs = target_entry or entries("data.bin", 0, TARGET.nbytes)
+    wpairs = weight_entry or entries("data.bin", TARGET.nbytes, WEIGHT.nbytes)
+    return save_reshape_matmul(os.path.join(folder, "m.onnx"), tpairs, wpairs)

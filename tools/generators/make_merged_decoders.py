@@ -1,6 +1,6 @@
 """Make optimum's merged decoders for issue 23 (optimize inside If branches).
 
-    /work/venv-export/bin/python benchmarks/make_merged_decoders.py OUT_DIR [--only gpt2,llama,whisper,t5]
+    venv-export/bin/python tools/generators/make_merged_decoders.py OUT_DIR [--only gpt2,llama,whisper,t5]
 
 Needs the exporter environment described in ``make_exporter_models.py`` (torch CPU, transformers,
 optimum-onnx); nothing in the package or the tests imports this. Tiny random-initialised models

@@ -1,6 +1,6 @@
 """Make ONNX models the way users get them from exporters, annotations kept (issue 21's corpus).
 
-    python benchmarks/make_exporter_models.py OUT_DIR [--only genai,optimum,dynamo]
+    python tools/generators/make_exporter_models.py OUT_DIR [--only genai,optimum,dynamo]
 
 Needs its own environment (not the project's; nothing in the package or the tests imports this):
 

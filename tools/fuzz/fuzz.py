@@ -1,9 +1,9 @@
 """Long differential fuzz run: shapeinfer's dims and optimize's outputs against onnxruntime.
 
-Usage: python benchmarks/fuzz.py [--examples N] [--seed S] [--max-steps K] [--no-optimize]
+Usage: python tools/fuzz/fuzz.py [--examples N] [--seed S] [--max-steps K] [--no-optimize]
                                  [--stop] [--save DIR]
 
-Generates N random valid graphs (tests/support/fuzz_graphs.py: Shape/Gather/Slice/Concat/Unsqueeze/
+Generates N random valid graphs (testkit/fuzz_graphs.py: Shape/Gather/Slice/Concat/Unsqueeze/
 Squeeze/Reshape/Expand/Transpose/Flatten/MatMul/Add/Mul/Range/ConstantOfShape/Where over inputs
 with symbolic dims, opsets 11-23, up to K generator steps each) with hypothesis seed S, and
 checks each at 2-3 random bindings: every tensor's inferred dims against onnxruntime's actual
@@ -23,11 +23,12 @@ import json
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)  # testkit
 
 import onnx  # noqa: E402
-from support import fuzz_graphs as fg  # noqa: E402
+
+from testkit import fuzz_graphs as fg  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Make issue 32's vision corpus: small random-weight vision models exported with dynamic batch/height/width.
 
-    python benchmarks/make_vision_models.py OUT_DIR [--only ultralytics,timm,...] [--names yolo11_det,...]
+    python tools/generators/make_vision_models.py OUT_DIR [--only ultralytics,timm,...] [--names yolo11_det,...]
 
 Each exporter lives in its own environment (none of them is the project's; nothing in the package or
 the tests imports this script). Run the script once with each environment's python; a section whose
@@ -13,9 +13,9 @@ exporter does not import is skipped with a message, and one model that fails is 
     python3 -m venv venvs/paddle && venvs/paddle/bin/pip install paddlepaddle paddle2onnx onnxruntime
         (as made: paddlepaddle 3.3.1, paddle2onnx 2.1.0)
 
-    venv-export/bin/python benchmarks/make_vision_models.py /work/corpus/vision \\
+    venv-export/bin/python tools/generators/make_vision_models.py CORPUS \\
         --only ultralytics,timm,torchvision,extra
-    venvs/paddle/bin/python benchmarks/make_vision_models.py /work/corpus/vision --only paddle
+    venvs/paddle/bin/python tools/generators/make_vision_models.py CORPUS --only paddle
 
 Nothing is downloaded: every network is a narrowed random-initialised config (seed 0), a few MB a
 file; ultralytics runs with ``YOLO_OFFLINE=1`` and its requirement check switched off.

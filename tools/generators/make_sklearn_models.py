@@ -1,6 +1,6 @@
 """Make the scikit-learn fixtures in tests/models/sklearn/ (a few KB each) with skl2onnx.
 
-    pip install skl2onnx scikit-learn && python benchmarks/make_sklearn_models.py
+    pip install skl2onnx scikit-learn && python tools/generators/make_sklearn_models.py
 
 Classifiers as skl2onnx converts them (ai.onnx.ml ops ending in ZipMap, whose output is a
 ``seq(map(int64|string, tensor(float)))``) and a text pipeline (com.microsoft Tokenizer,
@@ -22,7 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "models" / "sklearn"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "models" / "sklearn"
 OPSETS = {"": 17, "ai.onnx.ml": 3}
 
 

@@ -12,10 +12,10 @@ Needs (none of it is a shapeinfer dependency)::
 Usage::
 
     # the test fixtures (tests/models/deploy/, listed in its README.md) from examples/models
-    python benchmarks/make_deploy_variants.py --fixtures
+    python tools/generators/make_deploy_variants.py --fixtures
     # every pipeline on every given export, into OUT (for measurements, not the repo)
-    python benchmarks/make_deploy_variants.py MODEL.onnx ... --out /tmp/variants [--pipelines tfopt,qdq]
-    python benchmarks/make_deploy_variants.py --list
+    python tools/generators/make_deploy_variants.py MODEL.onnx ... --out /tmp/variants [--pipelines tfopt,qdq]
+    python tools/generators/make_deploy_variants.py --list
 
 A variant is written as ``<model stem>.<pipeline>.onnx``; a pipeline chain such as
 ``tfopt+qdyn`` applies its steps in order. A variant that fails to build, or that onnxruntime
@@ -38,9 +38,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import onnx
-from deploy_roundtrip import BINDINGS, feeds, ort_oracle  # what the round trip checks at; tests/support/ort_oracle.py
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # testkit
+from testkit import ort_oracle  # noqa: E402
+from testkit.roundtrip import BINDINGS, feeds  # noqa: E402  (the round trip's bindings and inputs)
 
 # The transformers optimizer's model type, heads and hidden size (0: detect) by export name
 # prefix; the exports in examples/models are 4-layer models of hidden size 64 with 4 heads.

@@ -1,6 +1,6 @@
 """Make small ONNX models whose shape arithmetic uses the idioms of issue 22, with the real exporters.
 
-    python benchmarks/make_idiom_models.py OUT_DIR [--only torch,tf,paddle,jax] [--names swin,gru,...]
+    python tools/generators/make_idiom_models.py OUT_DIR [--only torch,tf,paddle,jax] [--names swin,gru,...]
 
 Each exporter lives in its own environment (none of them is the project's; nothing in the package
 or the tests imports this script). Run the script once with each environment's python; a section

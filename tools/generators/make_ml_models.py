@@ -3,9 +3,9 @@ pipelines exported by skl2onnx, LightGBM and XGBoost models exported by onnxmlto
 hand-built models for the ai.onnx.ml ops no exporter here writes (CastMap, CategoryMapper,
 FeatureVectorizer, LabelEncoder 1/2/4, TreeEnsemble 5, SVMClassifier in linear mode, ...).
 
-    python -m venv /work/venvs/ml
-    /work/venvs/ml/bin/pip install skl2onnx onnxmltools lightgbm xgboost scikit-learn onnx onnxruntime
-    /work/venvs/ml/bin/python benchmarks/make_ml_models.py
+    python -m venv ML_VENV
+    ML_VENV/bin/pip install skl2onnx onnxmltools lightgbm xgboost scikit-learn onnx onnxruntime
+    ML_VENV/bin/python tools/generators/make_ml_models.py
 
 Every model is trained on random data with tiny sizes (trees of depth 3, 3 estimators).
 Classifiers come twice, with skl2onnx's ZipMap (``*_zipmap``: a ``seq(map(int64|string,
@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "models" / "ml"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "models" / "ml"
 OPSETS = {"": 17, "ai.onnx.ml": 3}
 
 
@@ -577,8 +577,12 @@ def _type_outputs(m: onnx.ModelProto) -> None:
 
 
 def main() -> None:
+    sections = ("sklearn", "boosters", "hand")
+    if any(a.startswith("-") or a not in sections for a in sys.argv[1:]):
+        print(f"usage: python tools/generators/make_ml_models.py [{' '.join(sections)}]  (writes {OUT})")
+        raise SystemExit(0 if sys.argv[1] in ("-h", "--help") else 2)
     OUT.mkdir(parents=True, exist_ok=True)
-    which = set(sys.argv[1:]) or {"sklearn", "boosters", "hand"}
+    which = set(sys.argv[1:]) or set(sections)
     models: dict[str, onnx.ModelProto] = {}
     if "hand" in which:
         for name, m in hand_models().items():

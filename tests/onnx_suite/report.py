@@ -1,6 +1,6 @@
 """onnx's own shape-inference test suite run against shapeinfer, with the figures per status.
 
-Usage: python benchmarks/onnx_suite.py [-k EXPR] [--show STATUS,...] [--json OUT]
+Usage: python tests/onnx_suite/report.py [-k EXPR] [--show STATUS,...] [--json OUT]
 
 Runs the 1,066 tests vendored in tests/onnx_suite/upstream with onnx's ``infer_shapes``
 replaced by shapeinfer's inference and lint (tests/onnx_suite/harness.py, plugin.py) and
@@ -18,10 +18,9 @@ import json
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "onnx_suite"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import harness  # noqa: E402
+import harness
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from shapeinfer.symbolic import dims as D
-from support import ort_oracle
+from testkit import ort_oracle
 
 #: Opsets the generator targets (the first is what hypothesis shrinks towards).
 OPSETS = (17, 21, 13, 23, 11)

@@ -1,6 +1,6 @@
 """Make static/dynamic twins for ``shapeinfer make-dynamic`` (issue 36 part 1).
 
-    /work/venv-export/bin/python benchmarks/make_static_twins.py [OUT_DIR]
+    venv-export/bin/python tools/generators/make_static_twins.py [OUT_DIR]
 
 OUT_DIR defaults to ``tests/models/static``. Needs an environment with torch, transformers,
 timm and ultralytics (not the project's; nothing in the package imports this). No model hub:
@@ -146,4 +146,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tests/models/static")
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "tests/models/static")

@@ -17,14 +17,14 @@ in external data. A case mutates any of:
 - the subcommand (infer, ``--json``, optimize, lint, lint of the folder with ``-j 2``, ``--fix``,
   verify) and the working directory (one holding a decoy ``data.bin``, the model's folder, ``/``).
 
-Cases run in batches in fresh processes (tests/support/cli_driver.py: an audit hook records every file
+Cases run in batches in fresh processes (testkit/cli_driver.py: an audit hook records every file
 opened outside the allowed folders, an alarm catches hangs, peak RSS is recorded) under an
 address-space limit. A case fails on: a traceback, a hang, an exit code other than 0/1/2, exit
 2 with anything but one ``shapeinfer: error:`` line (or an "internal error"), a file opened
 outside the model's folder, the output folder and the system, a changed input or outside file,
 peak RSS above the limit, or the decoy in the working directory being opened.
 
-    python benchmarks/fuzz_io.py --cases 600 --seed 1 [--json results.json]
+    python tools/fuzz/fuzz_io.py --cases 600 --seed 1 [--json results.json]
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "..", "tests", "support", "cli_driver.py")
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DRIVER = os.path.join(ROOT, "testkit", "cli_driver.py")
+sys.path.insert(0, ROOT)  # testkit
 
 RSS_LIMIT_MB = 400  # a batch runs ~25 commands in one process, onnxruntime included
 AS_LIMIT = 6 << 30
@@ -142,8 +143,7 @@ class Workspace:
 
     def model_case(self, k: int, rng: random.Random) -> tuple[str, str]:
         """A model folder for case ``k`` with mutated external-data entries; (folder, model path)."""
-        sys.path.insert(0, os.path.join(HERE, "..", "tests", "io"))
-        from test_external_hostile import WEIGHT, build
+        from testkit.external_models import WEIGHT, build
 
         folder = os.path.join(self.root, f"m{k}")
         tloc = rng.choice(LOCATIONS) if rng.random() < 0.6 else "data.bin"
