@@ -40,7 +40,7 @@ Every code shapeinfer reports, one entry each. Codes reported by *inference* app
 lint`; codes reported by *a check* are lint's alone. `shapeinfer lint --explain CODE` prints an
 entry, `shapeinfer lint --list-rules` lists them; the linter's profiles, settings and output
 formats are described in [rules/README.md](../rules/README.md). A *fixture* is the case of
-`tests/support/lint_models.py` (`CASES`) that makes the code fire.
+`testkit/lint_models.py` (`CASES`) that makes the code fire.
 
 """
 

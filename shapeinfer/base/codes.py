@@ -51,7 +51,7 @@ class Code:
     lint prints for ``--explain`` and ``docs/rules.md`` shows, the optimize pass that fixes it
     (``fix``, None: not fixable), the ``--target`` it runs under (``target``, None: every
     target), who reports it (``by``: :data:`ENGINE`, :data:`CHECK`, :data:`READER`) and the id
-    of the case in ``tests/support/lint_models.py`` (``CASES``) that makes it fire
+    of the case in ``testkit/lint_models.py`` (``CASES``) that makes it fire
     (``fixture``, None: no such case).
 
     One severity per diagnostic: the engine reports a code at ``severity``, or where its ``doc``

@@ -1,6 +1,6 @@
 """What the runtimes behind the lint targets can load: ``runtime_ops.json``.
 
-The file is generated from the installed runtimes by ``benchmarks/make_runtime_tables.py``
+The file is generated from the installed runtimes by ``tools/generators/make_runtime_tables.py``
 (onnxruntime's CPU kernels, and ops it expands; the ops OpenVINO's ONNX frontend has a
 conversion rule for), and records the runtime versions it was made with. For each runtime and
 each domain it probed: op name -> the ranges of that domain's opset versions it loads.

@@ -6,11 +6,11 @@ from __future__ import annotations
 import importlib.util
 
 from support.common import ROOT
-from support.lint_models import CASES
 
 from shapeinfer.base.codes import CATALOG, CHECK, ENGINE, READER, TARGETS
 from shapeinfer.base.diagnostics import SEVERITIES
 from shapeinfer.lint.registry import CHECKS
+from testkit.lint_models import CASES
 
 
 def _generator():

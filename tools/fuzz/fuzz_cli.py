@@ -604,7 +604,7 @@ def main() -> int:
     import shapeinfer.cli.main  # noqa: F401  (imported once, before the forks)
     from shapeinfer import passes  # noqa: F401
     from shapeinfer.inference import engine  # noqa: F401
-    from shapeinfer.lint import command  # noqa: F401
+    from shapeinfer.lint import session  # noqa: F401
 
     rng = random.Random(a.seed)
     sources = sorted(glob.glob(os.path.join(ROOT, "examples/models/*.onnx")))

@@ -4,7 +4,7 @@
 Each rule's severity is what the runtimes do with such a model, measured with onnx 1.23
 (``onnx.checker.check_model(full_check=True)``), onnxruntime 1.32 (``InferenceSession`` on CPU)
 and OpenVINO 2026.4 (``read_model`` + ``compile_model("CPU")``) on the fixture models of
-``tests/support/structure_models.py`` (``benchmarks/structure_vs_doctor.py`` prints the table). A
+``testkit/structure_models.py`` (``benchmarks/structure_vs_doctor.py`` prints the table). A
 finding is an error under a ``--target`` only where that target's runtime refuses the model
 (the ``onnx`` target's runtime is the checker; ``onednn``, with no runtime to ask, follows
 ``onnx``); elsewhere it is a warning, or info where nothing is wrong for that runtime. The
