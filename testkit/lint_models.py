@@ -623,7 +623,7 @@ CASES: list[Case] = [
     Case("E013", "concat-in-int64", lambda: concat_dims(2**62), False),
     Case("E014", "raw-data-too-short", lambda: initializer_bytes(8), True, node=None),
     Case("E014", "raw-data-right", lambda: initializer_bytes(16), False),
-    # the node errors E011-E014 used to carry, each under its own code since 2026-11
+    # node errors, each under its own code (docs/rules.md: codes that changed)
     Case(
         "E018", "relu-of-two-inputs", lambda: node_model("Relu", [vi("x", T.FLOAT, [2]), vi("z", T.FLOAT, [2])]), True
     ),

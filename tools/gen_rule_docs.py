@@ -42,6 +42,12 @@ entry, `shapeinfer lint --list-rules` lists them; the linter's profiles, setting
 formats are described in [rules/README.md](../rules/README.md). A *fixture* is the case of
 `testkit/lint_models.py` (`CASES`) that makes the code fire.
 
+Codes that changed in 2026-11: what E018 (wrong input or output count) and E019 (Gather index
+out of range) report was reported as E011; what E024 (invalid Slice) reports as E012; E025
+(invalid Concat) as E013; E026 (invalid Split) as E014; inference reported a Reshape-1
+without its `shape` attribute as R006 (lint showed R007). A configuration that selects or
+ignores the old codes for those problems should name the new ones.
+
 """
 
 

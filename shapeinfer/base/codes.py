@@ -374,7 +374,7 @@ WRONG_INPUT_OUTPUT_COUNT = _code(
     f"""
     The node lists a number of inputs or outputs outside the range its op's schema gives at the
     model's opset (a Relu with two inputs, a Dropout-1 with three outputs). onnx's checker
-    refuses the model. {_RUNS} Until 2026-11 this was reported as E011.
+    refuses the model. {_RUNS}
     """,
     fixture="E018-hit-relu-of-two-inputs",
 )
@@ -387,7 +387,7 @@ GATHER_INDEX_OUT_OF_RANGE = _code(
     f"""
     A Gather's data and indices are both known (constants, shape values) and an index is not
     in ``[-n, n-1]`` for the gathered axis of length ``n``. onnxruntime fails on the node ("indices
-    element out of data bounds"). {_RUNS} Until 2026-11 this was reported as E011.
+    element out of data bounds"). {_RUNS}
     """,
     fixture="E019-hit-gather-index-5-of-3",
 )
@@ -446,7 +446,7 @@ SLICE_INVALID = _code(
     f"""
     A Slice's ``starts``/``ends``/``axes``/``steps`` have different lengths, an axis is repeated,
     a step is 0, or a Slice-1 has no ``starts``/``ends``. onnx's inference and onnxruntime refuse
-    the node. {_RUNS} Until 2026-11 this was reported as E012.
+    the node. {_RUNS}
     """,
     fixture="E024-hit-slice-step-0",
 )
@@ -458,8 +458,7 @@ CONCAT_INVALID = _code(
     "a Concat whose inputs differ in rank or that has no axis",
     f"""
     A Concat (or QLinearConcat) has inputs of different ranks, no ``axis`` attribute, or nothing to
-    concatenate. onnx's inference and onnxruntime refuse the node. {_RUNS} Until 2026-11 this was
-    reported as E013.
+    concatenate. onnx's inference and onnxruntime refuse the node. {_RUNS}
     """,
     fixture="E025-hit-concat-rank-2-and-1",
 )
@@ -472,8 +471,7 @@ SPLIT_INVALID = _code(
     f"""
     A Split's ``split`` sizes do not add up to the dim, a dim does not split into the equal parts
     the node asks for (no ``split``: one part per output), or ``num_outputs`` or ``split`` does
-    not match the node's outputs. onnxruntime fails on the node. {_RUNS} Until 2026-11 this was
-    reported as E014.
+    not match the node's outputs. onnxruntime fails on the node. {_RUNS}
     """,
     fixture="E026-hit-split-5-in-2",
 )
@@ -1019,8 +1017,6 @@ RESHAPE_TARGET_FORM_MISMATCH = _code(
     (a target input or no ``shape`` attribute under opset < 5, a ``shape`` attribute or a
     missing second input under opset >= 5) is invalid or silently ignores its target. Write
     the target in the form the opset in force expects (or change the model's opset import).
-    Until 2026-11 inference reported a Reshape-1 without its ``shape`` attribute as R006 (lint
-    showed it as R007 already).
     """,
     by=(ENGINE, CHECK),
     fixture="R007-hit-attribute-under-opset-13",

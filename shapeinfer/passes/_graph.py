@@ -10,9 +10,8 @@ Attributes are decoded only when a pass reads them.
 
 Cost is linear in the model: import is one walk over the protobuf; link edits go through
 :func:`set_input`, :func:`set_inputs`, :func:`set_output`, :func:`replace_uses` and
-:func:`unlink_nodes` (identity-based, in bulk). This replaced onnx-graphsurgeon, whose import
-alone cost ~100 us per node (6x inference) and whose link lists compare nodes field by field
-on every removal (quadratic on shared tensors).
+:func:`unlink_nodes` (identity-based, in bulk). Why an index of our own rather than
+onnx-graphsurgeon or onnx_ir: docs/decisions.md.
 
 The passes' graph code is three modules, cut where the dependencies go one way:
 

@@ -12,9 +12,8 @@ Contract (main graph only):
   over all folded nodes, graph optimizations off: exactly what onnxruntime computes for those
   nodes in the original model), else by onnx's reference evaluator for the ops in
   :data:`EXACT` only, whose results are the same bits onnxruntime gives (data movement,
-  integer arithmetic, comparisons, logic, IEEE-rounded float32/float64 ``+ - * /``). Measured
-  on the shared models' all-constant nodes: onnxruntime was bit-identical on every node and
-  faster; the reference evaluator failed on GatherElements and gave other bits for Cos and Sin.
+  integer arithmetic, comparisons, logic, IEEE-rounded float32/float64 ``+ - * /``; why these:
+  docs/decisions.md).
 - Size cap: a folded tensor that some remaining node reads becomes an initializer only when
   it grows the model by at most ``ctx.max_fold_growth`` bytes: its bytes minus those of the
   constants only its own folded nodes read (so a Transpose of a weight folds at any size, an

@@ -1,5 +1,5 @@
 """``make-dynamic``: make input axes of a statically exported model symbolic, rewriting every
-constant that baked the old size in (issue 36 part 1), or refuse.
+constant that baked the old size in, or refuse.
 
 :func:`make_dynamic` takes a model and ``{input: {axis: symbol}}``, each listed axis a static dim
 (its *old size*), and returns a rewritten copy (the caller's model is never changed) or raises

@@ -108,9 +108,8 @@ def _leading_only(c, c_shape: tuple, t_shape: tuple | None, graph_inputs: set[in
     over leading dims only: ``(c_shape, None)`` when ``c`` already is such an operand (its dims
     from the first that is not 1 on are ``t``'s), ``(shape, array)`` for constant ``c``
     expanded over ``t``'s static trailing dims (at most ``cap`` elements), else None.
-    (onnxruntime broadcasts an operand over inner dims element by element: measured, an Add
-    reading a [1, 1, 17, 1] mask ran twice as long as the Expand to [8, 1, 17, 17] and an Add
-    reading that; over leading dims only it is as fast as reading the expanded tensor.)"""
+    (onnxruntime broadcasts an operand over inner dims element by element, slower than reading
+    the expanded tensor; over leading dims only it is as fast: docs/decisions.md.)"""
     if t_shape is None or len(c_shape) > len(t_shape):
         return None
     r = len(t_shape)

@@ -12,18 +12,14 @@ operand that is not an overridable graph input, dims and types from inference):
 - A ``Mul`` by a constant of more than one element, all 1, is kept: it is the scale of a
   normalization (RMSNorm and T5 LayerNorm weights are 1.0 in an untrained model), and
   onnxruntime fuses the normalization into SimplifiedLayerNormalization only with its scale
-  Mul. Measured: removing it made optimum's tiny LLaMA and T5 merged decoders run 7-9 %
-  slower at onnxruntime's default level. A scalar 1 (rotary embeddings' ``attention_scaling``)
-  is removed.
+  Mul (removing it makes such decoders slower in onnxruntime: docs/decisions.md). A scalar 1
+  (rotary embeddings' ``attention_scaling``) is removed.
 - Float ``x + (+0.0)`` (and ``x - (-0.0)``) is **not** the identity: ``-0.0 + 0.0`` is
   ``+0.0``. It is removed only when ``x`` can never be ``-0.0``: a float32 output of
   ``MatMul``, or of ``Gemm`` without ``C`` and with ``alpha`` 1. A sum of products is
   ``-0.0`` only when its accumulation starts from ``-0.0``; onnxruntime's and OpenVINO's CPU
-  kernels start it from ``+0.0``. Measured: 5,500 onnxruntime runs (MatMul, Gemm and Conv;
-  K from 1 to 1000; constant and prepacked weights; graph optimizations off and on; 1 and 2
-  threads) and 54 OpenVINO runs, on inputs where every product is ``-0.0``, gave no ``-0.0``
-  output; numpy gives ``+0.0`` too. These are the zero biases torch.export writes after each
-  linear layer.
+  kernels start it from ``+0.0`` (the runs that show it: docs/decisions.md). These are the
+  zero biases torch.export writes after each linear layer.
 - A graph output keeps its name (as in ``remove-noop-reshape``): the operand is renamed to it
   when a main-graph node produces the operand and it is not a graph output itself; else the
   node stays.
