@@ -203,14 +203,28 @@ def conv_kernel(ctx, w: Fact | None, n_sp: int) -> list[D.Dim] | None:
     return list(w.shape[2:])
 
 
+def input_channels(ctx, x: Fact, w: Fact | None, per_group: int) -> None:
+    """The input's channels (dim 1) must be what W takes: ``W.shape[per_group] * group`` (Conv
+    and its kin: axis 1; ConvTranspose: axis 0 times 1); runtimes refuse anything else. Recorded
+    as an equality of the node (G003 for a symbol, G002 for two different numbers)."""
+    if w is None or w.shape is None or len(w.shape) <= per_group or x.shape is None or len(x.shape) < 2:
+        return
+    group = ctx.attr("group", 1) if per_group == 1 else 1
+    if type(group) is not int or group < 1:
+        return
+    ctx.unify(x.shape[1], D.mul(w.shape[per_group], group))
+
+
 def conv_like(ctx, x: Fact | None, w: Fact | None, dtype: int) -> list:
-    """A convolution's output ``N x M x spatial`` (M = W's first dim), typed ``dtype``."""
+    """A convolution's output ``N x M x spatial`` (M = W's first dim), typed ``dtype``; the
+    input's channels must be W's second dim times ``group``."""
     if x is None or x.shape is None:
         r = None if w is None or w.shape is None else len(w.shape)
         return [tensor(dtype, ctx.fresh_shape(r)) if r else Fact(dtype, None)]
     n_sp = len(x.shape) - 2
     if n_sp < 1:
         raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, f"{ctx.op_type} input must have rank >= 3")
+    input_channels(ctx, x, w, 1)
     m = w.shape[0] if w is not None and w.shape is not None and w.shape else ctx.fresh()
     kernel = conv_kernel(ctx, w, n_sp)
     if kernel is None:
@@ -245,13 +259,15 @@ def deform_conv(ctx, ins: list) -> list:
 
 @register("ConvTranspose")
 def conv_transpose(ctx, ins: list) -> list:
-    """ConvTranspose: ``N x (W.shape[1]*group) x spatial`` per output_shape, auto_pad or pads."""
+    """ConvTranspose: ``N x (W.shape[1]*group) x spatial`` per output_shape, auto_pad or pads; the
+    input's channels must be W's first dim."""
     x, w = ins[0], ins[1]
     if x.shape is None:
         return [Fact(x.dtype, None)]
     n_sp = len(x.shape) - 2
     if n_sp < 1:
         raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, "ConvTranspose input must have rank >= 3")
+    input_channels(ctx, x, w, 0)
     group = ctx.attr("group", 1)
     m = D.mul(w.shape[1], group) if w is not None and w.shape is not None and len(w.shape) > 1 else ctx.fresh()
     out_shape = ctx.attr("output_shape")

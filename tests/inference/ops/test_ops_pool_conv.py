@@ -122,3 +122,26 @@ def test_conv_kernel_from_symbolic_weight() -> None:
     model = one_node("Conv", [("x", FLOAT, [1, 2, "n"]), ("w", FLOAT, [4, 2, "k"])], attrs=dict(pads=[1, 1]))
     assert inferred(model, {"n": 10, "k": 3})[0] == (1, 4, 10)
     assert inferred(model, {"n": 10, "k": 5})[0] == (1, 4, 8)
+
+
+@pytest.mark.parametrize(
+    ("op", "w_shape", "attrs", "takes"),
+    [
+        ("Conv", [4, 2, 3], {}, 2),
+        ("Conv", [4, 1, 3], dict(group=2), 2),
+        ("ConvTranspose", [2, 3, 3], {}, 2),
+        ("ConvTranspose", [2, 3, 3], dict(group=2), 2),
+    ],
+)
+def test_input_channels_are_what_the_weight_takes(op: str, w_shape: list, attrs: dict, takes: int) -> None:
+    """A symbolic channel dim is guarded to the weight's (onnxruntime runs only that one); two
+    different numbers are an error, as onnxruntime refuses the model."""
+    model = one_node(op, [("x", FLOAT, [1, "c", 5]), ("w", FLOAT, w_shape)], attrs=attrs, opset=11)
+    rt = Runtime(model)
+    w = np.zeros(w_shape, np.float32)
+    runs = {c for c in (1, 2, 3, 4) if rt.run({"x": np.zeros((1, c, 5), np.float32), "w": w}) is not None}
+    assert runs == {takes}
+    r = shapeinfer.infer(model)
+    assert [(g.kind, str(g.lhs), g.rhs) for g in r.guards()] == [("equality", "c", takes)]
+    wrong = one_node(op, [("x", FLOAT, [1, takes + 1, 5]), ("w", FLOAT, w_shape)], attrs=attrs, opset=11)
+    assert "G002" in {d.code for d in shapeinfer.infer(wrong).diagnostics if d.severity == "error"}
