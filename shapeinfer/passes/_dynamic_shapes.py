@@ -71,6 +71,7 @@ class ShapeBuilder:
         self.cache: dict[object, str] = {}
         self.head: list[onnx.NodeProto] = []  # nodes to put at the graph's head
         self.flushed = 0  # nodes at the graph's head put there by earlier flushes
+        self.vectors: dict[str, list] = {}  # shape vector made -> its entries (ints, expressions)
         self.names = {o for n in self.graph.node for o in n.output} | {t.name for t in self.graph.initializer}
         self.names |= {i.name for i in self.graph.input}
         self.node_names = {n.name for n in self.graph.node}
@@ -146,7 +147,13 @@ class ShapeBuilder:
         raise Refused(where, f"cannot compute {atom!r} from shapes")
 
     def _vector(self, entries: list, where: str) -> str:
-        """A 1-D int64 tensor of ``entries`` (ints and expressions)."""
+        """A 1-D int64 tensor of ``entries`` (ints and expressions); :attr:`vectors` keeps what
+        it holds, so a later repair of the same shape input reads the entries back."""
+        out = self._made_vector(entries, where)
+        self.vectors[out] = list(entries)
+        return out
+
+    def _made_vector(self, entries: list, where: str) -> str:
         if all(isinstance(e, int) for e in entries):
             return self._const(entries)
         parts: list[str] = []

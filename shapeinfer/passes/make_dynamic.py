@@ -67,6 +67,7 @@ import onnx
 
 from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, Refused, ShapeBuilder, const_array
 from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.intervals import holds_le
 
 __all__ = ["MakeDynamicError", "Refusal", "make_dynamic"]
 
@@ -81,6 +82,18 @@ _BROADCAST = {
     "And", "Or", "Xor", "Where", "Max", "Min", "Mod", "BitShift", "Sum", "Mean",
 }  # fmt: skip
 _MAX_ROUNDS = 400
+_INT_TYPES = frozenset(
+    (
+        onnx.TensorProto.INT8,
+        onnx.TensorProto.INT16,
+        onnx.TensorProto.INT32,
+        onnx.TensorProto.INT64,
+        onnx.TensorProto.UINT8,
+        onnx.TensorProto.UINT16,
+        onnx.TensorProto.UINT32,
+        onnx.TensorProto.UINT64,
+    )
+)
 _DEBUG = bool(__import__("os").environ.get("SHAPEINFER_MAKE_DYNAMIC_DEBUG"))
 
 
@@ -374,10 +387,11 @@ class _Rewriter(ShapeBuilder):
         del oshape
 
     def _expand_to_data(self, node: onnx.NodeProto, expr: D.Dim, old: int) -> bool:
-        """An Expand whose constant shape spells, as ``old``, a dim its data has as ``expr``
-        (``x[1, 2, 1, seq, 8]`` to ``[1, 2, 2, 12, 8]``, LLaMA's repeat_kv): those entries become
-        1, which keeps the data's dim (the same output at the old size, ``expr`` at any other).
-        False when there is none."""
+        """An Expand whose constant shape spells, as their old sizes, dims its data has in the new
+        symbols (``x[batch, 2, 1, seq, 8]`` to ``[2, 2, 2, 12, 8]``, LLaMA's repeat_kv): those
+        entries become 1, which keeps the data's dims (the same output at the old size, the
+        symbols at any other). False when there is none (``expr`` and ``old``: the guard that
+        led here)."""
         vec, _src = self._shape_const(node.input[1])
         xs = self._shape(node.input[0])
         if vec is None or xs is None:
@@ -386,8 +400,8 @@ class _Rewriter(ShapeBuilder):
         hit = False
         for pos, v in enumerate(entries):
             b = pos - len(entries) + len(xs)
-            if v == old and 0 <= b < len(xs) and xs[b] == expr:
-                entries[pos] = 1
+            if 0 <= b < len(xs) and v != 1 and self._dim_new(xs[b]) and self._eval(xs[b]) == v:
+                entries[pos] = 1  # (every symbol's entry at once: batch and seq alike)
                 hit = True
         if hit:
             self._set_input(node, 1, self._vector(entries, node.name or "Expand"))
@@ -466,7 +480,10 @@ class _Rewriter(ShapeBuilder):
                 )
             pos = axis - rank + len(vec)
             xs = ins[0] if op != "ConstantOfShape" else None
-            entries: list = [1 if (op == "Expand" and v == -1) else int(v) for v in vec]
+            entries: list = [
+                1 if (op == "Expand" and isinstance(v, int) and v == -1) else v if isinstance(v, D.Expr) else int(v)
+                for v in vec
+            ]
             if op == "Tile":
                 xd = xs[axis]
                 if xd == old:
@@ -635,6 +652,8 @@ class _Rewriter(ShapeBuilder):
     def _shape_const(self, name: str):
         """The constant behind a shape input: itself, or ``c`` of TorchScript's
         ``Where(Equal(c, -1 * ConstantOfShape), ConstantOfShape(1), c)``."""
+        if name in self.vectors:  # made by an earlier repair: its entries as written
+            return list(self.vectors[name]), name
         arr = const_array(self.model, name, self.producers)
         if arr is not None:
             return [int(v) for v in arr.ravel()], name
@@ -655,31 +674,24 @@ class _Rewriter(ShapeBuilder):
             if kind in ("broadcast", "equality") and (D.symbols(a) & self.new or D.symbols(b) & self.new):
                 refusals.append(Refusal(where, f"holds only where {D.format(a)} == {D.format(b)}"))
         data = self._data_derived()
+        sized = self._size_derived()
         for i, node in enumerate(self.graph.node):
             nname = node.name or f"{node.op_type} #{i}"
             if node.op_type in ("Gather", "GatherElements", "GatherND"):
                 ds = self._shape(node.input[0])
                 ga = next((a.i for a in node.attribute if a.name == "axis"), 0)
-                if ds is None or not ds:
-                    continue
+                if ds is None or not ds or node.input[1] in data:
+                    continue  # indices read from the inputs' data: the runtime's to check
                 axes = range(len(ds)) if node.op_type == "GatherND" else [ga % len(ds)]
-                if (
-                    any(self._dim_new(ds[a]) for a in axes)
-                    and node.input[1] not in data
-                    and not self._computed_from_shapes(node.input[1])
-                ):
+                why = None
+                if node.op_type == "Gather" and node.input[1] in sized:
+                    why = self._gather_from_shapes(node.input[1], ds[axes[0]])
+                elif any(self._dim_new(ds[a]) for a in axes):
                     ishape = self._shape(node.input[1])
-                    if (
-                        ishape is None
-                        or any(self._dim_new(d) or d != 1 for d in ishape if True)
-                        or node.op_type != "Gather"
-                    ):
-                        refusals.append(
-                            Refusal(
-                                nname,
-                                "reads an axis that follows the size at indices made from constants (fixed at export)",
-                            )
-                        )
+                    if ishape is None or any(self._dim_new(d) or d != 1 for d in ishape) or node.op_type != "Gather":
+                        why = "reads an axis that follows the size at indices made from constants (fixed at export)"
+                if why is not None:
+                    refusals.append(Refusal(nname, why))
             elif node.op_type == "Slice":
                 ds, os_ = self._shape(node.input[0]), self._shape(node.output[0])
                 if ds is not None and os_ is not None and len(ds) == len(os_):
@@ -709,37 +721,76 @@ class _Rewriter(ShapeBuilder):
                 out.update(node.output)
         return out
 
-    def _computed_from_shapes(self, name: str) -> bool:
-        """Whether tensor ``name`` is computed from the graph's shapes: its cone reads a
-        ``Shape`` or ``Size``, reads no graph input's data, and every constant in it holds at most
-        one element (so no arange or table of an old size is left in it; the aranges traced to
-        the size are ``Range`` computations by now), a Reshape's target and the axes of
-        Squeeze/Unsqueeze apart."""
-        seen: set[str] = set()
-        stack = [name]
-        shapes = False
-        inputs = {i.name for i in self.graph.input} - {t.name for t in self.graph.initializer}
-        while stack:
-            t = stack.pop()
-            if t in seen or not t:
-                continue
-            seen.add(t)
-            node = self.producers.get(t)
-            if node is None or node.op_type == "Constant":
-                if t in inputs:
-                    return False
-                arr = const_array(self.model, t, self.producers)
-                if arr is None or arr.size > 1:
-                    return False
-                continue
-            if node.op_type in ("Shape", "Size"):
-                shapes = True
-                continue
-            if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
-                return False
-            # a Reshape's target and the axes of (Un)Squeeze move values, they make none
-            stack.extend(node.input[:1] if node.op_type in ("Reshape", "Unsqueeze", "Squeeze") else node.input)
-        return shapes
+    def _gather_from_shapes(self, name: str, dim: D.Dim) -> str | None:
+        """Why a Gather along an axis of ``dim`` at indices ``name`` computed from the shapes (and
+        maybe constants) is
+        not proved to read what it read at the old size, at every size; None when it is: every
+        index is proved within ``[0, dim)`` (:meth:`_value_range`), and when the axis follows the
+        size and the indices are more than one, they span it (``0`` to ``dim - 1``, as
+        ``mask.flatten()[b * seq + s]`` does; ``[0, seq)`` of a ``batch*seq`` axis is the first
+        row's mask for every row: the batch offsets were folded)."""
+        r = self._value_range(name, 0)
+        if r is None:
+            return "indices computed from the shapes whose values are not told"
+        ishape = self._shape(name)
+        single = ishape is not None and all(d == 1 for d in ishape)
+        if self._dim_new(dim) and not single:
+            if r[0] == 0 and D.compare(r[1], D.sub(dim, 1)) == 0:
+                return None
+            return (
+                f"indices {D.format(r[0])}..{D.format(r[1])} read part of an axis of {D.format(dim)}: "
+                "offsets folded at the old size (a batch of 1?) cannot be told from constants"
+            )
+        # the bounds inference found are the model's own range (a table's rows), as the twin's
+        ranges = self.result.ranges()
+        if holds_le(0, r[0], ranges) and holds_le(r[1], D.sub(dim, 1), ranges):
+            return None
+        return f"indices {D.format(r[0])}..{D.format(r[1])} not proved within the axis of {D.format(dim)}"
+
+    def _value_range(self, name: str, depth: int) -> tuple[D.Dim, D.Dim] | None:
+        """``(lo, hi)`` of an integer tensor's values as expressions in the symbols, from the
+        facts' known values, ``Range(start, limit, 1)``, ``Add``, ``Mul`` of non-negative
+        ranges and the ops that move values; None where it cannot be told."""
+        f = self.facts.get(name)
+        if f is not None and f.value is not None and len(f.value) >= 1:
+            vals = list(f.value)
+            if all(type(v) is int for v in vals):
+                return min(vals), max(vals)
+            if len(vals) == 1 and not isinstance(vals[0], float):
+                return vals[0], vals[0]
+        node = self.producers.get(name)
+        if node is None or node.op_type == "Constant":
+            arr = const_array(self.model, name, self.producers)
+            if arr is None or arr.size == 0 or arr.dtype.kind not in "iu":
+                return None
+            return int(arr.min()), int(arr.max())
+        op = node.op_type
+        if depth > 64:
+            return None
+        # ops whose output values are some of input 0's values
+        if op in ("Reshape", "Unsqueeze", "Squeeze", "Identity", "Expand", "Transpose", "Flatten", "Slice", "Tile"):
+            return self._value_range(node.input[0], depth + 1)
+        if op in ("Gather", "GatherElements", "GatherND") and f is not None and f.dtype in _INT_TYPES:
+            return self._value_range(node.input[0], depth + 1)
+        if op == "ConstantOfShape":
+            value = next((a.t for a in node.attribute if a.name == "value"), None)
+            arr = onnx.numpy_helper.to_array(value) if value is not None else np.zeros(1, np.float32)
+            return (int(arr.ravel()[0]),) * 2 if arr.size == 1 and arr.dtype.kind in "iu" else None
+        if op == "Cast" and f is not None and f.dtype in _INT_TYPES:
+            return self._value_range(node.input[0], depth + 1)
+        ins = [self._value_range(i, depth + 1) if i else None for i in node.input]
+        if op == "Range" and len(ins) == 3 and None not in ins:
+            (s0, s1), (_l0, l1), (d0, d1) = ins
+            if s0 != s1 or d0 != 1 or d1 != 1:
+                return None
+            return s0, D.sub(l1, 1)
+        if op in ("Add", "Mul") and len(ins) == 2 and None not in ins:
+            (a0, a1), (b0, b1) = ins
+            if op == "Add":
+                return D.add(a0, b0), D.add(a1, b1)
+            if holds_le(0, a0) and holds_le(0, b0):
+                return D.mul(a0, b0), D.mul(a1, b1)
+        return None
 
     def _size_derived(self) -> set[str]:
         out: set[str] = set()

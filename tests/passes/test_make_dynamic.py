@@ -32,8 +32,8 @@ def _session(model: onnx.ModelProto | str):
 
 
 def _feeds(inputs: dict, sizes: dict[str, int], dims: dict, types: dict[str, int]) -> dict:
-    """Inputs at ``sizes``: floats for images, token ids and an attention mask with its last
-    position masked (a model that mixes positions shows it) for the language models."""
+    """Inputs at ``sizes``: floats for images; for the language models token ids and an
+    attention mask whose rows differ (a model that mixes positions or rows shows it)."""
     rng = np.random.default_rng(sum(sizes.values()))
     feeds = {}
     for name, shape in inputs.items():
@@ -44,8 +44,9 @@ def _feeds(inputs: dict, sizes: dict[str, int], dims: dict, types: dict[str, int
             feeds[name] = rng.standard_normal(shape).astype(np.float32)
         elif "mask" in name:
             feeds[name] = np.ones(shape, np.int64)
-            if shape[-1] > 1:
-                feeds[name][..., -1] = 0
+            for row in range(shape[0]):  # row r masks its last r positions: rows differ
+                if row % shape[-1]:
+                    feeds[name][row, -(row % shape[-1]) :] = 0
         else:
             feeds[name] = rng.integers(0, 50, shape).astype(np.int64)
     return feeds
@@ -294,3 +295,33 @@ def test_cli_writes_the_model_and_its_contract_is_the_twins(tmp_path):
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(main, ["diff", str(TWINS / "gpt2.dynamic.onnx"), str(out)])
     assert r.exit_code == 0, r.output
+
+
+def test_an_axis_a_weight_fixes_is_refused(tmp_path):
+    """The CNN's channels made a symbol: the first Conv's weight takes 3 (inference guards the
+    input's channels to it), so nothing is written."""
+    out = tmp_path / "out.onnx"
+    args = ["make-dynamic", str(TWINS / "cnn.static.onnx"), "-o", str(out), "--dim", "images:1=ch"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 1, r.output
+    assert "/conv1/Conv" in r.output and not out.exists()
+
+
+def test_a_batch_of_one_folds_the_mask_offsets():
+    """BERT exported at batch 1: the mask is read as ``mask.flatten()[b * seq + s]`` with ``b``
+    folded to a constant 0, which nothing tells from the batch; made dynamic it would read the
+    first row's mask for every row. Refused, naming the Gather."""
+    with pytest.raises(MakeDynamicError) as e:
+        shapeinfer.make_dynamic(
+            str(TWINS / "bert_b1.static.onnx"),
+            dims={n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask")},
+        )
+    assert [(r.node, "part of an axis" in r.why) for r in e.value.refusals] == [("/model/Gather_1", True)]
+
+
+def test_indices_past_the_axis_at_other_sizes_are_refused():
+    """GPT-2 with only the ids' sequence made a symbol: the mask (still 8 long) is read at
+    ``b * 8 + s`` for ``s < seq``, past its 16 elements once seq > 8. Refused."""
+    with pytest.raises(MakeDynamicError) as e:
+        shapeinfer.make_dynamic(str(TWINS / "gpt2.static.onnx"), dims={"input_ids": {1: "seq"}})
+    assert [(r.node, "not proved within" in r.why) for r in e.value.refusals] == [("/model/transformer/Gather_1", True)]
