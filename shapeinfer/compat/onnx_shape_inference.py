@@ -72,12 +72,13 @@ import json
 import logging
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from shapeinfer.base import codes
+from shapeinfer.compat._osi_spelling import Spelling, invented_input_dims, renames, taken_names
 from shapeinfer.document import Document
 from shapeinfer.inference.engine import Result
-from shapeinfer.io.onnxio import graph_path, graphs_with_paths, graphs_within, is_placeholder, type_dims
+from shapeinfer.io.onnxio import graph_path, graphs_with_paths, type_dims
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 
@@ -220,20 +221,6 @@ def _add_constant_values(ir, model: ir.Model, proto: onnx.ModelProto) -> None:
                 g.initializer.append(t)
 
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-
-
-def _taken_names(proto: onnx.ModelProto) -> set[str]:
-    """Every name a dim of ``proto`` uses (inside expressions too): invented names skip them."""
-    taken: set[str] = set()
-    for g in graphs_within(proto.graph):
-        for vi in (*g.input, *g.output, *g.value_info):
-            for d in type_dims(vi.type):
-                if d.dim_param:
-                    taken.update(_TOKEN.findall(d.dim_param))
-    return taken
-
-
 def _forget_declarations(proto: onnx.ModelProto, names: bool) -> None:
     """Clear the dims the main graph's ``value_info`` and outputs declare: their integers (the
     original relates a declared integer to nothing: a data-dependent count stays a symbol, where
@@ -246,148 +233,6 @@ def _forget_declarations(proto: onnx.ModelProto, names: bool) -> None:
         for d in type_dims(vi.type):
             if d.HasField("dim_value") or (names and d.HasField("dim_param")):
                 d.Clear()
-
-
-# ------------------------------------------------------------------------------ dims as the original writes them
-
-
-class _Spelling:
-    """Dims as onnx-shape-inference writes them: sympy's text of the expression (symbols are
-    positive integers there), with the dims inference invents named ``_d<n>``."""
-
-    def __init__(self, renames: dict[str, str], fresh: set[str], taken: set[str]) -> None:
-        self.renames = renames
-        #: fresh symbols a declared dim gave an expression of other symbols (:func:`_adopt`)
-        self.adopted: dict[str, Any] = {}
-        self.taken = taken | set(renames.values())  # names a minted one must not take
-        self._next = 0
-        self.fresh = fresh  # may be 0 (a data-dependent count): not positive for sympy
-        self._memo: dict[D.Expr, str] = {}
-        self._sympy: Any = None
-
-    def dim(self, ir, d: D.Dim) -> int | ir.SymbolicDim:
-        if type(d) is int:
-            return d
-        text = self._memo.get(d)
-        if text is None:
-            text = self._memo[d] = self._text(d)
-        return ir.SymbolicDim(text)
-
-    def mint(self, ir) -> ir.SymbolicDim:
-        """A new ``_d<n>`` name (an element whose value is unknown, as the original names one)."""
-        while f"_d{self._next}" in self.taken:
-            self._next += 1
-        name = f"_d{self._next}"
-        self.taken.add(name)
-        return ir.SymbolicDim(name)
-
-    def _text(self, d: D.Expr) -> str:
-        if len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1 and d.terms[0][0][0].kind == "sym":
-            name = d.terms[0][0][0].name
-            if name in self.adopted:
-                return str(self.adopted[name])
-            return self.renames.get(name, name)  # a lone symbol is its name, whatever it spells
-        try:
-            return str(self._expr(d))
-        except Exception:  # a symbol name sympy cannot print: shapeinfer's own text
-            return D.format(D.substitute(d, {k: D.sym(v) for k, v in self.renames.items()}))
-
-    def expr(self, d: D.Dim):
-        """``d`` as a sympy expression (invented symbols by their ``_d<n>`` names)."""
-        return self._expr(d)
-
-    def _expr(self, d: D.Dim):
-        if self._sympy is None:
-            import sympy
-
-            self._sympy = sympy
-        sp = self._sympy
-        if type(d) is int:
-            return sp.Integer(d)
-        total = sp.Integer(0)
-        for mono, coeff in d.terms:
-            term = sp.Integer(coeff)
-            for atom in mono:
-                term = term * self._atom(atom)
-            total = total + term
-        return total
-
-    def _atom(self, atom: D.Atom):
-        sp = self._sympy
-        if atom.kind == "sym":
-            if atom.name in self.adopted:
-                return self.adopted[atom.name]
-            name = self.renames.get(atom.name, atom.name)
-            if atom.name in self.fresh:
-                return sp.Symbol(name, integer=True, nonnegative=True)
-            return sp.Symbol(name, integer=True, positive=True)
-        if atom.kind == "floordiv":
-            a, k = atom.args
-            c = next((c for m, c in a.terms if not m), 0) if D.is_symbolic(a) else 0
-            if type(k) is int and k > 1 and c == k - 1:  # (x + k - 1)//k is ceil(x/k): -floor(-x/k)
-                return -sp.floor(-self._expr(D.sub(a, c)) / k)
-            return sp.floor(self._expr(a) / self._expr(k))
-        args = [self._expr(a) for a in atom.args]
-        return (sp.Min if atom.kind == "min" else sp.Max)(*args)
-
-
-def _invented_input_dims(proto: onnx.ModelProto, result: Result) -> list[tuple[str, int, str]]:
-    """``(input, axis, symbol)`` for each main-graph input dim the model leaves unnamed, with the
-    symbol inference gave it, in input and axis order."""
-    out = []
-    facts = result.graph_facts.get("main", {})
-    inits = {t.name for t in proto.graph.initializer}
-    for vi in proto.graph.input:
-        f = facts.get(vi.name)
-        if vi.name in inits or f is None or f.kind != "tensor" or f.shape is None:
-            continue
-        which = vi.type.WhichOneof("value")
-        if which != "tensor_type" or not vi.type.tensor_type.HasField("shape"):
-            continue
-        for axis, (pd, d) in enumerate(zip(vi.type.tensor_type.shape.dim, f.shape)):
-            unnamed = not pd.HasField("dim_value") and not (pd.dim_param and not is_placeholder(pd.dim_param))
-            if unnamed and D.is_symbolic(d) and len(D.symbols(d)) == 1:
-                out.append((vi.name, axis, next(iter(D.symbols(d)))))
-    return out
-
-
-def _used_symbols(result: Result) -> list[str]:
-    """The symbols the facts of every graph use, in a stable order."""
-    seen: dict[str, None] = {}
-
-    def visit(f: Fact | None) -> None:
-        if f is None:
-            return
-        for d in f.shape or ():
-            if D.is_symbolic(d):
-                seen.update(dict.fromkeys(sorted(D.symbols(d))))
-        for v in f.value or ():
-            if D.is_symbolic(v):
-                seen.update(dict.fromkeys(sorted(D.symbols(v))))
-        visit(f.elem)
-
-    for facts in result.graph_facts.values():
-        for f in facts.values():
-            visit(f)
-    return list(seen)
-
-
-def _renames(proto: onnx.ModelProto, result: Result, invented: list[tuple[str, int, str]]) -> dict[str, str]:
-    """The ``_d<n>`` name of each symbol inference invented: the inputs' unnamed dims first, then
-    the fresh symbols the facts use, numbered past every name the model already has."""
-    taken = _taken_names(proto)
-    used = set(_used_symbols(result))
-    order = [s for _, _, s in invented] + [s for s in result.fresh_symbols if s in used]
-    out: dict[str, str] = {}
-    n = 0
-    for s in order:
-        if s in out:
-            continue
-        while f"_d{n}" in taken:
-            n += 1
-        out[s] = f"_d{n}"
-        n += 1
-    return out
 
 
 # ------------------------------------------------------------------------------ merging, as the original merges
@@ -479,7 +324,7 @@ def _merge(ir, value: ir.Value, inferred_type, inferred_dtype, inferred_shape, p
     return None
 
 
-def _ir_type(ir, f: Fact, spell: _Spelling):
+def _ir_type(ir, f: Fact, spell: Spelling):
     """``(type, dtype, shape)`` to set for fact ``f``: ``type`` for a sequence, optional or sparse
     tensor (complete ones only), else the tensor's dtype and shape (each None where unknown)."""
     if f.kind == "tensor":
@@ -514,7 +359,7 @@ _SYM_DATA_OPS = frozenset(
 )
 
 
-def _sym_data(ir, f: Fact, spell: _Spelling) -> tuple[str, list | None] | None:
+def _sym_data(ir, f: Fact, spell: Spelling) -> tuple[str, list | None] | None:
     """The SYM_DATA_KEY text of a node output with fact ``f`` (an integer tensor some of whose
     elements are known: the flattened list, as the original stores it, an unknown element named
     as a new dim) and the integers for its ``const_value`` (a 0-d or 1-d value whose elements are
@@ -565,9 +410,9 @@ def infer_symbolic_shapes(
     _raise_errors(ir, model, result, graphs, policy)
     _warn(result, graphs, warn_on_missing)
 
-    invented = _invented_input_dims(proto, result)
-    renames = _renames(proto, result, invented)
-    spell = _Spelling(renames, set(result.fresh_symbols), _taken_names(proto))
+    invented = invented_input_dims(proto, result)
+    dim_names = renames(proto, result, invented)
+    spell = Spelling(dim_names, set(result.fresh_symbols), taken_names(proto))
     if adopt_declared_symbols and policy in ("refine", "strict"):
         _adopt(ir, result, graphs, spell)
     writes = _plan(ir, model, result, graphs, spell, policy)
@@ -575,7 +420,7 @@ def infer_symbolic_shapes(
     # graph inputs' anonymous dims get their names, as the original names them before it starts
     by_input = {}
     for name, axis, s in invented:
-        by_input.setdefault(name, {})[axis] = renames[s]
+        by_input.setdefault(name, {})[axis] = dim_names[s]
     for value in model.graph.inputs:
         names = by_input.get(value.name)
         if names and value.shape is not None:
@@ -610,7 +455,7 @@ def _anonymous(ir, d) -> bool:
     return isinstance(d, ir.SymbolicDim) and d.value is None
 
 
-def _adopt(ir, result: Result, graphs: dict, spell: _Spelling) -> None:
+def _adopt(ir, result: Result, graphs: dict, spell: Spelling) -> None:
     """Adopt the names a value's declared dims give the symbols inference invented, where the
     declared dim and the inferred one are equal and solve for the one invented symbol in it as an
     integer polynomial of the others (``2*_d0`` declared ``2*dnz``: ``_d0`` is ``dnz``;
@@ -818,7 +663,7 @@ def _warn(result: Result, graphs: dict, missing: bool) -> None:
             _engine_logger.warning("No shape inference registered for %s::%s", node.domain or "", node.op_type)
 
 
-def _plan(ir, model: ir.Model, result: Result, graphs: dict, spell: _Spelling, policy: str) -> list[_Write]:
+def _plan(ir, model: ir.Model, result: Result, graphs: dict, spell: Spelling, policy: str) -> list[_Write]:
     """What to write on each value, node by node and graph by graph; under ``strict`` the
     first contradiction raises ShapeInferenceError (from the ValueError) before anything is set."""
     writes: list[_Write] = []
