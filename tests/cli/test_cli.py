@@ -71,6 +71,15 @@ def test_input_shape_and_bind():
     assert doc["outputs"][0]["shape"] == [2, 7, 1000]
 
 
+def test_a_binding_the_model_cannot_run_at_prints_no_conditions():
+    """Past BERT's 512 positions the model cannot run: G015 says so, and no "holds when" line
+    lists conditions on the symbols the failed run invented."""
+    r = run(str(model_path("bert_ts")), "--bind", "seq=600")
+    assert "G015" in r.stdout and "seq <= 512" in r.stdout
+    assert "holds when" not in r.stdout
+    assert "holds when: seq <= 512" in run(str(model_path("bert_ts"))).stdout
+
+
 @pytest.mark.parametrize(
     "content,needle",
     [

@@ -290,7 +290,8 @@ def _report(
     )
     if output and not contradicted and not refused:
         echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
-    guards = result.guards()
+    # a model that cannot run at the sizes asked for has no conditions to hold under
+    guards = [] if contradicted else result.guards()
     if guards:
         echo("holds when: " + "; ".join(g.text for g in guards))
 
