@@ -20,7 +20,7 @@ from shapeinfer.inference.ops.common import (
 )
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
-from shapeinfer.symbolic.intervals import Ranges, by_residue, simplify
+from shapeinfer.symbolic.intervals import Ranges, by_residue, holds_le, simplify
 
 #: Slice bounds at or beyond this magnitude mean "to the end" / "from the start".
 BIG = 2**31 - 1
@@ -61,10 +61,16 @@ def gather(ctx, ins: list) -> list:
 
 @register("GatherElements", since=11)
 def gather_elements(ctx, ins: list) -> list:
-    """GatherElements: the output has the indices' shape."""
+    """GatherElements: the output has the indices' shape. onnxruntime refuses indices longer
+    than the data on any other axis than ``axis``: a bound guard where that is not proved."""
     data, idx = ins[0], ins[1]
     shape = idx.shape
     value = None
+    if data.shape is not None and shape is not None and len(shape) == len(data.shape) and shape:
+        along = norm_axis(ctx.attr("axis", 0), len(shape))
+        for d, (i, n) in enumerate(zip(shape, data.shape, strict=True)):
+            if d != along and not (type(i) is int and type(n) is int) and not holds_le(i, n):
+                ctx.assume("bound", i, n, report=True)
     iv = known_ints(idx)
     if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         axis = norm_axis(ctx.attr("axis", 0), len(data.shape))

@@ -24,6 +24,7 @@ def reshape_dims(
     target: Sequence[D.Dim | None],
     zero_copies: bool,
     on_floor: Callable[[D.Dim, D.Dim], None] | None = None,
+    on_count: Callable[[D.Dim, D.Dim], None] | None = None,
 ) -> tuple[D.Dim | None, ...]:
     """The output dims of reshaping ``input_dims`` to ``target``.
 
@@ -34,6 +35,8 @@ def reshape_dims(
     taken to be positive dims. An output entry is None where it cannot be determined. A ``-1``
     whose quotient is not provably exact is the floor quotient: exact wherever the model runs,
     and ``on_floor(total, known)`` is called so the caller can record that condition (a guard).
+    Element counts that are not provably equal (``b*16`` in, 32 out) are equal only where the
+    model runs: ``on_count(total, count)`` is called for the caller to record it.
 
     Raises InferenceError (code R001-R005) for: more than one -1 (R001); both 0 and -1 with
     literal zeros (R002); a copying 0 at an index >= input rank (R003); element counts that
@@ -104,6 +107,8 @@ def reshape_dims(
                     codes.RESHAPE_ELEMENT_COUNT_MISMATCH,
                     f"element counts differ: {D.format(total)} in, {D.format(count)} out",
                 )
+            if on_count is not None:
+                on_count(total, count)  # equal only where the model runs: the caller's guard
     ints_out = [d for d in out if type(d) is int]
     n = 1
     for d in ints_out:
@@ -138,7 +143,10 @@ def _finish(ctx, data: Fact | None, target: Sequence | None, target_len: D.Dim |
     def on_floor(total: D.Dim, known: D.Dim) -> None:
         ctx.assume("divisibility", total, known, report=True)
 
-    dims = reshape_dims(in_dims, target, zero_copies, on_floor)
+    def on_count(total: D.Dim, count: D.Dim) -> None:
+        ctx.assume("equality", total, count, report=True)
+
+    dims = reshape_dims(in_dims, target, zero_copies, on_floor, on_count)
     shape = tuple(ctx.fresh() if d is None else d for d in dims)
     value = data.value if data is not None and data.value is not None else None
     return [tensor(dtype, shape, value)]

@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto
 from support.op_oracle import Runtime, inferred, inferred_values, one_node, one_node_ordered
 
+import shapeinfer
 from shapeinfer.inference.ops.gather_slice import onnx_slice_range, slice_len
 from shapeinfer.symbolic import dims as D
 
@@ -116,3 +117,17 @@ def test_symbolic_step_against_onnxruntime(runtime: Runtime, sign: int) -> None:
     # onnxruntime's own test: [B, 2N] sliced from -1 to -2**32 by -N has 2 columns
     assert slice_len(D.mul(2, n), -1, -(2**32), D.mul(-1, n)) == 2
     assert slice_len(n, 0, 5, D.sub(n, m)) is None  # sign unknown: left open
+
+
+def test_gather_elements_indices_no_longer_than_the_data_off_axis() -> None:
+    """onnxruntime refuses GatherElements indices longer than the data on another axis than
+    ``axis``: indices [b, s] over data [2, 64] along axis 1 run for b <= 2 only, the guard."""
+    model = one_node(
+        "GatherElements", [("x", TensorProto.FLOAT, [2, 64]), ("i", TensorProto.INT64, ["b", "s"])], attrs={"axis": 1}
+    )
+    rt = Runtime(model)
+    x = np.zeros((2, 64), np.float32)
+    runs = {b for b in (1, 2, 3) if rt.run({"x": x, "i": np.zeros((b, 5), np.int64)}) is not None}
+    assert runs == {1, 2}
+    r = shapeinfer.infer(model)
+    assert [(g.kind, str(g.lhs), g.rhs) for g in r.guards()] == [("bound", "b", 2)]

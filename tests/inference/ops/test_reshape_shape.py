@@ -7,6 +7,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from support.op_oracle import Runtime, one_node
 
 import shapeinfer
 from shapeinfer.base.diagnostics import InferenceError
@@ -264,3 +265,15 @@ def test_shape_clamping_diagnostics():
     r = shapeinfer.infer(m)
     assert r.dims("y") == (0,) and r.facts["y"].value == ()
     assert [d.code for d in r.diagnostics] == ["S003"]
+
+
+def test_element_counts_equal_only_at_one_size_are_a_guard() -> None:
+    """x[b, 16] reshaped to the constant [2, 8, 2] runs only where 16*b == 32 (onnxruntime
+    refuses any other b): the output dims are the target's, and the guard says where."""
+    model = one_node("Reshape", [("x", TensorProto.FLOAT, ["b", 16])], consts={"t": np.array([2, 8, 2], np.int64)})
+    rt = Runtime(model)
+    runs = {b for b in (1, 2, 3, 4) if rt.run({"x": np.zeros((b, 16), np.float32)}) is not None}
+    assert runs == {2}
+    r = shapeinfer.infer(model)
+    assert r.dims("y0") == (2, 8, 2)
+    assert [(g.kind, str(g.lhs), g.rhs) for g in r.guards()] == [("equality", "16*b", 32)]
