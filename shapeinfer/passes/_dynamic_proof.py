@@ -38,9 +38,14 @@ class Proof:
         refusals: list[Refusal] = []
         for kind, a, b, where in result.guard_events:
             # a bound (an index within a table's rows) is the model's own valid range, as the
-            # dynamic export has it; an equality ties the symbol to one size: refused
-            if kind in ("broadcast", "equality") and (D.symbols(a) & self.new or D.symbols(b) & self.new):
+            # dynamic export has it; an equality ties the symbol to one size: refused. So is a
+            # bound the old size sits on (batch <= 2 exported at batch 2): a size baked in, not
+            # a table's rows (a model exported at its table's full length is refused too)
+            new = D.symbols(a) & self.new or D.symbols(b) & self.new
+            if kind in ("broadcast", "equality") and new:
                 refusals.append(Refusal(where, f"holds only where {D.format(a)} == {D.format(b)}"))
+            elif kind == "bound" and new and self._eval(a) is not None and self._eval(a) == self._eval(b):
+                refusals.append(Refusal(where, f"holds only where {D.format(a)} <= {D.format(b)}, the old size"))
         data = self._data_derived()
         sized = self._size_derived()
         for i, node in enumerate(self.graph.node):

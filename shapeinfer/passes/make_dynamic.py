@@ -219,7 +219,7 @@ class _Rewriter(ShapeBuilder, Proof):
 
     def _first_issue(self, guard):
         """(node index, node name, repair) of the first node in graph order showing a baked size."""
-        limit = len(self.graph.node) if guard is None else guard[0]
+        limit = len(self.graph.node) if guard is None else guard[0] + 1  # (the guarded node too)
         for i, node in enumerate(self.graph.node[:limit]):
             if node.op_type == "Reshape":
                 fix = self._reshape_fix(node)

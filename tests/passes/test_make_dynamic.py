@@ -325,3 +325,45 @@ def test_indices_past_the_axis_at_other_sizes_are_refused():
     with pytest.raises(MakeDynamicError) as e:
         shapeinfer.make_dynamic(str(TWINS / "gpt2.static.onnx"), dims={"input_ids": {1: "seq"}})
     assert [(r.node, "not proved within" in r.why) for r in e.value.refusals] == [("/model/transformer/Gather_1", True)]
+
+
+def _buffer_gather(batch: int) -> onnx.ModelProto:
+    """ids[batch, 8] read through a constant [batch, 64] table with GatherElements, the table
+    expanded at export to the batch (RoBERTa's token-type buffer)."""
+    ids = helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 8])
+    table = numpy_helper.from_array(np.arange(batch * 64, dtype=np.float32).reshape(batch, 64), "table")
+    nodes = [helper.make_node("GatherElements", ["table", "ids"], ["y"], name="read_buffer", axis=1)]
+    return _model(nodes, [ids], [y], [table])
+
+
+def _fixed_reshape(batch: int) -> onnx.ModelProto:
+    """x[batch, 16] reshaped to a constant [batch, 4, 4] computed by a Concat (not a constant
+    target make-dynamic rewrites): it runs at the old batch only (Swin's window reshapes)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 4, 4])
+    inits = [
+        numpy_helper.from_array(np.array([batch], np.int64), "lead"),
+        numpy_helper.from_array(np.array([4, 4], np.int64), "rest"),
+    ]
+    nodes = [
+        helper.make_node("Concat", ["lead", "rest"], ["target"], name="target", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"], name="windows"),
+    ]
+    return _model(nodes, [x], [y], inits)
+
+
+@pytest.mark.parametrize(
+    ("make", "node", "why"),
+    [
+        (_buffer_gather, "read_buffer", "batch <= 2, the old size"),
+        (_fixed_reshape, "windows", "== 32"),
+    ],
+)
+def test_a_size_the_model_runs_at_alone_is_refused(make, node, why):
+    """Made dynamic, these would fail in onnxruntime at any other batch: refused."""
+    m = make(2)
+    with pytest.raises(MakeDynamicError) as e:
+        shapeinfer.make_dynamic(m, dims={m.graph.input[0].name: {0: "batch"}})
+    assert [r.node for r in e.value.refusals] == [node]
+    assert why in e.value.refusals[0].why
