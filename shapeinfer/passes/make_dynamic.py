@@ -489,9 +489,15 @@ class _Rewriter(ShapeBuilder, Proof):
                 entries[pos] = expr
                 if xs is not None:
                     b = axis - rank + len(xs)
-                    if 0 <= b < len(xs) and xs[b] == old:
-                        self._trace(node.input[0], b, expr, node, 0, seen)
+                    src = node.input[0]
+                    arr = const_array(self.model, src, self.producers) if old == 1 else None
+                    weight_one = arr is not None and arr.dtype.kind == "f"
+                    if 0 <= b < len(xs) and xs[b] == old and not weight_one:
+                        self._trace(src, b, expr, node, 0, seen)
                         entries[pos] = 1
+                    # (a float constant's 1 broadcasts: the entry alone makes the size, as
+                    # ViT's cls_token.expand(batch, -1, -1) exported at batch 1; an integer
+                    # one may be an offset folded at batch 1, arange(1), and is traced)
             self._set_input(node, si, self._vector(entries, nname))
             return
         if op == "Range":

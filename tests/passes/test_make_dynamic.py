@@ -367,3 +367,22 @@ def test_a_size_the_model_runs_at_alone_is_refused(make, node, why):
         shapeinfer.make_dynamic(m, dims={m.graph.input[0].name: {0: "batch"}})
     assert [r.node for r in e.value.refusals] == [node]
     assert why in e.value.refusals[0].why
+
+
+def test_a_weight_broadcast_over_a_batch_of_one_follows_the_batch():
+    """ViT exported at batch 1: ``cls_token.expand(batch, -1, -1)`` wrote the Expand shape
+    [1, 1, 8]; the weight's own 1 broadcasts, so the entry alone makes the batch."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5, 8])
+    cls = np.random.default_rng(0).standard_normal((1, 1, 8)).astype(np.float32)
+    inits = [numpy_helper.from_array(cls, "cls_token"), numpy_helper.from_array(np.array([1, 1, 8], np.int64), "e")]
+    nodes = [
+        helper.make_node("Expand", ["cls_token", "e"], ["c"], name="expand_cls"),
+        helper.make_node("Concat", ["c", "x"], ["y"], name="prepend", axis=1),
+    ]
+    made = shapeinfer.make_dynamic(_model(nodes, [x], [y], inits), dims={"x": {0: "batch"}})
+    s = _session(made)
+    for b in (1, 3):
+        xs = np.random.default_rng(b).standard_normal((b, 4, 8)).astype(np.float32)
+        want = np.concatenate([np.broadcast_to(cls, (b, 1, 8)), xs], axis=1)
+        np.testing.assert_array_equal(s.run(None, {"x": xs})[0], want)
