@@ -1,5 +1,5 @@
 """Small models with one structural defect each (or a close model without it), built with
-onnx.helper for the model-structure rules M001-M029 (``shapeinfer/lint/rules/structure.py``).
+onnx.helper for the model-structure rules M001-M030 (``shapeinfer/lint/rules/structure.py``).
 
 ``MODELS`` maps a label to a builder returning a fresh ModelProto; :func:`cases` (appended to
 ``lint_models.CASES``) says which rule each must or must not trigger. Every defective model is
@@ -432,6 +432,20 @@ def attribute_two_fields() -> onnx.ModelProto:
     return m
 
 
+def ir3(as_input: bool) -> Callable[[], onnx.ModelProto]:
+    """``base`` at IR version 3 and opset 8, its initializer listed as a graph input or not."""
+
+    def build() -> onnx.ModelProto:
+        m = base()
+        m.ir_version = 3
+        m.opset_import[0].version = 8
+        if as_input:
+            m.graph.input.append(vi("w"))
+        return m
+
+    return build
+
+
 def empty_input_name() -> onnx.ModelProto:
     m = base()
     m.graph.input.append(vi(""))
@@ -441,6 +455,8 @@ def empty_input_name() -> onnx.ModelProto:
 MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "base": base,
     "ir-version-0": with_ir(0),
+    "initializer-not-input-ir3": ir3(False),
+    "initializer-as-input-ir3": ir3(True),
     "ir-version-99": with_ir(99),
     "no-default-opset": no_default_opset,
     "opsets-below-ir3": opsets_below_ir3,
@@ -546,6 +562,7 @@ def cases() -> list:
             "function-duplicate-attributes",
             "function-empty-name",
         ],
+        "M030": ["initializer-not-input-ir3"],
     }
     clean = {
         "M001": ["base", "ir-version-14"],
@@ -577,6 +594,7 @@ def cases() -> list:
         "M027": ["base"],
         "M028": ["base"],
         "M029": ["function-valid", "function-opset-mismatch"],
+        "M030": ["initializer-as-input-ir3", "base"],
     }
     out = []
     for triggers, table in ((True, hit), (False, clean)):

@@ -1713,6 +1713,23 @@ FUNCTION_INVALID = _code(
     fixture="M029-hit-function-ssa",
 )
 
+INITIALIZER_NOT_INPUT_BEFORE_IR4 = _code(
+    "M030",
+    "initializer-not-input-before-ir4",
+    "error",
+    "an initializer that is no graph input, in a model of IR version 3 or older",
+    """
+    Before IR version 4, every initializer of the main graph had to be listed among the graph's
+    inputs too (an initializer was the default value of an input). A model that declares
+    ``ir_version`` 3 or older with an initializer missing from ``graph.input`` is refused by
+    ``onnx.checker`` ("... in initializer but not in graph input"); onnxruntime and OpenVINO load
+    it. List the initializer as a graph input, or raise ``ir_version`` to 4 or more if nothing
+    else of the model predates it.
+    """,
+    by=(CHECK,),
+    fixture="M030-hit-initializer-not-input-ir3",
+)
+
 # -- targets (rules/targets.py)
 
 OPENVINO_RESHAPE_NON_NUMERIC = _code(

@@ -1,4 +1,4 @@
-"""Model-structure rules M001-M029: what a model file must look like before any shape matters
+"""Model-structure rules M001-M030: what a model file must look like before any shape matters
 (IR version, opset imports, names, declared types, model-local functions), and dead code.
 
 Each rule's severity is what the runtimes do with such a model, measured with onnx 1.23
@@ -544,6 +544,22 @@ def empty_value_name(ctx: LintContext) -> None:
                     f"graph {kind} #{k} has no name: onnx.checker refuses the model",
                     refused_by={"onnx"},
                 )
+
+
+@check("M030")
+def initializer_not_input_before_ir4(ctx: LintContext) -> None:
+    v = ctx.model.ir_version
+    if not 1 <= v < 4:
+        return
+    inputs = {vi.name for vi in ctx.model.graph.input}
+    for t in ctx.model.graph.initializer:
+        if t.name not in inputs:
+            ctx.report(
+                "M030",
+                f"initializer {t.name!r} is no graph input, which ir_version {v} requires (IR 4 lifted "
+                "it): onnx.checker refuses the model",
+                refused_by={"onnx"},
+            )
 
 
 @check("M029")
