@@ -449,6 +449,25 @@ def if_condition(dims: list) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def if_with_constant_branch(dims: list) -> onnx.ModelProto:
+    """y = If(c) (node ``bad``): then a Constant of ``dims`` (optimum's merged decoders give the
+    encoder's past as an empty [0, 4, 1, 8] there), else Identity(x[n, 4, s, 8])."""
+    value = h.make_tensor("v", T.FLOAT, dims, np.zeros(int(np.prod(dims)), np.float32).tolist())
+    then = h.make_graph(
+        [h.make_node("Constant", [], ["a"], value=value)], "then", [], [h.make_tensor_value_info("a", T.FLOAT, dims)]
+    )
+    other = h.make_graph(
+        [h.make_node("Identity", ["x"], ["b"])], "else", [], [h.make_tensor_value_info("b", T.FLOAT, None)]
+    )
+    g = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], name="bad", then_branch=then, else_branch=other)],
+        "g",
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, ["n", 4, "s", 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
 def reshape_to_runtime_rank(length: int | str) -> onnx.ModelProto:
     """Relu(Reshape(x, s)) (Reshape node ``bad``) with the shape input ``s`` of ``length``
     elements: a symbol leaves the Reshape's rank to run time."""
@@ -583,6 +602,8 @@ CASES: list[Case] = [
     Case("P008", "shape-of-unknown-length", lambda: reshape_to_runtime_rank("k"), True, "openvino"),
     Case("P008", "shape-of-length-4", lambda: reshape_to_runtime_rank(4), False, "openvino"),
     Case("P008", "unknown-length-onnxruntime", lambda: reshape_to_runtime_rank("k"), False, "onnxruntime"),
+    Case("P008", "if-empty-constant-branch", lambda: if_with_constant_branch([0, 4, 1, 8]), True, "openvino"),
+    Case("P008", "if-constant-branch", lambda: if_with_constant_branch([1, 4, 1, 8]), False, "openvino"),
     Case("P007", "if-condition-rank-1", lambda: if_condition([1]), False, "openvino"),
     Case("P007", "if-condition-rank-2-onnxruntime", lambda: if_condition([1, 1]), False, "onnxruntime"),
     Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),

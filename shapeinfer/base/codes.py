@@ -1970,6 +1970,14 @@ OPENVINO_DYNAMIC_RANK = _code(
     of unknown length followed by Relu, Conv, pools or BatchNormalization is refused, the same
     with a shape of static length compiles. Give the shape tensor a static length (a declared
     input shape, or a Concat of known pieces).
+
+    An If one of whose branches gives an output as a constant of no elements (a Constant or
+    an initializer with a 0 dim: optimum's merged seq2seq decoders return the encoder's past as
+    ``[0, 4, 1, 8]`` on the use-cache branch) is reported too: OpenVINO's ONNX frontend makes
+    every tensor of no elements rank 0 (measured with ``read_model``: the branch result is
+    ``[]``), so the branches' ranks differ (0 against 4) and the If's rank is dynamic. Checked
+    against OpenVINO 2026.4: the same model with a one-row constant compiles. Give the constant
+    at least one element.
     """,
     target="openvino",
     by=(CHECK,),

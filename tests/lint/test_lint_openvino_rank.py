@@ -6,7 +6,7 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from testkit.lint_models import reshape_to_runtime_rank
+from testkit.lint_models import if_with_constant_branch, reshape_to_runtime_rank
 from testkit.runtime_probe import available, lint_verdict, probe
 
 needs_openvino = pytest.mark.skipif(not available("openvino"), reason="openvino is not installed")
@@ -30,3 +30,25 @@ def test_openvino_refuses_exactly_what_p008_reports(tmp_path, length):
     onnx.save(reshape_to_runtime_rank(length), str(p))
     refused = probe("openvino", str(p))
     assert (refused is not None) == (length == "k"), refused
+
+
+@pytest.mark.parametrize("dims", [[0, 4, 1, 8], [1, 4, 1, 8]], ids=["empty-constant", "one-row-constant"])
+def test_p008_an_if_branch_of_an_empty_constant(tmp_path, dims):
+    """optimum's merged seq2seq decoders: the use-cache branch gives the encoder's past as an
+    empty constant, which OpenVINO's frontend makes rank 0 against the other branch's rank 4."""
+    p = tmp_path / "m.onnx"
+    onnx.save(if_with_constant_branch(dims), str(p))
+    errors = {f.code for f in lint_verdict(str(p), "openvino") if f.severity == "error"}
+    assert ("P008" in errors) == (0 in dims)
+    for target in ("onnx", "onnxruntime"):
+        assert "P008" not in {f.code for f in lint_verdict(str(p), target)}
+    assert probe("onnxruntime", str(p)) is None
+
+
+@needs_openvino
+@pytest.mark.parametrize("dims", [[0, 4, 1, 8], [1, 4, 1, 8]], ids=["empty-constant", "one-row-constant"])
+def test_openvino_refuses_exactly_the_empty_constant_branch(tmp_path, dims):
+    p = tmp_path / "m.onnx"
+    onnx.save(if_with_constant_branch(dims), str(p))
+    refused = probe("openvino", str(p))
+    assert (refused is not None) == (0 in dims), refused

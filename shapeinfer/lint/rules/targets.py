@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
+import onnx
 from onnx import TensorProto
 
 from shapeinfer.inference.ops.common import dim_values
@@ -293,6 +294,40 @@ def _rank_unknown(f) -> bool:
     return f is not None and f.kind == "tensor" and f.shape is None
 
 
+def _zero_element_constant(graph: onnx.GraphProto, name: str, outer: dict) -> bool:
+    """Whether ``name`` in ``graph`` is a constant of no elements (a Constant node's ``value``,
+    an initializer of the graph or of the main graph): OpenVINO's ONNX frontend makes such a
+    tensor rank 0 whatever its dims."""
+    for n in graph.node:
+        if name in n.output:
+            if n.op_type != "Constant" or n.domain not in ("", "ai.onnx"):
+                return False
+            t = next((a.t for a in n.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR), None)
+            return t is not None and len(t.dims) > 0 and 0 in t.dims
+    t = next((t for t in graph.initializer if t.name == name), None) or outer.get(name)
+    return t is not None and len(t.dims) > 0 and 0 in t.dims
+
+
+def _if_empty_branch_outputs(ctx: LintContext, ref) -> list[str]:
+    """The outputs of If ``ref`` that one branch gives as a zero-element constant and the other
+    does not: OpenVINO gives the first rank 0, the other its rank, and the If a dynamic rank."""
+    n = ref.node
+    branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
+    then, other = branches.get("then_branch"), branches.get("else_branch")
+    if then is None or other is None or len(then.output) != len(n.output) or len(other.output) != len(n.output):
+        return []
+    outer = {t.name: t for t in ctx.model.graph.initializer}
+    lost = []
+    for k, name in enumerate(n.output):
+        f = ref.output_fact(k)
+        if not name or f is None or f.kind != "tensor" or not f.shape:
+            continue
+        empty = [_zero_element_constant(g, g.output[k].name, outer) for g in (then, other)]
+        if empty[0] != empty[1]:
+            lost.append(name)
+    return lost
+
+
 @check("P008")
 def openvino_dynamic_rank(ctx: LintContext) -> None:
     from shapeinfer.inference.op_registry import lookup
@@ -301,6 +336,20 @@ def openvino_dynamic_rank(ctx: LintContext) -> None:
         if ref.graph != "main" or ref.node.domain not in ("", "ai.onnx"):
             continue
         n = ref.node
+        if n.op_type == "If":
+            empty = _if_empty_branch_outputs(ctx, ref)
+            if empty:
+                rank = len(ref.output_fact(list(n.output).index(empty[0])).shape)
+                ctx.report(
+                    "P008",
+                    f"one branch gives {empty[0]!r} as a constant of no elements, which OpenVINO "
+                    f"{runtimes.version('openvino')}'s ONNX frontend makes rank 0, the other branch a tensor of rank "
+                    f"{rank}: the If's rank is dynamic and the CPU plugin refuses it (compile_model); give the "
+                    "constant at least one element",
+                    ref,
+                    fix=None,
+                )
+                continue
         lost = [o for i, o in enumerate(n.output) if o and _rank_unknown(ref.output_fact(i))]
         if not lost or any(
             _rank_unknown(ref.input_fact(i)) or ref.input_fact(i) is None for i, x in enumerate(n.input) if x
