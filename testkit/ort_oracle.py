@@ -15,6 +15,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from shapeinfer.analysis.verify import observable as verify_observable
+
 
 def session(model: onnx.ModelProto | str, optimize: bool = False, threads: int | None = None) -> Any:
     """An onnxruntime CPU session over ``model`` (a model, or the path of a model file, whose
@@ -42,16 +44,8 @@ def error_line(e: BaseException, limit: int = 300) -> str:
 
 
 def observable(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``model`` whose graph outputs include every main-graph node output."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    have = {o.name for o in m.graph.output}
-    for n in m.graph.node:
-        for o in n.output:
-            if o and o not in have:
-                m.graph.output.append(helper.make_empty_tensor_value_info(o))
-                have.add(o)
-    return m
+    """A copy of ``model`` whose graph outputs include every main-graph node output (verify's)."""
+    return verify_observable(model)[0]
 
 
 def run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:

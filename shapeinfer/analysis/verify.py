@@ -471,8 +471,8 @@ def _missing_message(missing: set[str], binding: Mapping[str, int]) -> str:
     )
 
 
-def _observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
-    """A copy of ``model`` whose outputs are every main-graph node output."""
+def observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
+    """A copy of ``model`` whose outputs are every main-graph node output, and their names."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     have = {o.name for o in m.graph.output}
@@ -650,7 +650,7 @@ def verify(
     report = Report(name, bindings)
 
     _load_external(src, base_dir, max_memory)
-    observed, names = _observable(src)
+    observed, names = observable(src)
     sess = _session(observed)
     producer = {o: n.op_type for n in src.graph.node for o in n.output if o}
     progress = Progress("verify", total=len(bindings))
