@@ -451,7 +451,8 @@ def if_condition(dims: list) -> onnx.ModelProto:
 
 def if_with_constant_branch(dims: list) -> onnx.ModelProto:
     """y = If(c) (node ``bad``): then a Constant of ``dims`` (optimum's merged decoders give the
-    encoder's past as an empty [0, 4, 1, 8] there), else Identity(x[n, 4, s, 8])."""
+    encoder's past as an empty [0, 4, 1, 8] there), else Identity(x), x of the same rank
+    (``[n, 4, s, 8]`` for rank 4, ``[n]`` for rank 1)."""
     value = h.make_tensor("v", T.FLOAT, dims, np.zeros(int(np.prod(dims)), np.float32).tolist())
     then = h.make_graph(
         [h.make_node("Constant", [], ["a"], value=value)], "then", [], [h.make_tensor_value_info("a", T.FLOAT, dims)]
@@ -462,7 +463,10 @@ def if_with_constant_branch(dims: list) -> onnx.ModelProto:
     g = h.make_graph(
         [h.make_node("If", ["c"], ["y"], name="bad", then_branch=then, else_branch=other)],
         "g",
-        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, ["n", 4, "s", 8])],
+        [
+            h.make_tensor_value_info("c", T.BOOL, []),
+            h.make_tensor_value_info("x", T.FLOAT, ["n", 4, "s", 8] if len(dims) == 4 else ["n"][: len(dims)]),
+        ],
         [h.make_tensor_value_info("y", T.FLOAT, None)],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
@@ -604,6 +608,7 @@ CASES: list[Case] = [
     Case("P008", "unknown-length-onnxruntime", lambda: reshape_to_runtime_rank("k"), False, "onnxruntime"),
     Case("P008", "if-empty-constant-branch", lambda: if_with_constant_branch([0, 4, 1, 8]), True, "openvino"),
     Case("P008", "if-constant-branch", lambda: if_with_constant_branch([1, 4, 1, 8]), False, "openvino"),
+    Case("P008", "if-empty-vector-branch", lambda: if_with_constant_branch([0]), False, "openvino"),
     Case("P007", "if-condition-rank-1", lambda: if_condition([1]), False, "openvino"),
     Case("P007", "if-condition-rank-2-onnxruntime", lambda: if_condition([1, 1]), False, "onnxruntime"),
     Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),

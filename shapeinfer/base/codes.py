@@ -1975,9 +1975,11 @@ OPENVINO_DYNAMIC_RANK = _code(
     an initializer with a 0 dim: optimum's merged seq2seq decoders return the encoder's past as
     ``[0, 4, 1, 8]`` on the use-cache branch) is reported too: OpenVINO's ONNX frontend makes
     every tensor of no elements rank 0 (measured with ``read_model``: the branch result is
-    ``[]``), so the branches' ranks differ (0 against 4) and the If's rank is dynamic. Checked
-    against OpenVINO 2026.4: the same model with a one-row constant compiles. Give the constant
-    at least one element.
+    ``[]``), so the branches' ranks differ (0 against 4) and the If's rank is dynamic. Rank 0
+    against rank 1 OpenVINO merges into rank 1 (torchvision's detectors return an empty ``[0]``
+    from a branch, and compile): only outputs of rank 2 or more are reported. Checked against
+    OpenVINO 2026.4: the same model with a one-row constant compiles, and so does an empty
+    ``[0]`` against a rank-1 branch. Give the constant at least one element.
     """,
     target="openvino",
     by=(CHECK,),

@@ -309,8 +309,9 @@ def _zero_element_constant(graph: onnx.GraphProto, name: str, outer: dict) -> bo
 
 
 def _if_empty_branch_outputs(ctx: LintContext, ref) -> list[str]:
-    """The outputs of If ``ref`` that one branch gives as a zero-element constant and the other
-    does not: OpenVINO gives the first rank 0, the other its rank, and the If a dynamic rank."""
+    """The outputs of If ``ref`` of rank 2 or more that one branch gives as a zero-element
+    constant and the other does not: OpenVINO gives the first rank 0, the other its rank, and the
+    If a dynamic rank (rank 0 against rank 1 it merges into rank 1)."""
     n = ref.node
     branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
     then, other = branches.get("then_branch"), branches.get("else_branch")
@@ -323,7 +324,8 @@ def _if_empty_branch_outputs(ctx: LintContext, ref) -> list[str]:
         if not name or f is None or f.kind != "tensor" or not f.shape:
             continue
         empty = [_zero_element_constant(g, g.output[k].name, outer) for g in (then, other)]
-        if empty[0] != empty[1]:
+        # OpenVINO merges rank 0 with rank 1 into rank 1 (measured): only rank 2 or more is lost
+        if empty[0] != empty[1] and len(f.shape) >= 2:
             lost.append(name)
     return lost
 
