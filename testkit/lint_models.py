@@ -449,6 +449,35 @@ def if_condition(dims: list) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def group_query_attention(softcap: float) -> onnx.ModelProto:
+    """``com.microsoft.GroupQueryAttention`` (node ``bad``) on a packed query [1, s, 64] (4 heads,
+    2 kv heads, head size 8) with a past of length ``p``, at ``softcap`` (Gemma-2's exports: 50)."""
+    heads, kv, d = 4, 2, 8
+    node = h.make_node(
+        "GroupQueryAttention",
+        ["q", "", "", "pk", "pv", "seqlens_k", "total"],
+        ["y", "present_k", "present_v"],
+        name="bad",
+        domain="com.microsoft",
+        num_heads=heads,
+        kv_num_heads=kv,
+        softcap=float(softcap),
+    )
+    g = h.make_graph(
+        [node],
+        "g",
+        [
+            vi("q", T.FLOAT, [1, "s", (heads + 2 * kv) * d]),
+            vi("pk", T.FLOAT, [1, kv, "p", d]),
+            vi("pv", T.FLOAT, [1, kv, "p", d]),
+            vi("seqlens_k", T.INT32, [1]),
+            vi("total", T.INT32, []),
+        ],
+        [h.make_tensor_value_info(n, T.FLOAT, None) for n in ("y", "present_k", "present_v")],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+
+
 def if_with_constant_branch(dims: list) -> onnx.ModelProto:
     """y = If(c) (node ``bad``): then a Constant of ``dims`` (optimum's merged decoders give the
     encoder's past as an empty [0, 4, 1, 8] there), else Identity(x), x of the same rank
@@ -609,6 +638,9 @@ CASES: list[Case] = [
     Case("P008", "if-empty-constant-branch", lambda: if_with_constant_branch([0, 4, 1, 8]), True, "openvino"),
     Case("P008", "if-constant-branch", lambda: if_with_constant_branch([1, 4, 1, 8]), False, "openvino"),
     Case("P008", "if-empty-vector-branch", lambda: if_with_constant_branch([0]), False, "openvino"),
+    Case("P009", "softcap-50", lambda: group_query_attention(50.0), True, "openvino"),
+    Case("P009", "softcap-0", lambda: group_query_attention(0.0), False, "openvino"),
+    Case("P009", "softcap-50-onnxruntime", lambda: group_query_attention(50.0), False, "onnxruntime"),
     Case("P007", "if-condition-rank-1", lambda: if_condition([1]), False, "openvino"),
     Case("P007", "if-condition-rank-2-onnxruntime", lambda: if_condition([1, 1]), False, "onnxruntime"),
     Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),

@@ -1950,6 +1950,26 @@ OPENVINO_IF_CONDITION_RANK = _code(
     fixture="P007-hit-if-condition-rank-2",
 )
 
+OPENVINO_GQA_SOFTCAP = _code(
+    "P009",
+    "openvino-gqa-softcap",
+    "error",
+    "a com.microsoft GroupQueryAttention with a non-zero softcap (OpenVINO's frontend refuses it)",
+    """
+    onnxruntime-genai's model builder writes ``softcap`` on every ``GroupQueryAttention`` of a
+    Gemma-2 model (50.0: the attention logits are capped by ``softcap * tanh(x / softcap)``), and
+    onnxruntime runs it; OpenVINO's ONNX frontend converts the op only without it
+    (``CHECK_VALID_NODE(node, softcap == 0.0f, "GroupQueryAttention: softcap is not supported")``,
+    src/frontends/onnx/frontend/src/op/com.microsoft/group_query_attention.cpp) and
+    ``read_model`` refuses the model. Checked against OpenVINO 2026.4: the same node with
+    ``softcap`` 0 (or absent, as in the builder's Qwen2 and Llama models) compiles. Export the
+    model for OpenVINO with optimum-intel instead of the onnxruntime-genai builder.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P009-hit-softcap-50",
+)
+
 OPENVINO_DYNAMIC_RANK = _code(
     "P008",
     "openvino-dynamic-rank",

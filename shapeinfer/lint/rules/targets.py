@@ -367,3 +367,19 @@ def openvino_dynamic_rank(ctx: LintContext) -> None:
             ref,
             fix=None,
         )
+
+
+@check("P009")
+def openvino_gqa_softcap(ctx: LintContext) -> None:
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type != "GroupQueryAttention" or n.domain != "com.microsoft":
+            continue
+        softcap = ref.attr("softcap", 0.0)
+        if softcap:
+            ctx.report(
+                "P009",
+                f"softcap={softcap:g}: OpenVINO {runtimes.version('openvino')}'s ONNX frontend converts "
+                "GroupQueryAttention only without a softcap (read_model refuses the model)",
+                ref,
+            )
