@@ -383,3 +383,18 @@ def openvino_gqa_softcap(ctx: LintContext) -> None:
                 "GroupQueryAttention only without a softcap (read_model refuses the model)",
                 ref,
             )
+
+
+@check("P010")
+def openvino_attention_without_bias(ctx: LintContext) -> None:
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type != "Attention" or n.domain != "com.microsoft":
+            continue
+        if len(n.input) < 3 or not n.input[2]:
+            ctx.report(
+                "P010",
+                f"this Attention has no bias input: OpenVINO {runtimes.version('openvino')}'s ONNX frontend "
+                "reads one regardless, and the CPU plugin fails in compile_model (give it a zero bias)",
+                ref,
+            )
