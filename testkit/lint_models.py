@@ -449,6 +449,60 @@ def if_condition(dims: list) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def group_query_attention(softcap: float) -> onnx.ModelProto:
+    """``com.microsoft.GroupQueryAttention`` (node ``bad``) on a packed query [1, s, 64] (4 heads,
+    2 kv heads, head size 8) with a past of length ``p``, at ``softcap`` (Gemma-2's exports: 50)."""
+    heads, kv, d = 4, 2, 8
+    node = h.make_node(
+        "GroupQueryAttention",
+        ["q", "", "", "pk", "pv", "seqlens_k", "total"],
+        ["y", "present_k", "present_v"],
+        name="bad",
+        domain="com.microsoft",
+        num_heads=heads,
+        kv_num_heads=kv,
+        softcap=float(softcap),
+    )
+    g = h.make_graph(
+        [node],
+        "g",
+        [
+            vi("q", T.FLOAT, [1, "s", (heads + 2 * kv) * d]),
+            vi("pk", T.FLOAT, [1, kv, "p", d]),
+            vi("pv", T.FLOAT, [1, kv, "p", d]),
+            vi("seqlens_k", T.INT32, [1]),
+            vi("total", T.INT32, []),
+        ],
+        [h.make_tensor_value_info(n, T.FLOAT, None) for n in ("y", "present_k", "present_v")],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+
+
+def attention(bias: bool, n_inputs: int = 7) -> onnx.ModelProto:
+    """``com.microsoft.Attention`` (node ``bad``, 4 heads, hidden 64) on x[b, s, 64], with a zero
+    bias or without one (an empty name, as onnxruntime-genai's Whisper encoder; ``n_inputs``
+    counts the names written, 2 leaves the bias off the list)."""
+    rng = np.random.default_rng(0)
+    names = ["x", "w", "bias" if bias else ""] + [""] * (n_inputs - 3)
+    node = h.make_node(
+        "Attention",
+        names[:n_inputs],
+        ["y"],
+        name="bad",
+        domain="com.microsoft",
+        num_heads=4,
+        scale=0.25,
+        qkv_hidden_sizes=[64, 64, 64],
+    )
+    inits = [numpy_helper.from_array(rng.standard_normal((64, 192)).astype(np.float32), "w")]
+    if bias:
+        inits.append(numpy_helper.from_array(np.zeros(192, np.float32), "bias"))
+    g = h.make_graph(
+        [node], "g", [vi("x", T.FLOAT, ["b", "s", 64])], [h.make_tensor_value_info("y", T.FLOAT, None)], inits
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+
+
 def if_with_constant_branch(dims: list) -> onnx.ModelProto:
     """y = If(c) (node ``bad``): then a Constant of ``dims`` (optimum's merged decoders give the
     encoder's past as an empty [0, 4, 1, 8] there), else Identity(x), x of the same rank
@@ -609,6 +663,12 @@ CASES: list[Case] = [
     Case("P008", "if-empty-constant-branch", lambda: if_with_constant_branch([0, 4, 1, 8]), True, "openvino"),
     Case("P008", "if-constant-branch", lambda: if_with_constant_branch([1, 4, 1, 8]), False, "openvino"),
     Case("P008", "if-empty-vector-branch", lambda: if_with_constant_branch([0]), False, "openvino"),
+    Case("P009", "softcap-50", lambda: group_query_attention(50.0), True, "openvino"),
+    Case("P009", "softcap-0", lambda: group_query_attention(0.0), False, "openvino"),
+    Case("P009", "softcap-50-onnxruntime", lambda: group_query_attention(50.0), False, "onnxruntime"),
+    Case("P010", "no-bias", lambda: attention(False), True, "openvino"),
+    Case("P010", "zero-bias", lambda: attention(True), False, "openvino"),
+    Case("P010", "no-bias-onnxruntime", lambda: attention(False), False, "onnxruntime"),
     Case("P007", "if-condition-rank-1", lambda: if_condition([1]), False, "openvino"),
     Case("P007", "if-condition-rank-2-onnxruntime", lambda: if_condition([1, 1]), False, "onnxruntime"),
     Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),

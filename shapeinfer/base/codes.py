@@ -1950,6 +1950,50 @@ OPENVINO_IF_CONDITION_RANK = _code(
     fixture="P007-hit-if-condition-rank-2",
 )
 
+OPENVINO_GQA_SOFTCAP = _code(
+    "P009",
+    "openvino-gqa-softcap",
+    "error",
+    "a com.microsoft GroupQueryAttention with a non-zero softcap (OpenVINO's frontend refuses it)",
+    """
+    onnxruntime-genai's model builder writes ``softcap`` on every ``GroupQueryAttention`` of a
+    Gemma-2 model (50.0: the attention logits are capped by ``softcap * tanh(x / softcap)``), and
+    onnxruntime runs it; OpenVINO's ONNX frontend converts the op only without it
+    (``CHECK_VALID_NODE(node, softcap == 0.0f, "GroupQueryAttention: softcap is not supported")``,
+    src/frontends/onnx/frontend/src/op/com.microsoft/group_query_attention.cpp) and
+    ``read_model`` refuses the model. Checked against OpenVINO 2026.4: the same node with
+    ``softcap`` 0 (or absent, as in the builder's Qwen2 and Llama models) compiles. Export the
+    model for OpenVINO with optimum-intel instead of the onnxruntime-genai builder.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P009-hit-softcap-50",
+)
+
+OPENVINO_ATTENTION_WITHOUT_BIAS = _code(
+    "P010",
+    "openvino-attention-without-bias",
+    "error",
+    "a com.microsoft Attention without its bias input (OpenVINO's CPU plugin fails on it)",
+    """
+    ``bias`` is optional in onnxruntime's ``com.microsoft.Attention`` (onnxruntime-genai's builder
+    leaves it out of Whisper's encoder), and onnxruntime runs the node without it. OpenVINO's
+    ONNX frontend reads it unconditionally (``const auto& bias = nodes[2]``, then
+    ``Add(MatMul(input, weights), bias)``, src/frontends/onnx/frontend/src/op/com.microsoft/
+    attention.cpp): an empty name gives a null input of unknown rank, so the Q, K, V it splits
+    and reshapes have no rank OpenVINO knows, and the CPU plugin's
+    ``MoveEltwiseUpThroughDataMovScalar`` (src/common/transformations/.../
+    move_eltwise_up_data_movement.cpp: ``current->get_output_partial_shape(0).size()`` on the
+    first producer above the Transpose) throws ``rank().is_static()`` in ``compile_model``; a
+    node of two inputs crashes the process. Checked against OpenVINO 2026.4: with a bias (zeros)
+    the same node compiles. Give the node a zero bias of ``3 * hidden`` (or the sum of
+    ``qkv_hidden_sizes``) elements.
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P010-hit-no-bias",
+)
+
 OPENVINO_DYNAMIC_RANK = _code(
     "P008",
     "openvino-dynamic-rank",

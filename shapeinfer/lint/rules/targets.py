@@ -367,3 +367,34 @@ def openvino_dynamic_rank(ctx: LintContext) -> None:
             ref,
             fix=None,
         )
+
+
+@check("P009")
+def openvino_gqa_softcap(ctx: LintContext) -> None:
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type != "GroupQueryAttention" or n.domain != "com.microsoft":
+            continue
+        softcap = ref.attr("softcap", 0.0)
+        if softcap:
+            ctx.report(
+                "P009",
+                f"softcap={softcap:g}: OpenVINO {runtimes.version('openvino')}'s ONNX frontend converts "
+                "GroupQueryAttention only without a softcap (read_model refuses the model)",
+                ref,
+            )
+
+
+@check("P010")
+def openvino_attention_without_bias(ctx: LintContext) -> None:
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type != "Attention" or n.domain != "com.microsoft":
+            continue
+        if len(n.input) < 3 or not n.input[2]:
+            ctx.report(
+                "P010",
+                f"this Attention has no bias input: OpenVINO {runtimes.version('openvino')}'s ONNX frontend "
+                "reads one regardless, and the CPU plugin fails in compile_model (give it a zero bias)",
+                ref,
+            )
