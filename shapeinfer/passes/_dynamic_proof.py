@@ -12,22 +12,10 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
+from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, const_array
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.intervals import holds_le
-
-_INT_TYPES = frozenset(
-    (
-        onnx.TensorProto.INT8,
-        onnx.TensorProto.INT16,
-        onnx.TensorProto.INT32,
-        onnx.TensorProto.INT64,
-        onnx.TensorProto.UINT8,
-        onnx.TensorProto.UINT16,
-        onnx.TensorProto.UINT32,
-        onnx.TensorProto.UINT64,
-    )
-)
 
 
 class Proof:
@@ -143,13 +131,13 @@ class Proof:
         # ops whose output values are some of input 0's values
         if op in ("Reshape", "Unsqueeze", "Squeeze", "Identity", "Expand", "Transpose", "Flatten", "Slice", "Tile"):
             return self._value_range(node.input[0], depth + 1)
-        if op in ("Gather", "GatherElements", "GatherND") and f is not None and f.dtype in _INT_TYPES:
+        if op in ("Gather", "GatherElements", "GatherND") and f is not None and f.dtype in INT_TYPES:
             return self._value_range(node.input[0], depth + 1)
         if op == "ConstantOfShape":
             value = next((a.t for a in node.attribute if a.name == "value"), None)
             arr = onnx.numpy_helper.to_array(value) if value is not None else np.zeros(1, np.float32)
             return (int(arr.ravel()[0]),) * 2 if arr.size == 1 and arr.dtype.kind in "iu" else None
-        if op == "Cast" and f is not None and f.dtype in _INT_TYPES:
+        if op == "Cast" and f is not None and f.dtype in INT_TYPES:
             return self._value_range(node.input[0], depth + 1)
         ins = [self._value_range(i, depth + 1) if i else None for i in node.input]
         if op == "Range" and len(ins) == 3 and None not in ins:

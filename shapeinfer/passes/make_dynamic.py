@@ -137,12 +137,7 @@ class _Rewriter(ShapeBuilder, Proof):
 
     def __init__(self, model: onnx.ModelProto, old: dict[str, int]) -> None:
         super().__init__(model, old)
-        outputs = {o.name for o in self.graph.output}
-        used = {i for n in self.graph.node for i in n.input} | outputs
-        for n in self.graph.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    used |= _graph_reads(a.g)
+        used = self._used()
         #: what was unused before any rewrite: kept as it is (only what a rewrite orphans goes)
         self._orig_dead = {n.name for n in self.graph.node if not any(o in used for o in n.output)}
         self._orig_unused_inits = {t.name for t in self.graph.initializer if t.name not in used}
@@ -350,8 +345,6 @@ class _Rewriter(ShapeBuilder, Proof):
             raise Refused(where, f"inference assumed {D.format(expr)} == {self._eval(expr)} here, at no node to trace")
         node = self.graph.node[i]
         old = self._eval(expr)
-        out = node.output[0]
-        oshape = self._shape(out)
         hits = []
         for k, name in enumerate(node.input):
             s = self._shape(name) if name else None
@@ -362,29 +355,23 @@ class _Rewriter(ShapeBuilder, Proof):
                     partner = self._partner(node, k, a, expr)
                     if partner:
                         hits.append((k, a))
-        if not hits and node.op_type == "Expand" and self._expand_to_data(node, expr, old):
+        if not hits and node.op_type == "Expand" and self._expand_to_data(node):
             return
         if not hits:
             raise Refused(where, f"inference assumed {D.format(expr)} == {old} here and no input of it is traced")
-        done = False
         for k, a in hits:
             self._trace(node.input[k], a, expr, node, k, set())
-            done = True
-        if not done:  # pragma: no cover - hits is non-empty
-            raise Refused(where, "no repair")
-        del oshape
 
-    def _expand_to_data(self, node: onnx.NodeProto, expr: D.Dim, old: int) -> bool:
+    def _expand_to_data(self, node: onnx.NodeProto) -> bool:
         """An Expand whose constant shape spells, as their old sizes, dims its data has in the new
         symbols (``x[batch, 2, 1, seq, 8]`` to ``[2, 2, 2, 12, 8]``, LLaMA's repeat_kv): those
         entries become 1, which keeps the data's dims (the same output at the old size, the
-        symbols at any other). False when there is none (``expr`` and ``old``: the guard that
-        led here)."""
+        symbols at any other). False when there is none."""
         vec, _src = self._shape_const(node.input[1])
         xs = self._shape(node.input[0])
         if vec is None or xs is None:
             return False
-        entries: list = [int(v) for v in vec]
+        entries: list = [v if isinstance(v, D.Expr) else int(v) for v in vec]  # (a vector a repair wrote)
         hit = False
         for pos, v in enumerate(entries):
             b = pos - len(entries) + len(xs)
@@ -660,27 +647,22 @@ class _Rewriter(ShapeBuilder, Proof):
 
     # ------------------------------------------------------------------ the sweep
 
+    def _used(self) -> set[str]:
+        """The names the main graph's nodes (their subgraphs included) and outputs read."""
+        return _graph_reads(self.graph) | {o.name for o in self.graph.output}
+
     def _sweep(self) -> None:
         """Remove the nodes and initializers the rewrites left unused (nothing else)."""
-        outputs = {o.name for o in self.graph.output}
         changed = True
         while changed:
             changed = False
-            used = {i for n in self.graph.node for i in n.input} | outputs
-            for n in self.graph.node:
-                for a in n.attribute:
-                    if a.type == onnx.AttributeProto.GRAPH:
-                        used |= _graph_reads(a.g)
+            used = self._used()
             keep = [n for n in self.graph.node if any(o in used for o in n.output) or n.name in self._orig_dead]
             if len(keep) != len(self.graph.node):
                 del self.graph.node[:]
                 self.graph.node.extend(keep)
                 changed = True
-        used = {i for n in self.graph.node for i in n.input} | outputs
-        for n in self.graph.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    used |= _graph_reads(a.g)
+        used = self._used()
         keep_init = [t for t in self.graph.initializer if t.name in used or t.name in self._orig_unused_inits]
         if len(keep_init) != len(self.graph.initializer):
             del self.graph.initializer[:]
