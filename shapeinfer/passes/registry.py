@@ -23,11 +23,13 @@ PASSES: dict[str, str] = {
     "dedupe-shapes": "shapeinfer.passes.dedupe_shapes",
     "dce": "shapeinfer.passes.dce",
     "scalar-if-condition": "shapeinfer.passes.scalar_if_condition",
+    "empty-branch-constants": "shapeinfer.passes.empty_branch_constants",
 }
 
 #: the passes optimize runs unless told: every pass but those that serve one runtime only
-#: (scalar-if-condition: OpenVINO's If; lint --fix runs it for P007)
-DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p != "scalar-if-condition")
+#: (OpenVINO's If: lint --fix runs scalar-if-condition for P007, empty-branch-constants for P008)
+OPENVINO_PASSES = ("scalar-if-condition", "empty-branch-constants")
+DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p not in OPENVINO_PASSES)
 
 #: Rounds of the repeated passes before giving up on reaching a fixpoint.
 MAX_ROUNDS = 8

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-import onnx
 from onnx import TensorProto
 
 from shapeinfer.inference.ops.common import dim_values
@@ -294,62 +293,39 @@ def _rank_unknown(f) -> bool:
     return f is not None and f.kind == "tensor" and f.shape is None
 
 
-def _zero_element_constant(graph: onnx.GraphProto, name: str, outer: dict) -> bool:
-    """Whether ``name`` in ``graph`` is a constant of no elements (a Constant node's ``value``,
-    an initializer of the graph or of the main graph): OpenVINO's ONNX frontend makes such a
-    tensor rank 0 whatever its dims."""
-    for n in graph.node:
-        if name in n.output:
-            if n.op_type != "Constant" or n.domain not in ("", "ai.onnx"):
-                return False
-            t = next((a.t for a in n.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR), None)
-            return t is not None and len(t.dims) > 0 and 0 in t.dims
-    t = next((t for t in graph.initializer if t.name == name), None) or outer.get(name)
-    return t is not None and len(t.dims) > 0 and 0 in t.dims
-
-
-def _if_empty_branch_outputs(ctx: LintContext, ref) -> list[str]:
-    """The outputs of If ``ref`` of rank 2 or more that one branch gives as a zero-element
-    constant and the other does not: OpenVINO gives the first rank 0, the other its rank, and the
-    If a dynamic rank (rank 0 against rank 1 it merges into rank 1)."""
-    n = ref.node
-    branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
-    then, other = branches.get("then_branch"), branches.get("else_branch")
-    if then is None or other is None or len(then.output) != len(n.output) or len(other.output) != len(n.output):
-        return []
-    outer = {t.name: t for t in ctx.model.graph.initializer}
-    lost = []
-    for k, name in enumerate(n.output):
-        f = ref.output_fact(k)
-        if not name or f is None or f.kind != "tensor" or not f.shape:
-            continue
-        empty = [_zero_element_constant(g, g.output[k].name, outer) for g in (then, other)]
-        # OpenVINO merges rank 0 with rank 1 into rank 1 (measured): only rank 2 or more is lost
-        if empty[0] != empty[1] and len(f.shape) >= 2:
-            lost.append(name)
-    return lost
+def _known_rank(f) -> bool:
+    return f is not None and f.kind == "tensor" and f.shape is not None
 
 
 @check("P008")
 def openvino_dynamic_rank(ctx: LintContext) -> None:
     from shapeinfer.inference.op_registry import lookup
+    from shapeinfer.passes.empty_branch_constants import empty_branch_outputs
 
+    outer = None
     for ref in ctx.nodes():
         if ref.graph != "main" or ref.node.domain not in ("", "ai.onnx"):
             continue
         n = ref.node
         if n.op_type == "If":
-            empty = _if_empty_branch_outputs(ctx, ref)
-            if empty:
-                rank = len(ref.output_fact(list(n.output).index(empty[0])).shape)
+            if outer is None:
+                outer = {t.name: t for t in ctx.model.graph.initializer}
+            ranks = [
+                None if not _known_rank(ref.output_fact(k)) else len(ref.output_fact(k).shape)
+                for k in range(len(n.output))
+            ]
+            found = empty_branch_outputs(n, ranks, outer)
+            if found:
+                k = found[0][1]
+                empty = [n.output[k]]
+                rank = ranks[k]
                 ctx.report(
                     "P008",
                     f"one branch gives {empty[0]!r} as a constant of no elements, which OpenVINO "
                     f"{runtimes.version('openvino')}'s ONNX frontend makes rank 0, the other branch a tensor of rank "
                     f"{rank}: the If's rank is dynamic and the CPU plugin refuses it (compile_model); give the "
-                    "constant at least one element",
+                    "constant at least one element (lint --fix computes it with ConstantOfShape)",
                     ref,
-                    fix=None,
                 )
                 continue
         lost = [o for i, o in enumerate(n.output) if o and _rank_unknown(ref.output_fact(i))]
