@@ -526,13 +526,45 @@ def if_with_constant_branch(dims: list) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-def reshape_to_runtime_rank(length: int | str) -> onnx.ModelProto:
+def reshape_to_runtime_rank(length: int | str, declared: bool = False) -> onnx.ModelProto:
     """Relu(Reshape(x, s)) (Reshape node ``bad``) with the shape input ``s`` of ``length``
-    elements: a symbol leaves the Reshape's rank to run time."""
+    elements: a symbol leaves the Reshape's rank to run time. ``declared``: the model declares
+    the Reshape's result ``[p, q]`` in its ``value_info``."""
     g = h.make_graph(
         [h.make_node("Reshape", ["x", "s"], ["xr"], name="bad"), h.make_node("Relu", ["xr"], ["y"])],
         "g",
         [h.make_tensor_value_info("x", T.FLOAT, ["n", 3, 8, 8]), h.make_tensor_value_info("s", T.INT64, [length])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+        value_info=[h.make_tensor_value_info("xr", T.FLOAT, ["p", "q"])] if declared else None,
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def if_branch_declared_rank(length: int | str, declared: bool = True) -> onnx.ModelProto:
+    """Relu(If(c)) (If node ``bad``): the then branch gives Reshape(x, s), the shape input ``s``
+    of ``length`` elements (a symbol leaves its rank to run time), declared ``[p, q]`` as the
+    branch's output when ``declared``; the else branch gives Identity(x), x ``[n, 128]``.
+    silero-vad's nested Ifs have the same pattern."""
+    then = h.make_graph(
+        [h.make_node("Reshape", ["x", "s"], ["a"])],
+        "then",
+        [],
+        [h.make_tensor_value_info("a", T.FLOAT, ["p", "q"] if declared else None)],
+    )
+    other = h.make_graph(
+        [h.make_node("Identity", ["x"], ["b"])], "else", [], [h.make_tensor_value_info("b", T.FLOAT, None)]
+    )
+    g = h.make_graph(
+        [
+            h.make_node("If", ["c"], ["yi"], name="bad", then_branch=then, else_branch=other),
+            h.make_node("Relu", ["yi"], ["y"]),
+        ],
+        "g",
+        [
+            h.make_tensor_value_info("c", T.BOOL, []),
+            h.make_tensor_value_info("x", T.FLOAT, ["n", 128]),
+            h.make_tensor_value_info("s", T.INT64, [length]),
+        ],
         [h.make_tensor_value_info("y", T.FLOAT, None)],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
@@ -663,6 +695,10 @@ CASES: list[Case] = [
     Case("P008", "if-empty-constant-branch", lambda: if_with_constant_branch([0, 4, 1, 8]), True, "openvino"),
     Case("P008", "if-constant-branch", lambda: if_with_constant_branch([1, 4, 1, 8]), False, "openvino"),
     Case("P008", "if-empty-vector-branch", lambda: if_with_constant_branch([0]), False, "openvino"),
+    Case("P008", "declared-rank-of-unknown-length", lambda: reshape_to_runtime_rank("k", True), True, "openvino"),
+    Case("P008", "declared-rank-of-length-2", lambda: reshape_to_runtime_rank(2, True), False, "openvino"),
+    Case("P008", "if-branch-declared-rank", lambda: if_branch_declared_rank("k"), True, "openvino"),
+    Case("P008", "if-branch-declared-rank-of-length-2", lambda: if_branch_declared_rank(2), False, "openvino"),
     Case("P009", "softcap-50", lambda: group_query_attention(50.0), True, "openvino"),
     Case("P009", "softcap-0", lambda: group_query_attention(0.0), False, "openvino"),
     Case("P009", "softcap-50-onnxruntime", lambda: group_query_attention(50.0), False, "onnxruntime"),

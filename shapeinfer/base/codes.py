@@ -2015,6 +2015,17 @@ OPENVINO_DYNAMIC_RANK = _code(
     with a shape of static length compiles. Give the shape tensor a static length (a declared
     input shape, or a Concat of known pieces).
 
+    A rank inference knows only from what the model declares (``value_info``, a graph's or an
+    If branch's outputs: an info G013) is unknown to OpenVINO: its ONNX frontend reads the
+    shapes of the graph inputs and nothing else the model declares (core/graph.cpp makes
+    Parameters of the graph inputs alone; every other tensor is what its converter infers, and
+    op/if.cpp gives an If the shapes its branch bodies infer, src/frontends/onnx/frontend/src/).
+    The ranks are judged as inference finds them without those declarations. Checked against
+    OpenVINO 2026.4: a Reshape to a shape of unknown length declared ``[p, q]`` in
+    ``value_info`` is refused, and so is an If whose branch gives such a Reshape declared
+    ``[p, q]`` as its output (silero-vad's silero_vad.onnx: the ranks its nested Ifs lose are
+    declared on the outer If's branch outputs); with a shape of static length both compile.
+
     An If one of whose branches gives an output as a constant of no elements (a Constant or
     an initializer with a 0 dim: optimum's merged seq2seq decoders return the encoder's past as
     ``[0, 4, 1, 8]`` on the use-cache branch) is reported too: OpenVINO's ONNX frontend makes

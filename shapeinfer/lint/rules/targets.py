@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
+import onnx
 from onnx import TensorProto
 
 from shapeinfer.inference.ops.common import dim_values
@@ -297,12 +298,45 @@ def _known_rank(f) -> bool:
     return f is not None and f.kind == "tensor" and f.shape is not None
 
 
+def _undeclared(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` without the shapes it declares for values other than graph inputs:
+    no ``value_info``, no shape on any graph's outputs (the main graph's and every subgraph's,
+    recursively). Graph inputs keep theirs: they are what OpenVINO's ONNX frontend reads."""
+    from shapeinfer.io.onnxio import graphs_within
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for g in graphs_within(out.graph):
+        del g.value_info[:]
+        for o in g.output:
+            if o.type.HasField("tensor_type"):
+                o.type.tensor_type.ClearField("shape")
+    return out
+
+
+def _openvino_facts(ctx: LintContext) -> dict:
+    """The main graph's facts as OpenVINO's ONNX frontend can know them: it reads the shapes of
+    the graph inputs and nothing else the model declares (``value_info`` and the outputs' types,
+    of the main graph and of If branches, are not read: core/graph.cpp makes Parameters of the
+    graph inputs only, and op/if.cpp gives an If the shapes its branch bodies infer), so a rank
+    inference took from a declaration (an info G013) is unknown to it. The facts of inference
+    run again on the model without those declarations when the first run assumed any (else
+    the first run's)."""
+    main = ctx.result.graph_facts.get("main", {})
+    if not any(d.code == "G013" for d in ctx.result.diagnostics):
+        return main
+    from shapeinfer.inference.engine import infer
+
+    return infer(_undeclared(ctx.model), base_dir=ctx.base_dir).graph_facts.get("main", {})
+
+
 @check("P008")
 def openvino_dynamic_rank(ctx: LintContext) -> None:
     from shapeinfer.inference.op_registry import lookup
     from shapeinfer.passes.empty_branch_constants import empty_branch_outputs
 
     outer = None
+    known = None  # the main graph's facts as OpenVINO knows them (see _openvino_facts)
     for ref in ctx.nodes():
         if ref.graph != "main" or ref.node.domain not in ("", "ai.onnx"):
             continue
@@ -328,16 +362,23 @@ def openvino_dynamic_rank(ctx: LintContext) -> None:
                     ref,
                 )
                 continue
-        lost = [o for i, o in enumerate(n.output) if o and _rank_unknown(ref.output_fact(i))]
-        if not lost or any(
-            _rank_unknown(ref.input_fact(i)) or ref.input_fact(i) is None for i, x in enumerate(n.input) if x
-        ):
+        if known is None:
+            known = _openvino_facts(ctx)
+        lost = [o for o in n.output if o and _rank_unknown(known.get(o))]
+        if not lost or any(_rank_unknown(known.get(x)) or known.get(x) is None for x in n.input if x):
             continue
         if lookup(n.domain, n.op_type, _version(ctx, ref)) is None:
             continue
+        declared = _known_rank(ref.output_fact(list(n.output).index(lost[0])))
+        why = (
+            "is known only from what the model declares (value_info or an If branch's outputs), which "
+            "OpenVINO's ONNX frontend does not read: to OpenVINO it is"
+            if declared
+            else "is"
+        )
         ctx.report(
             "P008",
-            f"the rank of {lost[0]!r} is only known at run time: OpenVINO {runtimes.version('openvino')}'s CPU "
+            f"the rank of {lost[0]!r} {why} only known at run time: OpenVINO {runtimes.version('openvino')}'s CPU "
             "plugin compiles static ranks only (compile_model, or read_model for a Conv or an If, refuses "
             "the model); give the shape a static length",
             ref,
