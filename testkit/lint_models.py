@@ -7,7 +7,7 @@ node the finding must name). Builders return fresh ModelProtos.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -570,6 +570,41 @@ def if_branch_declared_rank(length: int | str, declared: bool = True) -> onnx.Mo
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def fp16_transpose_matmul(
+    perm: Sequence[int] = (1, 0, 2),
+    weight: Sequence[int] = (8, 4),
+    side: int = 0,
+    dtype: int = T.FLOAT16,
+    weight_as: str = "initializer",
+) -> onnx.ModelProto:
+    """y = MatMul(Transpose(x, perm), w) (MatMul node ``bad``; the Transpose is its input
+    ``side``, w the other one), x of the rank of ``perm`` whose transposed last two dims fit w
+    (``[.., m, 8]`` against w ``[8, 4]`` on side 0; w ``[5, 8]`` against ``[.., 8, m]`` on side 1),
+    w random of shape ``weight``, an ``initializer``, a ``constant`` node or a graph ``input``.
+    A paddle2onnx CRNN converted to float16 has perm [1, 0, 2] on side 0 (onnxruntime crashes)."""
+    r = len(perm)
+    k = weight[-2] if side == 0 and len(weight) > 1 else weight[-1]  # the contracted dim
+    moved = [f"d{i}" for i in range(r - 2)] + (["m", k] if side == 0 else [k, "m"])
+    shape = [None] * r
+    for i, p in enumerate(perm):
+        shape[p] = moved[i]
+    np_dtype = np.float16 if dtype == T.FLOAT16 else np.float32
+    w = numpy_helper.from_array(np.random.default_rng(0).random(weight).astype(np_dtype), "w")
+    inputs = [h.make_tensor_value_info("x", dtype, shape)]
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=list(perm))]
+    inits = []
+    if weight_as == "initializer":
+        inits.append(w)
+    elif weight_as == "constant":
+        nodes.append(h.make_node("Constant", [], ["w"], value=w))
+    else:
+        inputs.append(h.make_tensor_value_info("w", dtype, list(weight)))
+    nodes.append(h.make_node("MatMul", ["t", "w"] if side == 0 else ["w", "t"], ["y"], name="bad"))
+    rank = max(r, len(weight)) if len(weight) > 1 else r - 1
+    g = h.make_graph(nodes, "g", inputs, [h.make_tensor_value_info("y", dtype, [None] * rank)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
 @dataclass(frozen=True)
 class Case:
     """A model and whether rule ``code`` must (``triggers``) or must not report on it."""
@@ -699,6 +734,11 @@ CASES: list[Case] = [
     Case("P008", "declared-rank-of-length-2", lambda: reshape_to_runtime_rank(2, True), False, "openvino"),
     Case("P008", "if-branch-declared-rank", lambda: if_branch_declared_rank("k"), True, "openvino"),
     Case("P008", "if-branch-declared-rank-of-length-2", lambda: if_branch_declared_rank(2), False, "openvino"),
+    Case("P202", "fp16-batch-transpose-matmul", fp16_transpose_matmul, True, "onnxruntime"),
+    Case("P202", "fp16-last-two-transpose", lambda: fp16_transpose_matmul((0, 2, 1)), False, "onnxruntime"),
+    Case("P202", "fp16-rank-3-weight", lambda: fp16_transpose_matmul(weight=(1, 8, 4)), False, "onnxruntime"),
+    Case("P202", "fp32-batch-transpose", lambda: fp16_transpose_matmul(dtype=T.FLOAT), False, "onnxruntime"),
+    Case("P202", "fp16-onnx-target", fp16_transpose_matmul, False, "onnx"),
     Case("P009", "softcap-50", lambda: group_query_attention(50.0), True, "openvino"),
     Case("P009", "softcap-0", lambda: group_query_attention(0.0), False, "openvino"),
     Case("P009", "softcap-50-onnxruntime", lambda: group_query_attention(50.0), False, "onnxruntime"),

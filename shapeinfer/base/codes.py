@@ -1929,6 +1929,44 @@ ONNXRUNTIME_NO_KERNEL = _code(
     fixture="P201-hit-cuda-only-contrib-op",
 )
 
+ONNXRUNTIME_FP16_BATCH_TRANSPOSE_MATMUL = _code(
+    "P202",
+    "onnxruntime-fp16-batch-transpose-matmul-crash",
+    "error",
+    "a float16 MatMul of a batch-moving Transpose and a constant of rank 1 or 2 (onnxruntime crashes)",
+    """
+    onnxruntime's x86-64 CPU provider has no float16 MatMul kernel: with the default
+    optimization level (``ORT_ENABLE_ALL``) the session runs such a MatMul in float32 (Casts
+    inserted around it; FuseFp16InitializerToFp32NodeTransformer makes the float16 weight a
+    float32 initializer) and optimizes the graph a second time. When the MatMul reads a
+    Transpose whose perm moves the leading (batch) dim, ``[1, ..., r-2, 0, r-1]`` or
+    ``[1, ..., r-2, r-1, 0]`` (rank 3 or more: the perms MatmulTransposeFusion,
+    onnxruntime/core/optimizer/matmul_transpose_fusion.cc, folds as FusedMatMul's
+    ``transBatch``), that second pass crashes the process with a segmentation fault in
+    NchwcTransformer (onnxruntime/core/optimizer/nchwc_transformer.cc; the verbose log's last
+    line) while the session is created. Its ``ApplyImpl`` dereferences ``graph.GetNode(index)``
+    for every node of its topological order without a null check, so a node another pass
+    removed without the order being rebuilt would crash it (the likely cause; not traced).
+    Measured: disabling FuseFp16InitializerToFp32NodeTransformer, MatmulTransposeFusion or
+    NchwcTransformer in the session, ``session.graph_optimizations_loop_level`` 0, or
+    ``ORT_ENABLE_EXTENDED``, each avoids the crash.
+
+    Reported in the main graph: a float16 MatMul one of whose inputs is such a Transpose and
+    the other a float16 constant (initializer or Constant) of rank 1 or 2, the pattern
+    onnxconverter-common's ``convert_float_to_float16`` leaves in a paddle2onnx CRNN text
+    recognizer (Transpose ``[1, 0, 2]`` of the LSTM's output, then the classifier's MatMul).
+    Checked against onnxruntime 1.32 (CPU, x86-64): of every rank-3 and rank-4 perm, with the
+    Transpose on either MatMul input, exactly these crash, the weight an initializer or a
+    Constant; the same model in float32, with the weight a graph input, or with a rank-3
+    ``[1, K, N]`` weight loads. onnx's checker and OpenVINO load it. Keep the MatMul in float32
+    (``convert_float_to_float16``'s ``op_block_list=["MatMul"]``), or give the constant a
+    leading 1 (``[1, K, N]``: the same product by broadcasting).
+    """,
+    target="onnxruntime",
+    by=(CHECK,),
+    fixture="P202-hit-fp16-batch-transpose-matmul",
+)
+
 OPENVINO_IF_CONDITION_RANK = _code(
     "P007",
     "openvino-if-condition-rank",

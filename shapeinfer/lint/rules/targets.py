@@ -272,6 +272,48 @@ def onnxruntime_kernel(ctx: LintContext) -> None:
         )
 
 
+def _batch_transpose(perm: Sequence[int]) -> bool:
+    """True for the perms onnxruntime's MatmulTransposeFusion folds into a FusedMatMul as
+    ``transBatch``: the leading dim moved to just before the last (``[1, ..., r-2, 0, r-1]``), or
+    past it with the last two swapped too (``[1, ..., r-2, r-1, 0]``), rank 3 or more."""
+    r = len(perm)
+    middle = list(range(1, r - 1))
+    return r >= 3 and list(perm) in (middle + [0, r - 1], middle + [r - 1, 0])
+
+
+@check("P202")
+def onnxruntime_fp16_batch_transpose_matmul(ctx: LintContext) -> None:
+    graphs = ctx.graphs()
+    main = graphs[0][2]
+    made = {o: ref for ref in main for o in ref.node.output if o}
+    for ref in main:
+        n = ref.node
+        if n.op_type != "MatMul" or n.domain not in ("", "ai.onnx") or len(n.input) != 2:
+            continue
+        facts = [ref.input_fact(0), ref.input_fact(1)]
+        if any(f is None or f.kind != "tensor" or f.dtype != TensorProto.FLOAT16 for f in facts):
+            continue
+        for k in (0, 1):
+            t = made.get(n.input[k])
+            other, of = n.input[1 - k], facts[1 - k]
+            if t is None or t.node.op_type != "Transpose" or t.node.domain not in ("", "ai.onnx"):
+                continue
+            perm = t.attr("perm")
+            if perm is None or not _batch_transpose(perm):
+                continue
+            if not ref.is_constant(other) or of.shape is None or len(of.shape) > 2:
+                continue
+            ctx.report(
+                "P202",
+                f"this float16 MatMul reads Transpose {t.node.name or n.input[k]!r} (perm {list(perm)}) and the "
+                f"float16 constant {other!r} of rank {len(of.shape)}: onnxruntime "
+                f"{runtimes.version('onnxruntime')} (CPU) crashes creating the session (segmentation fault in "
+                "its graph optimizations); keep this MatMul in float32, or give the constant a leading 1 ([1, K, N])",
+                ref,
+            )
+            break
+
+
 @check("P007")
 def openvino_if_condition_rank(ctx: LintContext) -> None:
     for ref in ctx.nodes():
