@@ -95,3 +95,16 @@ def test_openvino_refuses_a_rank_only_declared(tmp_path, label, build, refused):
     onnx.save(build(), str(p))
     why = probe("openvino", str(p))
     assert (why is not None) == refused, why
+
+
+def test_p008_leaves_the_model_as_it_was():
+    """P008 reads the model without its declarations in place (no copy of the weights) and puts
+    them back: the linted model has the same bytes after, untyped outputs included."""
+    from shapeinfer.lint import lint_model
+
+    for m in (if_branch_declared_rank("k"), reshape_to_runtime_rank("k", declared=True)):
+        m.graph.output.add().name = "untyped"  # an output without a type stays without one
+        m.graph.node.add().CopyFrom(onnx.helper.make_node("Identity", ["x"], ["untyped"]))
+        before = m.SerializeToString()
+        assert "P008" in {f.code for f in lint_model(m, "m.onnx", target="openvino")}
+        assert m.SerializeToString() == before

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import onnx
 from onnx import TensorProto
@@ -340,19 +341,41 @@ def _known_rank(f) -> bool:
     return f is not None and f.kind == "tensor" and f.shape is not None
 
 
-def _undeclared(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``model`` without the shapes it declares for values other than graph inputs:
-    no ``value_info``, no shape on any graph's outputs (the main graph's and every subgraph's,
-    recursively). Graph inputs keep theirs: they are what OpenVINO's ONNX frontend reads."""
+@contextmanager
+def _undeclared(model: onnx.ModelProto) -> Iterator[onnx.ModelProto]:
+    """``model`` without the shapes it declares for values other than graph inputs, for the
+    time of the ``with`` block: no ``value_info``, no shape on any graph's outputs (the main
+    graph's and every subgraph's, recursively). Graph inputs keep theirs: they are what
+    OpenVINO's ONNX frontend reads. Done in place (a copy would double the memory of a model with
+    inline weights) and undone on leaving the block, to the same bytes."""
     from shapeinfer.io.onnxio import graphs_within
 
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    for g in graphs_within(out.graph):
-        del g.value_info[:]
-        for o in g.output:
-            if o.type.HasField("tensor_type"):
-                o.type.tensor_type.ClearField("shape")
+    saved = []
+    try:
+        for g in graphs_within(model.graph):
+            infos = [_copy_proto(v) for v in g.value_info]
+            shapes = [_copy_proto(o.type) if o.HasField("type") else None for o in g.output]
+            saved.append((g, infos, shapes))
+            del g.value_info[:]
+            for o in g.output:
+                if o.type.HasField("tensor_type"):
+                    o.type.tensor_type.ClearField("shape")
+        yield model
+    finally:
+        for g, infos, shapes in saved:
+            del g.value_info[:]
+            g.value_info.extend(infos)
+            for o, t in zip(g.output, shapes):
+                if t is None:
+                    o.ClearField("type")
+                else:
+                    o.type.CopyFrom(t)
+
+
+def _copy_proto(p):
+    """A copy of the protobuf message ``p``."""
+    out = type(p)()
+    out.CopyFrom(p)
     return out
 
 
@@ -369,7 +392,8 @@ def _openvino_facts(ctx: LintContext) -> dict:
         return main
     from shapeinfer.inference.engine import infer
 
-    return infer(_undeclared(ctx.model), base_dir=ctx.base_dir).graph_facts.get("main", {})
+    with _undeclared(ctx.model) as bare:
+        return infer(bare, base_dir=ctx.base_dir).graph_facts.get("main", {})
 
 
 @check("P008")
