@@ -576,30 +576,54 @@ def fp16_transpose_matmul(
     side: int = 0,
     dtype: int = T.FLOAT16,
     weight_as: str = "initializer",
+    before: str | None = None,
+    after: str | None = None,
+    static: bool = False,
 ) -> onnx.ModelProto:
     """y = MatMul(Transpose(x, perm), w) (MatMul node ``bad``; the Transpose is its input
     ``side``, w the other one), x of the rank of ``perm`` whose transposed last two dims fit w
     (``[.., m, 8]`` against w ``[8, 4]`` on side 0; w ``[5, 8]`` against ``[.., 8, m]`` on side 1),
     w random of shape ``weight``, an ``initializer``, a ``constant`` node or a graph ``input``.
-    A paddle2onnx CRNN converted to float16 has perm [1, 0, 2] on side 0 (onnxruntime crashes)."""
+    ``before``: the Transpose reads ``Reshape(x, [0, 0, ..])`` (an identity) or ``Relu(x)``
+    instead of x; ``after``: y is ``Add(MatMul, bias)`` or ``Mul(MatMul, 0.5)`` instead;
+    ``static``: x's symbols are ints (``m`` 3, ``d0`` 5, ...). A paddle2onnx CRNN converted to
+    float16 has perm [1, 0, 2] on side 0, after a Reshape, before an Add (onnxruntime crashes)."""
     r = len(perm)
     k = weight[-2] if side == 0 and len(weight) > 1 else weight[-1]  # the contracted dim
-    moved = [f"d{i}" for i in range(r - 2)] + (["m", k] if side == 0 else [k, "m"])
+    moved = [5 + i if static else f"d{i}" for i in range(r - 2)]
+    moved += [3 if static else "m", k] if side == 0 else [k, 3 if static else "m"]
     shape = [None] * r
     for i, p in enumerate(perm):
         shape[p] = moved[i]
     np_dtype = np.float16 if dtype == T.FLOAT16 else np.float32
-    w = numpy_helper.from_array(np.random.default_rng(0).random(weight).astype(np_dtype), "w")
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.random(weight).astype(np_dtype), "w")
     inputs = [h.make_tensor_value_info("x", dtype, shape)]
-    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=list(perm))]
     inits = []
+    nodes = []
+    src = "x"
+    if before == "Reshape":
+        inits.append(numpy_helper.from_array(np.zeros(r, np.int64), "same"))
+        nodes.append(h.make_node("Reshape", ["x", "same"], ["xb"]))
+        src = "xb"
+    elif before is not None:
+        nodes.append(h.make_node(before, ["x"], ["xb"]))
+        src = "xb"
+    nodes.append(h.make_node("Transpose", [src], ["t"], perm=list(perm)))
     if weight_as == "initializer":
         inits.append(w)
     elif weight_as == "constant":
         nodes.append(h.make_node("Constant", [], ["w"], value=w))
     else:
         inputs.append(h.make_tensor_value_info("w", dtype, list(weight)))
-    nodes.append(h.make_node("MatMul", ["t", "w"] if side == 0 else ["w", "t"], ["y"], name="bad"))
+    mm = "y" if after is None else "mm"
+    nodes.append(h.make_node("MatMul", ["t", "w"] if side == 0 else ["w", "t"], [mm], name="bad"))
+    if after == "Add":
+        inits.append(numpy_helper.from_array(rng.random(weight[-1]).astype(np_dtype), "bias"))
+        nodes.append(h.make_node("Add", [mm, "bias"], ["y"]))
+    elif after == "Mul":
+        inits.append(numpy_helper.from_array(np.array(0.5, np_dtype), "scale"))
+        nodes.append(h.make_node("Mul", [mm, "scale"], ["y"]))
     rank = max(r, len(weight)) if len(weight) > 1 else r - 1
     g = h.make_graph(nodes, "g", inputs, [h.make_tensor_value_info("y", dtype, [None] * rank)], inits)
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])

@@ -1954,11 +1954,20 @@ ONNXRUNTIME_FP16_BATCH_TRANSPOSE_MATMUL = _code(
     Reported in the main graph: a float16 MatMul one of whose inputs is such a Transpose and
     the other a float16 constant (initializer or Constant) of rank 1 or 2, the pattern
     onnxconverter-common's ``convert_float_to_float16`` leaves in a paddle2onnx CRNN text
-    recognizer (Transpose ``[1, 0, 2]`` of the LSTM's output, then the classifier's MatMul).
-    Checked against onnxruntime 1.32 (CPU, x86-64): of every rank-3 and rank-4 perm, with the
-    Transpose on either MatMul input, exactly these crash, the weight an initializer or a
-    Constant; the same model in float32, with the weight a graph input, or with a rank-3
-    ``[1, K, N]`` weight loads. onnx's checker and OpenVINO load it. Keep the MatMul in float32
+    recognizer (Transpose ``[1, 0, 2]`` of the LSTM's output after a Reshape, then the
+    classifier's MatMul and Add). Only where the Transpose reads a tensor onnxruntime keeps in
+    float16: a graph input, or (through Identities) a Reshape, Squeeze, Unsqueeze, Slice,
+    Concat, Gather, Expand, Split, LayerNormalization or Cast; after an op it computes in
+    float32 (Relu, Sigmoid, Neg, Abs, Sqrt, Exp, Tanh, Floor, Softplus, Add, Mul, Pad, Tile,
+    Where, Softmax, MatMul were measured) it loads. Not where another
+    fusion takes the MatMul first: a Mul or Div reading it (MatMulScaleFusion), or an Add when
+    both MatMul inputs have static shapes (MatMulAddFusion, a Gemm); it loads then. Checked
+    against onnxruntime 1.32 (CPU, x86-64): of every rank-3 and rank-4 perm, with the Transpose
+    on either MatMul input, exactly these crash, the weight an initializer or a Constant; the
+    same model in float32, with the weight a graph input, or with a rank-3 ``[1, K, N]`` weight
+    loads; the producers and readers above were measured (a Reshape, a Relu, an Add and a Mul
+    are fixtures). onnx's checker and OpenVINO load it.
+    Other patterns may crash the same way and are not claimed. Keep the MatMul in float32
     (``convert_float_to_float16``'s ``op_block_list=["MatMul"]``), or give the constant a
     leading 1 (``[1, K, N]``: the same product by broadcasting).
     """,

@@ -38,6 +38,15 @@ CASES += [
     ("rank-3-weight", {"weight": (1, 8, 4)}, False),
     ("weight-input", {"weight_as": "input"}, False),
     ("float32", {"dtype": T.FLOAT}, False),
+    # what the Transpose reads: a tensor onnxruntime keeps in float16, or one it computes in float
+    ("after-a-reshape", {"before": "Reshape"}, True),
+    ("after-a-relu", {"before": "Relu"}, False),
+    # what reads the MatMul: another fusion first (MatMulScaleFusion; MatMulAddFusion to Gemm
+    # when every dim is static) leaves nothing to crash on
+    ("then-add", {"after": "Add"}, True),
+    ("then-add-static", {"after": "Add", "static": True}, False),
+    ("static", {"static": True}, True),
+    ("then-mul-scale", {"after": "Mul"}, False),
 ]
 IDS = [c[0] for c in CASES]
 
