@@ -274,9 +274,10 @@ def onnxruntime_kernel(ctx: LintContext) -> None:
 
 
 def _batch_transpose(perm: Sequence[int]) -> bool:
-    """True for the perms onnxruntime's MatmulTransposeFusion folds into a FusedMatMul as
-    ``transBatch``: the leading dim moved to just before the last (``[1, ..., r-2, 0, r-1]``), or
-    past it with the last two swapped too (``[1, ..., r-2, r-1, 0]``), rank 3 or more."""
+    """True for the perms com.microsoft FusedMatMul expresses with ``transBatch`` (alone: the
+    leading dim moved to just before the last, ``[1, ..., r-2, 0, r-1]``; with ``trans``: past
+    it, ``[1, ..., r-2, r-1, 0]``), rank 3 or more: the perms onnxruntime's
+    MatmulTransposeFusion can fold into the MatMul, and the ones measured to crash (P202)."""
     r = len(perm)
     middle = list(range(1, r - 1))
     return r >= 3 and list(perm) in (middle + [0, r - 1], middle + [r - 1, 0])
