@@ -2,8 +2,8 @@
 target's runtime refuses the model?
 
 For every model file (tests/models, examples/models and the folders given with ``--models`` or
-in ``$SHAPEINFER_MODEL_DIRS``, separated by ``os.pathsep``) and every target, lint runs with the
-target's profile and the runtime loads the file
+in ``$SHAPEINFER_MODEL_DIRS``, separated by ``os.pathsep``, each searched recursively) and every
+target, lint runs with the target's profile and the runtime loads the file
 (``testkit/runtime_probe.py``: the onnx checker with ``full_check=True``, onnxruntime's CPU
 ``InferenceSession``, OpenVINO ``read_model`` + ``compile_model("CPU")``). oneDNN Graph has no
 installable runtime: its column shows lint only.
@@ -43,12 +43,21 @@ TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
 
 
 def model_files(extra: list[str]) -> list[str]:
-    """Every ``*.onnx`` of tests/models (recursively), examples/models and ``extra`` (not recursive)."""
+    """Every ``*.onnx`` of tests/models (recursively), examples/models and each folder of
+    ``extra`` (recursively; hidden folders skipped), each file once (a folder given beside one
+    of its subfolders adds nothing twice)."""
     found = sorted(glob.glob(os.path.join(ROOT, "tests", "models", "**", "*.onnx"), recursive=True))
     found += sorted(glob.glob(os.path.join(ROOT, "examples", "models", "*.onnx")))
     for d in extra:
-        found += sorted(glob.glob(os.path.join(d, "*.onnx")))
-    return found
+        found += sorted(glob.glob(os.path.join(d, "**", "*.onnx"), recursive=True))
+    seen: set[str] = set()
+    out = []
+    for f in found:
+        key = os.path.realpath(f)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
 
 
 def default_dirs() -> list[str]:
@@ -68,7 +77,9 @@ def short(path: str) -> str:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", action="append", default=None, help="a further folder of *.onnx (repeatable)")
+    ap.add_argument(
+        "--models", action="append", default=None, help="a further folder of *.onnx, searched recursively (repeatable)"
+    )
     ap.add_argument("--python", default=None, help="interpreter that runs the runtimes (default: this one)")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--markdown", action="store_true")

@@ -7,7 +7,7 @@ node the finding must name). Builders return fresh ModelProtos.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -526,15 +526,106 @@ def if_with_constant_branch(dims: list) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-def reshape_to_runtime_rank(length: int | str) -> onnx.ModelProto:
+def reshape_to_runtime_rank(length: int | str, declared: bool = False) -> onnx.ModelProto:
     """Relu(Reshape(x, s)) (Reshape node ``bad``) with the shape input ``s`` of ``length``
-    elements: a symbol leaves the Reshape's rank to run time."""
+    elements: a symbol leaves the Reshape's rank to run time. ``declared``: the model declares
+    the Reshape's result ``[p, q]`` in its ``value_info``."""
     g = h.make_graph(
         [h.make_node("Reshape", ["x", "s"], ["xr"], name="bad"), h.make_node("Relu", ["xr"], ["y"])],
         "g",
         [h.make_tensor_value_info("x", T.FLOAT, ["n", 3, 8, 8]), h.make_tensor_value_info("s", T.INT64, [length])],
         [h.make_tensor_value_info("y", T.FLOAT, None)],
+        value_info=[h.make_tensor_value_info("xr", T.FLOAT, ["p", "q"])] if declared else None,
     )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def if_branch_declared_rank(length: int | str, declared: bool = True) -> onnx.ModelProto:
+    """Relu(If(c)) (If node ``bad``): the then branch gives Reshape(x, s), the shape input ``s``
+    of ``length`` elements (a symbol leaves its rank to run time), declared ``[p, q]`` as the
+    branch's output when ``declared``; the else branch gives Identity(x), x ``[n, 128]``.
+    silero-vad's nested Ifs have the same pattern."""
+    then = h.make_graph(
+        [h.make_node("Reshape", ["x", "s"], ["a"])],
+        "then",
+        [],
+        [h.make_tensor_value_info("a", T.FLOAT, ["p", "q"] if declared else None)],
+    )
+    other = h.make_graph(
+        [h.make_node("Identity", ["x"], ["b"])], "else", [], [h.make_tensor_value_info("b", T.FLOAT, None)]
+    )
+    g = h.make_graph(
+        [
+            h.make_node("If", ["c"], ["yi"], name="bad", then_branch=then, else_branch=other),
+            h.make_node("Relu", ["yi"], ["y"]),
+        ],
+        "g",
+        [
+            h.make_tensor_value_info("c", T.BOOL, []),
+            h.make_tensor_value_info("x", T.FLOAT, ["n", 128]),
+            h.make_tensor_value_info("s", T.INT64, [length]),
+        ],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def fp16_transpose_matmul(
+    perm: Sequence[int] = (1, 0, 2),
+    weight: Sequence[int] = (8, 4),
+    side: int = 0,
+    dtype: int = T.FLOAT16,
+    weight_as: str = "initializer",
+    before: str | None = None,
+    after: str | None = None,
+    static: bool = False,
+) -> onnx.ModelProto:
+    """y = MatMul(Transpose(x, perm), w) (MatMul node ``bad``; the Transpose is its input
+    ``side``, w the other one), x of the rank of ``perm`` whose transposed last two dims fit w
+    (``[.., m, 8]`` against w ``[8, 4]`` on side 0; w ``[5, 8]`` against ``[.., 8, m]`` on side 1),
+    w random of shape ``weight``, an ``initializer``, a ``constant`` node or a graph ``input``.
+    ``before``: the Transpose reads ``Reshape(x, [0, 0, ..])`` (an identity) or ``Relu(x)``
+    instead of x; ``after``: y is ``Add(MatMul, bias)`` or ``Mul(MatMul, 0.5)`` instead;
+    ``static``: x's symbols are ints (``m`` 3, ``d0`` 5, ...). A paddle2onnx CRNN converted to
+    float16 has perm [1, 0, 2] on side 0, after a Reshape, before an Add (onnxruntime crashes)."""
+    r = len(perm)
+    k = weight[-2] if side == 0 and len(weight) > 1 else weight[-1]  # the contracted dim
+    moved = [5 + i if static else f"d{i}" for i in range(r - 2)]
+    moved += [3 if static else "m", k] if side == 0 else [k, 3 if static else "m"]
+    shape = [None] * r
+    for i, p in enumerate(perm):
+        shape[p] = moved[i]
+    np_dtype = np.float16 if dtype == T.FLOAT16 else np.float32
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.random(weight).astype(np_dtype), "w")
+    inputs = [h.make_tensor_value_info("x", dtype, shape)]
+    inits = []
+    nodes = []
+    src = "x"
+    if before == "Reshape":
+        inits.append(numpy_helper.from_array(np.zeros(r, np.int64), "same"))
+        nodes.append(h.make_node("Reshape", ["x", "same"], ["xb"]))
+        src = "xb"
+    elif before is not None:
+        nodes.append(h.make_node(before, ["x"], ["xb"]))
+        src = "xb"
+    nodes.append(h.make_node("Transpose", [src], ["t"], perm=list(perm)))
+    if weight_as == "initializer":
+        inits.append(w)
+    elif weight_as == "constant":
+        nodes.append(h.make_node("Constant", [], ["w"], value=w))
+    else:
+        inputs.append(h.make_tensor_value_info("w", dtype, list(weight)))
+    mm = "y" if after is None else "mm"
+    nodes.append(h.make_node("MatMul", ["t", "w"] if side == 0 else ["w", "t"], [mm], name="bad"))
+    if after == "Add":
+        inits.append(numpy_helper.from_array(rng.random(weight[-1]).astype(np_dtype), "bias"))
+        nodes.append(h.make_node("Add", [mm, "bias"], ["y"]))
+    elif after == "Mul":
+        inits.append(numpy_helper.from_array(np.array(0.5, np_dtype), "scale"))
+        nodes.append(h.make_node("Mul", [mm, "scale"], ["y"]))
+    rank = max(r, len(weight)) if len(weight) > 1 else r - 1
+    g = h.make_graph(nodes, "g", inputs, [h.make_tensor_value_info("y", dtype, [None] * rank)], inits)
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
@@ -663,6 +754,15 @@ CASES: list[Case] = [
     Case("P008", "if-empty-constant-branch", lambda: if_with_constant_branch([0, 4, 1, 8]), True, "openvino"),
     Case("P008", "if-constant-branch", lambda: if_with_constant_branch([1, 4, 1, 8]), False, "openvino"),
     Case("P008", "if-empty-vector-branch", lambda: if_with_constant_branch([0]), False, "openvino"),
+    Case("P008", "declared-rank-of-unknown-length", lambda: reshape_to_runtime_rank("k", True), True, "openvino"),
+    Case("P008", "declared-rank-of-length-2", lambda: reshape_to_runtime_rank(2, True), False, "openvino"),
+    Case("P008", "if-branch-declared-rank", lambda: if_branch_declared_rank("k"), True, "openvino"),
+    Case("P008", "if-branch-declared-rank-of-length-2", lambda: if_branch_declared_rank(2), False, "openvino"),
+    Case("P202", "fp16-batch-transpose-matmul", fp16_transpose_matmul, True, "onnxruntime"),
+    Case("P202", "fp16-last-two-transpose", lambda: fp16_transpose_matmul((0, 2, 1)), False, "onnxruntime"),
+    Case("P202", "fp16-rank-3-weight", lambda: fp16_transpose_matmul(weight=(1, 8, 4)), False, "onnxruntime"),
+    Case("P202", "fp32-batch-transpose", lambda: fp16_transpose_matmul(dtype=T.FLOAT), False, "onnxruntime"),
+    Case("P202", "fp16-onnx-target", fp16_transpose_matmul, False, "onnx"),
     Case("P009", "softcap-50", lambda: group_query_attention(50.0), True, "openvino"),
     Case("P009", "softcap-0", lambda: group_query_attention(0.0), False, "openvino"),
     Case("P009", "softcap-50-onnxruntime", lambda: group_query_attention(50.0), False, "onnxruntime"),

@@ -1929,6 +1929,53 @@ ONNXRUNTIME_NO_KERNEL = _code(
     fixture="P201-hit-cuda-only-contrib-op",
 )
 
+ONNXRUNTIME_FP16_BATCH_TRANSPOSE_MATMUL = _code(
+    "P202",
+    "onnxruntime-fp16-batch-transpose-matmul-crash",
+    "error",
+    "a float16 MatMul of a batch-moving Transpose and a constant of rank 1 or 2 (onnxruntime crashes)",
+    """
+    onnxruntime's x86-64 CPU provider has no float16 MatMul kernel: with the default
+    optimization level (``ORT_ENABLE_ALL``) the session runs such a MatMul in float32 (Casts
+    inserted around it; FuseFp16InitializerToFp32NodeTransformer makes the float16 weight a
+    float32 initializer) and optimizes the graph a second time. When the MatMul reads a
+    Transpose whose perm moves the leading (batch) dim, ``[1, ..., r-2, 0, r-1]`` or
+    ``[1, ..., r-2, r-1, 0]`` (rank 3 or more: the perms MatmulTransposeFusion,
+    onnxruntime/core/optimizer/matmul_transpose_fusion.cc, folds as FusedMatMul's
+    ``transBatch``), that second pass crashes the process with a segmentation fault in
+    NchwcTransformer (onnxruntime/core/optimizer/nchwc_transformer.cc; the verbose log's last
+    line) while the session is created. Its ``ApplyImpl`` dereferences ``graph.GetNode(index)``
+    for every node of its topological order without a null check, so a node another pass
+    removed without the order being rebuilt would crash it (the likely cause; not traced).
+    Measured: disabling FuseFp16InitializerToFp32NodeTransformer, MatmulTransposeFusion or
+    NchwcTransformer in the session, ``session.graph_optimizations_loop_level`` 0, or
+    ``ORT_ENABLE_EXTENDED``, each avoids the crash.
+
+    Reported in the main graph: a float16 MatMul one of whose inputs is such a Transpose and
+    the other a float16 constant (initializer or Constant) of rank 1 or 2, the pattern
+    onnxconverter-common's ``convert_float_to_float16`` leaves in a paddle2onnx CRNN text
+    recognizer (Transpose ``[1, 0, 2]`` of the LSTM's output after a Reshape, then the
+    classifier's MatMul and Add). Only where the Transpose reads a tensor onnxruntime keeps in
+    float16: a graph input, or (through Identities) a Reshape, Squeeze, Unsqueeze, Slice,
+    Concat, Gather, Expand, Split, LayerNormalization or Cast; after an op it computes in
+    float32 (Relu, Sigmoid, Neg, Abs, Sqrt, Exp, Tanh, Floor, Softplus, Add, Mul, Pad, Tile,
+    Where, Softmax, MatMul were measured) it loads. Not where another
+    fusion takes the MatMul first: a Mul or Div reading it (MatMulScaleFusion), or an Add when
+    both MatMul inputs have static shapes (MatMulAddFusion, a Gemm); it loads then. Checked
+    against onnxruntime 1.32 (CPU, x86-64): of every rank-3 and rank-4 perm, with the Transpose
+    on either MatMul input, exactly these crash, the weight an initializer or a Constant; the
+    same model in float32, with the weight a graph input, or with a rank-3 ``[1, K, N]`` weight
+    loads; the producers and readers above were measured (a Reshape, a Relu, an Add and a Mul
+    are fixtures). onnx's checker and OpenVINO load it.
+    Other patterns may crash the same way and are not claimed. Keep the MatMul in float32
+    (``convert_float_to_float16``'s ``op_block_list=["MatMul"]``), or give the constant a
+    leading 1 (``[1, K, N]``: the same product by broadcasting).
+    """,
+    target="onnxruntime",
+    by=(CHECK,),
+    fixture="P202-hit-fp16-batch-transpose-matmul",
+)
+
 OPENVINO_IF_CONDITION_RANK = _code(
     "P007",
     "openvino-if-condition-rank",
@@ -2014,6 +2061,17 @@ OPENVINO_DYNAMIC_RANK = _code(
     of unknown length followed by Relu, Conv, pools or BatchNormalization is refused, the same
     with a shape of static length compiles. Give the shape tensor a static length (a declared
     input shape, or a Concat of known pieces).
+
+    A rank inference knows only from what the model declares (``value_info``, a graph's or an
+    If branch's outputs: an info G013) is unknown to OpenVINO: its ONNX frontend reads the
+    shapes of the graph inputs and nothing else the model declares (core/graph.cpp makes
+    Parameters of the graph inputs alone; every other tensor is what its converter infers, and
+    op/if.cpp gives an If the shapes its branch bodies infer, src/frontends/onnx/frontend/src/).
+    The ranks are judged as inference finds them without those declarations. Checked against
+    OpenVINO 2026.4: a Reshape to a shape of unknown length declared ``[p, q]`` in
+    ``value_info`` is refused, and so is an If whose branch gives such a Reshape declared
+    ``[p, q]`` as its output (silero-vad's silero_vad.onnx: the ranks its nested Ifs lose are
+    declared on the outer If's branch outputs); with a shape of static length both compile.
 
     An If one of whose branches gives an output as a constant of no elements (a Constant or
     an initializer with a 0 dim: optimum's merged seq2seq decoders return the encoder's past as

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
+import onnx
 from onnx import TensorProto
 
 from shapeinfer.inference.ops.common import dim_values
@@ -271,6 +273,79 @@ def onnxruntime_kernel(ctx: LintContext) -> None:
         )
 
 
+def _batch_transpose(perm: Sequence[int]) -> bool:
+    """True for the perms com.microsoft FusedMatMul expresses with ``transBatch`` (alone: the
+    leading dim moved to just before the last, ``[1, ..., r-2, 0, r-1]``; with ``trans``: past
+    it, ``[1, ..., r-2, r-1, 0]``), rank 3 or more: the perms onnxruntime's
+    MatmulTransposeFusion can fold into the MatMul, and the ones measured to crash (P202)."""
+    r = len(perm)
+    middle = list(range(1, r - 1))
+    return r >= 3 and list(perm) in (middle + [0, r - 1], middle + [r - 1, 0])
+
+
+#: What a Transpose may read for P202: ops whose float16 result onnxruntime's CPU provider keeps
+#: in float16 (measured: a Transpose after each of them crashes, after Relu, Sigmoid, Neg, Abs,
+#: Sqrt, Exp, Tanh, Floor, Softplus, Add, Mul, Pad, Tile, Where, Softmax or MatMul it loads).
+FP16_KEPT = frozenset(
+    {"Reshape", "Squeeze", "Unsqueeze", "Slice", "Concat", "Gather", "Expand", "Split", "LayerNormalization", "Cast"}
+)
+
+
+@check("P202")
+def onnxruntime_fp16_batch_transpose_matmul(ctx: LintContext) -> None:
+    main = ctx.graphs()[0][2]
+    made = {o: ref for ref in main for o in ref.node.output if o}
+    readers: dict[str, list[NodeRef]] = {}
+    for ref in main:
+        for x in ref.node.input:
+            readers.setdefault(x, []).append(ref)
+    inputs = {i.name for i in ctx.model.graph.input} - {t.name for t in ctx.model.graph.initializer}
+
+    def source(name: str) -> NodeRef | str | None:
+        """The node that makes ``name`` through Identities (onnxruntime removes them), or the
+        name when it is a graph input that is not an initializer, else None."""
+        ref = made.get(name)
+        while ref is not None and ref.node.op_type == "Identity" and ref.node.domain in ("", "ai.onnx"):
+            name = ref.node.input[0]
+            ref = made.get(name)
+        return ref if ref is not None else (name if name in inputs else None)
+
+    for ref in main:
+        n = ref.node
+        if n.op_type != "MatMul" or n.domain not in ("", "ai.onnx") or len(n.input) != 2:
+            continue
+        facts = [ref.input_fact(0), ref.input_fact(1)]
+        if any(f is None or f.kind != "tensor" or f.dtype != TensorProto.FLOAT16 for f in facts):
+            continue
+        after = {r.node.op_type for r in readers.get(n.output[0], ()) if r.node.domain in ("", "ai.onnx")}
+        if after & {"Mul", "Div"}:
+            continue  # MatMulScaleFusion may take the MatMul first
+        if "Add" in after and all(f.is_static for f in facts):
+            continue  # MatMulAddFusion makes it a Gemm
+        for k in (0, 1):
+            t = made.get(n.input[k])
+            other, of = n.input[1 - k], facts[1 - k]
+            if t is None or t.node.op_type != "Transpose" or t.node.domain not in ("", "ai.onnx"):
+                continue
+            perm = t.attr("perm")
+            if perm is None or not _batch_transpose(perm):
+                continue
+            if not ref.is_constant(other) or of.shape is None or len(of.shape) > 2:
+                continue
+            src = source(t.node.input[0])
+            if src is None or (not isinstance(src, str) and src.node.op_type not in FP16_KEPT):
+                continue
+            ctx.report(
+                "P202",
+                f"this float16 MatMul reads Transpose {t.node.name or n.input[k]!r} (perm {list(perm)}) and the "
+                f"float16 constant {other!r} of rank {len(of.shape)}: onnxruntime "
+                f"{runtimes.version('onnxruntime')} (CPU) crashes creating the session (segmentation fault in "
+                "its graph optimizations); keep this MatMul in float32, or give the constant a leading 1 ([1, K, N])",
+                ref,
+            )
+            break
+
+
 @check("P007")
 def openvino_if_condition_rank(ctx: LintContext) -> None:
     for ref in ctx.nodes():
@@ -297,12 +372,68 @@ def _known_rank(f) -> bool:
     return f is not None and f.kind == "tensor" and f.shape is not None
 
 
+@contextmanager
+def _undeclared(model: onnx.ModelProto) -> Iterator[onnx.ModelProto]:
+    """``model`` without the shapes it declares for values other than graph inputs, for the
+    time of the ``with`` block: no ``value_info``, no shape on any graph's outputs (the main
+    graph's and every subgraph's, recursively). Graph inputs keep theirs: they are what
+    OpenVINO's ONNX frontend reads. Done in place (a copy would double the memory of a model with
+    inline weights) and undone on leaving the block, to the same bytes."""
+    from shapeinfer.io.onnxio import graphs_within
+
+    saved = []
+    try:
+        for g in graphs_within(model.graph):
+            infos = [_copy_proto(v) for v in g.value_info]
+            shapes = [_copy_proto(o.type) if o.HasField("type") else None for o in g.output]
+            saved.append((g, infos, shapes))
+            del g.value_info[:]
+            for o in g.output:
+                if o.type.HasField("tensor_type"):
+                    o.type.tensor_type.ClearField("shape")
+        yield model
+    finally:
+        for g, infos, shapes in saved:
+            del g.value_info[:]
+            g.value_info.extend(infos)
+            for o, t in zip(g.output, shapes):
+                if t is None:
+                    o.ClearField("type")
+                else:
+                    o.type.CopyFrom(t)
+
+
+def _copy_proto(p):
+    """A copy of the protobuf message ``p``."""
+    out = type(p)()
+    out.CopyFrom(p)
+    return out
+
+
+def _openvino_facts(ctx: LintContext) -> dict:
+    """The main graph's facts as OpenVINO's ONNX frontend can know them: it reads the shapes of
+    the graph inputs and nothing else the model declares (``value_info`` and the outputs' types,
+    of the main graph and of If branches, are not read: core/graph.cpp makes Parameters of the
+    graph inputs only, and op/if.cpp gives an If the shapes its branch bodies infer), so a rank
+    inference took from a declaration (an info G013) is unknown to it. The facts of inference
+    run again on the model without those declarations when the first run assumed any (else
+    the first run's)."""
+    main = ctx.result.graph_facts.get("main", {})
+    if not any(d.code == "G013" for d in ctx.result.diagnostics):
+        return main
+    from shapeinfer.inference.engine import infer
+
+    with _undeclared(ctx.model) as bare:
+        return infer(bare, base_dir=ctx.base_dir).graph_facts.get("main", {})
+
+
 @check("P008")
 def openvino_dynamic_rank(ctx: LintContext) -> None:
     from shapeinfer.inference.op_registry import lookup
     from shapeinfer.passes.empty_branch_constants import empty_branch_outputs
 
     outer = None
+    known = None  # the main graph's facts as OpenVINO knows them (see _openvino_facts)
     for ref in ctx.nodes():
         if ref.graph != "main" or ref.node.domain not in ("", "ai.onnx"):
             continue
@@ -328,16 +459,23 @@ def openvino_dynamic_rank(ctx: LintContext) -> None:
                     ref,
                 )
                 continue
-        lost = [o for i, o in enumerate(n.output) if o and _rank_unknown(ref.output_fact(i))]
-        if not lost or any(
-            _rank_unknown(ref.input_fact(i)) or ref.input_fact(i) is None for i, x in enumerate(n.input) if x
-        ):
+        if known is None:
+            known = _openvino_facts(ctx)
+        lost = [o for o in n.output if o and _rank_unknown(known.get(o))]
+        if not lost or any(_rank_unknown(known.get(x)) or known.get(x) is None for x in n.input if x):
             continue
         if lookup(n.domain, n.op_type, _version(ctx, ref)) is None:
             continue
+        declared = _known_rank(ref.output_fact(list(n.output).index(lost[0])))
+        why = (
+            "is known only from what the model declares (value_info or an If branch's outputs), which "
+            "OpenVINO's ONNX frontend does not read: to OpenVINO it is"
+            if declared
+            else "is"
+        )
         ctx.report(
             "P008",
-            f"the rank of {lost[0]!r} is only known at run time: OpenVINO {runtimes.version('openvino')}'s CPU "
+            f"the rank of {lost[0]!r} {why} only known at run time: OpenVINO {runtimes.version('openvino')}'s CPU "
             "plugin compiles static ranks only (compile_model, or read_model for a Conv or an If, refuses "
             "the model); give the shape a static length",
             ref,
