@@ -503,6 +503,47 @@ def attention(bias: bool, n_inputs: int = 7) -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
 
 
+def gather_block_quantized(computed: str | None = None, via: str = "input") -> onnx.ModelProto:
+    """``com.microsoft.GatherBlockQuantized`` (node ``bad``; 4-bit, blocks of 16) of a uint8
+    table [16, 16] at ids[b, s], with scales and zero points; every operand an initializer, or
+    the one named ``computed`` ("data", "scales", "zp") a graph input (``via="input"``), the
+    output of a Cast of an initializer (``"cast"``) or an Identity of one (``"identity"``)."""
+    rng = np.random.default_rng(0)
+    arrays = {
+        "data": rng.integers(0, 255, (16, 16), dtype=np.uint8),
+        "scales": np.ones((16, 2), np.float32),
+        "zp": np.full((16, 1), 0x88, np.uint8),
+    }
+    inits, nodes = [], []
+    inputs = [vi("ids", T.INT64, ["b", "s"])]
+    for name, a in arrays.items():
+        if name != computed:
+            inits.append(numpy_helper.from_array(a, name))
+        elif via == "input":
+            inputs.append(vi(name, h.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
+        elif via == "cast":
+            inits.append(numpy_helper.from_array(a.astype(np.int32), f"{name}_int32"))
+            nodes.append(h.make_node("Cast", [f"{name}_int32"], [name], to=h.np_dtype_to_tensor_dtype(a.dtype)))
+        else:
+            inits.append(numpy_helper.from_array(a, f"{name}_stored"))
+            nodes.append(h.make_node("Identity", [f"{name}_stored"], [name]))
+    nodes.append(
+        h.make_node(
+            "GatherBlockQuantized",
+            ["data", "ids", "scales", "zp"],
+            ["y"],
+            name="bad",
+            domain="com.microsoft",
+            gather_axis=0,
+            quantize_axis=1,
+            block_size=16,
+            bits=4,
+        )
+    )
+    g = h.make_graph(nodes, "g", inputs, [vi("y", T.FLOAT, ["b", "s", 32])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+
+
 def if_with_constant_branch(dims: list) -> onnx.ModelProto:
     """y = If(c) (node ``bad``): then a Constant of ``dims`` (optimum's merged decoders give the
     encoder's past as an empty [0, 4, 1, 8] there), else Identity(x), x of the same rank
@@ -769,6 +810,12 @@ CASES: list[Case] = [
     Case("P010", "no-bias", lambda: attention(False), True, "openvino"),
     Case("P010", "zero-bias", lambda: attention(True), False, "openvino"),
     Case("P010", "no-bias-onnxruntime", lambda: attention(False), False, "onnxruntime"),
+    Case("P011", "data-input", lambda: gather_block_quantized("data"), True, "openvino"),
+    Case("P011", "scales-cast", lambda: gather_block_quantized("scales", "cast"), True, "openvino"),
+    Case("P011", "zp-input", lambda: gather_block_quantized("zp"), True, "openvino"),
+    Case("P011", "initializers", lambda: gather_block_quantized(), False, "openvino"),
+    Case("P011", "data-identity", lambda: gather_block_quantized("data", "identity"), False, "openvino"),
+    Case("P011", "data-input-onnxruntime", lambda: gather_block_quantized("data"), False, "onnxruntime"),
     Case("P007", "if-condition-rank-1", lambda: if_condition([1]), False, "openvino"),
     Case("P007", "if-condition-rank-2-onnxruntime", lambda: if_condition([1, 1]), False, "onnxruntime"),
     Case("P006", "qdq-scale-int8", lambda: qdq_matmul_scale(zero_point=np.int8), True, "openvino"),

@@ -2041,6 +2041,27 @@ OPENVINO_ATTENTION_WITHOUT_BIAS = _code(
     fixture="P010-hit-no-bias",
 )
 
+OPENVINO_GBQ_COMPUTED_OPERAND = _code(
+    "P011",
+    "openvino-gather-block-quantized-computed",
+    "error",
+    "a com.microsoft GatherBlockQuantized whose table, scales or zero points are computed (OpenVINO takes constants)",
+    """
+    onnxruntime runs ``GatherBlockQuantized`` on any ``data``, ``scales`` and ``zero_points``;
+    OpenVINO's ONNX frontend converts the op only when each is a constant
+    (``CHECK_VALID_NODE(node, ov::as_type<v0::Constant>(data.get_node()) != nullptr, ...)``, the
+    same for scales and zero points, src/frontends/onnx/frontend/src/op/com.microsoft/
+    gather_block_quantized.cpp) and ``read_model`` refuses the model ("Conversion is failed for:
+    com.microsoft.GatherBlockQuantized"). Checked against OpenVINO 2026.4: an operand that is a
+    graph input, a Cast or a Reshape of an initializer is refused; an initializer (a graph
+    input's default too), a Constant node or an Identity of either compiles. Store the operand
+    as an initializer (``optimize`` folds a constant computation into one).
+    """,
+    target="openvino",
+    by=(CHECK,),
+    fixture="P011-hit-data-input",
+)
+
 OPENVINO_DYNAMIC_RANK = _code(
     "P008",
     "openvino-dynamic-rank",

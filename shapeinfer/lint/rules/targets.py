@@ -512,3 +512,35 @@ def openvino_attention_without_bias(ctx: LintContext) -> None:
                 "reads one regardless, and the CPU plugin fails in compile_model (give it a zero bias)",
                 ref,
             )
+
+
+def _constant_for_openvino(ref, name: str, made: dict) -> bool:
+    """Whether OpenVINO's ONNX frontend sees ``name`` as a constant: an initializer or a Constant
+    node's output (:meth:`NodeRef.is_constant`), through Identities (which it drops)."""
+    while not ref.is_constant(name):
+        producer = made.get(name)
+        if producer is None or producer.op_type != "Identity" or producer.domain not in ("", "ai.onnx"):
+            return False
+        name = producer.input[0]
+    return True
+
+
+@check("P011")
+def openvino_gather_block_quantized_computed(ctx: LintContext) -> None:
+    made = None
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type != "GatherBlockQuantized" or n.domain != "com.microsoft":
+            continue
+        if made is None:
+            made = {o: m for r in ctx.nodes() for m in (r.node,) for o in m.output if o}
+        for k, what in ((0, "table (data)"), (2, "scales"), (3, "zero points")):
+            if k < len(n.input) and n.input[k] and not _constant_for_openvino(ref, n.input[k], made):
+                ctx.report(
+                    "P011",
+                    f"its {what} {n.input[k]!r} is computed, not stored: OpenVINO "
+                    f"{runtimes.version('openvino')}'s ONNX frontend converts GatherBlockQuantized only "
+                    "with constant operands (read_model refuses the model); store it as an initializer",
+                    ref,
+                )
+                break
