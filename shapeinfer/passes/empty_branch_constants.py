@@ -29,6 +29,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, NodeProto, TensorProto, helper
 
 from shapeinfer.inference.engine import infer
+from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.passes._queries import default_opset
 from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
@@ -37,20 +38,7 @@ _DEFAULT = ("", "ai.onnx")
 _BRANCHES = ("then_branch", "else_branch")
 
 #: Element types ConstantOfShape produces from opset 9 (bfloat16 from 20).
-_COS_TYPES = {
-    TensorProto.FLOAT16,
-    TensorProto.FLOAT,
-    TensorProto.DOUBLE,
-    TensorProto.INT8,
-    TensorProto.INT16,
-    TensorProto.INT32,
-    TensorProto.INT64,
-    TensorProto.UINT8,
-    TensorProto.UINT16,
-    TensorProto.UINT32,
-    TensorProto.UINT64,
-    TensorProto.BOOL,
-}
+_COS_TYPES = {TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.BOOL} | INT_TYPES
 
 
 def _empty_constant(graph: GraphProto, name: str, outer: dict[str, TensorProto]) -> TensorProto | None:
