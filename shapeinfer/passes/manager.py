@@ -34,7 +34,7 @@ from shapeinfer.passes._subgraphs import count_subgraph_nodes
 from shapeinfer.passes.context import PassContext
 from shapeinfer.passes.errors import OptimizeError
 from shapeinfer.passes.load_check import load_error, make_loadable
-from shapeinfer.passes.registry import DEFAULT_PASSES, MAX_FOLD_GROWTH, get_pass
+from shapeinfer.passes.registry import DEFAULT_PASSES, MAX_FOLD_GROWTH, PASSES, get_pass
 from shapeinfer.passes.remaining import remaining
 from shapeinfer.passes.report import OptimizeReport, PassReport
 from shapeinfer.passes.rounds import in_subgraphs, run_rounds
@@ -257,7 +257,7 @@ def _optimize(
         value_info_fields = None  # make_loadable may have cleared them
     if ctx.resorted:
         notes.insert(0, "the nodes were not in topological order: they are written sorted")
-    order = [n for n in DEFAULT_PASSES if n in reports]
+    order = [n for n in PASSES if n in reports]  # (the OpenVINO passes too, when named)
     report = OptimizeReport(
         passes=[reports[n] for n in order],
         nodes_before=nodes_before,

@@ -120,6 +120,14 @@ def test_other_element_types(tmp_path, dtype):
     _same_outputs(str(p), str(q), h.tensor_dtype_to_np_dtype(dtype))
 
 
+def test_the_report_names_the_pass(tmp_path):
+    p, q = tmp_path / "m.onnx", tmp_path / "o.onnx"
+    onnx.save(_merged("node"), str(p))
+    r = CliRunner().invoke(main, ["optimize", str(p), "--passes", "empty-branch-constants", "-o", str(q)])
+    assert r.exit_code == 0, r.output
+    assert "empty-branch-constants" in r.output and "1 constants computed" in r.output, r.output
+
+
 def test_nothing_changes_where_openvino_sees_one_rank():
     for m in (_merged("node", both_empty=True),):
         out, _ = optimize_with_report(m, passes=["empty-branch-constants"])
