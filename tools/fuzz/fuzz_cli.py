@@ -7,7 +7,8 @@ level (flips, truncations, splices) or through its structure (dims, dim_params, 
 attributes, opsets, huge counts, names and strings that are not valid UTF-8), or in ways
 onnxruntime mostly still loads (:func:`loadable_mutation`), or builds an expression bomb, a huge
 Concat of shape values or a Split with a huge num_outputs, and runs one of ``infer``, ``infer
---json``, ``infer -o``, ``optimize -o``, ``lint`` and ``verify`` on it with ``--timeout`` where
+--json``, ``infer -o``, ``optimize -o``, ``lint``, ``verify`` and ``lint --target openvino
+--fix`` on it with ``--timeout`` where
 the subcommand has one (the writing commands with random ``--bind``, ``--dim-range``,
 ``--target-opset`` or ``--passes``, :func:`write_options`), from the model's folder or from a
 decoy working directory holding its own ``data.bin``.
@@ -19,8 +20,8 @@ command through click. The parent kills a child that runs past ``--timeout`` + s
 fails on a traceback or "internal error" on stderr, a kill, an outside open, or peak RSS over
 ``--max-rss``.
 
-When onnxruntime is importable (and unless ``--no-ort``), every model that ``infer -o`` and
-``optimize -o`` write is checked against its (mutated) input, in batches of ``--ort-batch`` cases
+When onnxruntime is importable (and unless ``--no-ort``), every model that ``infer -o``,
+``optimize -o`` and ``lint --fix`` write is checked against its (mutated) input, in batches of ``--ort-batch`` cases
 run by one forked checker (which imports onnxruntime itself, so the CLI children's RSS is theirs
 alone): when onnxruntime loads the input (default session options, as deployed), it must load
 the output (**loads worse** otherwise, also when it crashes or hangs onnxruntime), and when the
@@ -52,7 +53,9 @@ sys.path.insert(0, ROOT)  # testkit
 
 from testkit import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
 
-SUBCOMMANDS = ["infer", "json", "out", "optimize", "lint", "verify"]
+SUBCOMMANDS = ["infer", "json", "out", "optimize", "lint", "verify", "lint-fix"]
+#: the subcommands that write a model, checked in onnxruntime against their input
+WRITERS = ("out", "optimize", "lint-fix")
 
 
 # ----------------------------------------------------------------------------- mutations
@@ -622,7 +625,7 @@ def main() -> int:
     system += [p for p in sys.path if p and os.path.isdir(p) and not p.startswith(tempfile.gettempdir())]
     stats = {
         s: {"cases": 0, "tracebacks": 0, "hangs": 0, "outside": 0, "max_rss_mb": 0.0, "compared": 0, "skipped": 0}
-        | ({"loads worse": 0, "different outputs": 0} if s in ("out", "optimize") else {})
+        | ({"loads worse": 0, "different outputs": 0} if s in WRITERS else {})
         for s in SUBCOMMANDS
     }
     skips: dict[str, int] = {}
@@ -690,6 +693,8 @@ def main() -> int:
             sub = SUBCOMMANDS[k % len(SUBCOMMANDS)]
             t = f"{a.timeout:g}"
             out = os.path.join(rng.choice([folder, other]), "out.onnx")
+            if sub == "lint-fix":
+                out = os.path.join(folder, "m.fixed.onnx")  # where --fix writes
             args = {
                 "infer": [model, "--timeout", t],
                 "json": [model, "--json", "--timeout", t],
@@ -697,6 +702,7 @@ def main() -> int:
                 "optimize": ["optimize", model, "-o", out],
                 "lint": ["lint", model],
                 "verify": ["verify", model, "--bind", "a=2,b=3"],
+                "lint-fix": ["lint", model, "--target", "openvino", "--fix"],
             }[sub]
             pinned: dict[str, int] = {}
             if sub in ("out", "optimize"):
@@ -728,7 +734,7 @@ def main() -> int:
                 bad.append(f"peak RSS {res['maxrss_mb']:.0f} MB")
             if bad:
                 fail(k, sub, src, args, cwd, bad, model)
-            if ort and sub in ("out", "optimize") and os.path.exists(out) and not res["killed"]:
+            if ort and sub in WRITERS and os.path.exists(out) and not res["killed"]:
                 entry = {"k": k, "sub": sub, "src": src, "args": args, "cwd": cwd, "model": model, "out": out}
                 entry["pinned"] = pinned
                 pending.append(entry | {"folders": [folder, other]})
