@@ -15,32 +15,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "shapeinfer"
+if str(ROOT) not in sys.path:  # run as a script (pytest puts the checkout on the path itself)
+    sys.path.insert(0, str(ROOT))
 
-#: (rank, layer, module prefixes); a module belongs to the layer of its longest matching prefix.
-#: Layers of the same rank are siblings: neither may import the other.
-LAYERS = [
-    (0, "base", ["shapeinfer.base"]),
-    (1, "symbolic", ["shapeinfer.symbolic"]),
-    (2, "io", ["shapeinfer.io"]),
-    (3, "inference", ["shapeinfer.inference"]),
-    (4, "passes", ["shapeinfer.passes"]),
-    # one model from load to write, for every front end above it (issue 33)
-    (5, "document", ["shapeinfer.document"]),
-    (6, "analysis", ["shapeinfer.analysis"]),
-    (6, "lint", ["shapeinfer.lint"]),
-    (
-        7,
-        "api",
-        [
-            "shapeinfer",
-            "shapeinfer.api",
-            "shapeinfer.graphsurgeon",
-            "shapeinfer.networkx",
-            "shapeinfer.compat",
-        ],
-    ),
-    (8, "cli", ["shapeinfer.cli", "shapeinfer.__main__"]),
-]
+from testkit.layers import LAYERS, layer_of  # noqa: E402
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
@@ -53,16 +31,6 @@ def modules() -> dict[str, tuple[Path, bool]]:
             parts = parts[:-1]
         out[".".join(parts)] = (p, is_pkg)
     return out
-
-
-def layer_of(mod: str) -> tuple[int, str]:
-    best = None
-    for rank, name, prefixes in LAYERS:
-        for pre in prefixes:
-            if (mod == pre or mod.startswith(pre + ".")) and (best is None or len(pre) > best[0]):
-                best = (len(pre), rank, name)
-    assert best is not None, f"{mod} is in no layer: add it to LAYERS"
-    return best[1], best[2]
 
 
 def imports(mods: dict[str, tuple[Path, bool]]) -> dict[str, dict[str, int]]:

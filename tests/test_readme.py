@@ -67,7 +67,7 @@ def test_the_pages_python_runs(page, tmp_path, monkeypatch):
 
 def test_the_architecture_names_every_layer():
     """docs/architecture.md has a row for every layer tests/test_layers.py enforces."""
-    from test_layers import LAYERS
+    from testkit.layers import LAYERS
 
     text = (DOCS / "architecture.md").read_text()
     for rank, layer, _ in LAYERS:
