@@ -1,6 +1,6 @@
 """Does ``lint --fix --target openvino`` make the models OpenVINO refuses load, computing the same?
 
-For every ``*.onnx`` under the given folders (recursively; ``*.fixed.onnx`` left out), with a
+For every ``*.onnx`` under the given folders (found as ``shapeinfer lint`` finds them), with a
 fixable finding under ``--target openvino``: the model is copied to a scratch folder, fixed
 there (``shapeinfer lint --fix --target openvino``, in process), and
 
@@ -24,7 +24,6 @@ Needs onnxruntime and openvino::
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import shutil
 import sys
@@ -37,7 +36,7 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 from shapeinfer.lint.config import resolve  # noqa: E402
-from shapeinfer.lint.runner import lint_path  # noqa: E402
+from shapeinfer.lint.runner import LintUsageError, discover, lint_path  # noqa: E402
 from shapeinfer.symbolic import dims as D  # noqa: E402
 from testkit import ort_oracle  # noqa: E402
 from testkit.runtime_probe import one_line, probe  # noqa: E402
@@ -126,12 +125,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folders", nargs="+", help="folders (searched recursively) or model files")
     a = ap.parse_args()
-    files = sorted(
-        f
-        for d in a.folders
-        for f in ([d] if os.path.isfile(d) else glob.glob(os.path.join(d, "**", "*.onnx"), recursive=True))
-        if not f.endswith(".fixed.onnx")
-    )
+    try:
+        files = discover(a.folders)  # as `shapeinfer lint` finds them
+    except LintUsageError as e:
+        raise SystemExit(f"lint_fix_openvino: {e}") from None
     cfg = resolve(target="openvino", isolated=True)  # what `lint --target openvino` resolves
     rows = []
     with tempfile.TemporaryDirectory() as td:

@@ -28,7 +28,6 @@ where a quantized constant scales a quantized MatMul result and nothing else rea
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import sys
@@ -37,27 +36,21 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT]  # this checkout's shapeinfer and testkit, whatever is installed
 
+from shapeinfer.lint.runner import LintUsageError, discover  # noqa: E402
 from testkit.runtime_probe import RUNTIME_OF, available, lint_verdict, probe  # noqa: E402
 
 TARGETS = ("onnx", "onnxruntime", "openvino", "onednn")
 
 
 def model_files(extra: list[str]) -> list[str]:
-    """Every ``*.onnx`` of tests/models (recursively), examples/models and each folder of
-    ``extra`` (recursively; hidden folders skipped), each file once (a folder given beside one
-    of its subfolders adds nothing twice)."""
-    found = sorted(glob.glob(os.path.join(ROOT, "tests", "models", "**", "*.onnx"), recursive=True))
-    found += sorted(glob.glob(os.path.join(ROOT, "examples", "models", "*.onnx")))
-    for d in extra:
-        found += sorted(glob.glob(os.path.join(d, "**", "*.onnx"), recursive=True))
-    seen: set[str] = set()
-    out = []
-    for f in found:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
+    """Every ``*.onnx`` of tests/models, examples/models and each folder of ``extra``, searched
+    the way ``shapeinfer lint`` searches folders (:func:`shapeinfer.lint.runner.discover`:
+    recursively, hidden folders and ``*.fixed.onnx`` skipped, each file once, so a folder given
+    beside one of its subfolders adds nothing twice); a one-line exit for a folder without models."""
+    try:
+        return discover([os.path.join(ROOT, "tests", "models"), os.path.join(ROOT, "examples", "models"), *extra])
+    except LintUsageError as e:
+        raise SystemExit(f"lint_vs_runtime: {e}") from None
 
 
 def default_dirs() -> list[str]:

@@ -406,18 +406,15 @@ def test_a_tensor_defined_twice_is_an_error_where_the_runtime_refuses_it(tmp_pat
     assert ("E004" in codes(findings, "error")) == (target != "openvino")
 
 
-def test_lint_vs_runtime_searches_its_folders_recursively(tmp_path):
-    """benchmarks/lint_vs_runtime.py takes corpus roots: every *.onnx below a folder, hidden
-    folders skipped, a folder given beside its subfolder counted once."""
-    import importlib.util
+def test_model_folders_are_searched_recursively_each_file_once(tmp_path):
+    """What lint and the corpus benchmarks (lint_vs_runtime, lint_fix_openvino) search: every
+    *.onnx below a folder, hidden folders skipped, a folder given beside its subfolder counted
+    once."""
+    from shapeinfer.lint.runner import discover
 
-    spec = importlib.util.spec_from_file_location("lint_vs_runtime", ROOT / "benchmarks" / "lint_vs_runtime.py")
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
     m = onnx.helper.make_model(onnx.helper.make_graph([], "g", [], []))
     for rel in ("top.onnx", "a/mid.onnx", "a/b/deep.onnx", ".hidden/skip.onnx", "a/weights.onnx.data"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         onnx.save(m, str(tmp_path / rel))
-    base = harness.model_files([])
-    found = harness.model_files([str(tmp_path), str(tmp_path / "a")])[len(base) :]
+    found = discover([str(tmp_path), str(tmp_path / "a")])
     assert sorted(os.path.relpath(f, tmp_path) for f in found) == ["a/b/deep.onnx", "a/mid.onnx", "top.onnx"]
