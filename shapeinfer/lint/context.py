@@ -188,6 +188,7 @@ class LintContext:
         self.functions = {(f.domain, f.name) for f in self.model.functions}
         self.fresh = set(self.result.fresh_symbols) - set(self.result.input_symbols)
         self._nodes: list[tuple[onnx.GraphProto, str, list[NodeRef]]] | None = None
+        self._producers: dict[str, dict[str, NodeRef]] | None = None  # graph -> tensor -> producer
 
     # ------------------------------------------------------------------ model facts
     def opset(self, domain: str) -> int:
@@ -223,11 +224,17 @@ class LintContext:
         return set()
 
     def producer(self, graph: str, tensor: str) -> NodeRef | None:
-        """The node of graph ``graph`` that produces ``tensor``, or None."""
-        for _, name, refs in self.graphs():
-            if name == graph:
-                return next((r for r in refs if tensor in r.node.output), None)
-        return None
+        """The node of graph ``graph`` that produces ``tensor`` (the first, if several), or None."""
+        if self._producers is None:
+            self._producers = {}
+            for _, name, refs in self.graphs():
+                made: dict[str, NodeRef] = {}
+                for r in refs:
+                    for o in r.node.output:
+                        if o:
+                            made.setdefault(o, r)
+                self._producers.setdefault(name, made)
+        return self._producers.get(graph, {}).get(tensor)
 
     def nodes(self) -> Iterator[NodeRef]:
         for _, _, refs in self.graphs():

@@ -24,15 +24,17 @@ ConstantOfShape exists):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, NodeProto, TensorProto, helper
 
-from shapeinfer.inference.engine import infer
 from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.passes._queries import default_opset
 from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.symbolic.facts import Fact
 
 _DEFAULT = ("", "ai.onnx")
 _BRANCHES = ("then_branch", "else_branch")
@@ -56,11 +58,11 @@ def _empty_constant(graph: GraphProto, name: str, outer: dict[str, TensorProto])
 
 
 def empty_branch_outputs(
-    node: NodeProto, ranks: list[int | None], outer: dict[str, TensorProto]
+    node: NodeProto, facts: Sequence[Fact | None], outer: dict[str, TensorProto]
 ) -> list[tuple[str, int]]:
     """(branch attribute name, output position) of each output of If ``node`` of rank 2 or more
-    (``ranks``: the If outputs' ranks, None where unknown) that exactly one branch gives as a
-    constant of no elements. OpenVINO reads that constant as rank 0 and the other branch's
+    (``facts``: the If outputs' facts, by position) that exactly one branch gives as a constant
+    of no elements. OpenVINO reads that constant as rank 0 and the other branch's
     output with its rank, so the If's rank is dynamic; rank 0 against rank 1 it merges into rank
     1 (torchvision's detectors compile), hence rank 2 or more."""
     branches = {a.name: a.g for a in node.attribute if a.type == AttributeProto.GRAPH}
@@ -68,7 +70,8 @@ def empty_branch_outputs(
         return []
     out = []
     for k, name in enumerate(node.output):
-        if not name or k >= len(ranks) or ranks[k] is None or ranks[k] < 2:
+        f = facts[k] if k < len(facts) else None
+        if not name or f is None or f.kind != "tensor" or f.shape is None or len(f.shape) < 2:
             continue
         empty = [_empty_constant(branches[b], branches[b].output[k].name, outer) is not None for b in _BRANCHES]
         if empty[0] != empty[1]:
@@ -76,23 +79,19 @@ def empty_branch_outputs(
     return out
 
 
-def _rank(f) -> int | None:
-    return len(f.shape) if f is not None and f.kind == "tensor" and f.shape is not None else None
-
-
 def run(model: onnx.ModelProto, ctx) -> PassResult:
     opset = default_opset(model) or 0
     if opset < 9 or not any(n.op_type == "If" and n.domain in _DEFAULT for n in model.graph.node):
         return PassResult()
-    outer = {t.name: t for t in model.graph.initializer}
+    outer = {t.name: t for t in model.graph.initializer}  # (dims and element type are read, never changed)
     facts = None
     targets: dict[int, list[tuple[str, int]]] = {}
     for i, n in enumerate(model.graph.node):
         if n.op_type != "If" or n.domain not in _DEFAULT:
             continue
         if facts is None:
-            facts = infer(model, base_dir=ctx.base_dir).facts
-        found = empty_branch_outputs(n, [_rank(facts.get(o)) for o in n.output], outer)
+            facts = ctx.infer(model, whole=True).facts  # the facts the rounds hold for it, if fresh
+        found = empty_branch_outputs(n, [facts.get(o) for o in n.output], outer)
         if found:
             targets[i] = found
     if not targets:
@@ -100,7 +99,6 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
     out = onnx.ModelProto()
     out.CopyFrom(model)
     taken = defined_names(out)
-    outer = {t.name: t for t in out.graph.initializer}
     types = _COS_TYPES | ({TensorProto.BFLOAT16} if opset >= 20 else set())
     rewritten = 0
     for i, found in targets.items():

@@ -19,7 +19,6 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
-from shapeinfer.inference.engine import infer
 from shapeinfer.passes._queries import default_opset
 from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
@@ -46,7 +45,7 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
     constant_node = model.ir_version < 4
     if constant_node and opset < 9:  # no int64 Constant node before opset 9
         return PassResult()
-    targets = high_rank_conditions(model, infer(model).facts)
+    targets = high_rank_conditions(model, ctx.infer(model, whole=True).facts)  # the rounds' facts, if fresh
     if not targets:
         return PassResult()
     out = onnx.ModelProto()

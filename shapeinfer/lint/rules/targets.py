@@ -291,23 +291,33 @@ FP16_KEPT = frozenset(
 )
 
 
+def _through_identities(name: str, producer) -> tuple[str, NodeRef | None]:
+    """Where ``name`` comes from through default-domain Identities (which onnxruntime and
+    OpenVINO's frontend drop): the first name no Identity makes, and its producer
+    (``producer(name)``: a NodeRef, None for a graph input, an initializer or an outer value)."""
+    ref = producer(name)
+    while ref is not None and ref.node.op_type == "Identity" and ref.node.domain in ("", "ai.onnx"):
+        name = ref.node.input[0]
+        ref = producer(name)
+    return name, ref
+
+
 @check("P202")
 def onnxruntime_fp16_batch_transpose_matmul(ctx: LintContext) -> None:
     main = ctx.graphs()[0][2]
-    made = {o: ref for ref in main for o in ref.node.output if o}
     readers: dict[str, list[NodeRef]] = {}
     for ref in main:
         for x in ref.node.input:
             readers.setdefault(x, []).append(ref)
     inputs = {i.name for i in ctx.model.graph.input} - {t.name for t in ctx.model.graph.initializer}
 
+    def made(name: str) -> NodeRef | None:
+        return ctx.producer("main", name)
+
     def source(name: str) -> NodeRef | str | None:
-        """The node that makes ``name`` through Identities (onnxruntime removes them), or the
-        name when it is a graph input that is not an initializer, else None."""
-        ref = made.get(name)
-        while ref is not None and ref.node.op_type == "Identity" and ref.node.domain in ("", "ai.onnx"):
-            name = ref.node.input[0]
-            ref = made.get(name)
+        """The node that makes ``name`` through Identities, or the name when it is a graph input
+        that is not an initializer, else None."""
+        name, ref = _through_identities(name, made)
         return ref if ref is not None else (name if name in inputs else None)
 
     for ref in main:
@@ -323,7 +333,7 @@ def onnxruntime_fp16_batch_transpose_matmul(ctx: LintContext) -> None:
         if "Add" in after and all(f.is_static for f in facts):
             continue  # MatMulAddFusion makes it a Gemm
         for k in (0, 1):
-            t = made.get(n.input[k])
+            t = made(n.input[k])
             other, of = n.input[1 - k], facts[1 - k]
             if t is None or t.node.op_type != "Transpose" or t.node.domain not in ("", "ai.onnx"):
                 continue
@@ -441,21 +451,16 @@ def openvino_dynamic_rank(ctx: LintContext) -> None:
         if n.op_type == "If":
             if outer is None:
                 outer = {t.name: t for t in ctx.model.graph.initializer}
-            ranks = [
-                None if not _known_rank(ref.output_fact(k)) else len(ref.output_fact(k).shape)
-                for k in range(len(n.output))
-            ]
-            found = empty_branch_outputs(n, ranks, outer)
+            found = empty_branch_outputs(n, [ref.output_fact(k) for k in range(len(n.output))], outer)
             if found:
                 k = found[0][1]
-                empty = [n.output[k]]
-                rank = ranks[k]
                 ctx.report(
                     "P008",
-                    f"one branch gives {empty[0]!r} as a constant of no elements, which OpenVINO "
+                    f"one branch gives {n.output[k]!r} as a constant of no elements, which OpenVINO "
                     f"{runtimes.version('openvino')}'s ONNX frontend makes rank 0, the other branch a tensor of rank "
-                    f"{rank}: the If's rank is dynamic and the CPU plugin refuses it (compile_model); give the "
-                    "constant at least one element (lint --fix computes it with ConstantOfShape)",
+                    f"{len(ref.output_fact(k).shape)}: the If's rank is dynamic and the CPU plugin refuses it "
+                    "(compile_model); give the constant at least one element (lint --fix computes it with "
+                    "ConstantOfShape)",
                     ref,
                 )
                 continue
@@ -514,17 +519,6 @@ def openvino_attention_without_bias(ctx: LintContext) -> None:
             )
 
 
-def _constant_for_openvino(ref, name: str, made: dict) -> bool:
-    """Whether OpenVINO's ONNX frontend sees ``name`` as a constant: an initializer or a Constant
-    node's output (:meth:`NodeRef.is_constant`), through Identities (which it drops)."""
-    while not ref.is_constant(name):
-        producer = made.get(name)
-        if producer is None or producer.op_type != "Identity" or producer.domain not in ("", "ai.onnx"):
-            return False
-        name = producer.input[0]
-    return True
-
-
 @check("P011")
 def openvino_gather_block_quantized_computed(ctx: LintContext) -> None:
     made = None
@@ -532,10 +526,11 @@ def openvino_gather_block_quantized_computed(ctx: LintContext) -> None:
         n = ref.node
         if n.op_type != "GatherBlockQuantized" or n.domain != "com.microsoft":
             continue
-        if made is None:
-            made = {o: m for r in ctx.nodes() for m in (r.node,) for o in m.output if o}
+        if made is None:  # every graph's: an operand may come from an enclosing graph
+            made = {o: r for r in ctx.nodes() for o in r.node.output if o}
         for k, what in ((0, "table (data)"), (2, "scales"), (3, "zero points")):
-            if k < len(n.input) and n.input[k] and not _constant_for_openvino(ref, n.input[k], made):
+            # OpenVINO's frontend sees an initializer or a Constant node's output, through Identities
+            if k < len(n.input) and n.input[k] and not ref.is_constant(_through_identities(n.input[k], made.get)[0]):
                 ctx.report(
                     "P011",
                     f"its {what} {n.input[k]!r} is computed, not stored: OpenVINO "
