@@ -30,6 +30,17 @@ small = dict(
     vocab_size=128,
     max_position_embeddings=64,
 )
+#: the encoder-decoders' sizes (BART, Marian, Whisper)
+seq2seq = dict(
+    d_model=32,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    vocab_size=128,
+)
 ARCHS = {
     "bert": (T.BertConfig(**small), T.BertModel, "feature-extraction", None),
     "distilbert": (
@@ -124,14 +135,7 @@ ARCHS = {
     ),
     "bart": (
         T.BartConfig(
-            d_model=32,
-            encoder_layers=2,
-            decoder_layers=2,
-            encoder_attention_heads=4,
-            decoder_attention_heads=4,
-            encoder_ffn_dim=64,
-            decoder_ffn_dim=64,
-            vocab_size=128,
+            **seq2seq,
             max_position_embeddings=64,
         ),
         T.BartForConditionalGeneration,
@@ -140,14 +144,7 @@ ARCHS = {
     ),
     "marian": (
         T.MarianConfig(
-            d_model=32,
-            encoder_layers=2,
-            decoder_layers=2,
-            encoder_attention_heads=4,
-            decoder_attention_heads=4,
-            encoder_ffn_dim=64,
-            decoder_ffn_dim=64,
-            vocab_size=128,
+            **seq2seq,
             max_position_embeddings=64,
             decoder_start_token_id=0,
             pad_token_id=0,
@@ -158,14 +155,7 @@ ARCHS = {
     ),
     "whisper": (
         T.WhisperConfig(
-            d_model=32,
-            encoder_layers=2,
-            decoder_layers=2,
-            encoder_attention_heads=4,
-            decoder_attention_heads=4,
-            encoder_ffn_dim=64,
-            decoder_ffn_dim=64,
-            vocab_size=128,
+            **seq2seq,
             num_mel_bins=16,
             max_source_positions=1500,
             max_target_positions=32,
