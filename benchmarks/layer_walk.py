@@ -22,7 +22,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from testkit.layers import layer_of  # noqa: E402
+from testkit.layers import LAYERS, layer_of  # noqa: E402
 
 
 def _layer(module: str) -> str | None:
@@ -84,7 +84,8 @@ def main() -> int:
         per_layer[layer].append((caller, callee, n))
     print(f"shapeinfer {' '.join(argv)}")
     print(f"{'layer':<10} {'pairs':>5} {'calls':>8}")
-    for layer in sorted(per_layer, key=lambda x: -layer_rank(x)):
+    rank = {layer: r for r, layer, _ in LAYERS}
+    for layer in sorted(per_layer, key=lambda x: -rank[x]):
         rows = per_layer[layer]
         print(f"{layer:<10} {len(rows):>5} {sum(r[2] for r in rows):>8}")
         if a.list:
@@ -92,12 +93,6 @@ def main() -> int:
                 print(f"    {caller} -> {callee} ({n})")
     print(f"{'total':<10} {len(edges):>5} {sum(edges.values()):>8}")
     return 0
-
-
-def layer_rank(name: str) -> int:
-    from testkit.layers import LAYERS
-
-    return next(rank for rank, layer, _ in LAYERS if layer == name)
 
 
 if __name__ == "__main__":
