@@ -12,14 +12,16 @@ LAYERS = [
     (0, "base", ["shapeinfer.base"]),
     (1, "symbolic", ["shapeinfer.symbolic"]),
     (2, "io", ["shapeinfer.io"]),
-    (3, "inference", ["shapeinfer.inference"]),
-    (4, "passes", ["shapeinfer.passes"]),
+    # the model as nodes and values with links: what the passes edit (read and written through io)
+    (3, "ir", ["shapeinfer.ir"]),
+    (4, "inference", ["shapeinfer.inference"]),
+    (5, "passes", ["shapeinfer.passes"]),
     # one model from load to write, for every front end above it (issue 33)
-    (5, "document", ["shapeinfer.document"]),
-    (6, "analysis", ["shapeinfer.analysis"]),
-    (6, "lint", ["shapeinfer.lint"]),
+    (6, "document", ["shapeinfer.document"]),
+    (7, "analysis", ["shapeinfer.analysis"]),
+    (7, "lint", ["shapeinfer.lint"]),
     (
-        7,
+        8,
         "api",
         [
             "shapeinfer",
@@ -29,7 +31,7 @@ LAYERS = [
             "shapeinfer.compat",
         ],
     ),
-    (8, "cli", ["shapeinfer.cli", "shapeinfer.__main__"]),
+    (9, "cli", ["shapeinfer.cli", "shapeinfer.__main__"]),
 ]
 
 

@@ -3,7 +3,7 @@
 Every pass takes a model and returns a model that computes exactly what its input computed
 (same graph inputs, same graph outputs under the same names, same values) together with a
 count of what it changed. Passes use inference facts (:func:`shapeinfer.inference.engine.infer`) to
-decide, and a light index of the protobuf (:mod:`shapeinfer.passes._graph`) to rewrite.
+decide, and a light index of the protobuf (:mod:`shapeinfer.ir.graph`) to rewrite.
 
 The passes, in pipeline order (each module's docstring states its contract):
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import onnx
 
-from shapeinfer.passes._queries import function_opset
+from shapeinfer.ir.queries import function_opset
 from shapeinfer.passes.dce import _sweep
 from shapeinfer.passes.dedupe_shapes import merge
 
@@ -39,7 +39,7 @@ def _constant_facts(gm, f) -> dict:
     """Inference facts of the nodes of function body ``f`` that read only Constant nodes of the
     body (and such nodes), inferred as a model of their own (the body's opset imports)."""
     from shapeinfer.inference.engine import infer
-    from shapeinfer.passes._export import _export_node
+    from shapeinfer.ir.export import _export_node
 
     made: set[int] = set()  # ids of the tensors those nodes compute
     protos = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import onnx
 
 from shapeinfer.inference.op_registry import op_traits
-from shapeinfer.passes._queries import const_array, producer
+from shapeinfer.ir.queries import const_array, producer
 from shapeinfer.symbolic import dims as D
 
 INT64 = onnx.TensorProto.INT64

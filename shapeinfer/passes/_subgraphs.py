@@ -45,7 +45,7 @@ from onnx import AttributeProto, GraphProto, NodeProto
 
 from shapeinfer.inference.engine import graph_path
 from shapeinfer.io.onnxio import fact_type, graphs_within, subgraph_attrs
-from shapeinfer.passes._queries import default_opset
+from shapeinfer.ir.queries import default_opset
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 from shapeinfer.symbolic.scope import FRESH_PREFIX

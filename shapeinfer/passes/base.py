@@ -10,7 +10,7 @@ follows onnx_ir's ``PassBase`` / ``PassResult`` / ``PassManager`` and tract's ``
 Two stages:
 
 - :attr:`Stage.INDEX`: ``run(gm, facts, ctx) -> PassResult``. The pass edits the index
-  (:class:`~shapeinfer.passes._graph.GraphModel`) in place; ``facts`` is the inference result
+  (:class:`~shapeinfer.ir.graph.GraphModel`) in place; ``facts`` is the inference result
   of the model the index stands for when the pass declares ``infers_first`` (else None). The
   manager exports the index when the result says ``edited``.
 - :attr:`Stage.PROTO`: ``run(model, ctx) -> PassResult``. The pass still reads the protobuf

@@ -43,8 +43,8 @@ import numpy as np
 import onnx
 
 from shapeinfer.inference.op_registry import op_traits
-from shapeinfer.passes._graph import Constant, GraphModel, set_input
-from shapeinfer.passes._queries import const_array, default_opset, producer, toposort
+from shapeinfer.ir.graph import Constant, GraphModel, set_input
+from shapeinfer.ir.queries import const_array, default_opset, producer, toposort
 from shapeinfer.passes._shape_plans import (
     MAX_SOURCES,
     Entry,

@@ -1,5 +1,5 @@
 """Where a pass meets the model: :class:`PassContext` decides when the model is inferred,
-indexed (:class:`~shapeinfer.passes._graph.GraphModel`), exported and written out, and hands
+indexed (:class:`~shapeinfer.ir.graph.GraphModel`), exported and written out, and hands
 each pass what its stage asks for (:meth:`PassContext.apply`)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import onnx
 
 from shapeinfer.io.source import Source
-from shapeinfer.passes._export import export_model
-from shapeinfer.passes._graph import GraphModel
+from shapeinfer.ir.export import export_model
+from shapeinfer.ir.graph import GraphModel
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.registry import FOLD_CAP, MAX_FOLD_GROWTH, get_pass
 
@@ -129,7 +129,7 @@ class PassContext:
             self.keep_alive.append(old)
 
     def graph(self, model: onnx.ModelProto):
-        """``model`` indexed for editing (:class:`~shapeinfer.passes._graph.GraphModel`).
+        """``model`` indexed for editing (:class:`~shapeinfer.ir.graph.GraphModel`).
 
         The GraphModel a pass exported with :meth:`export` is handed on to the next pass when it
         receives that export, instead of indexing it again.

@@ -21,8 +21,8 @@ from __future__ import annotations
 from itertools import chain
 from operator import attrgetter
 
-from shapeinfer.passes._graph import GraphModel
-from shapeinfer.passes._queries import implicit_inputs, subgraphs
+from shapeinfer.ir.graph import GraphModel
+from shapeinfer.ir.queries import implicit_inputs, subgraphs
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 _GRAPHS = attrgetter("graphs")

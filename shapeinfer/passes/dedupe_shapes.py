@@ -27,12 +27,12 @@ import numpy as np
 import onnx
 
 from shapeinfer.inference.op_registry import op_traits
-from shapeinfer.passes._graph import Constant, replace_uses, set_input
-from shapeinfer.passes._queries import default_opset
+from shapeinfer.ir.graph import Constant, replace_uses, set_input
+from shapeinfer.ir.queries import default_opset
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 #: Initializers up to this many elements are compared by value.
 VALUE_CAP = 1024

@@ -31,7 +31,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, NodeProto, TensorProto, helper
 
 from shapeinfer.inference.ops.elementwise import INT_TYPES
-from shapeinfer.passes._queries import default_opset
+from shapeinfer.ir.queries import default_opset
 from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.symbolic.facts import Fact

@@ -38,13 +38,13 @@ import onnx
 
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.inference.ops.elementwise import INT_TYPES
-from shapeinfer.passes._graph import Constant, Node, Tensor, rename, replace_uses
-from shapeinfer.passes._queries import const_array, producer
+from shapeinfer.ir.graph import Constant, Node, Tensor, rename, replace_uses
+from shapeinfer.ir.queries import const_array, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 #: Ops never folded besides the random ones (:func:`never_folded`): quantization boundaries (onnxruntime, TensorRT
 #: and OpenVINO match DequantizeLinear on a weight as a QDQ pattern; folded, the weight is
@@ -289,7 +289,7 @@ def _evaluate_ort(gm, nodes: list[Node], wanted: list[Tensor]) -> dict[str, np.n
     """The values of ``wanted`` computed by onnxruntime from ``nodes``, or None on failure."""
     from onnx import helper
 
-    from shapeinfer.passes._export import _export_node
+    from shapeinfer.ir.export import _export_node
 
     try:
         import onnxruntime as ort
@@ -349,7 +349,7 @@ def _evaluate_reference(gm, nodes: list[Node], wanted: list[Tensor]) -> dict[str
     (and what reads them) out."""
     from onnx.reference import ReferenceEvaluator
 
-    from shapeinfer.passes._export import _export_node
+    from shapeinfer.ir.export import _export_node
 
     made = {id(t) for n in nodes for t in n.outputs}
     feeds: dict[str, np.ndarray] = {}

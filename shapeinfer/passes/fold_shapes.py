@@ -26,13 +26,13 @@ import onnx
 
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.inference.ops.elementwise import INT_TYPES
-from shapeinfer.passes._graph import rename, replace_uses
-from shapeinfer.passes._queries import constant_node_value, producer
+from shapeinfer.ir.graph import rename, replace_uses
+from shapeinfer.ir.queries import constant_node_value, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 _INT_TYPES = INT_TYPES | {onnx.TensorProto.BOOL}
 

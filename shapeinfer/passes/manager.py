@@ -28,8 +28,8 @@ from shapeinfer.io.modelsource import ModelLike, own_copy
 from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
 from shapeinfer.io.onnxio import load_model_file
 from shapeinfer.io.source import Source
+from shapeinfer.ir.queries import default_opset
 from shapeinfer.passes._functions import optimize_functions
-from shapeinfer.passes._queries import default_opset
 from shapeinfer.passes._subgraphs import count_subgraph_nodes
 from shapeinfer.passes.context import PassContext
 from shapeinfer.passes.errors import OptimizeError

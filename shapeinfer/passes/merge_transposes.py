@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shapeinfer.passes._graph import set_input
-from shapeinfer.passes._queries import lazy_node_ids, producer
+from shapeinfer.ir.graph import set_input
+from shapeinfer.ir.queries import lazy_node_ids, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.remove_noop_reshape import _bypass
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 
 def _perm(node, facts) -> list[int] | None:

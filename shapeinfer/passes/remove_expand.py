@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from shapeinfer.passes._graph import rename, replace_uses, set_input, set_output
-from shapeinfer.passes._queries import const_array, is_stored_constant, lazy_node_ids
+from shapeinfer.ir.graph import rename, replace_uses, set_input, set_output
+from shapeinfer.ir.queries import const_array, is_stored_constant, lazy_node_ids
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 #: Elementwise default-domain ops with multidirectional broadcasting over all their inputs.
 BROADCASTING = {

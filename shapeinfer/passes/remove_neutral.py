@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import onnx
 
-from shapeinfer.passes._graph import Constant
-from shapeinfer.passes._queries import const_array, is_stored_constant, lazy_node_ids, producer
+from shapeinfer.ir.graph import Constant
+from shapeinfer.ir.queries import const_array, is_stored_constant, lazy_node_ids, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.passes.remove_noop_reshape import _bypass, _same
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 OPS = {"Add", "Sub", "Mul", "Div"}
 

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from shapeinfer.inference.op_registry import op_traits
-from shapeinfer.passes._graph import replace_uses, set_input, set_inputs, set_output, unlink_nodes
-from shapeinfer.passes._queries import const_array, default_opset, lazy_node_ids, producer
+from shapeinfer.ir.graph import replace_uses, set_input, set_inputs, set_output, unlink_nodes
+from shapeinfer.ir.queries import const_array, default_opset, lazy_node_ids, producer
 from shapeinfer.passes._shape_plans import reshape_options
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 
 def _movement(op: str) -> str | None:

@@ -31,8 +31,8 @@ import numpy as np
 import onnx
 
 from shapeinfer.io.onnxio import graphs_within
-from shapeinfer.passes._graph import Constant, GraphModel, append_input
-from shapeinfer.passes._queries import default_opset, function_opset, subgraphs
+from shapeinfer.ir.graph import Constant, GraphModel, append_input
+from shapeinfer.ir.queries import default_opset, function_opset, subgraphs
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 
@@ -162,7 +162,7 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
         rewrite(gm.graph, opset)
     for f in gm.graph.functions:
         rewrite(f, function_opset(f.proto, opset), is_function=True)
-    from shapeinfer.passes._export import export_model
+    from shapeinfer.ir.export import export_model
 
     out = export_model(gm)
     if opset < 5:

@@ -15,9 +15,9 @@ from operator import itemgetter
 import onnx
 
 from shapeinfer.inference.bindings import specialise_inputs
-from shapeinfer.passes._graph import may_hold_subgraphs
-from shapeinfer.passes._queries import has_control_flow as graph_has_control_flow
-from shapeinfer.passes._queries import toposort
+from shapeinfer.ir.graph import may_hold_subgraphs
+from shapeinfer.ir.queries import has_control_flow as graph_has_control_flow
+from shapeinfer.ir.queries import toposort
 from shapeinfer.passes._subgraphs import defined_names, has_subgraphs, optimize_subgraphs
 from shapeinfer.passes.base import PassResult
 from shapeinfer.passes.context import Edited, PassContext, node_count

@@ -19,7 +19,7 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
-from shapeinfer.passes._queries import default_opset
+from shapeinfer.ir.queries import default_opset
 from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
 

@@ -1,4 +1,4 @@
-"""Export: a :class:`~shapeinfer.passes._graph.GraphModel` written back as a ModelProto.
+"""Export: a :class:`~shapeinfer.ir.graph.GraphModel` written back as a ModelProto.
 
 :func:`export_model` (what ``GraphModel.export`` calls) writes each node that came from the
 model and was not changed as its original NodeProto, and only what a pass changed or created
@@ -14,10 +14,10 @@ original field with those replaced (:func:`_relinked_field`, when that is byte f
 serialising the rebuilt NodeProto gives), and only the rest is serialised from a NodeProto.
 The bytes written are kept in ``GraphModel.written_nodes`` for the final write to reuse.
 
-Why a module of its own: export only reads the IR (:mod:`shapeinfer.passes._graph`) and the
+Why a module of its own: export only reads the IR (:mod:`shapeinfer.ir.graph`) and the
 GraphModel's export state (``model``, ``graph``, the new and dropped initializers, ``source``);
 nothing in the IR, the import or the editing helpers calls into it, and it holds all of the
-passes' graph code that writes the protobuf wire format by hand (with :mod:`shapeinfer.io.wire`).
+IR's code that writes the protobuf wire format by hand (with :mod:`shapeinfer.io.wire`).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 from shapeinfer.io.wire import NODE_TAG, SHORT_LENGTHS, skip_string
 from shapeinfer.io.wire import read_varint as _read_varint
 from shapeinfer.io.wire import varint as _varint
-from shapeinfer.passes._graph import _NO_GRAPHS, Constant, Graph, Node
+from shapeinfer.ir.graph import _NO_GRAPHS, Constant, Graph, Node
 
 if TYPE_CHECKING:
-    from shapeinfer.passes._graph import GraphModel
+    from shapeinfer.ir.graph import GraphModel
 
 
 def export_model(gm: GraphModel) -> ModelProto:

@@ -18,8 +18,8 @@ from shapeinfer.inference.annotate import annotate, annotate_serialised
 from shapeinfer.inference.engine import infer
 from shapeinfer.io.wire import node_fields, varint
 from shapeinfer.io.writer import save_model
+from shapeinfer.ir.graph import GraphModel, rename, set_input, unlink_nodes
 from shapeinfer.passes import optimize_with_report
-from shapeinfer.passes._graph import GraphModel, rename, set_input, unlink_nodes
 
 F = TensorProto.FLOAT
 
@@ -93,11 +93,11 @@ def test_export_from_source_is_byte_identical_to_copying_the_nodes():
     exports = []
     for src in (node_fields(data), None):
         gm = GraphModel(onnx.ModelProto.FromString(data), source=src)
-        from shapeinfer.passes._export import export_model
+        from shapeinfer.ir.export import export_model
 
         first = export_model(gm)  # unchanged: the file's own node fields
         _edit(gm)
-        from shapeinfer.passes._export import export_model
+        from shapeinfer.ir.export import export_model
 
         second = export_model(gm)
         exports.append((first, second, gm.written_nodes))
@@ -114,7 +114,7 @@ def test_relinked_node_is_its_original_with_the_new_links():
     gm = GraphModel(onnx.ModelProto.FromString(data), source=node_fields(data))
     n = next(n for n in gm.graph.nodes if n.op == "Concat")
     set_input(n, 0, n.inputs[-1])
-    from shapeinfer.passes._export import export_model
+    from shapeinfer.ir.export import export_model
 
     out = export_model(gm)
     k = gm.graph.nodes.index(n)
@@ -240,7 +240,7 @@ def test_relinked_nodes_written_from_their_bytes_only_when_that_is_what_serialis
         for n in gm.graph.nodes[:-1]:
             set_input(n, 0, x2)
             _ = n.attrs if n.name == "attr" else None  # decoded, unchanged
-        from shapeinfer.passes._export import export_model
+        from shapeinfer.ir.export import export_model
 
         out = export_model(gm)
         # the node fields as written from the source; as serialised anew

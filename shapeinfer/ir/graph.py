@@ -1,4 +1,4 @@
-"""The graph the passes edit: a light index over the ModelProto, its import and its link edits.
+"""The IR the passes edit: a light index over the ModelProto, its import and its link edits.
 
 :class:`GraphModel` indexes a ModelProto as nodes and tensors with producer/consumer links,
 which is what the passes need: :class:`Node` (``op``, ``name``, ``domain``, ``attrs``,
@@ -13,15 +13,15 @@ Cost is linear in the model: import is one walk over the protobuf; link edits go
 :func:`unlink_nodes` (identity-based, in bulk). Why an index of our own rather than
 onnx-graphsurgeon or onnx_ir: docs/decisions.md.
 
-The passes' graph code is three modules, cut where the dependencies go one way:
+The IR is three modules, cut where the dependencies go one way:
 
 - this one: the IR, :class:`GraphModel` (import, the editing helpers that create names,
   constants and nodes or drop initializers) and the link edits, which keep each node's
   ``dirty`` flag and each tensor's links consistent: they are the IR's invariants, so they
   live with it;
-- :mod:`shapeinfer.passes._queries`: read-only walks (subgraphs, producers, order, constant
+- :mod:`shapeinfer.ir.queries`: read-only walks (subgraphs, producers, order, constant
   values), which use the IR but nothing here uses them;
-- :mod:`shapeinfer.passes._export`: writing the model back (:func:`~shapeinfer.passes._export.export_model`,
+- :mod:`shapeinfer.ir.export`: writing the model back (:func:`~shapeinfer.ir.export.export_model`,
   called by the pass manager), which reads the IR and the GraphModel's export state and is never called
   from here otherwise.
 """

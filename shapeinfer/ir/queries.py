@@ -1,4 +1,4 @@
-"""Queries over the passes' graph (:mod:`shapeinfer.passes._graph`): reading it, never editing links.
+"""Queries over the IR (:mod:`shapeinfer.ir.graph`): reading it, never editing links.
 
 Subgraphs held by a node (:func:`subgraphs`, :func:`all_graphs`, :func:`implicit_inputs`,
 :func:`has_control_flow`), producers and order (:func:`producer`, :func:`predecessors`,
@@ -6,8 +6,8 @@ Subgraphs held by a node (:func:`subgraphs`, :func:`all_graphs`, :func:`implicit
 values (:func:`constant_node_value`, :func:`const_array`) and the model's (or a function's) :func:`default_opset`.
 
 Why a module of its own: these only read the IR's public fields, and the IR, the import and
-the editing helpers in :mod:`shapeinfer.passes._graph` use none of them, so the dependency goes
-one way. (:func:`shapeinfer.passes._graph.may_hold_subgraphs` stays with the import: it answers
+the editing helpers in :mod:`shapeinfer.ir.graph` use none of them, so the dependency goes
+one way. (:func:`shapeinfer.ir.graph.may_hold_subgraphs` stays with the import: it answers
 from the import's per-op cache.)
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from onnx import FunctionProto, ModelProto
 
 from shapeinfer.base.toposort import lexicographic_order
-from shapeinfer.passes._graph import Constant, Graph, Node, Tensor
+from shapeinfer.ir.graph import Constant, Graph, Node, Tensor
 
 
 def subgraphs(node: Node) -> Iterator[Graph]:

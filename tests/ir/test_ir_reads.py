@@ -9,9 +9,9 @@ from onnx import TensorProto, helper
 from support.common import model_path
 
 from shapeinfer.inference.engine import infer
+from shapeinfer.ir.export import export_model
+from shapeinfer.ir.graph import GraphModel
 from shapeinfer.passes import optimize_with_report
-from shapeinfer.passes._export import export_model
-from shapeinfer.passes._graph import GraphModel
 
 
 def _unsorted_model() -> onnx.ModelProto:
