@@ -18,6 +18,7 @@ does not load onnx.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -41,8 +42,6 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'shapeinfer' has no attribute {name!r}")

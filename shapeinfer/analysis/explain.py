@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from shapeinfer.base import codes
 from shapeinfer.inference.engine import Result
+from shapeinfer.inference.op_registry import lookup
 from shapeinfer.io.onnxio import graphs_with_paths
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -306,7 +307,6 @@ def _reason(gr: _Graph, node, fresh: set[str]) -> str:
         return f"{node.op_type} {name!r} takes the size from the values of {unknown[0]!r}{via}, {why}"
     for d in gr.diags.get(name, []):
         return f"{node.op_type} {name!r}: {d.message} ({d.code})"
-    from shapeinfer.inference.op_registry import lookup
 
     if lookup(node.domain, node.op_type, 1 << 30) is None:
         return f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} ({name!r}): its output sizes are not inferred"

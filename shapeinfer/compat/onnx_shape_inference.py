@@ -74,6 +74,8 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
+import onnx
+
 from shapeinfer.base import codes
 from shapeinfer.compat._osi_spelling import Spelling, invented_input_dims, renames, taken_names
 from shapeinfer.document import Document
@@ -557,7 +559,6 @@ def _usage(model: ir.Model, graph: ir.Graph, node: ir.Node) -> str | None:
     inputs, a required input left out, a required attribute missing. None when well formed.
     (The original checks only what each op's rule reads: this is asked only of a node whose
     outputs inference could not say anything of.)"""
-    import onnx
 
     domain = node.domain or ""
     version = _opset(model, graph, domain)

@@ -59,16 +59,24 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
+import shutil
 import sys
+import tempfile
 
 import onnx
+from onnx.external_data_helper import load_external_data_for_model
 
 from shapeinfer.base import codes
 from shapeinfer.compat._fresh import spell_fresh_as_onnx
 from shapeinfer.document import Document
+from shapeinfer.document import open as open_model
 from shapeinfer.inference.ops.gather_slice import WITHIN_DIM
+from shapeinfer.io.external import ExternalDataError
 from shapeinfer.io.modelsource import in_memory
+from shapeinfer.io.onnxio import ModelLoadError, graphs_within
+from shapeinfer.io.userfiles import UserFileError, WriteRefused
 
 __all__ = ["SymbolicShapeInference", "main"]
 
@@ -138,7 +146,6 @@ def _read_as_contrib(model: onnx.ModelProto) -> list[tuple[onnx.NodeProto, str]]
     node (``MatMulNBits`` without its domain) as the contrib op. Each is logged as a warning
     (onnxruntime's runtime refuses the node). Returns the nodes changed and their own domains."""
     from shapeinfer.inference.ops.rule_index import RULE_MODULES
-    from shapeinfer.io.onnxio import graphs_within
 
     local = {(f.domain, f.name) for f in model.functions}
     changed = []
@@ -244,11 +251,6 @@ def main(argv: list[str] | None = None) -> int:
     """The command line of ``python -m onnxruntime.tools.symbolic_shape_infer``; returns the
     exit code (0 written or nothing asked, 1 inference incomplete or the model unreadable)."""
 
-    from shapeinfer.document import open as open_model
-    from shapeinfer.io.external import ExternalDataError
-    from shapeinfer.io.onnxio import ModelLoadError
-    from shapeinfer.io.userfiles import UserFileError
-
     args = _arguments(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
@@ -286,13 +288,6 @@ def _save_with_external_data(model: onnx.ModelProto, args: argparse.Namespace, i
     file moved into place only if no file of its name is there (the input's own data files
     excepted when the output replaces the input), the model last. Raises
     :class:`~shapeinfer.io.userfiles.WriteRefused` naming the file, with nothing written."""
-    import os
-    import shutil
-    import tempfile
-
-    from onnx.external_data_helper import load_external_data_for_model
-
-    from shapeinfer.io.userfiles import WriteRefused
 
     load_external_data_for_model(model, os.path.dirname(os.path.abspath(args.input)))  # onnx writes them
     out = os.path.abspath(args.output)

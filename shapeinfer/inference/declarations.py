@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 import onnx
+from onnx.onnx_cpp2py_export import shape_inference as onnx_c
 
 from shapeinfer.io.onnxio import dim_from_proto, graph_path, subgraph_attrs
 from shapeinfer.symbolic import dims as D
@@ -181,8 +182,6 @@ def checker_refuses_declarations(model: onnx.ModelProto) -> bool:
     True: the static contradiction stands (onnx's checker cannot load it either)."""
     # onnx's C++ entry point itself: ``onnx.shape_inference.infer_shapes`` may be replaced by a
     # drop-in that runs this inference (shapeinfer.compat.onnx), which would recurse
-    from onnx.onnx_cpp2py_export import shape_inference as onnx_c
-
     try:
         onnx_c.infer_shapes(model.SerializeToString(), True, True, False)
     except onnx_c.InferenceError as e:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import onnx
 from onnx import TensorProto
 
-from shapeinfer.io.userfiles import file_kind, new_file_mode, show
+from shapeinfer.io.userfiles import WriteRefused, file_kind, new_file_mode, show
 from shapeinfer.symbolic.dims import INT64_MAX
 
 #: The keys onnx's external_data_helper accepts (checksum and basepath are not used for reading).
@@ -637,7 +637,6 @@ class StagedData:
 
 def _link_new(tmp: str, target: str) -> None:
     """Give ``tmp`` the name ``target``, which must not exist; ``tmp``'s name goes."""
-    from shapeinfer.io.userfiles import WriteRefused
 
     try:
         os.link(tmp, target)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -19,6 +20,7 @@ import onnx
 
 from shapeinfer.base.codes import Code
 from shapeinfer.inference.declarations import REFUSED_BY, declared_types, static_kind
+from shapeinfer.inference.engine import InferenceTimeout, infer
 from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import Finding, LintContext, target_reason
 from shapeinfer.lint.registry import CHECKS, ENGINE_MESSAGES, RULES, expand
@@ -55,9 +57,6 @@ def lint_model(
     symbols the sizes they take (``{"seq": (1, 512)}``, checked by the caller): what they prove
     is no longer assumed (G003) or guarded (G012), and a guard they rule out is a G015 error.
     """
-    import time
-
-    from shapeinfer.inference.engine import InferenceTimeout, infer
 
     deadline = None if timeout is None else time.monotonic() + timeout
     declared = declared_types(model)  # before anything can touch the model's annotations

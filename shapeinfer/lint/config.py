@@ -28,6 +28,7 @@ from importlib import resources
 from typing import Any
 
 from shapeinfer.base.diagnostics import SEVERITIES
+from shapeinfer.io.userfiles import MAX_TEXT_BYTES, UserFileError, read_input, show
 from shapeinfer.lint.context import Finding
 from shapeinfer.lint.registry import RULES, TARGETS, expand, split_codes
 
@@ -69,7 +70,6 @@ def _toml():
 
 def read_toml(path: str) -> dict:
     """Parse a TOML file; ConfigError with the file name and reason when it cannot be read."""
-    from shapeinfer.io.userfiles import MAX_TEXT_BYTES, UserFileError, read_input, show
 
     tomllib = _toml()
     try:

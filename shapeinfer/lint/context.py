@@ -16,7 +16,10 @@ import onnx
 
 from shapeinfer.base.diagnostics import Diagnostic
 from shapeinfer.inference.declarations import dims_text, dtype_name  # noqa: F401  (re-exported for the checks)
+from shapeinfer.inference.engine import graph_path
 from shapeinfer.inference.type_check import model_opsets, opset_in_force, schema_in_force
+from shapeinfer.io.onnxio import subgraph_attrs
+from shapeinfer.lint.registry import RULES
 from shapeinfer.lint.runtimes import RUNTIME_NAMES, judging_runtime
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -241,9 +244,6 @@ class LintContext:
             yield from refs
 
     def _walk(self, graph: onnx.GraphProto, name: str, chain: list, consts: list, out: list) -> None:
-        from shapeinfer.inference.engine import graph_path
-        from shapeinfer.io.onnxio import subgraph_attrs
-
         facts = self.result.graph_facts.get(name, {})
         local = {t.name for t in graph.initializer}
         local |= {t.values.name for t in graph.sparse_initializer}
@@ -278,7 +278,6 @@ class LintContext:
         target's runtime instead: an error where that runtime refuses the model, else
         ``otherwise``; a target whose runtime judges otherwise than onnx's checker (the default
         target's) re-grades it visibly (:meth:`Finding.regrade`)."""
-        from shapeinfer.lint.registry import RULES
 
         r = RULES[code]
         if refused_by is not None:

@@ -11,6 +11,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from shapeinfer.io.external import ExternalDataError, data_files, external_tensors
+from shapeinfer.io.userfiles import UserFileError
+from shapeinfer.lint import lint_model
 from shapeinfer.lint.config import LintConfig
 from shapeinfer.lint.context import Finding
 from shapeinfer.lint.registry import RULES
@@ -98,8 +101,6 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
     """
     from shapeinfer.document import open as open_model
     from shapeinfer.inference.bindings import input_symbols
-    from shapeinfer.io.external import data_files, external_tensors
-    from shapeinfer.lint import lint_model
 
     try:
         doc = open_model(path)
@@ -125,7 +126,6 @@ def _fix(path, doc, findings, fixable, config: LintConfig, in_place: bool, range
     """The fixable findings' passes run on the :class:`~shapeinfer.document.Document` ``doc``
     and the result written through it (the write contract's refusals are notes: nothing
     written), when they remove at least one finding."""
-    from shapeinfer.lint import lint_model
 
     wanted = {f.fix for f in fixable}
     passes = [p for p in FIX_ORDER if p in wanted] + sorted(wanted - set(FIX_ORDER))
@@ -156,8 +156,6 @@ def _fix(path, doc, findings, fixable, config: LintConfig, in_place: bool, range
     if not gone:
         res.notes.append(f"{path}: --fix: {', '.join(available)} removed none of the findings; nothing written")
         return res
-    from shapeinfer.io.external import ExternalDataError
-    from shapeinfer.io.userfiles import UserFileError
 
     try:
         fixed.write(out, in_place=in_place)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import onnx
 
+from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import LintContext
 from shapeinfer.lint.registry import check
 
@@ -52,8 +53,6 @@ def external_data(ctx: LintContext) -> None:
 
 @check("G014")
 def unknown_onnx_op(ctx: LintContext) -> None:
-    from shapeinfer.lint import runtimes
-
     for ref in ctx.nodes():
         n = ref.node
         domain = "" if n.domain == "ai.onnx" else n.domain
