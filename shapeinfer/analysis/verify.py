@@ -20,21 +20,25 @@ a checkout, or ``pip install onnxruntime``); it is imported only here, when a ve
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
 import onnx
 
 from shapeinfer.base.progress import Progress
 from shapeinfer.base.suggest import did_you_mean
 from shapeinfer.inference.declarations import dtype_text
 from shapeinfer.io.modelsource import ModelLike
-from shapeinfer.io.onnxio import dim_from_proto, ident
+from shapeinfer.io.onnxio import dim_from_proto
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
+from shapeinfer.symbolic.intervals import step_of
+from shapeinfer.symbolic.names import ident
 
 #: Above this size a model is handed to onnxruntime as a file, not as bytes.
 MAX_PROTO_BYTES = 2**31 - 2**24
@@ -68,7 +72,6 @@ def check_guards(result, bindings: Sequence[Mapping[str, int]]) -> None:
     and before any binding when no input in the ranges satisfies the guards (a G015 error:
     a range that contradicts a guard, or a guard that never holds)."""
     from shapeinfer.symbolic.guards import CONTRADICTION, check
-    from shapeinfer.symbolic.intervals import step_of
 
     for d in result.diagnostics:
         if d.code == CONTRADICTION:
@@ -169,8 +172,6 @@ def _fmt_fact(f: Fact | None) -> str:
 
 
 def _fmt_actual(a: Any) -> str:
-    import numpy as np
-
     if a is None:
         return "none"
     if isinstance(a, list):
@@ -239,7 +240,6 @@ def compare(f: Fact | None, actual: Any, binding: Mapping[str, int]) -> tuple[st
     when there is none), ``unresolved`` tells whether some dim or the rank was not known, and
     ``expected`` is the fact evaluated at the binding (for display).
     """
-    import numpy as np
 
     if f is None or (f.kind == "tensor" and not f.dtype and f.shape is None):
         return None, True, "?"
@@ -374,7 +374,6 @@ def make_feeds(
     """Generated inputs for every graph input (initializer-backed inputs keep their defaults);
     ``values`` gives an input's values instead (``--input-value``: one value fills the input,
     or exactly as many as its shape holds at ``binding``)."""
-    import numpy as np
 
     rng = np.random.default_rng(seed)
     values = values or {}
@@ -422,9 +421,6 @@ def make_feeds(
 def _given_values(name: str, given: Sequence[object], shape: list[int], dt) -> Any:
     """The array of ``--input-value name=...`` at ``shape``: one value fills it, else exactly
     one value per element (VerifyError otherwise, or for a value of the wrong kind)."""
-    import math
-
-    import numpy as np
 
     n = math.prod(shape)
     if len(given) not in (1, n):

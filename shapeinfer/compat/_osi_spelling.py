@@ -8,9 +8,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from shapeinfer.inference.engine import Result
-from shapeinfer.io.onnxio import graphs_within, is_placeholder, type_dims
+from shapeinfer.io.onnxio import graphs_within, type_dims
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
+from shapeinfer.symbolic.names import is_placeholder
 
 if TYPE_CHECKING:
     import onnx

@@ -34,6 +34,7 @@ onnx and the engine's expression cap are imported by the functions that need a m
 
 from __future__ import annotations
 
+import ast
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -269,7 +270,6 @@ def _cap() -> int:
 def _expansion_bound(node) -> int:
     """An upper bound on the terms ``node`` (a Python AST) expands to: sums add, products
     multiply; a dim a user gives must stay under the engine's expression cap."""
-    import ast
 
     if isinstance(node, ast.BinOp):
         a, b = _expansion_bound(node.left), _expansion_bound(node.right)
@@ -290,7 +290,6 @@ def _expansion_bound(node) -> int:
 
 def _dim_text(tok: str, name: str, whole: str) -> D.Dim:
     """One dim of an input shape written as text: an int or a dims expression within the cap."""
-    import ast
 
     from shapeinfer.io.userfiles import show
 
@@ -404,7 +403,8 @@ def input_symbols(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[D.
     """The symbols of the main graph's inputs (initializers aside), with ``input_shapes``
     replacing the declared dims: a dim_param's symbols, and ``<input>_d<axis>`` for a dim the
     model leaves open (the name inference gives it)."""
-    from shapeinfer.io.onnxio import ident, type_fact
+    from shapeinfer.io.onnxio import type_fact
+    from shapeinfer.symbolic.names import ident
 
     out: set[str] = set()
     for vi in _graph_inputs(model):
@@ -485,9 +485,9 @@ def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int]) -> int:
     """Write ``bind``'s values into the main graph's input dims (in place; initializers aside):
     a dim_param over bound symbols becomes its value (or the expression over the rest), an open
     dim named ``<input>_d<axis>`` (one with a placeholder name too: ``?``, see
-    :func:`~shapeinfer.io.onnxio.is_placeholder`) its value. Returns the number of dims
+    :func:`~shapeinfer.symbolic.names.is_placeholder`) its value. Returns the number of dims
     changed. The binding is assumed checked (:func:`check_bind_values`, :func:`check_model`)."""
-    from shapeinfer.io.onnxio import ident, is_placeholder
+    from shapeinfer.symbolic.names import ident, is_placeholder
 
     changed = 0
     for vi in _graph_inputs(model):

@@ -33,9 +33,10 @@ from shapeinfer.io.external import (
     external_tensors,
     missing_data_files,
 )
-from shapeinfer.io.onnxio import ident, is_placeholder, tensor_fact, tensor_numel, tensor_problem, type_fact
+from shapeinfer.io.onnxio import tensor_fact, tensor_numel, tensor_problem, type_fact
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact
+from shapeinfer.symbolic.names import ident, is_placeholder
 from shapeinfer.symbolic.scope import SymbolScope
 
 _UNKNOWN = Fact()
@@ -151,7 +152,7 @@ class Engine:
     def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:
         """The fact of main-graph input ``vi`` as declared: a dim without a value or a name, with
         a negative value (warning E006) or with a placeholder name (``?``, ``None``, ``-1``: see
-        :func:`~shapeinfer.io.onnxio.is_placeholder`; info E009, naming the axes) is the input
+        :func:`~shapeinfer.symbolic.names.is_placeholder`; info E009, naming the axes) is the input
         symbol ``<input>_d<axis>``, one per axis, so two of them are never the same dim."""
         base = ident(vi.name)
         f = type_fact(vi.type, lambda axis: D.sym(f"{base}_d{axis}"))  # a declared -1 is open

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,12 +15,10 @@ from typing import Any
 import onnx
 from onnx import TensorProto, TypeProto
 
-from shapeinfer.io.modeltext import text
 from shapeinfer.io.wire import GraphLayout, graph_layout, without_large_raw_data
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, values_from_array
-
-_IDENT = re.compile(r"\W")
+from shapeinfer.symbolic.names import is_placeholder
 
 
 def graph_path(parent: str, node_index: int, attr: str) -> str:
@@ -253,25 +250,6 @@ def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = 
     return Fact(t.data_type, shape, value)
 
 
-#: ``dim_param`` texts that name no dim (compared stripped and in lower case): how exporters
-#: spell "some size" without giving it a name (older paddle2onnx writes ``?``, others ``None``
-#: or ``-1`` as text). Text that reads as a negative integer (``-1``) is one too. Each such dim
-#: is its own unknown, like a dim with neither value nor param: two placeholders are never the
-#: same symbol. Names that are unique per dim (tf2onnx's ``unk__12``) are ordinary names.
-PLACEHOLDER_DIM_PARAMS = frozenset({"", "?", "none", "null", "nil", "unk", "unknown", "dynamic"})
-
-_NEGATIVE_INT = re.compile(r"-\s*\d+")
-
-
-def is_placeholder(text: str | bytes) -> bool:
-    """Whether ``dim_param`` text ``text`` is a placeholder (:data:`PLACEHOLDER_DIM_PARAMS`,
-    or a negative integer): a dim without a name, not a symbol."""
-    if type(text) is bytes:
-        text = text.decode("utf-8", "backslashreplace")
-    t = text.strip().lower()
-    return t in PLACEHOLDER_DIM_PARAMS or _NEGATIVE_INT.fullmatch(t) is not None
-
-
 def dim_from_proto(d: onnx.TensorShapeProto.Dimension) -> D.Dim | None:
     """The dim a shape-proto dimension spells, or None when it has neither value nor param, a
     negative value (``-1`` is how some exporters, Paddle's among them, spell a dynamic dim), or
@@ -358,10 +336,3 @@ def attribute_value(a: onnx.AttributeProto) -> Any:
     if isinstance(v, list) and v and isinstance(v[0], bytes):
         return [x.decode("utf-8", "replace") for x in v]
     return v
-
-
-def ident(name: str) -> str:
-    """``name`` made into an identifier, for symbols derived from tensor names."""
-    name = text(name)
-    s = _IDENT.sub("_", name)
-    return s if s and not s[0].isdigit() else f"t_{s}"

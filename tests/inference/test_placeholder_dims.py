@@ -1,5 +1,5 @@
 """Placeholder dim names (issue 32): ``[-1, 3, ?, ?]`` (older paddle2onnx) must not make height
-and width one dim. A placeholder (``?``, ``None``, ``-1``...: :func:`shapeinfer.io.onnxio.is_placeholder`)
+and width one dim. A placeholder (``?``, ``None``, ``-1``...: :func:`shapeinfer.symbolic.names.is_placeholder`)
 on a graph input is its own unknown dim ``<input>_d<axis>``, with an info E009 naming the axes;
 in value_info it is an unknown dim, never a symbol two tensors share. onnxruntime is the oracle:
 what ``-o`` writes runs wherever the original runs, with the same outputs.
@@ -19,8 +19,9 @@ from support.common import run_cli
 
 import shapeinfer
 from shapeinfer.api import BindError
-from shapeinfer.io.onnxio import dim_from_proto, is_placeholder
+from shapeinfer.io.onnxio import dim_from_proto
 from shapeinfer.symbolic import dims as D
+from shapeinfer.symbolic.names import is_placeholder
 from testkit import ort_oracle
 
 

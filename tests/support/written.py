@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import onnx
 
-from shapeinfer.io.onnxio import is_placeholder
+from shapeinfer.symbolic.names import is_placeholder
 from testkit import ort_oracle
 
 
