@@ -205,8 +205,8 @@ def run_tool(tool: str, model: onnx.ModelProto, path: str | None):
 
         return SymbolicShapeInference.infer_shapes(model, auto_merge=True)
     if tool == "infer":
-        from shapeinfer.inference.annotate import annotate
         from shapeinfer.inference.engine import infer
+        from shapeinfer.io.annotate import annotate
 
         return annotate(infer(model, base_dir=os.path.dirname(path) if path else None))
     raise ValueError(tool)

@@ -57,7 +57,6 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from shapeinfer.inference.annotate import annotate, annotate_for_writing, subgraphs_annotated
 from shapeinfer.inference.bindings import (
     BIND,
     DIM_RANGES,
@@ -72,6 +71,7 @@ from shapeinfer.inference.bindings import (
 from shapeinfer.inference.engine import Result, binding_contradictions, model_dir
 from shapeinfer.inference.engine import infer as _infer
 from shapeinfer.inference.policy import InferencePolicy
+from shapeinfer.io.annotate import annotate, annotate_for_writing, subgraphs_annotated
 from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, check_kind, in_memory, is_path
 from shapeinfer.io.onnxio import LoadedModel, load_model_file, loaded_from_bytes
@@ -333,7 +333,7 @@ class Document:
         self, result: Result | None = None, *, name_fresh: bool = False, refuse_contradictions: bool = True
     ) -> onnx.ModelProto:
         """The model with ``result``'s types and dims in ``value_info`` and graph outputs
-        (:func:`shapeinfer.inference.annotate.annotate`), what :func:`shapeinfer.infer_shapes`
+        (:func:`shapeinfer.io.annotate.annotate`), what :func:`shapeinfer.infer_shapes`
         returns; ``result`` defaults to :attr:`result` (inferring now when there is none).
         With a binding, the graph inputs carry the bound values too. When no input asked about
         satisfies the model's guards (G015), BindError names the values and guards, unless
@@ -353,7 +353,7 @@ class Document:
     ) -> tuple[onnx.ModelProto, bytes, LoadedModel | None]:
         """``result``'s model annotated: ``(model, value_info tail, LoadedModel)``. For writing,
         the new main-graph ``value_info`` entries may stay serialised in the tail
-        (:func:`~shapeinfer.inference.annotate.annotate_for_writing`), and the LoadedModel is
+        (:func:`~shapeinfer.io.annotate.annotate_for_writing`), and the LoadedModel is
         the file as read when the model is its parse."""
         cached = self._annotation
         if cached is not None and cached[0] is result and cached[1] == name_fresh:

@@ -1,4 +1,4 @@
-"""Inferred types written into a model: what a written type may look like.
+"""Inferred types written into a model (io's half of a save): what a written type may look like.
 
 Types (:func:`annotate`): inferred facts go into ``value_info`` and graph outputs only as
 complete types (a tensor type has an element type, a sequence or optional an element type, a
@@ -17,20 +17,40 @@ nothing and nothing is declared, nothing is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from typing import Protocol
 
 import onnx
 from onnx import TypeProto
 
-from shapeinfer.inference.result import Result
-from shapeinfer.io.onnxio import fact_type, graph_path, is_placeholder, subgraph_attrs, write_shape
+from shapeinfer.io.onnxio import fact_type, graph_path, subgraph_attrs, write_shape
 from shapeinfer.io.wire import SHORT_LENGTHS, field_tag, varint
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
+from shapeinfer.symbolic.names import is_placeholder
+
+
+class InferredTypes(Protocol):
+    """What annotation reads of an inference result (:class:`shapeinfer.inference.result.Result`):
+    the model inferred, the facts of each graph inferred by path (``"main"``, subgraphs by
+    :func:`~shapeinfer.io.onnxio.graph_path`), the fresh symbols inference drew and those of them
+    that join alternatives."""
+
+    @property
+    def model(self) -> onnx.ModelProto: ...
+
+    @property
+    def graph_facts(self) -> Mapping[str, Mapping[str, Fact]]: ...
+
+    @property
+    def fresh_symbols(self) -> Collection[str]: ...
+
+    @property
+    def join_symbols(self) -> Collection[str]: ...
 
 
 def annotate(
-    result: Result, declared: Mapping[str, TypeProto] | None = None, *, name_fresh: bool = False
+    result: InferredTypes, declared: Mapping[str, TypeProto] | None = None, *, name_fresh: bool = False
 ) -> onnx.ModelProto:
     """Write ``result``'s facts into its model's ``value_info`` and graph outputs (in place).
 
@@ -51,7 +71,7 @@ def annotate(
     return result.model
 
 
-def annotate_serialised(result: Result, declared: Mapping[str, TypeProto] | None = None) -> bytes:
+def annotate_serialised(result: InferredTypes, declared: Mapping[str, TypeProto] | None = None) -> bytes:
     """:func:`annotate`, returning the main graph's ``value_info`` as it then is, serialised
     (``GraphProto.value_info`` fields, for :attr:`shapeinfer.io.source.Source.value_info_fields`):
     the entries kept serialised, then the new ones as they were written (not serialised again)."""
@@ -62,7 +82,7 @@ def annotate_serialised(result: Result, declared: Mapping[str, TypeProto] | None
     return b"".join([*kept, tail])
 
 
-def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:
+def annotate_for_writing(result: InferredTypes) -> tuple[onnx.ModelProto, bytes]:
     """:func:`annotate`, except that the main graph's new ``value_info`` entries are returned as
     serialised ``GraphProto`` fields instead of merged into the model (for
     :attr:`shapeinfer.io.source.Source.graph_tail`: the writer writes them without parsing them
@@ -71,7 +91,7 @@ def annotate_for_writing(result: Result) -> tuple[onnx.ModelProto, bytes]:
     return result.model, tail
 
 
-def subgraphs_annotated(result: Result) -> bool:
+def subgraphs_annotated(result: InferredTypes) -> bool:
     """True when :func:`annotate` changes nodes of the main graph: it writes into the subgraphs
     inference reached, which live in node attributes; nothing else it does touches a node."""
     return any(path != "main" for path in result.graph_facts)
@@ -122,7 +142,7 @@ def _unknown(f: Fact | None) -> bool:
     return f is None or (f.kind == "tensor" and not f.dtype and f.shape is None)
 
 
-def _adoptable(result: Result) -> set[str]:
+def _adoptable(result: InferredTypes) -> set[str]:
     """The fresh symbols a declared dim may stand for in what is written: all but the joins."""
     return set(result.fresh_symbols) - set(result.join_symbols)
 
@@ -204,7 +224,7 @@ def _merge_elem(elem: Fact | None, container, fresh: set[str], unnamed: frozense
 def _merge_dim(out, d: D.Dim, x, fresh: set[str], unnamed: frozenset[str] = frozenset()) -> None:
     """One dim: inference wins where it determined the dim (an integer, or an expression of
     the inputs' symbols); a declared dim stays over one made only of ``fresh`` symbols, unless
-    it is a placeholder name (``?``: :func:`~shapeinfer.io.onnxio.is_placeholder`), which would
+    it is a placeholder name (``?``: :func:`~shapeinfer.symbolic.names.is_placeholder`), which would
     make every dim it is written on one size to a runtime."""
     if type(d) is int:
         out.dim_value = d
@@ -248,7 +268,7 @@ def _type_bytes(
 
 def _annotate_graph(
     graph: onnx.GraphProto,
-    result: Result,
+    result: InferredTypes,
     fresh: set[str],
     declared: Mapping[str, TypeProto],
     path: str,

@@ -37,7 +37,7 @@ class Source:
     - ``node_fields`` / ``value_info_fields``: the model's main-graph nodes / value_info already
       serialised (``GraphProto`` fields, in order), written as they are.
     - ``graph_tail``: serialised ``GraphProto`` fields written at the end of the main graph
-      (:func:`~shapeinfer.inference.annotate.annotate_for_writing`'s value_info bytes).
+      (:func:`~shapeinfer.io.annotate.annotate_for_writing`'s value_info bytes).
     - ``external``: the model's tensors stored as external data, when known without ``loaded``.
     - ``data_inputs``: the files the input model's external data names
       (:func:`shapeinfer.io.external.data_files`) when it named more than the model still does:

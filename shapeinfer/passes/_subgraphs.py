@@ -183,7 +183,7 @@ class _Renamer:
 
 
 def _complete(tp: onnx.TypeProto) -> bool:
-    from shapeinfer.inference.annotate import is_complete
+    from shapeinfer.io.annotate import is_complete
 
     return tp.WhichOneof("value") is not None and is_complete(tp)
 

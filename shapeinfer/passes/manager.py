@@ -146,7 +146,7 @@ def _optimize(
     keep_alive=None,
     max_fold_growth=MAX_FOLD_GROWTH,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
-    from shapeinfer.inference.annotate import annotate_serialised
+    from shapeinfer.io.annotate import annotate_serialised
 
     t0 = time.perf_counter()
     names = list(DEFAULT_PASSES if passes is None else passes)
@@ -249,7 +249,7 @@ def _optimize(
         progress.update("checking the output")
         notes = make_loadable(m, *strict_types, base_dir)
         left.declared_types_kept = bool(notes)
-    from shapeinfer.inference.annotate import subgraphs_annotated
+    from shapeinfer.io.annotate import subgraphs_annotated
 
     # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
     node_fields = None if notes or entries_moved or subgraphs_annotated(res) else ctx.written_nodes(m)

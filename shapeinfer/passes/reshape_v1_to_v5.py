@@ -37,7 +37,7 @@ from shapeinfer.passes.base import Pass, PassResult, Stage
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
-    from shapeinfer.inference.annotate import annotate
+    from shapeinfer.io.annotate import annotate
 
     m = onnx.ModelProto()
     m.CopyFrom(model)

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
 from shapeinfer.analysis.verify import compare
-from shapeinfer.inference.annotate import annotate
+from shapeinfer.io.annotate import annotate
 from shapeinfer.symbolic import dims as D
 from testkit import ort_oracle
 

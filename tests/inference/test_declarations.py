@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
 from shapeinfer.cli.main import main as cli_main
-from shapeinfer.inference.annotate import annotate
+from shapeinfer.io.annotate import annotate
 from shapeinfer.symbolic import dims as D
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL

@@ -9,7 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 from support.common import load_stripped
 
 import shapeinfer
-from shapeinfer.inference.annotate import annotate
+from shapeinfer.io.annotate import annotate
 from shapeinfer.symbolic import dims as D
 from testkit import ort_oracle
 

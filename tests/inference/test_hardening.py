@@ -16,7 +16,7 @@ from onnx import numpy_helper as nh
 
 import shapeinfer
 from shapeinfer.cli.main import main
-from shapeinfer.inference.annotate import annotate
+from shapeinfer.io.annotate import annotate
 
 vi = h.make_tensor_value_info
 

@@ -24,7 +24,7 @@ from support.common import MODEL_NAMES, ROOT, model_path
 
 import shapeinfer
 from shapeinfer import optimize
-from shapeinfer.inference.annotate import is_complete
+from shapeinfer.io.annotate import is_complete
 from shapeinfer.io.onnxio import graphs_within
 from testkit import ort_oracle
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import onnx
 from support.common import model_path
 
-from shapeinfer.inference.annotate import annotate_for_writing
 from shapeinfer.inference.engine import infer
+from shapeinfer.io.annotate import annotate_for_writing
 from shapeinfer.io.onnxio import load_model_file
 from shapeinfer.io.source import Source
 from shapeinfer.io.wire import NODE_TAG, field_tag, length_prefix, node_fields, varint

@@ -148,8 +148,8 @@ def _fixture_models():
 def test_written_value_info_bytes_give_the_model_annotate_gives(tmp_path):
     """The command writes annotate's value_info bytes straight into the file
     (annotate_for_writing + graph_tail); the file is the model annotate + save_model writes."""
-    from shapeinfer.inference.annotate import annotate, annotate_for_writing
     from shapeinfer.inference.engine import infer
+    from shapeinfer.io.annotate import annotate, annotate_for_writing
 
     ext_dir = tmp_path / "ext"
     ext_dir.mkdir()

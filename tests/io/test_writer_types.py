@@ -8,7 +8,7 @@ from onnx import helper as h
 
 import shapeinfer
 from shapeinfer import optimize
-from shapeinfer.inference.annotate import is_complete, written_type
+from shapeinfer.io.annotate import is_complete, written_type
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 

@@ -14,8 +14,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from support.common import model_path
 
-from shapeinfer.inference.annotate import annotate, annotate_serialised
 from shapeinfer.inference.engine import infer
+from shapeinfer.io.annotate import annotate, annotate_serialised
 from shapeinfer.io.wire import node_fields, varint
 from shapeinfer.io.writer import save_model
 from shapeinfer.ir.graph import GraphModel, rename, set_input, unlink_nodes

@@ -66,8 +66,8 @@ def _model_of(model) -> onnx.ModelProto:
 
 def infer_shapes(model, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False):
     """Drop-in for onnx.shape_inference.infer_shapes backed by shapeinfer (see the module doc)."""
-    from shapeinfer.inference.annotate import annotate
     from shapeinfer.inference.engine import infer
+    from shapeinfer.io.annotate import annotate
     from shapeinfer.lint import lint_model
 
     if not isinstance(model, (onnx.ModelProto, bytes, bytearray)):  # onnx's own argument errors
