@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import quote
 
 from shapeinfer.lint.context import Finding
@@ -34,21 +34,20 @@ def display_path(path: str) -> str:
 # ---------------------------------------------------------------------- text
 
 
-def text_lines(findings: Sequence[Finding], color: bool = False) -> list[str]:
-    """``path:node: CODE [severity] message`` per finding (ANSI colour when ``color``)."""
-    import click
-
+def text_lines(findings: Sequence[Finding], style: Callable[..., str] | None = None) -> list[str]:
+    """``path:node: CODE [severity] message`` per finding. ``style`` (click's ``style``
+    signature: text, ``fg=``, ``bold=``, ``dim=``) colours the parts; None: plain text."""
     out = []
     for f in findings:
         where = f"{display_path(f.path)}:{f.location}:"
         code = f.code
         sev = f"[{f.severity}]"
         fix = " (fixable)" if f.fix else ""
-        if color:
-            where = click.style(where, bold=True)
-            code = click.style(code, fg=_COLOURS.get(f.severity), bold=True)
-            sev = click.style(sev, fg=_COLOURS.get(f.severity))
-            fix = click.style(fix, dim=True) if fix else ""
+        if style is not None:
+            where = style(where, bold=True)
+            code = style(code, fg=_COLOURS.get(f.severity), bold=True)
+            sev = style(sev, fg=_COLOURS.get(f.severity))
+            fix = style(fix, dim=True) if fix else ""
         out.append(f"{where} {code} {sev} {f.message}{fix}{f.severity_note}")
     return out
 

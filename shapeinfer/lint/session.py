@@ -16,7 +16,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shapeinfer.base.codes import Code
@@ -266,11 +266,17 @@ def cfg_files(cfg: LintConfig) -> list[str]:
 
 
 def render_report(
-    run: LintRun, cfg: LintConfig, fmt: str, version: str, *, statistics: bool = False, color: bool = False
+    run: LintRun,
+    cfg: LintConfig,
+    fmt: str,
+    version: str,
+    *,
+    statistics: bool = False,
+    style: Callable[..., str] | None = None,
 ) -> str:
     """The report of ``run`` in ``fmt`` (text, json, sarif, github; with ``statistics``, the
-    counts per code in text or json), without a final newline; ``color``: ANSI colours in text
-    findings (never in statistics)."""
+    counts per code in text or json), without a final newline; ``style`` colours text findings
+    (:func:`~shapeinfer.lint.report.text_lines`; never statistics)."""
     findings = run.findings
     if statistics:
         rows = statistics_rows(findings)
@@ -284,6 +290,6 @@ def render_report(
         return json.dumps(to_sarif(findings, version, active), indent=1)
     if fmt == "github":
         return "\n".join(github_lines(findings))
-    lines = text_lines(findings, color=color)
+    lines = text_lines(findings, style)
     lines.append(summary_line(findings, len(run.results)))
     return "\n".join(lines)

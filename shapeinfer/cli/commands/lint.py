@@ -133,7 +133,8 @@ def lint_cmd(
             for note in done.notes:
                 click.echo(note, err=True)
             color = not statistics and output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-            text = session.render_report(done, cfg, fmt, __version__, statistics=statistics, color=color)
+            style = click.style if color else None
+            text = session.render_report(done, cfg, fmt, __version__, statistics=statistics, style=style)
             _write(text, output_file, color, inputs=[*done.files, *session.cfg_files(cfg)], data_inputs=done.data_files)
             line = done.unreadable_line()
             if line is not None:
