@@ -61,6 +61,9 @@ def _export_graph(gm: GraphModel, g: Graph, out: GraphProto | None = None) -> Gr
     out.SetInParent()  # present even when empty, as a copied GraphProto would be
     if gp is not None:
         _copy_fields(out, gp, ("node", "initializer", "value_info"))
+        for vi, t in zip(out.output, g.outputs):
+            if vi.name != t.name:  # a pass made the graph return another tensor
+                vi.name = t.name
     else:
         out.name = g.name or "graph"
         out.input.extend(onnx.helper.make_empty_tensor_value_info(t.name) for t in g.inputs)

@@ -405,10 +405,18 @@ class GraphModel:
         return Variable(self.fresh(base), dtype)
 
     def node(
-        self, op: str, base: str, inputs: list, outputs: list, attrs: dict | None = None, domain: str = ""
+        self,
+        op: str,
+        base: str,
+        inputs: list,
+        outputs: list,
+        attrs: dict | None = None,
+        domain: str = "",
+        exact: bool = False,
     ) -> Node:
-        """A new node reading ``inputs`` and producing ``outputs`` (not yet placed in any graph)."""
-        n = Node(op, self.fresh(base), dict(attrs or {}), domain)
+        """A new node reading ``inputs`` and producing ``outputs`` (not yet placed in any graph),
+        named fresh from ``base``; with ``exact`` named ``base`` itself (the caller has freed it)."""
+        n = Node(op, base if exact else self.fresh(base), dict(attrs or {}), domain)
         n.snap = {}
         for t in inputs:
             n.inputs.append(t)

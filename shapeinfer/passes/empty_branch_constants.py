@@ -25,16 +25,21 @@ ConstantOfShape exists):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
-from onnx import AttributeProto, GraphProto, NodeProto, TensorProto, helper
+from onnx import TensorProto, helper
 
 from shapeinfer.inference.ops.elementwise import INT_TYPES
+from shapeinfer.ir.graph import Constant, Graph, Node, Tensor, Variable, unlink_nodes
 from shapeinfer.ir.queries import default_opset
-from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
 from shapeinfer.symbolic.facts import Fact
+
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.ir.graph import GraphModel
 
 _DEFAULT = ("", "ai.onnx")
 _BRANCHES = ("then_branch", "else_branch")
@@ -43,106 +48,106 @@ _BRANCHES = ("then_branch", "else_branch")
 _COS_TYPES = {TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.BOOL} | INT_TYPES
 
 
-def _empty_constant(graph: GraphProto, name: str, outer: dict[str, TensorProto]) -> TensorProto | None:
-    """The constant of no elements (a tensor with a 0 dim, rank 1 or more) ``name`` is in
-    ``graph``: a Constant node's ``value``, an initializer of ``graph`` or of the main graph
-    (``outer``); None when ``name`` is anything else."""
-    for n in graph.node:
-        if name in n.output:
-            if n.op_type != "Constant" or n.domain not in _DEFAULT:
-                return None
-            t = next((a.t for a in n.attribute if a.name == "value" and a.type == AttributeProto.TENSOR), None)
-            return t if t is not None and len(t.dims) > 0 and 0 in t.dims else None
-    t = next((t for t in graph.initializer if t.name == name), None) or outer.get(name)
-    return t if t is not None and len(t.dims) > 0 and 0 in t.dims else None
+def _empty_constant(branch: Graph, t: Tensor, main: Graph) -> Constant | None:
+    """The constant of no elements (a tensor with a 0 dim, rank 1 or more) branch output ``t``
+    is: a Constant node's ``value`` in ``branch``, an initializer of ``branch`` or of the main
+    graph ``main``; None when ``t`` is anything else."""
+    if t.inputs and t.graph is branch:  # computed in the branch
+        n = t.inputs[0]
+        if n.op != "Constant" or n.domain not in _DEFAULT:
+            return None
+        c = n.attrs.get("value")
+    elif isinstance(t, Constant) and t.graph in (branch, main):
+        c = t
+    else:
+        return None
+    if not isinstance(c, Constant):
+        return None
+    dims = c.shape
+    return c if len(dims) > 0 and 0 in dims else None
 
 
-def empty_branch_outputs(
-    node: NodeProto, facts: Sequence[Fact | None], outer: dict[str, TensorProto]
-) -> list[tuple[str, int]]:
-    """(branch attribute name, output position) of each output of If ``node`` of rank 2 or more
-    (``facts``: the If outputs' facts, by position) that exactly one branch gives as a constant
-    of no elements. OpenVINO reads that constant as rank 0 and the other branch's
-    output with its rank, so the If's rank is dynamic; rank 0 against rank 1 it merges into rank
-    1 (torchvision's detectors compile), hence rank 2 or more."""
-    branches = {a.name: a.g for a in node.attribute if a.type == AttributeProto.GRAPH}
-    if any(b not in branches or len(branches[b].output) != len(node.output) for b in _BRANCHES):
+def _dtype(c: Constant) -> int:
+    if c.proto is not None:
+        return c.proto.data_type
+    return helper.np_dtype_to_tensor_dtype(c.values.dtype)
+
+
+def empty_branch_outputs(node: Node, facts: Sequence[Fact | None], main: Graph) -> list[tuple[str, int]]:
+    """(branch attribute name, output position) of each output of If ``node`` (of the main graph
+    ``main``) of rank 2 or more (``facts``: the If outputs' facts, by position) that exactly one
+    branch gives as a constant of no elements. OpenVINO reads that constant as rank 0 and the
+    other branch's output with its rank, so the If's rank is dynamic; rank 0 against rank 1 it
+    merges into rank 1 (torchvision's detectors compile), hence rank 2 or more. Lint's P008
+    reports what this finds."""
+    branches = node.graphs
+    if any(b not in branches or not isinstance(branches[b], Graph) for b in _BRANCHES):
+        return []
+    if any(len(branches[b].outputs) != len(node.outputs) for b in _BRANCHES):
         return []
     out = []
-    for k, name in enumerate(node.output):
+    for k, t in enumerate(node.outputs):
         f = facts[k] if k < len(facts) else None
-        if not name or f is None or f.kind != "tensor" or f.shape is None or len(f.shape) < 2:
+        if not t.name or f is None or f.kind != "tensor" or f.shape is None or len(f.shape) < 2:
             continue
-        empty = [_empty_constant(branches[b], branches[b].output[k].name, outer) is not None for b in _BRANCHES]
+        empty = [_empty_constant(branches[b], branches[b].outputs[k], main) is not None for b in _BRANCHES]
         if empty[0] != empty[1]:
             out.append((_BRANCHES[0] if empty[0] else _BRANCHES[1], k))
     return out
 
 
-def run(model: onnx.ModelProto, ctx) -> PassResult:
-    opset = default_opset(model) or 0
-    if opset < 9 or not any(n.op_type == "If" and n.domain in _DEFAULT for n in model.graph.node):
+def run(gm: GraphModel, result: Result, ctx) -> PassResult:
+    """Compute the main graph's Ifs' empty branch constants (see the module docstring)."""
+    opset = default_opset(gm.model) or 0
+    g = gm.graph
+    ifs = [n for n in g.nodes if n.op == "If" and n.domain in _DEFAULT]
+    if opset < 9 or not ifs:
         return PassResult()
-    outer = {t.name: t for t in model.graph.initializer}  # (dims and element type are read, never changed)
-    facts = None
-    targets: dict[int, list[tuple[str, int]]] = {}
-    for i, n in enumerate(model.graph.node):
-        if n.op_type != "If" or n.domain not in _DEFAULT:
-            continue
-        if facts is None:
-            facts = ctx.infer(model, whole=True).facts  # the facts the rounds hold for it, if fresh
-        found = empty_branch_outputs(n, [facts.get(o) for o in n.output], outer)
+    facts = result.facts
+    targets = []
+    for n in ifs:
+        found = empty_branch_outputs(n, [facts.get(t.name) for t in n.outputs], g)
         if found:
-            targets[i] = found
-    if not targets:
-        return PassResult()
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    taken = defined_names(out)
+            targets.append((n, found))
     types = _COS_TYPES | ({TensorProto.BFLOAT16} if opset >= 20 else set())
     rewritten = 0
-    for i, found in targets.items():
-        branches = {a.name: a.g for a in out.graph.node[i].attribute if a.type == AttributeProto.GRAPH}
+    for n, found in targets:
         for branch, k in found:
-            g = branches[branch]
-            name = g.output[k].name
-            t = _empty_constant(g, name, outer)
-            if t is None or t.data_type not in types:
+            b = n.graphs[branch]
+            c = _empty_constant(b, b.outputs[k], g)
+            if c is None or _dtype(c) not in types:
                 continue
-            _compute_in_branch(g, k, t, taken)
+            _compute_in_branch(gm, b, k, c)
             rewritten += 1
     if not rewritten:
         return PassResult()
-    return PassResult({"constants computed": rewritten}, model=out)
+    return PassResult({"constants computed": rewritten}, edited=True)
 
 
-def _compute_in_branch(g: GraphProto, k: int, t: TensorProto, taken: set[str]) -> None:
-    """Branch ``g`` returns ``ConstantOfShape(Constant(t.dims))`` (of ``t``'s element type) as
-    its output ``k`` instead of the constant of no elements ``t``."""
-    name = g.output[k].name
-    shape = fresh_name(f"{name}_shape", taken)
-    zero = np.zeros(1, dtype=helper.tensor_dtype_to_np_dtype(t.data_type))
-    shape_node = helper.make_node(
-        "Constant",
-        [],
-        [shape],
-        name=fresh_name(shape, taken),
-        value=helper.make_tensor(shape, TensorProto.INT64, [len(t.dims)], list(t.dims)),
-    )
-    value = onnx.numpy_helper.from_array(zero, "value")
-    at = next((j for j, n in enumerate(g.node) if name in n.output), None)
-    if at is not None:  # the Constant node producing it: replaced where it stands
-        cos = helper.make_node("ConstantOfShape", [shape], [name], name=g.node[at].name or fresh_name(name, taken))
-        cos.attribute.append(helper.make_attribute("value", value))
-        del g.node[at]
-        g.node.insert(at, cos)
-        g.node.insert(at, shape_node)
+def _compute_in_branch(gm: GraphModel, b: Graph, k: int, c: Constant) -> None:
+    """Branch ``b`` returns ``ConstantOfShape(Constant(dims))`` (of ``c``'s element type) as its
+    output ``k`` instead of the constant of no elements ``c``."""
+    t = b.outputs[k]
+    name = t.name
+    dims = list(c.shape)
+    shape_name = gm.fresh(f"{name}_shape")
+    shape = Variable(shape_name, graph=b)
+    value = Constant(shape_name, helper.make_tensor(shape_name, TensorProto.INT64, [len(dims)], dims))
+    shape_node = gm.node("Constant", shape_name, [], [shape], {"value": value})
+    zero = np.zeros(1, dtype=helper.tensor_dtype_to_np_dtype(_dtype(c)))
+    attrs = {"value": Constant("value", onnx.numpy_helper.from_array(zero, "value"))}
+    if t.inputs and t.graph is b:  # the Constant node producing it: replaced where it stands
+        old = t.inputs[0]
+        at = next(i for i, x in enumerate(b.nodes) if x is old)
+        exact = bool(old.name)
+        unlink_nodes([old])
+        cos = gm.node("ConstantOfShape", old.name if exact else name, [shape], [t], attrs, exact=exact)
+        b.nodes[at : at + 1] = [shape_node, cos]
         return
-    new = fresh_name(f"{name}_computed", taken)
-    cos = helper.make_node("ConstantOfShape", [shape], [new], name=fresh_name(new, taken))
-    cos.attribute.append(helper.make_attribute("value", value))
-    g.node.extend([shape_node, cos])
-    g.output[k].name = new
+    new = Variable(gm.fresh(f"{name}_computed"), graph=b)
+    cos = gm.node("ConstantOfShape", new.name, [shape], [new], attrs)
+    b.nodes += [shape_node, cos]
+    b.outputs[k] = new
 
 
-PASS = Pass("empty-branch-constants", Stage.PROTO, run, idempotent=True)
+PASS = Pass("empty-branch-constants", Stage.INDEX, run, idempotent=True, infers_first=True)

@@ -16,59 +16,60 @@ Contract (main graph only; opset 5 and later, where Reshape takes its shape as a
 
 from __future__ import annotations
 
-import onnx
+from typing import TYPE_CHECKING
+
 from onnx import TensorProto, helper
 
+from shapeinfer.ir.graph import Constant, Variable, set_input
 from shapeinfer.ir.queries import default_opset
-from shapeinfer.passes._subgraphs import defined_names, fresh_name
 from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.symbolic.facts import Fact
+
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.ir.graph import GraphModel
 
 _DEFAULT = ("", "ai.onnx")
 
 
-def high_rank_conditions(model: onnx.ModelProto, facts) -> list[int]:
-    """Positions of the main graph's Ifs whose condition has a known rank of 2 or more."""
-    out = []
-    for k, n in enumerate(model.graph.node):
-        if n.op_type != "If" or n.domain not in _DEFAULT or not n.input or not n.input[0]:
-            continue
-        f = facts.get(n.input[0])
-        if f is not None and f.kind == "tensor" and f.shape is not None and len(f.shape) >= 2:
-            out.append(k)
-    return out
+def condition_refused(f: Fact | None) -> bool:
+    """True when an If condition with fact ``f`` has a known rank of 2 or more: OpenVINO's
+    ``read_model`` refuses it (lint's P007), this pass reshapes it to a scalar."""
+    return f is not None and f.kind == "tensor" and f.shape is not None and len(f.shape) >= 2
 
 
-def run(model: onnx.ModelProto, ctx) -> PassResult:
+def run(gm: GraphModel, result: Result, ctx) -> PassResult:
+    """Reshape the main graph's refused If conditions to scalars (see the module docstring)."""
+    model = gm.model
+    g = gm.graph
     opset = default_opset(model) or 0
-    if opset < 5 or not any(n.op_type == "If" for n in model.graph.node):
+    ifs = [n for n in g.nodes if n.op == "If" and n.domain in _DEFAULT]
+    if opset < 5 or not ifs:
         return PassResult()
     constant_node = model.ir_version < 4
     if constant_node and opset < 9:  # no int64 Constant node before opset 9
         return PassResult()
-    targets = high_rank_conditions(model, ctx.infer(model, whole=True).facts)  # the rounds' facts, if fresh
+    facts = result.facts
+    targets = {id(n) for n in ifs if n.inputs and n.inputs[0].name and condition_refused(facts.get(n.inputs[0].name))}
     if not targets:
         return PassResult()
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    g = out.graph
-    taken = defined_names(out)
-    shape = fresh_name("scalar_if_condition_shape", taken)
-    empty = helper.make_tensor(shape, TensorProto.INT64, [0], [])
-    nodes = list(g.node)
-    new_nodes = []
+    name = gm.fresh("scalar_if_condition_shape")
+    empty = Constant(name, helper.make_tensor(name, TensorProto.INT64, [0], []))
+    nodes = []
     if constant_node:
-        new_nodes.append(helper.make_node("Constant", [], [shape], name=fresh_name(shape, taken), value=empty))
+        shape = Variable(name, graph=g)
+        nodes.append(gm.node("Constant", name, [], [shape], {"value": empty}))
     else:
-        g.initializer.append(empty)
-    for k, n in enumerate(nodes):
-        if k in targets:
-            scalar = fresh_name(f"{n.input[0]}_scalar", taken)
-            new_nodes.append(helper.make_node("Reshape", [n.input[0], shape], [scalar], name=fresh_name(scalar, taken)))
-            n.input[0] = scalar
-        new_nodes.append(n)
-    del g.node[:]
-    g.node.extend(new_nodes)
-    return PassResult({"reshaped": len(targets)}, model=out)
+        shape = gm.constant(g, name, empty, exact=True)
+    for n in g.nodes:
+        if id(n) in targets:
+            cond = n.inputs[0]
+            scalar = Variable(gm.fresh(f"{cond.name}_scalar"), graph=g)
+            nodes.append(gm.node("Reshape", scalar.name, [cond, shape], [scalar]))
+            set_input(n, 0, scalar)
+        nodes.append(n)
+    g.nodes = nodes
+    return PassResult({"reshaped": len(targets)}, edited=True)
 
 
-PASS = Pass("scalar-if-condition", Stage.PROTO, run, idempotent=True)
+PASS = Pass("scalar-if-condition", Stage.INDEX, run, idempotent=True, infers_first=True)

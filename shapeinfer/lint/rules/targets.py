@@ -358,12 +358,14 @@ def onnxruntime_fp16_batch_transpose_matmul(ctx: LintContext) -> None:
 
 @check("P007")
 def openvino_if_condition_rank(ctx: LintContext) -> None:
+    from shapeinfer.passes.scalar_if_condition import condition_refused
+
     for ref in ctx.nodes():
         n = ref.node
         if n.op_type != "If" or n.domain not in ("", "ai.onnx") or not n.input or not n.input[0]:
             continue
         f = ref.input_fact(0)
-        if f is None or f.kind != "tensor" or f.shape is None or len(f.shape) < 2:
+        if not condition_refused(f):
             continue
         ctx.report(
             "P007",
@@ -440,18 +442,20 @@ def _openvino_facts(ctx: LintContext) -> dict:
 @check("P008")
 def openvino_dynamic_rank(ctx: LintContext) -> None:
     from shapeinfer.inference.op_registry import lookup
+    from shapeinfer.ir.graph import GraphModel
     from shapeinfer.passes.empty_branch_constants import empty_branch_outputs
 
-    outer = None
+    main = None  # the main graph as the passes see it, made at the first If
     known = None  # the main graph's facts as OpenVINO knows them (see _openvino_facts)
     for ref in ctx.nodes():
         if ref.graph != "main" or ref.node.domain not in ("", "ai.onnx"):
             continue
         n = ref.node
         if n.op_type == "If":
-            if outer is None:
-                outer = {t.name: t for t in ctx.model.graph.initializer}
-            found = empty_branch_outputs(n, [ref.output_fact(k) for k in range(len(n.output))], outer)
+            if main is None:
+                main = GraphModel(ctx.model, ctx.base_dir).graph
+            facts = [ref.output_fact(k) for k in range(len(n.output))]
+            found = empty_branch_outputs(main.nodes[ref.index], facts, main)
             if found:
                 k = found[0][1]
                 ctx.report(
