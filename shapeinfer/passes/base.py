@@ -13,9 +13,10 @@ Two stages:
   (:class:`~shapeinfer.ir.graph.GraphModel`) in place; ``facts`` is the inference result
   of the model the index stands for when the pass declares ``infers_first`` (else None). The
   manager exports the index when the result says ``edited``.
-- :attr:`Stage.PROTO`: ``run(model, ctx) -> PassResult``. The pass still reads the protobuf
-  itself (fold-if, reshape-v1-to-v5); it never modifies ``model`` and returns the new
-  ModelProto in :attr:`PassResult.model` (None: unchanged). These run before the rounds.
+- :attr:`Stage.PROTO`: ``run(model, ctx) -> PassResult``. The pass reads the protobuf itself
+  (reshape-v1-to-v5, which may hand the model to onnx's version converter); it never modifies
+  ``model`` and returns the new ModelProto in :attr:`PassResult.model` (None: unchanged). It
+  runs once, before the rounds.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class Pass:
       and said so (:attr:`PassResult.settled`).
     - ``infers_first``: an index pass that reads the facts; the manager infers the model before
       it indexes it (the index then takes what inference read of each node).
+    - ``whole_facts``: the facts it reads are a fresh inference of the model it is given,
+      subgraphs included (not facts carried over earlier passes).
     """
 
     name: str
@@ -73,8 +76,11 @@ class Pass:
     keeps_values: bool = False
     idempotent: bool = False
     infers_first: bool = False
+    whole_facts: bool = False
     settled_under: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.infers_first and self.stage is not Stage.INDEX:
             raise ValueError(f"pass {self.name}: infers_first is a trait of index passes")
+        if self.whole_facts and not self.infers_first:
+            raise ValueError(f"pass {self.name}: whole_facts is a trait of passes that infer first")

@@ -124,6 +124,14 @@ class PassContext:
             self._retire(self._facts)
             self._facts = None
 
+    def inputs_rewritten(self, model: onnx.ModelProto) -> None:
+        """``model``'s graph inputs were rewritten in place. An index kept for it that was made
+        from another ModelProto (an earlier pass's input: export copies a graph's inputs from the
+        protobuf its index was made from) no longer stands for it and is dropped."""
+        if self._graph is not None and self._graph[0] is model and self._graph[1].model is not model:
+            self._retire(self._graph)
+            self._graph = None
+
     def _retire(self, old) -> None:
         if old is not None and self.keep_alive is not None:
             self.keep_alive.append(old)
@@ -187,7 +195,7 @@ class PassContext:
             res = p.run(model, self)
             out = model if res.model is None else res.model
         else:
-            facts = self.infer(model) if p.infers_first else None
+            facts = self.infer(model, whole=p.whole_facts) if p.infers_first else None
             gm = self.graph(model)
             self._given = model
             try:

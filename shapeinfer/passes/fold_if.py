@@ -8,11 +8,12 @@ Contract (every graph: main, If/Loop/Scan bodies at any depth; not model-local f
   by the taken branch: its nodes, its initializers (initializers of the main graph from IR 4,
   else ``Constant`` nodes) and an ``Identity`` for each If output the branch does not compute
   itself (an outer-scope name, an initializer, or a tensor it returns twice). A branch output
-  computed by a branch node is renamed to the If output, so readers need no change. Names the
-  branch defines that are defined anywhere else in the model get fresh names (references in
-  the branch's own subgraphs follow, unless a subgraph defines the name itself). Ifs nested in
-  the taken branch are folded first, with the branch's facts. The dead branch goes, so a
-  specialised model never carries a branch that would be invalid at the bound dims.
+  computed by a branch node becomes the If output, so readers need no change. Names the
+  branch defines that are defined anywhere else in the model get fresh names (its own
+  subgraphs' references follow; a subgraph that defines the name itself keeps its own), and so
+  does every named node of the branch. Ifs nested in the taken branch are folded first, with
+  the branch's facts. The dead branch goes, so a specialised model never carries a branch that
+  would be invalid at the bound dims. A branch that holds sparse initializers is not folded.
 - A ``Loop`` whose trip count is known 0, or whose condition input is known false, never runs
   its body: its carried outputs are its initial values (``Identity`` nodes). It is removed
   only when none of its scan outputs is read or is a graph output (a zero-iteration scan
@@ -23,15 +24,16 @@ Contract (every graph: main, If/Loop/Scan bodies at any depth; not model-local f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-
-import onnx
-from onnx import AttributeProto, GraphProto, NodeProto
+from typing import TYPE_CHECKING
 
 from shapeinfer.inference.engine import MAIN, graph_path
-from shapeinfer.io.onnxio import graphs_within, subgraph_attrs
-from shapeinfer.passes._subgraphs import fresh_name
+from shapeinfer.ir.graph import Constant, Graph, Node, Tensor, Variable, rename, replace_uses, set_output, unlink_nodes
+from shapeinfer.ir.queries import all_graphs, has_control_flow, subgraphs
 from shapeinfer.passes.base import Pass, PassResult, Stage
+
+if TYPE_CHECKING:
+    from shapeinfer.inference.engine import Result
+    from shapeinfer.ir.graph import GraphModel
 
 #: The default domain's names.
 _DEFAULT = ("", "ai.onnx")
@@ -53,52 +55,35 @@ def _known_int(f) -> int | None:
     return v if type(v) is int else None
 
 
-def _definitions(g: GraphProto, counts: Counter) -> None:
-    """Count every name ``g`` and its subgraphs define (inputs, initializers, node outputs)."""
-    counts.update(vi.name for vi in g.input)
-    counts.update(t.name for t in g.initializer)
-    counts.update(t.values.name for t in g.sparse_initializer)
-    for n in g.node:
-        counts.update(o for o in n.output if o)
-        for _, sg in subgraph_attrs(n):
-            _definitions(sg, counts)
-
-
-def _local_definitions(g: GraphProto) -> set[str]:
-    names = {vi.name for vi in g.input} | {t.name for t in g.initializer}
-    names |= {t.values.name for t in g.sparse_initializer}
-    for n in g.node:
-        names.update(o for o in n.output if o)
-    return names
-
-
-def _rename_refs(g: GraphProto, mapping: dict[str, str]) -> None:
-    """Rename references to outer names in subgraph ``g`` (names ``g`` defines shadow them)."""
-    mine = _local_definitions(g)
-    live = {k: v for k, v in mapping.items() if k not in mine}
-    if not live:
-        return
-    for n in g.node:
-        for k, i in enumerate(n.input):
-            if i in live:
-                n.input[k] = live[i]
-        for _, sg in subgraph_attrs(n):
-            _rename_refs(sg, live)
-    for vi in g.output:
-        if vi.name in live:  # an output that is an outer name
-            vi.name = live[vi.name]
+def _subgraph_attrs(n: Node):
+    """``(attr, graph)`` for each subgraph of ``n`` in attribute order (``attr[j]`` for the j-th
+    graph of a list), as :func:`~shapeinfer.io.onnxio.graph_path` takes them."""
+    for attr, v in n.graphs.items():
+        if isinstance(v, list):
+            for j, sg in enumerate(v):
+                yield f"{attr}[{j}]", sg
+        else:
+            yield attr, v
 
 
 class _Folder:
-    def __init__(self, model: onnx.ModelProto, result) -> None:
-        self.model = model
+    def __init__(self, gm: GraphModel, result: Result, reserved: set[str]) -> None:
+        self.gm = gm
         self.result = result
         self.counts: Counter = Counter()
-        _definitions(model.graph, self.counts)
-        self.node_names = {n.name for n in _all_nodes(model.graph) if n.name}
-        self.used: set[str] = set(self.counts) | self.node_names
+        self.node_names: set[str] = set()
+        for g in all_graphs(gm.graph):
+            self.counts.update(t.name for t in g.inputs)
+            self.counts.update(gm.initializer_names(g))
+            if g.proto is not None:
+                self.counts.update(t.values.name for t in g.proto.sparse_initializer)
+            for n in g.nodes:
+                self.counts.update(t.name for t in n.outputs if t.name)
+                if n.name:
+                    self.node_names.add(n.name)
+        self.used: set[str] = set(self.counts) | self.node_names | reserved
         self.stats = {"If nodes folded": 0, "Loop nodes that never run removed": 0}
-        self.old_ir = bool(model.ir_version) and model.ir_version < 4
+        self.old_ir = bool(gm.model.ir_version) and gm.model.ir_version < 4
 
     # ------------------------------------------------------------------ facts
     def fact(self, path: str, name: str):
@@ -109,164 +94,218 @@ class _Folder:
             path = path.rsplit("/", 1)[0]
 
     def fresh(self, base: str) -> str:
-        return fresh_name(base, self.used)
+        """``base``, or ``base_1``, ... : the first name the model does not use, used from now on."""
+        name, k = base, 1
+        while name in self.used:
+            name, k = f"{base}_{k}", k + 1
+        self.used.add(name)
+        self.gm.names.add(name)
+        return name
 
     # ------------------------------------------------------------------ walking
-    def fold_graph(self, g: GraphProto, path: str, main: bool) -> bool:
+    def fold_graph(self, g: Graph, path: str, main: bool) -> bool:
         """Fold the decidable Ifs and dead Loops of ``g`` and of the graphs under it."""
         changed = False
         readers = None
-        new_nodes: list[NodeProto] = []
-        for k, n in enumerate(g.node):
+        new_nodes: list[Node] = []
+        for k, n in enumerate(g.nodes):
             sub = graph_path(path, k, "")
             domain_ok = n.domain in _DEFAULT
-            if domain_ok and n.op_type == "If" and n.input and n.input[0]:
-                taken = _known_bool(self.fact(path, n.input[0]))
-                branch = _attr_graph(n, "then_branch" if taken else "else_branch") if taken is not None else None
-                if branch is not None and len(branch.output) >= len(n.output):
-                    attr = "then_branch" if taken else "else_branch"
+            if domain_ok and n.op == "If" and n.inputs and n.inputs[0].name:
+                taken = _known_bool(self.fact(path, n.inputs[0].name))
+                attr = "then_branch" if taken else "else_branch"
+                branch = n.graphs.get(attr) if taken is not None else None
+                if (
+                    isinstance(branch, Graph)
+                    and len(branch.outputs) >= len(n.outputs)
+                    and not (branch.proto is not None and len(branch.proto.sparse_initializer))
+                ):
                     self.fold_graph(branch, sub + attr, False)
                     new_nodes.extend(self.inline(g, n, branch, main))
                     self.stats["If nodes folded"] += 1
                     changed = True
                     continue
-            if domain_ok and n.op_type == "Loop" and self.never_runs(n, path):
+            if domain_ok and n.op == "Loop" and self.never_runs(n, path):
                 if readers is None:
                     readers = _readers(g)
-                body = _attr_graph(n, "body")
-                n_carried = max(0, len(n.input) - 2)
-                scans = list(n.output[n_carried:])
-                initial = list(n.input[2:])
-                if body is not None and all(initial) and not any(s and s in readers for s in scans):
-                    for src, dst in zip(initial, n.output[:n_carried]):
-                        if dst:
-                            new_nodes.append(self.identity(src, dst))
+                body = n.graphs.get("body")
+                n_carried = max(0, len(n.inputs) - 2)
+                scans = [t.name for t in n.outputs[n_carried:]]
+                initial = n.inputs[2:]
+                read = any(s and s in readers for s in scans)
+                if isinstance(body, Graph) and all(t.name for t in initial) and not read:
+                    ids = [(src, dst) for src, dst in zip(initial, n.outputs[:n_carried]) if dst.name]
+                    _drop(n)
+                    new_nodes.extend(self.identity(src, dst) for src, dst in ids)
                     self.stats["Loop nodes that never run removed"] += 1
                     changed = True
                     continue
-            for attr, sg in subgraph_attrs(n):
+            for attr, sg in _subgraph_attrs(n):
                 changed |= self.fold_graph(sg, sub + attr, False)
             new_nodes.append(n)
         if changed:
-            del g.node[:]
-            g.node.extend(new_nodes)
+            g.nodes = new_nodes
         return changed
 
-    def never_runs(self, n: NodeProto, path: str) -> bool:
-        m = _known_int(self.fact(path, n.input[0])) if n.input and n.input[0] else None
-        c = _known_bool(self.fact(path, n.input[1])) if len(n.input) > 1 and n.input[1] else None
+    def never_runs(self, n: Node, path: str) -> bool:
+        m = _known_int(self.fact(path, n.inputs[0].name)) if n.inputs and n.inputs[0].name else None
+        c = _known_bool(self.fact(path, n.inputs[1].name)) if len(n.inputs) > 1 and n.inputs[1].name else None
         return (m is not None and m <= 0) or c is False
 
-    def identity(self, src: str, dst: str) -> NodeProto:
-        return onnx.helper.make_node("Identity", [src], [dst], name=self.fresh(f"{dst}_Identity"))
+    def identity(self, src: Tensor, dst: Tensor) -> Node:
+        """``dst = Identity(src)``; ``dst`` produced by nothing else from now on."""
+        n = self.gm.node("Identity", self.fresh(f"{dst.name}_Identity"), [src], [], exact=True)
+        n.outputs.append(dst)
+        for p in dst.inputs:
+            _unlink(p.outputs, dst)
+        dst.inputs[:] = [n]
+        return n
 
     # ------------------------------------------------------------------ inlining
-    def inline(self, parent: GraphProto, node: NodeProto, branch: GraphProto, main: bool) -> list[NodeProto]:
+    def inline(self, parent: Graph, node: Node, branch: Graph, main: bool) -> list[Node]:
         """The nodes that replace If ``node`` by ``branch`` (initializers go to ``parent`` when it can hold them)."""
-        outs = list(node.output)
-        produced = set()
-        for n in branch.node:
-            produced.update(o for o in n.output if o)
-        mapping: dict[str, str] = {}
+        gm = self.gm
+        outs = list(node.outputs)
+        # what the branch defines: its initializers and its nodes' outputs, in order
+        consts = [t for t in _branch_constants(gm, branch)]
+        produced = [t for n in branch.nodes for t in n.outputs if t.name]
+        produced_ids = {id(t) for t in produced}
         # A branch output a branch node computes becomes the If output itself.
-        renamed_to_out: set[str] = set()
-        for b, o in zip(branch.output, outs):
-            if o and b.name in produced and b.name not in renamed_to_out:
-                mapping[b.name] = o
-                renamed_to_out.add(b.name)
-        for name in _local_definitions(branch):
-            if name in mapping:
+        becomes: dict[int, Tensor] = {}  # id(branch tensor) -> the If output it becomes
+        for b, o in zip(branch.outputs, outs):
+            if o.name and id(b) in produced_ids and id(b) not in becomes:
+                becomes[id(b)] = o
+        renames: dict[int, str] = {}
+        for t in [*branch.inputs, *consts, *produced]:
+            if id(t) in becomes or id(t) in renames:
                 continue
-            if self.counts[name] > 1:
-                mapping[name] = self.fresh(name)
-        result: list[NodeProto] = []
-        for t in branch.initializer:
-            c = onnx.TensorProto()
-            c.CopyFrom(t)
-            c.name = mapping.get(t.name, t.name)
+            if self.counts[t.name] > 1:
+                renames[id(t)] = self.fresh(t.name)
+        result: list[Node] = []
+        moved: dict[int, Tensor] = {}  # id(branch constant) -> what stands for it in parent
+        for c in consts:
+            name = renames.get(id(c), c.name)
             if main and not self.old_ir:
-                parent.initializer.append(c)
+                moved[id(c)] = gm.constant(parent, name, c, exact=True)
             else:
-                result.append(
-                    onnx.helper.make_node("Constant", [], [c.name], name=self.fresh(c.name + "_Constant"), value=c)
-                )
-        for t in branch.sparse_initializer:
-            c = onnx.SparseTensorProto()
-            c.CopyFrom(t)
-            c.values.name = mapping.get(t.values.name, t.values.name)
-            result.append(
-                onnx.helper.make_node(
-                    "Constant", [], [c.values.name], name=self.fresh(c.values.name + "_Constant"), sparse_value=c
-                )
-            )
-        for n in branch.node:
-            c = NodeProto()
-            c.CopyFrom(n)
-            for k, i in enumerate(c.input):
-                if i in mapping:
-                    c.input[k] = mapping[i]
-            for k, o in enumerate(c.output):
-                if o in mapping:
-                    c.output[k] = mapping[o]
-            if c.name:
-                if c.name in self.node_names:
-                    c.name = self.fresh(c.name)
-                self.node_names.add(c.name)
-            for _, sg in subgraph_attrs(c):
-                _rename_refs(sg, mapping)
-            result.append(c)
-        for b, o in zip(branch.output, outs):
-            if not o or mapping.get(b.name) == o:
+                v = Variable(name, graph=parent)
+                value = Constant(name, c.proto, c._array, base_dir=c.base_dir)
+                cn = gm.node("Constant", self.fresh(name + "_Constant"), [], [v], {"value": value}, exact=True)
+                result.append(cn)
+                moved[id(c)] = v
+        # the branch's nodes move into the parent, their outputs and their subgraphs with them
+        unlink_nodes([node])
+        for c in consts:
+            _substitute(c, moved[id(c)], branch.nodes)
+        for n in branch.nodes:
+            for i, t in enumerate(n.outputs):
+                o = becomes.get(id(t))
+                if o is not None:
+                    _substitute(t, o, branch.nodes)
+                    set_output(n, i, o)
+                else:
+                    if id(t) in renames:
+                        rename(t, renames[id(t)])
+                    if t.name:
+                        t.graph = parent
+            for sg in subgraphs(n):
+                sg.parent = parent
+            if n.name:
+                if n.name in self.node_names:
+                    n.name = self.fresh(n.name)
+                    n.dirty = True
+                self.node_names.add(n.name)
+            result.append(n)
+        for b, o in zip(branch.outputs, outs):
+            if not o.name or becomes.get(id(b)) is o:
                 continue
-            result.append(self.identity(mapping.get(b.name, b.name), o))
-        for name in list(mapping.values()) + outs:
+            src = becomes.get(id(b)) or moved.get(id(b), b)
+            result.append(self.identity(src, o))
+        for t in [*outs]:
+            self.counts[t.name] = max(self.counts[t.name], 1)
+        for name in renames.values():
             self.counts[name] = max(self.counts[name], 1)
+        for o in becomes.values():
+            self.counts[o.name] = max(self.counts[o.name], 1)
+        # the dead branch's readers of outer names read nothing now
+        for _, sg in _subgraph_attrs(node):
+            if sg is not branch:
+                unlink_nodes(list(_all_nodes(sg)))
         return result
 
 
-def _attr_graph(n: NodeProto, name: str) -> GraphProto | None:
-    for a in n.attribute:
-        if a.name == name and a.type == AttributeProto.GRAPH:
-            return a.g
-    return None
+def _substitute(old: Tensor, new: Tensor, nodes: list[Node]) -> None:
+    """Every reader of ``old`` reads ``new``, and every graph nested in ``nodes`` that returns
+    ``old`` (an outer name) returns ``new``."""
+    replace_uses(old, new)
+    for n in nodes:
+        for sg in subgraphs(n):
+            for g in all_graphs(sg):
+                if any(x is old for x in g.outputs):
+                    g.outputs = [new if x is old else x for x in g.outputs]
 
 
-def _all_nodes(g: GraphProto) -> Iterator[NodeProto]:
-    """The nodes of ``g`` and of every subgraph nested in it (graph by graph)."""
-    return (n for sg in graphs_within(g) for n in sg.node)
+def _unlink(lst: list, obj) -> None:
+    for i, x in enumerate(lst):
+        if x is obj:
+            del lst[i]
+            return
 
 
-def _readers(g: GraphProto) -> set[str]:
-    """Names read in ``g`` (by its nodes, their subgraphs, or as its outputs)."""
-    names = {vi.name for vi in g.output}
+def _branch_constants(gm: GraphModel, g: Graph) -> list[Constant]:
+    """The initializers graph ``g`` exports, in order, as the tensors that stand for them (one
+    made from the stored tensor for an initializer nothing reads)."""
+    found: dict[str, Constant] = {}
+    for t in _tensors_of(g):
+        if isinstance(t, Constant) and t.graph is g:
+            found.setdefault(t.name, t)
+    for c in gm.new_constants(g):
+        found.setdefault(c.name, c)
+    stored = {t.name: t for t in g.proto.initializer} if g.proto is not None else {}
+    out = []
+    for name in gm.initializer_names(g):
+        c = found.get(name)
+        if c is None:
+            c = Constant(name, stored[name], graph=g, base_dir=gm.base_dir)
+        out.append(c)
+    return out
+
+
+def _tensors_of(g: Graph):
     for n in _all_nodes(g):
-        names.update(i for i in n.input if i)
-    for n in g.node:
-        for _, sg in subgraph_attrs(n):
-            names.update(vi.name for vi in sg.output)
+        yield from n.inputs
+    yield from g.outputs
+
+
+def _all_nodes(g: Graph):
+    for sg in all_graphs(g):
+        yield from sg.nodes
+
+
+def _drop(n: Node) -> None:
+    """Unlink ``n`` and every node of its subgraphs."""
+    unlink_nodes([n, *(x for sg in subgraphs(n) for x in _all_nodes(sg))])
+
+
+def _readers(g: Graph) -> set[str]:
+    """Names read in ``g`` (by its nodes, their subgraphs, or as its outputs)."""
+    names = {t.name for t in g.outputs}
+    for n in _all_nodes(g):
+        names.update(t.name for t in n.inputs if t.name)
+    for n in g.nodes:
+        for sg in subgraphs(n):
+            names.update(t.name for t in sg.outputs)
     return names
 
 
-def has_control_flow(model: onnx.ModelProto) -> bool:
-    """True when an If or a Loop is anywhere in ``model``'s graphs."""
-    return any(n.op_type in ("If", "Loop") for n in _all_nodes(model.graph))
-
-
-def run(model: onnx.ModelProto, ctx) -> PassResult:
+def run(gm: GraphModel, result: Result, ctx) -> PassResult:
     """Replace decidable Ifs by their taken branch and remove Loops that never run."""
-    if not has_control_flow(model):
+    if not has_control_flow(gm.graph):
         return PassResult()
-    result = ctx.infer(model, whole=True)
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    folder = _Folder(out, result)
-    folder.used |= ctx.reserved or set()  # names of the rest of the model
-    if not folder.fold_graph(out.graph, MAIN, True):
+    folder = _Folder(gm, result, ctx.reserved or set())
+    if not folder.fold_graph(gm.graph, MAIN, True):
         return PassResult()
-    for g in graphs_within(out.graph):
-        del g.value_info[:]
-    return PassResult(folder.stats, model=out)
+    return PassResult(folder.stats, edited=True)
 
 
-#: It copies and edits the protobuf (subgraphs at every depth), before the index stage.
-PASS = Pass("fold-if", Stage.PROTO, run)
+PASS = Pass("fold-if", Stage.INDEX, run, infers_first=True, whole_facts=True)

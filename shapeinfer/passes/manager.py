@@ -1,9 +1,10 @@
 """Optimize: the model read, the rounds run (:mod:`shapeinfer.passes.rounds`), the result annotated.
 
-:func:`optimize_with_report` runs the protobuf stage first: ``fold-if`` (with ``bind``'s
+:func:`optimize_with_report` runs ``fold-if`` first, until it folds nothing (with ``bind``'s
 values, before they are written into the graph inputs: a branch that is dead at the binding may
-be invalid there), then ``reshape-v1-to-v5`` once, lifts the opset when asked; then the index
-stage repeats the other selected passes until a round changes nothing (so a second run changes
+be invalid there), then ``reshape-v1-to-v5`` once (the one pass that edits the protobuf: it may
+call onnx's version converter), lifts the opset when asked; then the rounds repeat the other
+selected passes until a round changes nothing (so a second run changes
 nothing), and annotates the result like ``shapeinfer -o``. While Ifs or Loops are left after
 the first fold, ``fold-if`` joins the rounds too (what the index passes fold may decide a
 condition). The passes then run in the subgraphs and in the model-local function bodies.
