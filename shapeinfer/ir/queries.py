@@ -31,6 +31,19 @@ def subgraphs(node: Node) -> Iterator[Graph]:
             yield v
 
 
+def named_subgraphs(node: Node) -> Iterator[tuple[str, Graph]]:
+    """``(attr, graph)`` for each graph held in ``node``'s attributes, in attribute order:
+    ``attr[j]`` names the j-th graph of a list (the form of
+    :func:`~shapeinfer.io.onnxio.graph_path`, as :func:`~shapeinfer.io.onnxio.subgraph_attrs`
+    gives it for a NodeProto)."""
+    for attr, v in node.graphs.items():
+        if isinstance(v, list):
+            for j, sg in enumerate(v):
+                yield f"{attr}[{j}]", sg
+        else:
+            yield attr, v
+
+
 def all_graphs(g: Graph) -> Iterator[Graph]:
     """``g`` and every graph nested in its nodes' attributes, outermost first."""
     yield g

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from shapeinfer.inference.engine import MAIN, graph_path
 from shapeinfer.ir.graph import Constant, Graph, Node, Tensor, Variable, rename, replace_uses, set_output, unlink_nodes
-from shapeinfer.ir.queries import all_graphs, has_control_flow, subgraphs
+from shapeinfer.ir.queries import all_graphs, has_control_flow, named_subgraphs, subgraphs
 from shapeinfer.passes.base import Pass, PassResult, Stage
 
 if TYPE_CHECKING:
@@ -53,17 +53,6 @@ def _known_int(f) -> int | None:
         return None
     v = f.value[0]
     return v if type(v) is int else None
-
-
-def _subgraph_attrs(n: Node):
-    """``(attr, graph)`` for each subgraph of ``n`` in attribute order (``attr[j]`` for the j-th
-    graph of a list), as :func:`~shapeinfer.io.onnxio.graph_path` takes them."""
-    for attr, v in n.graphs.items():
-        if isinstance(v, list):
-            for j, sg in enumerate(v):
-                yield f"{attr}[{j}]", sg
-        else:
-            yield attr, v
 
 
 class _Folder:
@@ -140,7 +129,7 @@ class _Folder:
                     self.stats["Loop nodes that never run removed"] += 1
                     changed = True
                     continue
-            for attr, sg in _subgraph_attrs(n):
+            for attr, sg in named_subgraphs(n):
                 changed |= self.fold_graph(sg, sub + attr, False)
             new_nodes.append(n)
         if changed:
@@ -228,7 +217,7 @@ class _Folder:
         for o in becomes.values():
             self.counts[o.name] = max(self.counts[o.name], 1)
         # the dead branch's readers of outer names read nothing now
-        for _, sg in _subgraph_attrs(node):
+        for _, sg in named_subgraphs(node):
             if sg is not branch:
                 unlink_nodes(list(_all_nodes(sg)))
         return result

@@ -244,7 +244,7 @@ def _optimize(
     entries_moved = restore_entries(m, entries)  # after inference: as before, it sees no declaration
     value_info_fields = annotate_serialised(res, declared)
 
-    left = remaining(m, res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
+    left = remaining(ctx.graph(m), res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
     notes: list[str] = []
     if strict_types is not None:
         progress.update("checking the output")

@@ -34,7 +34,11 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from shapeinfer.inference.engine import graph_path
 from shapeinfer.inference.op_registry import op_traits
+from shapeinfer.ir.graph import Graph, GraphModel, Node
+from shapeinfer.ir.queries import named_subgraphs
+from shapeinfer.passes.fold_constants import never_folded
 from shapeinfer.symbolic.dims import symbols
 
 #: Ops whose output sizes come from tensor values at run time.
@@ -178,16 +182,14 @@ def _syms(dims, cache: dict | None = None) -> set[str]:
 
 
 def remaining(
-    model: onnx.ModelProto, res, max_fold_growth: int, fold_cap: int, ran: Sequence[str] | None = None
+    gm: GraphModel, res, max_fold_growth: int, fold_cap: int, ran: Sequence[str] | None = None
 ) -> RemainingReport:
-    """What stays dynamic in ``model`` by its inference result ``res``
-    (:class:`shapeinfer.inference.engine.Result`), as a :class:`RemainingReport`: the main graph and every
-    If / Loop / Scan body (an item's ``graph`` names the node and attribute holding it).
-    ``max_fold_growth`` and ``fold_cap``: the bounds the passes ran with (the reasons name them);
-    ``ran``: the passes that ran (None: all), so that a reason names a pass that was not run."""
-    from shapeinfer.io.onnxio import graph_path, subgraph_attrs
-    from shapeinfer.passes.fold_constants import never_folded
-
+    """What stays dynamic in the model indexed as ``gm`` by its inference result ``res``
+    (:class:`shapeinfer.inference.engine.Result`, of the model ``gm`` writes out), as a
+    :class:`RemainingReport`: the main graph and every If / Loop / Scan body (an item's
+    ``graph`` names the node and attribute holding it). ``max_fold_growth`` and ``fold_cap``:
+    the bounds the passes ran with (the reasons name them); ``ran``: the passes that ran (None:
+    all), so that a reason names a pass that was not run."""
     growth, cap = max_fold_growth, fold_cap
     folding = _folding_note(ran)
     inputs = set(res.input_symbols)
@@ -196,29 +198,35 @@ def remaining(
     origins: dict[str, dict] = {}  # fresh symbol -> the first node whose outputs show it
     seen: dict = {}  # dim expression -> its symbols (for _syms)
 
-    def scan(g, path: str, facts, outer_consts: set[str], where: str) -> None:
-        consts = set(outer_consts) | ({t.name for t in g.initializer} - {vi.name for vi in g.input})
-        nodes = list(g.node)
+    # before IR 4 the written model lists every initializer the passes created as a graph input
+    listed_new = bool(gm.model.ir_version) and gm.model.ir_version < 4
+
+    def scan(g: Graph, path: str, facts, outer_consts: set[str], where: str) -> None:
+        inputs_written = {t.name for t in g.inputs}
+        if listed_new:
+            inputs_written.update(c.name for c in gm.new_constants(g))
+        consts = set(outer_consts) | (set(gm.initializer_names(g)) - inputs_written)
+        nodes = g.nodes
         for n in nodes:
-            if n.op_type == "Constant" and not n.domain:
-                consts.update(o for o in n.output if o)
+            if n.op == "Constant" and not n.domain:
+                consts.update(t.name for t in n.outputs if t.name)
         labels = [n.name or f"#{k}" for k, n in enumerate(nodes)]  # a node without a name: its position
-        outputs = {vi.name for vi in g.output}
+        outputs = {t.name for t in g.outputs}
         for k, n in enumerate(nodes):
-            for o in n.output:
-                f = facts.get(o)
+            for t in n.outputs:
+                f = facts.get(t.name)
                 if f is None or f.shape is None:
                     continue
                 for sym in _syms(f.shape, seen) | _syms(f.value or (), seen):
                     if sym not in inputs and sym not in origins:
-                        origins[sym] = {"op": n.op_type, "node": labels[k], "symbol": sym}
+                        origins[sym] = {"op": n.op, "node": labels[k], "symbol": sym}
         for pos, n in enumerate(nodes):
-            for attr, sg in subgraph_attrs(n):
+            for attr, sg in named_subgraphs(n):
                 sub = graph_path(path, pos, attr)
-                scan(sg, sub, graph_facts.get(sub, {}), consts, f"{where}{n.op_type} {labels[pos]!r}.{attr} / ")
-            items.extend(_node_items(n, labels[pos], facts, consts, cap, growth, never_folded, where, outputs, folding))
+                scan(sg, sub, graph_facts.get(sub, {}), consts, f"{where}{n.op} {labels[pos]!r}.{attr} / ")
+            items.extend(_node_items(n, labels[pos], facts, consts, cap, growth, where, outputs, folding))
 
-    scan(model.graph, MAIN_PATH, res.facts, set(), "")
+    scan(gm.graph, MAIN_PATH, res.facts, set(), "")
 
     for item in items:
         syms = item.symbols
@@ -267,29 +275,30 @@ def _folding_note(ran: Sequence[str] | None) -> str:
 
 
 def _node_items(
-    n,
+    n: Node,
     label: str,
     facts,
     consts: set[str],
     cap: int,
     growth: int,
-    never,
     where: str,
     outputs: set[str],
     folding: str = "not evaluated",
 ) -> list[Remaining]:
     """The items node ``n`` gives (its ``symbols`` hold every symbol it depends on, sorted out
     by :func:`remaining`); ``reason`` is ``kept`` / ``unknown_size`` / ``size_cap`` until then."""
-    op = n.op_type
+    op = n.op
     if n.domain not in ("", "ai.onnx"):
         return []
+    ins = [t.name for t in n.inputs]
+    outs = [t.name for t in n.outputs]
     out: list[Remaining] = []
-    if op in ("Shape", "Size") and n.input:
-        f = facts.get(n.input[0])
+    if op in ("Shape", "Size") and ins:
+        f = facts.get(ins[0])
         dims = () if f is None or f.shape is None else f.shape
-        item = Remaining("shape_node", op, label, n.input[0], "kept", graph=where)
+        item = Remaining("shape_node", op, label, ins[0], "kept", graph=where)
         unknown = f is None or f.shape is None
-        res = facts.get(n.output[0]) if n.output else None
+        res = facts.get(outs[0]) if outs else None
         numel = len(dims) if op == "Shape" else 1
         syms = _syms(dims)
         if res is not None and res.value is not None and not any(v is None for v in res.value):
@@ -304,9 +313,9 @@ def _node_items(
             item.detail = "its values are static; kept (an Expand target holding 0, or a graph output)"
         return [item]
     for k in sorted(op_traits(op, n.domain).shape_inputs):
-        if k >= len(n.input) or not n.input[k] or n.input[k] in consts:
+        if k >= len(ins) or not ins[k] or ins[k] in consts:
             continue
-        t = n.input[k]
+        t = ins[k]
         f = facts.get(t)
         vals = None if f is None else f.value
         item = Remaining("shape_input", op, label, t, "kept", input=k, graph=where)
@@ -316,8 +325,8 @@ def _node_items(
         else:
             item.detail = "its values are static and kept"
         out.append(item)
-    if n.input and n.output and all(not i or i in consts for i in n.input) and not never(op, n.domain, list(n.input)):
-        o = n.output[0]
+    if ins and outs and all(not i or i in consts for i in ins) and not never_folded(op, n.domain, ins):
+        o = outs[0]
         f = facts.get(o)
         item = Remaining("constant_node", op, label, o, "kept", graph=where)
         size = None
