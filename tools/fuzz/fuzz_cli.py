@@ -2,9 +2,10 @@
 
     python tools/fuzz/fuzz_cli.py --cases 5000 --seed 1 [--timeout 10] [--json results.json]
 
-Each case mutates one of the example models (examples/models, tests/models/deploy) at the byte
-level (flips, truncations, splices) or through its structure (dims, dim_params, element types,
-attributes, opsets, huge counts, names and strings that are not valid UTF-8), or in ways
+Each case mutates one of the example models (examples/models, tests/models/deploy; ``--models``
+to choose others) at the byte level (flips, truncations, splices) or through its structure
+(dims, dim_params, element types, attributes, opsets, huge counts, names and strings that are
+not valid UTF-8), or in ways
 onnxruntime mostly still loads (:func:`loadable_mutation`), or builds an expression bomb, a huge
 Concat of shape values or a Split with a huge num_outputs, and runs one of ``infer``, ``infer
 --json``, ``infer -o``, ``optimize -o``, ``lint``, ``verify`` and ``lint --target openvino
@@ -309,9 +310,9 @@ def write_options(sub: str, data: bytes, rng: random.Random) -> tuple[list[str],
         m.ParseFromString(data)
     except Exception:
         return [], {}
-    syms = sorted(
-        {d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim if d.dim_param.isidentifier()}
-    )
+    # (a dim_param that is not valid UTF-8 comes back as bytes: never a symbol to bind)
+    params = (d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim)
+    syms = sorted({p for p in params if type(p) is str and p.isidentifier()})
     args: list[str] = []
     pinned: dict[str, int] = {}
     if syms and rng.random() < 0.3:
@@ -599,6 +600,12 @@ def main() -> int:
     ap.add_argument("--json", help="write every failing case here")
     ap.add_argument("--no-ort", action="store_true", help="do not check written models in onnxruntime")
     ap.add_argument("--ort-batch", type=int, default=25, help="written models per onnxruntime checker")
+    ap.add_argument(
+        "--models",
+        nargs="+",
+        metavar="GLOB",
+        help="the models to mutate (default: examples/models/*.onnx and tests/models/deploy/*.onnx)",
+    )
     a = ap.parse_args()
     ort = not a.no_ort and importlib.util.find_spec("onnxruntime") is not None
 
@@ -610,8 +617,11 @@ def main() -> int:
     from shapeinfer.lint import session  # noqa: F401
 
     rng = random.Random(a.seed)
-    sources = sorted(glob.glob(os.path.join(ROOT, "examples/models/*.onnx")))
-    sources += sorted(glob.glob(os.path.join(ROOT, "tests/models/deploy/*.onnx")))
+    default = [os.path.join(ROOT, "examples/models/*.onnx"), os.path.join(ROOT, "tests/models/deploy/*.onnx")]
+    patterns = a.models or default
+    sources = [p for pat in patterns for p in sorted(glob.glob(pat, recursive=True))]
+    if not sources:
+        ap.error(f"no model matches {' '.join(patterns)}")
     blobs = {}
     for p in sources:
         with open(p, "rb") as f:
