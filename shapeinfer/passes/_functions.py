@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import onnx
 
+from shapeinfer.inference.engine import infer
+from shapeinfer.ir.export import _export_node
 from shapeinfer.ir.queries import function_opset
 from shapeinfer.passes.dce import _sweep
 from shapeinfer.passes.dedupe_shapes import merge
+from shapeinfer.passes.fold_constants import fold
 
 #: The passes run in function bodies (``dce`` always runs, as after every pipeline).
 IN_FUNCTIONS = ("fold-constants", "dedupe-shapes", "dce")
@@ -38,8 +41,6 @@ MAX_ROUNDS = 8
 def _constant_facts(gm, f) -> dict:
     """Inference facts of the nodes of function body ``f`` that read only Constant nodes of the
     body (and such nodes), inferred as a model of their own (the body's opset imports)."""
-    from shapeinfer.inference.engine import infer
-    from shapeinfer.ir.export import _export_node
 
     made: set[int] = set()  # ids of the tensors those nodes compute
     protos = []
@@ -67,7 +68,6 @@ def optimize_functions(gm, names, model_opset: int, max_growth: int = 1 << 16) -
     model-local function body of index ``gm``; ``max_growth`` is fold-constants' size cap.
     Returns pass name -> counts of what changed (keys ``... in functions``); ``gm`` is edited
     in place."""
-    from shapeinfer.passes.fold_constants import fold
 
     merged = removed = evaluated = 0
     for f in gm.graph.functions:

@@ -35,9 +35,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
+from onnx import helper
 
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.inference.ops.elementwise import INT_TYPES
+from shapeinfer.ir.export import _export_node
 from shapeinfer.ir.graph import Constant, Node, Tensor, rename, replace_uses
 from shapeinfer.ir.queries import const_array, producer
 from shapeinfer.passes.base import Pass, PassResult, Stage
@@ -287,9 +289,6 @@ def _freed(t: Tensor, chosen: Mapping[int, Node]) -> int:
 
 def _evaluate_ort(gm, nodes: list[Node], wanted: list[Tensor]) -> dict[str, np.ndarray] | None:
     """The values of ``wanted`` computed by onnxruntime from ``nodes``, or None on failure."""
-    from onnx import helper
-
-    from shapeinfer.ir.export import _export_node
 
     try:
         import onnxruntime as ort
@@ -332,8 +331,6 @@ def _evaluate_ort(gm, nodes: list[Node], wanted: list[Tensor]) -> dict[str, np.n
 
 
 def _reference_model(gm, protos: list, feeds: dict, outputs: list[str]) -> onnx.ModelProto:
-    from onnx import helper
-
     g = helper.make_graph(
         protos,
         "fold",
@@ -348,8 +345,6 @@ def _evaluate_reference(gm, nodes: list[Node], wanted: list[Tensor]) -> dict[str
     only): all nodes in one run, else node by node, where a node that fails leaves its outputs
     (and what reads them) out."""
     from onnx.reference import ReferenceEvaluator
-
-    from shapeinfer.ir.export import _export_node
 
     made = {id(t) for n in nodes for t in n.outputs}
     feeds: dict[str, np.ndarray] = {}

@@ -27,7 +27,9 @@ from collections.abc import Mapping
 import onnx
 from onnx import GraphProto, TypeProto
 
+from shapeinfer.inference.engine import infer
 from shapeinfer.io.onnxio import subgraph_attrs
+from shapeinfer.passes.errors import OptimizeError
 
 #: Graph inputs specialised again one at a time (each costs a strict inference) up to this many.
 MAX_RETRIES = 8
@@ -42,7 +44,6 @@ def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | Non
     The engine runs first: its facts size onnx's data propagation (:func:`long_vector`) before
     onnx runs, so the check never materialises more than :data:`MAX_PROPAGATED` dims per tensor.
     """
-    from shapeinfer.inference.engine import infer
 
     try:
         res = infer(model, base_dir=base_dir)
@@ -149,7 +150,6 @@ def make_loadable(
     outputs (the input model passed strict inference). Returns notes for the user (empty when
     the model passed as it was). Raises OptimizeError when even the fallbacks fail.
     """
-    from shapeinfer.passes.errors import OptimizeError
 
     first = load_error(model, base_dir)
     if first is None:

@@ -65,6 +65,7 @@ from collections.abc import Mapping
 import numpy as np
 import onnx
 
+from shapeinfer.inference.engine import infer
 from shapeinfer.passes._dynamic_proof import Proof
 from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, Refused, ShapeBuilder, const_array
 from shapeinfer.symbolic import dims as D
@@ -145,8 +146,6 @@ class _Rewriter(ShapeBuilder, Proof):
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> None:
-        from shapeinfer.inference.engine import infer
-
         last_key = None
         for _ in range(_MAX_ROUNDS):
             self.flush()
@@ -179,7 +178,6 @@ class _Rewriter(ShapeBuilder, Proof):
 
     def _prefix_facts(self, upto: int) -> dict:
         """The facts of an inference of the main graph's first ``upto`` nodes."""
-        from shapeinfer.inference.engine import infer
 
         part = onnx.ModelProto()
         part.CopyFrom(self.model)

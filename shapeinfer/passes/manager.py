@@ -23,6 +23,8 @@ import onnx
 
 from shapeinfer.base import codes
 from shapeinfer.base.progress import Progress
+from shapeinfer.inference.bindings import check_bind_values, check_model
+from shapeinfer.inference.engine import model_dir
 from shapeinfer.io.entries import restore_entries, saved_entries
 from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, own_copy
@@ -50,7 +52,6 @@ def _load(model) -> tuple[onnx.ModelProto, str | None, str | None, bytes | None,
     memory: not looked for). A :class:`~shapeinfer.io.source.Source` holding a file read in
     full (``Source(path, load_model_file(path))``, as :class:`shapeinfer.Document` hands it
     over) is that file, its model handed over: not read again, not copied."""
-    from shapeinfer.inference.engine import model_dir
 
     if isinstance(model, Source) and model.loaded is not None and not model.loaded.lean and model.path is not None:
         path, loaded = model.path, model.loaded
@@ -69,7 +70,6 @@ def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> dict[str, int
     """``bind`` checked for ``model`` (:mod:`shapeinfer.inference.bindings`, the rules and wording of
     ``infer`` and the command line): :class:`~shapeinfer.inference.bindings.BindError` for a value that
     is not an int of at least 1 within int64 or a symbol no graph input uses. Returns it."""
-    from shapeinfer.inference.bindings import check_bind_values, check_model
 
     bind = check_bind_values(bind)
     check_model(model, bind=bind)

@@ -28,6 +28,7 @@ shape static, no Shape/Size node, no runtime-computed shape input).
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -265,7 +266,6 @@ MAIN_PATH = "main"
 
 def _folding_note(ran: Sequence[str] | None) -> str:
     """Why fold-constants left a node of constant inputs: not run, no onnxruntime, or failed."""
-    import importlib.util
 
     if ran is not None and "fold-constants" not in ran:
         return "not evaluated: fold-constants was not among the passes run (--passes)"

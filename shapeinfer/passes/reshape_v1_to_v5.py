@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+from onnx import version_converter
 
 from shapeinfer.io.onnxio import graphs_within
+from shapeinfer.ir.export import export_model
 from shapeinfer.ir.graph import Constant, GraphModel, append_input
 from shapeinfer.ir.queries import default_opset, function_opset, subgraphs
 from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.errors import OptimizeError
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
@@ -53,9 +56,6 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
     opset), so functions are inlined first: the values computed are the same.
     """
     import onnx.inliner
-    from onnx import version_converter
-
-    from shapeinfer.passes.errors import OptimizeError
 
     src = default_opset(model)
     inlined = len(model.functions)
@@ -162,7 +162,6 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
         rewrite(gm.graph, opset)
     for f in gm.graph.functions:
         rewrite(f, function_opset(f.proto, opset), is_function=True)
-    from shapeinfer.ir.export import export_model
 
     out = export_model(gm)
     if opset < 5:
@@ -184,7 +183,6 @@ def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
     ``value_info`` for the converter. Raises OptimizeError for a target below the model's
     opset or beyond what the installed onnx knows, or when the converter fails.
     """
-    from shapeinfer.passes.errors import OptimizeError
 
     cur = default_opset(model)
     if cur is None:

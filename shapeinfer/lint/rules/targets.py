@@ -18,8 +18,10 @@ from contextlib import contextmanager
 import onnx
 from onnx import TensorProto
 
+from shapeinfer.inference.engine import infer
+from shapeinfer.inference.op_registry import lookup
 from shapeinfer.inference.ops.common import dim_values
-from shapeinfer.io.onnxio import subgraph_attrs
+from shapeinfer.io.onnxio import graphs_within, subgraph_attrs
 from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import LintContext, NodeRef, dtype_name
 from shapeinfer.lint.registry import check
@@ -391,7 +393,6 @@ def _undeclared(model: onnx.ModelProto) -> Iterator[onnx.ModelProto]:
     graph's and every subgraph's, recursively). Graph inputs keep theirs: they are what
     OpenVINO's ONNX frontend reads. Done in place (a copy would double the memory of a model with
     inline weights) and undone on leaving the block, to the same bytes."""
-    from shapeinfer.io.onnxio import graphs_within
 
     saved = []
     try:
@@ -433,7 +434,6 @@ def _openvino_facts(ctx: LintContext) -> dict:
     main = ctx.result.graph_facts.get("main", {})
     if not any(d.code == "G013" for d in ctx.result.diagnostics):
         return main
-    from shapeinfer.inference.engine import infer
 
     with _undeclared(ctx.model) as bare:
         return infer(bare, base_dir=ctx.base_dir).graph_facts.get("main", {})
@@ -441,7 +441,6 @@ def _openvino_facts(ctx: LintContext) -> dict:
 
 @check("P008")
 def openvino_dynamic_rank(ctx: LintContext) -> None:
-    from shapeinfer.inference.op_registry import lookup
     from shapeinfer.ir.graph import GraphModel
     from shapeinfer.passes.empty_branch_constants import empty_branch_outputs
 
