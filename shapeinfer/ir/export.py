@@ -47,6 +47,10 @@ def export_model(gm: GraphModel) -> ModelProto:
     _export_graph(gm, gm.graph, out.graph)
     for f in gm.graph.functions:
         out.functions.append(_export_function(gm, f))
+    floor = gm.default_opset_floor
+    if floor is not None:
+        for opsets in (out.opset_import, *(fp.opset_import for fp in out.functions)):
+            _raise_default_opset(opsets, floor)
     if gm._source is not None:
         gm.written_nodes = (out, gm._written_node_fields)
         gm._written_node_fields = b""
@@ -219,6 +223,15 @@ def _graph_attr(gm: GraphModel, name: str, v) -> AttributeProto:
         a.type = AttributeProto.GRAPH
         _export_graph(gm, v, a.g)
     return a
+
+
+def _raise_default_opset(opsets, floor: int) -> None:
+    """The first default-domain import of ``opsets`` raised to ``floor`` when below it."""
+    for o in opsets:
+        if o.domain in ("", "ai.onnx"):
+            if o.version < floor:
+                o.version = floor
+            return
 
 
 def _copy_fields(dst, src, skip: tuple[str, ...]) -> None:

@@ -219,6 +219,9 @@ class GraphModel:
         self.model = model
         self.base_dir = base_dir
         self.names: set[str] = set()
+        #: when set, export raises the default-domain opset import of the model, and of each
+        #: function that imports one, to at least this version
+        self.default_opset_floor: int | None = None
         self._new_consts: dict[int, list[Constant]] = {}
         self._dropped: dict[int, set[str]] = {}
         self._keep_alive: list = []

@@ -22,14 +22,14 @@ The passes, in pipeline order (each module's docstring states its contract):
 - ``dce`` — dead-code elimination (always runs after the selected passes).
 
 Each pass module declares itself as one :class:`~shapeinfer.passes.base.Pass` named ``PASS``
-(its stage and traits), registered by name in :mod:`shapeinfer.passes.registry`;
+(its traits), registered by name in :mod:`shapeinfer.passes.registry`;
 :mod:`shapeinfer.passes.manager` runs optimize, :mod:`shapeinfer.passes.rounds` its rounds.
 """
 
 from __future__ import annotations
 
 from shapeinfer.inference.bindings import specialise_inputs
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.passes.context import PassContext, run_pass
 from shapeinfer.passes.errors import OptimizeError
 from shapeinfer.passes.manager import check_bind, optimize_with_report
@@ -57,7 +57,6 @@ __all__ = [
     "PassContext",
     "PassReport",
     "PassResult",
-    "Stage",
     "check_bind",
     "describe_passes",
     "get_pass",

@@ -56,7 +56,7 @@ from shapeinfer.passes._shape_plans import (
     slot_key,
     slot_options,
 )
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
@@ -485,7 +485,6 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
 
 PASS = Pass(
     "canonicalize-reshape",
-    Stage.INDEX,
     run,
     keeps_values=True,
     infers_first=True,

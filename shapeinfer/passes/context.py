@@ -1,6 +1,6 @@
 """Where a pass meets the model: :class:`PassContext` decides when the model is inferred,
 indexed (:class:`~shapeinfer.ir.graph.GraphModel`), exported and written out, and hands
-each pass what its stage asks for (:meth:`PassContext.apply`)."""
+each pass the index and, when it asks, the facts (:meth:`PassContext.apply`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import onnx
 from shapeinfer.io.source import Source
 from shapeinfer.ir.export import export_model
 from shapeinfer.ir.graph import GraphModel
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.passes.registry import FOLD_CAP, MAX_FOLD_GROWTH, get_pass
 
 
@@ -124,10 +124,11 @@ class PassContext:
             self._retire(self._facts)
             self._facts = None
 
-    def inputs_rewritten(self, model: onnx.ModelProto) -> None:
-        """``model``'s graph inputs were rewritten in place. An index kept for it that was made
-        from another ModelProto (an earlier pass's input: export copies a graph's inputs from the
-        protobuf its index was made from) no longer stands for it and is dropped."""
+    def drop_stale_index(self, model: onnx.ModelProto) -> None:
+        """Drop an index kept for ``model`` that was made from another ModelProto (an earlier
+        pass's input), for when ``model`` differs from that protobuf in what the index reads
+        from it: its graph inputs (rewritten in place by ``--bind``), its opset imports (raised
+        by reshape-v1-to-v5). The next pass indexes ``model`` itself."""
         if self._graph is not None and self._graph[0] is model and self._graph[1].model is not model:
             self._retire(self._graph)
             self._graph = None
@@ -184,25 +185,20 @@ class PassContext:
     def apply(self, p: Pass, model) -> tuple[onnx.ModelProto | Edited, PassResult]:
         """One run of ``p`` on ``model`` (a ModelProto or an :class:`Edited` index) and its result.
 
-        This is where a pass meets the model: a protobuf pass gets the model written out; an
-        index pass gets the index and, when it declares ``infers_first``, the facts inferred
-        before the index (so the index takes what inference read of each node). What an index
-        pass edited is exported (:meth:`export`); over a pass that ``keeps_values`` the facts
-        carry to its output (:meth:`carry`). The model is returned as it was when nothing changed.
+        This is where a pass meets the model: it gets the index and, when it declares
+        ``infers_first``, the facts inferred before the index (so the index takes what inference
+        read of each node). What it edited is exported (:meth:`export`); over a pass that
+        ``keeps_values`` the facts carry to its output (:meth:`carry`). The model is returned as
+        it was when nothing changed.
         """
-        if p.stage is Stage.PROTO:
-            model = self.materialize(model)
-            res = p.run(model, self)
-            out = model if res.model is None else res.model
-        else:
-            facts = self.infer(model, whole=p.whole_facts) if p.infers_first else None
-            gm = self.graph(model)
-            self._given = model
-            try:
-                res = p.run(gm, facts, self)
-            finally:
-                self._given = None
-            out = self.export(gm) if res.edited else model
+        facts = self.infer(model, whole=p.whole_facts) if p.infers_first else None
+        gm = self.graph(model)
+        self._given = model
+        try:
+            res = p.run(gm, facts, self)
+        finally:
+            self._given = None
+        out = self.export(gm) if res.edited else model
         if p.keeps_values:
             self.carry(model, out)
         return out, res

@@ -23,7 +23,7 @@ from operator import attrgetter
 
 from shapeinfer.ir.graph import GraphModel
 from shapeinfer.ir.queries import implicit_inputs, subgraphs
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 _GRAPHS = attrgetter("graphs")
 _INPUTS = attrgetter("inputs")
@@ -156,7 +156,6 @@ def run(gm: GraphModel, result: None, ctx) -> PassResult:
 # optimize does not repeat it when nothing changed since its last run.
 PASS = Pass(
     "dce",
-    Stage.INDEX,
     run,
     keeps_values=True,
     idempotent=True,

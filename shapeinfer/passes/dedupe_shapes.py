@@ -29,7 +29,7 @@ import onnx
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.ir.graph import Constant, replace_uses, set_input
 from shapeinfer.ir.queries import default_opset
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 if TYPE_CHECKING:
     from shapeinfer.ir.graph import GraphModel
@@ -275,7 +275,6 @@ def merge(gm, g, opset: int, overridable: set[str]) -> tuple[dict[str, int], boo
 # the exception: with that node gone, a later pair may merge; such a run does not settle.)
 PASS = Pass(
     "dedupe-shapes",
-    Stage.INDEX,
     run,
     keeps_values=True,
     settled_under=frozenset({"dce"}),

@@ -34,7 +34,7 @@ from onnx import TensorProto, helper
 from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.ir.graph import Constant, Graph, Node, Tensor, Variable, unlink_nodes
 from shapeinfer.ir.queries import default_opset
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.symbolic.facts import Fact
 
 if TYPE_CHECKING:
@@ -150,4 +150,4 @@ def _compute_in_branch(gm: GraphModel, b: Graph, k: int, c: Constant) -> None:
     b.outputs[k] = new
 
 
-PASS = Pass("empty-branch-constants", Stage.INDEX, run, idempotent=True, infers_first=True)
+PASS = Pass("empty-branch-constants", run, idempotent=True, infers_first=True)

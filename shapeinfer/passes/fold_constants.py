@@ -42,7 +42,7 @@ from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.ir.export import _export_node
 from shapeinfer.ir.graph import Constant, Node, Tensor, rename, replace_uses
 from shapeinfer.ir.queries import const_array, producer
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
@@ -451,7 +451,6 @@ def fold(gm, g, facts: Mapping, max_growth: int, in_function: bool = False) -> d
 
 PASS = Pass(
     "fold-constants",
-    Stage.INDEX,
     run,
     keeps_values=True,
     infers_first=True,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from shapeinfer.inference.engine import MAIN, graph_path
 from shapeinfer.ir.graph import Constant, Graph, Node, Tensor, Variable, rename, replace_uses, set_output, unlink_nodes
 from shapeinfer.ir.queries import all_graphs, has_control_flow, named_subgraphs, subgraphs
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
@@ -297,4 +297,4 @@ def run(gm: GraphModel, result: Result, ctx) -> PassResult:
     return PassResult(folder.stats, edited=True)
 
 
-PASS = Pass("fold-if", Stage.INDEX, run, infers_first=True, whole_facts=True)
+PASS = Pass("fold-if", run, infers_first=True, whole_facts=True)

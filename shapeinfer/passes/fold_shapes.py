@@ -28,7 +28,7 @@ from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.ir.graph import rename, replace_uses
 from shapeinfer.ir.queries import constant_node_value, producer
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
@@ -163,7 +163,6 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
 
 PASS = Pass(
     "fold-shapes",
-    Stage.INDEX,
     run,
     keeps_values=True,
     infers_first=True,

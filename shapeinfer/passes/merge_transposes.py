@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from shapeinfer.ir.graph import set_input
 from shapeinfer.ir.queries import lazy_node_ids, producer
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.passes.remove_noop_reshape import _bypass
 
 if TYPE_CHECKING:
@@ -93,7 +93,6 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
 
 PASS = Pass(
     "merge-transposes",
-    Stage.INDEX,
     run,
     keeps_values=True,
     infers_first=True,

@@ -25,7 +25,7 @@ import numpy as np
 
 from shapeinfer.ir.graph import rename, replace_uses, set_input, set_output
 from shapeinfer.ir.queries import const_array, is_stored_constant, lazy_node_ids
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
@@ -190,7 +190,6 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
 
 PASS = Pass(
     "remove-expand",
-    Stage.INDEX,
     run,
     keeps_values=True,
     infers_first=True,

@@ -35,7 +35,7 @@ import onnx
 
 from shapeinfer.ir.graph import Constant
 from shapeinfer.ir.queries import const_array, is_stored_constant, lazy_node_ids, producer
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.passes.remove_noop_reshape import _bypass, _same
 
 if TYPE_CHECKING:
@@ -142,7 +142,6 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
 
 PASS = Pass(
     "remove-neutral",
-    Stage.INDEX,
     run,
     keeps_values=True,
     infers_first=True,

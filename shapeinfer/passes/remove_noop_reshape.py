@@ -26,7 +26,7 @@ from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.ir.graph import replace_uses, set_input, set_inputs, set_output, unlink_nodes
 from shapeinfer.ir.queries import const_array, default_opset, lazy_node_ids, producer
 from shapeinfer.passes._shape_plans import reshape_options
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 
 if TYPE_CHECKING:
     from shapeinfer.inference.engine import Result
@@ -204,7 +204,6 @@ def run(gm: GraphModel, result: Result | None, ctx) -> PassResult:
 
 PASS = Pass(
     "remove-noop-reshape",
-    Stage.INDEX,
     run,
     keeps_values=True,
     infers_first=True,

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnx.inliner
 from onnx import version_converter
 
 from shapeinfer.io.onnxio import graphs_within
-from shapeinfer.ir.export import export_model
 from shapeinfer.ir.graph import Constant, GraphModel, append_input
 from shapeinfer.ir.queries import default_opset, function_opset, subgraphs
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.passes.errors import OptimizeError
 
 
@@ -55,8 +55,6 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
     The converter drops model-local functions (and a function must import the model's
     opset), so functions are inlined first: the values computed are the same.
     """
-    import onnx.inliner
-
     src = default_opset(model)
     inlined = len(model.functions)
     try:
@@ -74,13 +72,6 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
     for g in graphs_within(out.graph):
         del g.value_info[:]
     return out, inlined
-
-
-def _set_default_opset(opsets, version: int) -> None:
-    for o in opsets:
-        if o.domain in ("", "ai.onnx"):
-            o.version = version
-            return
 
 
 def needed(model: onnx.ModelProto) -> bool:
@@ -102,26 +93,39 @@ def _inline_first(model: onnx.ModelProto, opset: int) -> bool:
     )
 
 
-def run(model: onnx.ModelProto, ctx) -> PassResult:
-    """Rewrite every Reshape-1 of ``model`` to Reshape-5 form and raise the opset to 5."""
+def prepare(model: onnx.ModelProto, ctx) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """``model`` made ready for :func:`run`, and what that took: a model below opset 4 lifted
+    to 4 by onnx's version converter (functions inlined first), one at opset 4 whose functions
+    hold a Reshape and import its opset inlined. The converter and the inliner work on the
+    ModelProto, so this runs before the model is indexed (the rounds call it). ``model``
+    itself and no counts when nothing is needed."""
     if not needed(model):
-        return PassResult()
+        return model, {}
     opset = default_opset(model)
-    stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0, "functions inlined": 0}
+    done = {}
     if opset < 4:
-        model, stats["functions inlined"] = _convert(model, 4, ctx)
-        stats["opset lifted with onnx's converter"] = 1
-        opset = 4
+        model, done["functions inlined"] = _convert(model, 4, ctx)
+        done["opset lifted with onnx's converter"] = 1
     elif opset == 4 and _inline_first(model, opset):
         # A function's target would be a Constant, which takes int64 only from opset 9: the float
         # Constant + Cast-1 it would take instead is valid ONNX but onnxruntime cannot type
         # Cast-1's ``to`` in an inlined body. Inlined, the target is a main-graph initializer,
         # as the opsets below 4 have it after the converter (which inlines too).
-        import onnx.inliner
-
-        stats["functions inlined"] = len(model.functions)
+        done["functions inlined"] = len(model.functions)
         model = onnx.inliner.inline_local_functions(model)
-    gm = GraphModel(model, ctx.base_dir)
+    return model, done
+
+
+def run(gm: GraphModel, result, ctx) -> PassResult:
+    """Rewrite every Reshape-1 of the model indexed as ``gm`` to Reshape-5 form and raise its
+    opset to 5, once :func:`prepare` has done its part (else nothing changes)."""
+    model = gm.model
+    if not needed(model):
+        return PassResult()
+    opset = default_opset(model)
+    if opset < 4 or (opset == 4 and _inline_first(model, opset)):
+        return PassResult()  # the converter or the inliner first: prepare()
+    stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0, "functions inlined": 0}
     old_ir = bool(model.ir_version) and model.ir_version < 4
 
     def target_for(n, owner, is_function: bool, nodes: list, k: int):
@@ -162,18 +166,12 @@ def run(model: onnx.ModelProto, ctx) -> PassResult:
         rewrite(gm.graph, opset)
     for f in gm.graph.functions:
         rewrite(f, function_opset(f.proto, opset), is_function=True)
-
-    out = export_model(gm)
-    if opset < 5:
-        _set_default_opset(out.opset_import, 5)
-    for fp in out.functions:
-        if function_opset(fp, 5) < 5:
-            _set_default_opset(fp.opset_import, 5)
-    return PassResult(stats, model=out)
+    gm.default_opset_floor = 5  # export writes 5 where the model or a function imports less
+    return PassResult(stats, edited=True)
 
 
-#: It builds its own index of the protobuf (and may call onnx's converter), before the index stage.
-PASS = Pass("reshape-v1-to-v5", Stage.PROTO, run)
+#: The Reshape rewrite on the index; onnx's converter and inliner run before, in prepare().
+PASS = Pass("reshape-v1-to-v5", run)
 
 
 def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:

@@ -24,7 +24,7 @@ from shapeinfer.passes.base import PassResult
 from shapeinfer.passes.context import Edited, PassContext, node_count
 from shapeinfer.passes.registry import MAX_ROUNDS, get_pass
 from shapeinfer.passes.report import PassReport
-from shapeinfer.passes.reshape_v1_to_v5 import lift_opset, needed
+from shapeinfer.passes.reshape_v1_to_v5 import lift_opset, needed, prepare
 
 
 def _control_flow_left(m: onnx.ModelProto) -> bool:
@@ -95,9 +95,9 @@ def run_rounds(
         reports["fold-if"] = PassReport("fold-if", nodes_before=n, nodes_after=n, runs=1)
     if bind:
         specialise_inputs(m, bind)
-        ctx.inputs_rewritten(m)
+        ctx.drop_stale_index(m)
     if "reshape-v1-to-v5" in names or target_opset is not None:
-        m, _ = run("reshape-v1-to-v5", m)
+        m = _reshape_v1_to_v5(m, ctx, reports, progress)
     if target_opset is not None:
         m = lift_opset(m, target_opset, ctx)
     repeated = _repeated(names)
@@ -137,6 +137,30 @@ def run_rounds(
         m = ctx.export(gm)
         ctx.resorted = True
     return m, rounds
+
+
+def _reshape_v1_to_v5(m: onnx.ModelProto, ctx: PassContext, reports: dict[str, PassReport], progress):
+    """The Reshape-1 rewrite, once: onnx's converter or inliner first when the model needs them
+    (:func:`~shapeinfer.passes.reshape_v1_to_v5.prepare`, on the ModelProto), then the pass on
+    the index; counted into ``reports`` as one run of the pass."""
+    ctx.remaining()  # raises past the deadline
+    name = "reshape-v1-to-v5"
+    progress.update(name)
+    rep = reports.setdefault(name, PassReport(name))
+    before = node_count(m)
+    t = time.perf_counter()
+    m, prepared = prepare(m, ctx)
+    m, res = ctx.apply(get_pass(name), m)
+    ctx.drop_stale_index(m)  # the index says the old opset: the next pass indexes the model anew
+    rep.seconds += time.perf_counter() - t
+    if rep.runs == 0:
+        rep.nodes_before = before
+    rep.runs += 1
+    rep.nodes_after = node_count(m)
+    rep.node_delta += rep.nodes_after - before
+    rep.add(res.changes)
+    rep.add(prepared)
+    return m
 
 
 def in_subgraphs(

@@ -22,7 +22,7 @@ from onnx import TensorProto, helper
 
 from shapeinfer.ir.graph import Constant, Variable, set_input
 from shapeinfer.ir.queries import default_opset
-from shapeinfer.passes.base import Pass, PassResult, Stage
+from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.symbolic.facts import Fact
 
 if TYPE_CHECKING:
@@ -72,4 +72,4 @@ def run(gm: GraphModel, result: Result, ctx) -> PassResult:
     return PassResult({"reshaped": len(targets)}, edited=True)
 
 
-PASS = Pass("scalar-if-condition", Stage.INDEX, run, idempotent=True, infers_first=True)
+PASS = Pass("scalar-if-condition", run, idempotent=True, infers_first=True)

@@ -5,8 +5,8 @@
 - ``idempotent``: a second run on its output changes nothing and writes the same bytes.
 - ``settled_under``: after a run that found nothing and said ``settled``, runs of the passes
   named there leave it nothing to do.
-- The manager runs the protobuf stage (fold-if, reshape-v1-to-v5) before any index pass (when
-  the first fold leaves no control flow: else fold-if joins the rounds).
+- The manager runs fold-if, then reshape-v1-to-v5 once, before the rounds (when the first fold
+  leaves no control flow: else fold-if joins the rounds).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from shapeinfer.passes import (
     PASSES,
     Pass,
     PassContext,
-    Stage,
     get_pass,
     optimize_with_report,
     pass_module,
@@ -33,7 +32,7 @@ from shapeinfer.passes import (
 from testkit import ort_oracle
 
 MODELS = ["bert_ts", "gpt2_ts", "llama_dynamo"]
-INDEX_PASSES = [n for n in PASSES if get_pass(n).stage is Stage.INDEX]
+INDEX_PASSES = list(PASSES)  # every pass edits the index
 
 
 def test_every_registered_pass_declares_itself_and_nothing_else_is_read():
@@ -46,9 +45,8 @@ def test_every_registered_pass_declares_itself_and_nothing_else_is_read():
             assert not hasattr(mod, flag), f"{name} still has the module flag {flag}"
         assert p.settled_under <= set(PASSES)
     # the passes run before the rounds (fold-if, the Reshape-1 rewrite) come first in the
-    # pipeline order, and a protobuf pass runs only there
+    # pipeline order
     assert list(DEFAULT_PASSES[:2]) == ["fold-if", "reshape-v1-to-v5"]
-    assert all(get_pass(n).stage is Stage.INDEX for n in DEFAULT_PASSES[2:])
 
 
 def _with_outputs(m: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
@@ -150,21 +148,20 @@ def test_fold_if_then_the_reshape_rewrite_then_the_rounds(monkeypatch):
         [h.make_tensor_value_info("y", T.FLOAT, [3, 2]), h.make_tensor_value_info("s", T.INT64, [2])],
     )
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 4)], ir_version=3)
-    order: list[tuple[str, Stage]] = []
+    order: list[str] = []
     apply = PassContext.apply
 
     def recording(self, p, model):
-        order.append((p.name, p.stage))
+        order.append(p.name)
         return apply(self, p, model)
 
     monkeypatch.setattr(PassContext, "apply", recording)
     out, report = optimize_with_report(m)
-    names = [n for n, _ in order]
-    # fold-if until it folds nothing, then the Reshape-1 rewrite once (the only protobuf pass),
-    # then the rounds
+    names = order
+    # fold-if until it folds nothing, then the Reshape-1 rewrite once, then the rounds
     rewrite = names.index("reshape-v1-to-v5")
     assert set(names[:rewrite]) == {"fold-if"} and "reshape-v1-to-v5" not in names[rewrite + 1 :]
-    assert [s for n, s in order if s is Stage.PROTO] == [Stage.PROTO] and len(names) > rewrite + 1
+    assert len(names) > rewrite + 1
     done = {p.name: p for p in report.passes}
     assert done["fold-if"].changed and done["reshape-v1-to-v5"].changed
     assert not any(n.op_type == "If" for n in out.graph.node)
