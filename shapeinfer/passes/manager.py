@@ -2,8 +2,8 @@
 
 :func:`optimize_with_report` runs ``fold-if`` first, until it folds nothing (with ``bind``'s
 values, before they are written into the graph inputs: a branch that is dead at the binding may
-be invalid there), then ``reshape-v1-to-v5`` once (the one pass that edits the protobuf: it may
-call onnx's version converter), lifts the opset when asked; then the rounds repeat the other
+be invalid there), then ``reshape-v1-to-v5`` once (onnx's version converter or inliner first
+when the model is below opset 5), lifts the opset when asked; then the rounds repeat the other
 selected passes until a round changes nothing (so a second run changes
 nothing), and annotates the result like ``shapeinfer -o``. While Ifs or Loops are left after
 the first fold, ``fold-if`` joins the rounds too (what the index passes fold may decide a
