@@ -20,9 +20,9 @@ from shapeinfer.passes.registry import FOLD_CAP, MAX_FOLD_GROWTH, get_pass
 class Edited:
     """The index as the passes left it, not written out as a ModelProto yet.
 
-    Optimize's rounds hand it from pass to pass (each index pass edits it in place), so passes
+    Optimize's rounds hand it from pass to pass (each pass edits it in place), so passes
     that each change a little do not each write the whole model; :meth:`PassContext.materialize`
-    writes it out, once, when a ModelProto is needed (a fresh inference, a protobuf pass, the
+    writes it out, once, when a ModelProto is needed (a fresh inference, the
     end). It is not a model: only the manager holds it.
     """
 
