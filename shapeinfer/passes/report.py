@@ -34,6 +34,16 @@ class PassReport:
         for k, v in changes.items():
             self.changes[k] = self.changes.get(k, 0) + v
 
+    def record(self, before: int, after: int, seconds: float, changes: Mapping[str, int]) -> None:
+        """Count one run: the main graph's nodes ``before`` and ``after`` it, its time, its changes."""
+        self.seconds += seconds
+        if self.runs == 0:
+            self.nodes_before = before
+        self.runs += 1
+        self.nodes_after = after
+        self.node_delta += after - before
+        self.add(changes)
+
 
 @dataclass
 class OptimizeReport:

@@ -65,13 +65,7 @@ def run_rounds(
         rep = reports.setdefault(name, PassReport(name))
         t = time.perf_counter()
         out, res = ctx.apply(get_pass(name), model)
-        rep.seconds += time.perf_counter() - t
-        if rep.runs == 0:
-            rep.nodes_before = before
-        rep.runs += 1
-        rep.nodes_after = node_count(out)
-        rep.node_delta += rep.nodes_after - before
-        rep.add(res.changes)
+        rep.record(before, node_count(out), time.perf_counter() - t, res.changes)
         return out, res
 
     rounds = 0
@@ -152,13 +146,7 @@ def _reshape_v1_to_v5(m: onnx.ModelProto, ctx: PassContext, reports: dict[str, P
     m, prepared = prepare(m, ctx)
     m, res = ctx.apply(get_pass(name), m)
     ctx.drop_stale_index(m)  # the index says the old opset: the next pass indexes the model anew
-    rep.seconds += time.perf_counter() - t
-    if rep.runs == 0:
-        rep.nodes_before = before
-    rep.runs += 1
-    rep.nodes_after = node_count(m)
-    rep.node_delta += rep.nodes_after - before
-    rep.add(res.changes)
+    rep.record(before, node_count(m), time.perf_counter() - t, res.changes)
     rep.add(prepared)
     return m
 
