@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
@@ -342,7 +341,4 @@ def _make_attr(name: str, value: Any) -> AttributeProto:
 
 
 def _value_info_of(c: Constant) -> onnx.ValueInfoProto:
-    if c.proto is not None:
-        return onnx.helper.make_tensor_value_info(c.name, c.proto.data_type, list(c.proto.dims))
-    arr = np.asarray(c._array)
-    return onnx.helper.make_tensor_value_info(c.name, onnx.helper.np_dtype_to_tensor_dtype(arr.dtype), arr.shape)
+    return onnx.helper.make_tensor_value_info(c.name, c.data_type, list(c.shape))

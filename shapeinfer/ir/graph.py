@@ -98,6 +98,13 @@ class Constant(Tensor):
         return tuple(self.proto.dims)
 
     @property
+    def data_type(self) -> int:
+        """The element type (a ``TensorProto`` data type)."""
+        if self.proto is not None:
+            return self.proto.data_type
+        return onnx.helper.np_dtype_to_tensor_dtype(np.asarray(self._array).dtype)
+
+    @property
     def values(self) -> np.ndarray:
         """The value as a numpy array (raises when it cannot be read)."""
         if self._array is None:

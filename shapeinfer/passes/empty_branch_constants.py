@@ -67,12 +67,6 @@ def _empty_constant(branch: Graph, t: Tensor, main: Graph) -> Constant | None:
     return c if len(dims) > 0 and 0 in dims else None
 
 
-def _dtype(c: Constant) -> int:
-    if c.proto is not None:
-        return c.proto.data_type
-    return helper.np_dtype_to_tensor_dtype(c.values.dtype)
-
-
 def empty_branch_outputs(node: Node, facts: Sequence[Fact | None], main: Graph) -> list[tuple[str, int]]:
     """(branch attribute name, output position) of each output of If ``node`` (of the main graph
     ``main``) of rank 2 or more (``facts``: the If outputs' facts, by position) that exactly one
@@ -115,7 +109,7 @@ def run(gm: GraphModel, result: Result, ctx) -> PassResult:
         for branch, k in found:
             b = n.graphs[branch]
             c = _empty_constant(b, b.outputs[k], g)
-            if c is None or _dtype(c) not in types:
+            if c is None or c.data_type not in types:
                 continue
             _compute_in_branch(gm, b, k, c)
             rewritten += 1
@@ -134,7 +128,7 @@ def _compute_in_branch(gm: GraphModel, b: Graph, k: int, c: Constant) -> None:
     shape = Variable(shape_name, graph=b)
     value = Constant(shape_name, helper.make_tensor(shape_name, TensorProto.INT64, [len(dims)], dims))
     shape_node = gm.node("Constant", shape_name, [], [shape], {"value": value})
-    zero = np.zeros(1, dtype=helper.tensor_dtype_to_np_dtype(_dtype(c)))
+    zero = np.zeros(1, dtype=helper.tensor_dtype_to_np_dtype(c.data_type))
     attrs = {"value": Constant("value", onnx.numpy_helper.from_array(zero, "value"))}
     if t.inputs and t.graph is b:  # the Constant node producing it: replaced where it stands
         old = t.inputs[0]

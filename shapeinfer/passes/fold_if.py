@@ -83,7 +83,8 @@ class _Folder:
             path = path.rsplit("/", 1)[0]
 
     def fresh(self, base: str) -> str:
-        """``base``, or ``base_1``, ... : the first name the model does not use, used from now on."""
+        """``base``, or ``base_1``, ... : the first name the model does not use, used from now on.
+        (``GraphModel.fresh`` would also avoid the names of tensors earlier passes removed.)"""
         name, k = base, 1
         while name in self.used:
             name, k = f"{base}_{k}", k + 1
@@ -142,13 +143,8 @@ class _Folder:
         return (m is not None and m <= 0) or c is False
 
     def identity(self, src: Tensor, dst: Tensor) -> Node:
-        """``dst = Identity(src)``; ``dst`` produced by nothing else from now on."""
-        n = self.gm.node("Identity", self.fresh(f"{dst.name}_Identity"), [src], [], exact=True)
-        n.outputs.append(dst)
-        for p in dst.inputs:
-            _unlink(p.outputs, dst)
-        dst.inputs[:] = [n]
-        return n
+        """``dst = Identity(src)``; ``dst``'s producer (the If or Loop it replaces) is unlinked."""
+        return self.gm.node("Identity", self.fresh(f"{dst.name}_Identity"), [src], [dst], exact=True)
 
     # ------------------------------------------------------------------ inlining
     def inline(self, parent: Graph, node: Node, branch: Graph, main: bool) -> list[Node]:
@@ -156,7 +152,7 @@ class _Folder:
         gm = self.gm
         outs = list(node.outputs)
         # what the branch defines: its initializers and its nodes' outputs, in order
-        consts = [t for t in _branch_constants(gm, branch)]
+        consts = _branch_constants(gm, branch)
         produced = [t for n in branch.nodes for t in n.outputs if t.name]
         produced_ids = {id(t) for t in produced}
         # A branch output a branch node computes becomes the If output itself.
@@ -210,12 +206,8 @@ class _Folder:
                 continue
             src = becomes.get(id(b)) or moved.get(id(b), b)
             result.append(self.identity(src, o))
-        for t in [*outs]:
-            self.counts[t.name] = max(self.counts[t.name], 1)
-        for name in renames.values():
+        for name in [*renames.values(), *(t.name for t in outs)]:  # (what ``becomes`` maps to is an output)
             self.counts[name] = max(self.counts[name], 1)
-        for o in becomes.values():
-            self.counts[o.name] = max(self.counts[o.name], 1)
         # the dead branch's readers of outer names read nothing now
         for _, sg in named_subgraphs(node):
             if sg is not branch:
@@ -232,13 +224,6 @@ def _substitute(old: Tensor, new: Tensor, nodes: list[Node]) -> None:
             for g in all_graphs(sg):
                 if any(x is old for x in g.outputs):
                     g.outputs = [new if x is old else x for x in g.outputs]
-
-
-def _unlink(lst: list, obj) -> None:
-    for i, x in enumerate(lst):
-        if x is obj:
-            del lst[i]
-            return
 
 
 def _branch_constants(gm: GraphModel, g: Graph) -> list[Constant]:

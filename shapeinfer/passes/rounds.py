@@ -15,7 +15,6 @@ from operator import itemgetter
 import onnx
 
 from shapeinfer.inference.bindings import specialise_inputs
-from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.ir.graph import may_hold_subgraphs
 from shapeinfer.ir.queries import has_control_flow as graph_has_control_flow
 from shapeinfer.ir.queries import toposort
@@ -25,11 +24,6 @@ from shapeinfer.passes.context import Edited, PassContext, node_count
 from shapeinfer.passes.registry import MAX_ROUNDS, get_pass
 from shapeinfer.passes.report import PassReport
 from shapeinfer.passes.reshape_v1_to_v5 import lift_opset, needed, prepare
-
-
-def _control_flow_left(m: onnx.ModelProto) -> bool:
-    """True when an If or a Loop is anywhere in ``m``'s main graph or its subgraphs."""
-    return any(n.op_type in ("If", "Loop") for g in graphs_within(m.graph) for n in g.node)
 
 
 def _repeated(names: list[str]) -> list[str]:
@@ -95,7 +89,7 @@ def run_rounds(
     if target_opset is not None:
         m = lift_opset(m, target_opset, ctx)
     repeated = _repeated(names)
-    if "fold-if" in repeated and not (control_flow and _control_flow_left(m)):
+    if "fold-if" in repeated and not (control_flow and graph_has_control_flow(ctx.graph(m).graph)):
         repeated.remove("fold-if")
     ctx.defer = True  # passes hand each other the index; the model is written when needed
     changed_by: list[str] = []  # the pass of each run so far that changed the model
