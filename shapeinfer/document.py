@@ -174,6 +174,9 @@ class Document:
         #: (result, name_fresh, model, unmerged value_info tail, its LoadedModel): the last annotation
         self._annotation: tuple[Result, bool, onnx.ModelProto, bytes, LoadedModel | None] | None = None
         self._full: onnx.ModelProto | None = None  # a lean file parsed in full (``model``)
+        #: what the last annotation (:meth:`annotated`, :meth:`write`) left out so that the
+        #: model loads wherever it loaded before, one line each (empty: nothing)
+        self.notes: list[str] = []
 
     # ------------------------------------------------------------------ making one
 
@@ -374,6 +377,8 @@ class Document:
         else:
             model, loaded = self._copy_of(result.model), None
             work = replace(result, model=model)
+        # the drop-ins answer as the originals do; else what is annotated loads where the model does
+        original = _copy(model) if not name_fresh and _may_not_load(result) else None
         tail = b""
         if for_writing and not name_fresh:
             _, tail = annotate_for_writing(work)
@@ -381,6 +386,11 @@ class Document:
             annotate(work, name_fresh=name_fresh)
         if result.bind:  # the graph inputs say what the value_info was inferred at
             specialise_inputs(model, result.bind)
+        self.notes = []
+        if original is not None:
+            from shapeinfer.passes.load_check import loadable_annotation  # (rarely: not on every write's path)
+
+            tail, self.notes = loadable_annotation(original, model, tail, base_dir=self.folder)
         self._annotation = (result, name_fresh, model, tail, loaded)
         return model, tail, loaded
 
@@ -497,6 +507,13 @@ class Document:
         else:
             model, source = self._write_plan(model)
         save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
+
+
+def _may_not_load(result: Result) -> bool:
+    """Whether annotating ``result``'s model may make onnxruntime refuse a model it loads: the
+    graph inputs specialised to a binding, or types written where the engine found an op that
+    fails if it runs (in a Loop body that never runs at those sizes, say)."""
+    return bool(result.bind) or any(d.severity == "error" for d in result.diagnostics)
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -1,14 +1,20 @@
-"""The safety net of ``optimize --bind``: what it writes loads wherever its input does.
+"""What is written loads wherever its input does: the safety net of ``optimize --bind`` and of
+every annotated write (``shapeinfer MODEL -o``, :meth:`shapeinfer.document.Document.write`).
 
 A branch of an If whose condition stays undecided (it reads a runtime value, not a shape) can be
 invalid at the bound dims, e.g. ``Squeeze(x, 0)`` with ``x``'s first dim bound to 2. The engine
 cannot prove that branch dead, so fold-if keeps it; onnx's strict inference (which onnxruntime
-runs when it loads a model) then rejects the specialised model, though the input loaded.
+runs when it loads a model) then rejects the specialised model, though the input loaded. An
+annotation can do the same without a binding: the types written into a Loop body that never
+runs at the input's sizes tell onnxruntime's loader what makes a node in it invalid.
 
-:func:`make_loadable` checks the optimized model with onnx's strict inference and this engine's
-error diagnostics (:func:`load_error`; in process, no onnxruntime needed) when the input passes
-them, and falls back step by step, keeping as much of
-the specialisation as loads:
+:class:`LoadBaseline` is what the input passes: onnx's strict inference in the strictest mode
+the input passes (with ``check_type`` or without), and the engine's error diagnostics it has
+already. :meth:`LoadBaseline.regression` says why a model written from it may fail to load
+where it loads (in process, no onnxruntime needed).
+
+:func:`make_loadable` (``optimize --bind``) falls back step by step, keeping as much of the
+specialisation as loads:
 
 1. the graph inputs whose dims ``--bind`` wrote get their input's declared types back (then
    each is specialised again alone while the model still passes);
@@ -16,13 +22,21 @@ the specialisation as loads:
    back (subgraph outputs keep only their element types);
 3. else :class:`~shapeinfer.passes.OptimizeError`: nothing is written.
 
+:func:`loadable_annotation` (an annotated write) falls back likewise: the graph inputs as
+declared (under a binding), then the subgraphs as read, then the model as read.
+
 The graph itself is never changed here: its values at the binding are the input's.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import select
+import signal
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import onnx
 from onnx import GraphProto, TypeProto
@@ -35,29 +49,85 @@ from shapeinfer.passes.errors import OptimizeError
 MAX_RETRIES = 8
 
 
-def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | None:
-    """Why onnxruntime may refuse ``model`` at load: None, or one line.
+@dataclass(frozen=True)
+class LoadBaseline:
+    """What a model passes that a model written from it must pass too.
 
-    onnx's strict inference (:func:`strict_error`), then this engine's own errors (an ``error``
-    diagnostic, e.g. a Squeeze of a dim that is not 1): onnx's Python inference does not see
-    outer-scope shapes in If branches, onnxruntime's loader does, and so does the engine.
-    The engine runs first: its facts size onnx's data propagation (:func:`long_vector`) before
-    onnx runs, so the check never materialises more than :data:`MAX_PROPAGATED` dims per tensor.
+    ``check_type``: the strictest mode of onnx's strict inference the model passes (True: with
+    ``check_type``; False: only without it; None: neither, or onnx's inference did not finish,
+    so it checks nothing written from it). ``errors``: the ``(code, node)`` of the engine's
+    error diagnostics on the model (None: the engine refused it), which a model written from it
+    may have too. ``data_prop``: onnx's inference with its data propagation (sized by the
+    engine's facts, :func:`long_vector`); without it for an annotation, which keeps the shape
+    arithmetic that onnx's propagation misreads (an Unsqueeze of a Range's values added to a
+    vector: "Invalid rank for Add broadcasting" on a model onnxruntime loads).
     """
 
-    try:
-        res = infer(model, base_dir=base_dir)
-    except Exception as e:  # the engine refusing the model is a reason too
-        err = strict_error(model)
-        return err if err is not None else f"{type(e).__name__}: {e}"[:300]
-    err = strict_error(model, data_prop=long_vector(res) is None)
-    if err is not None:
-        return err
-    for d in res.diagnostics:
-        if d.severity == "error":
-            where = f"{d.op_type} {d.node!r}" if d.node else (d.op_type or "")
-            return f"{d.code} {where}: {d.message}"[:300]
-    return None
+    check_type: bool | None
+    errors: frozenset[tuple[str, str]] | None
+    base_dir: str | None = None
+    data_prop: bool = True
+
+    @classmethod
+    def of(cls, model: onnx.ModelProto, base_dir: str | None = None, *, data_prop: bool = True) -> LoadBaseline:
+        """The baseline of ``model``: one engine inference and one or two strict inferences."""
+        try:
+            res = infer(model, base_dir=base_dir)
+        except Exception:  # the engine refusing the input: only onnx's inference checks what is written
+            res = None
+        dp = data_prop and (res is None or long_vector(res) is None)
+        mode = None
+        for ct in (True, False):
+            finished, err = _strict(model, dp, ct)
+            if not finished:
+                break  # (the other mode would not finish either)
+            if err is None:
+                mode = ct
+                break
+        errors = None if res is None else frozenset(_error_keys(res))
+        return cls(mode, errors, base_dir, data_prop)
+
+    def regression(self, model: onnx.ModelProto) -> str | None:
+        """Why onnxruntime may refuse ``model`` where it loads the baseline's model: None, or one line.
+
+        onnx's strict inference in the baseline's mode (a crash of it counts), then the engine's
+        error diagnostics the baseline's model does not have (onnx's Python inference does not
+        see outer-scope shapes in If branches, onnxruntime's loader does, and so does the
+        engine). The engine runs first: its facts size onnx's data propagation
+        (:func:`long_vector`) before onnx runs, so the check never materialises more than
+        :data:`MAX_PROPAGATED` dims per tensor.
+        """
+        try:
+            res = infer(model, base_dir=self.base_dir)
+        except Exception as e:  # the engine refusing the model is a reason too
+            dp = None if self.data_prop else False
+            err = None if self.check_type is None else strict_error(model, dp, check_type=self.check_type)
+            if err is None and self.errors is None:
+                return None  # the engine refused the baseline's model as well
+            return err if err is not None else f"{type(e).__name__}: {e}"[:300]
+        if self.check_type is not None:
+            dp = self.data_prop and long_vector(res) is None
+            err = strict_error(model, data_prop=dp, check_type=self.check_type)
+            if err is not None:
+                return err
+        known = self.errors or frozenset()
+        for d in res.diagnostics:
+            if d.severity == "error" and (d.code, d.node or "") not in known:
+                where = f"{d.op_type} {d.node!r}" if d.node else (d.op_type or "")
+                return f"{d.code} {where}: {d.message}"[:300]
+        return None
+
+
+def _error_keys(res) -> list[tuple[str, str]]:
+    return [(d.code, d.node or "") for d in res.diagnostics if d.severity == "error"]
+
+
+def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | None:
+    """Why onnxruntime may refuse ``model`` at load: None, or one line. The regression from a
+    baseline that passes everything (:meth:`LoadBaseline.regression`): onnx's strict inference
+    with ``check_type``, then any error diagnostic of the engine (e.g. a Squeeze of a dim that
+    is not 1)."""
+    return LoadBaseline(True, frozenset(), base_dir).regression(model)
 
 
 #: onnx's data propagation writes every element of a tensor of rank 0 or 1 that reaches an op
@@ -108,23 +178,99 @@ def _long_constant_range(model: onnx.ModelProto) -> bool:
     return False
 
 
-def strict_error(model: onnx.ModelProto, data_prop: bool | None = None) -> str | None:
-    """onnx's strict type and shape inference on ``model``: None if it passes, else its first line.
+def strict_error(model: onnx.ModelProto, data_prop: bool | None = None, *, check_type: bool = True) -> str | None:
+    """onnx's strict type and shape inference on ``model``: None if it passes, else its first line
+    (or why it did not finish: :func:`_strict`).
 
     ``data_prop``: with onnx's data propagation or not; None: with it, unless a long Range of
     constants would be materialised by it (:data:`MAX_PROPAGATED_RANGE`; :func:`load_error`
-    decides from the engine's facts instead).
+    decides from the engine's facts instead). ``check_type``: onnx's check of each node's
+    types against its schema too (onnxruntime loads some models that fail it: a Constant of
+    int64 at opset 8).
     """
+    return _strict(model, data_prop, check_type)[1]
+
+
+#: onnx's inference runs in a child process where the platform forks: an assertion in its C++
+#: code aborts the whole process (a negative dim reaching Slice's ``std::clamp``), and some
+#: models make it allocate without bound (a Split of 2**31 outputs took 16 GB). The child may
+#: use this much address space beyond its parent's, for this many seconds.
+CHILD_MEMORY = 2 << 30
+CHILD_SECONDS = 60.0
+#: whether onnx's inference runs in a child (a test spying on it in process turns this off)
+ISOLATED = hasattr(os, "fork")
+
+
+def _strict(model: onnx.ModelProto, data_prop: bool | None, check_type: bool) -> tuple[bool, str | None]:
+    """:func:`strict_error` as ``(finished, error)``: ``finished`` False when onnx's inference
+    crashed, ran out of memory or time (``error`` then says which), so it checked nothing."""
     if data_prop is None:
         data_prop = not _long_constant_range(model)
     else:
         data_prop = data_prop and not _long_constant_range(model)
+
+    def run() -> tuple[bool, str | None]:
+        try:
+            onnx.shape_inference.infer_shapes(model, check_type=check_type, strict_mode=True, data_prop=data_prop)
+        except MemoryError:
+            return False, "onnx's inference ran out of memory"
+        except Exception as e:  # onnx raises several types (InferenceError, ValueError over 2 GB...)
+            text = str(e).strip().splitlines()
+            line = (text[0] if text else type(e).__name__)[:300]
+            return "bad_alloc" not in line, line
+        return True, None
+
+    return _in_child(run) if ISOLATED else run()
+
+
+def _in_child(run) -> tuple[bool, str | None]:
+    """``run()`` in a forked child under :data:`CHILD_MEMORY` and :data:`CHILD_SECONDS`."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            os.close(r)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)  # what onnx's C++ code prints as it aborts is not the user's to read
+            _limit_memory()
+            finished, text = run()
+            os.write(w, (b"F" if finished else b"U") + (b"" if text is None else b"E" + text.encode()))
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    deadline = time.monotonic() + CHILD_SECONDS
     try:
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=data_prop)
-    except Exception as e:  # onnx raises several types (InferenceError, ValueError over 2 GB...)
-        text = str(e).strip().splitlines()
-        return (text[0] if text else type(e).__name__)[:300]
-    return None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return False, f"onnx's inference did not finish in {CHILD_SECONDS:g} s"
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        why = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit status {os.WEXITSTATUS(status)}"
+        return False, f"onnx's inference crashed ({why})"
+    text = data[2:].decode(errors="replace") if data[1:2] == b"E" else None
+    return data[:1] == b"F", text
+
+
+def _limit_memory() -> None:
+    """Cap this process's address space at its size now plus :data:`CHILD_MEMORY` (Linux)."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (size + CHILD_MEMORY, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (OSError, ValueError, ImportError):
+        pass  # no /proc, or a hard limit below: the parent's limits hold
 
 
 def _clear_subgraph_types(g: GraphProto, top: bool) -> None:
@@ -142,16 +288,17 @@ def make_loadable(
     model: onnx.ModelProto,
     input_types: Mapping[str, TypeProto],
     output_types: Mapping[str, TypeProto],
-    base_dir: str | None = None,
+    baseline: LoadBaseline,
 ) -> list[str]:
-    """Make ``model`` (optimized under ``--bind``) pass onnx's strict inference, in place.
+    """Make ``model`` (optimized under ``--bind``) load wherever its input does, in place: pass
+    what the input passes (``baseline``, :meth:`LoadBaseline.regression`).
 
     ``input_types`` / ``output_types``: the input model's declared types of its graph inputs and
-    outputs (the input model passed strict inference). Returns notes for the user (empty when
-    the model passed as it was). Raises OptimizeError when even the fallbacks fail.
+    outputs. Returns notes for the user (empty when the model passed as it was). Raises
+    OptimizeError when even the fallbacks fail.
     """
 
-    first = load_error(model, base_dir)
+    first = baseline.regression(model)
     if first is None:
         return []
     notes: list[str] = []
@@ -159,12 +306,12 @@ def make_loadable(
     bound = {vi.name: TypeProto.FromString(vi.type.SerializeToString()) for vi in inputs}
     for vi in inputs:
         vi.type.CopyFrom(input_types[vi.name])
-    if load_error(model, base_dir) is None:
+    if baseline.regression(model) is None:
         kept = []
         if len(inputs) > 1 and len(inputs) <= MAX_RETRIES:
             for vi in inputs:
                 vi.type.CopyFrom(bound[vi.name])
-                if load_error(model, base_dir) is None:
+                if baseline.regression(model) is None:
                     kept.append(vi.name)
                 else:
                     vi.type.CopyFrom(input_types[vi.name])
@@ -179,7 +326,7 @@ def make_loadable(
     for vi in model.graph.output:
         if vi.name in output_types:
             vi.type.CopyFrom(output_types[vi.name])
-    if load_error(model, base_dir) is None:
+    if baseline.regression(model) is None:
         notes.append(
             "--bind: wrote no value_info and kept the declared dims of the graph inputs and outputs: "
             f"the bound dims make part of the graph invalid ({first})"
@@ -191,4 +338,67 @@ def make_loadable(
     )
 
 
-__all__ = ["MAX_PROPAGATED", "MAX_RETRIES", "load_error", "long_vector", "make_loadable", "strict_error"]
+def loadable_annotation(
+    original: onnx.ModelProto,
+    annotated: onnx.ModelProto,
+    tail: bytes = b"",
+    *,
+    base_dir: str | None = None,
+) -> tuple[bytes, list[str]]:
+    """Make ``annotated`` (``original`` with inferred types written, and the graph inputs
+    specialised under a binding) load wherever ``original`` does, in place.
+
+    ``tail``: the main graph's new ``value_info`` entries, serialised and not merged yet
+    (:func:`shapeinfer.io.annotate.annotate_for_writing`). What does not pass what ``original``
+    passes (:meth:`LoadBaseline.regression`) falls back, one step at a time: the graph inputs
+    as ``original`` declares them; then besides, every subgraph as ``original`` has it; then the
+    whole model as ``original`` has it (no inferred type written). Returns the tail to write and
+    notes for the user (empty when the annotation passed as it was).
+    """
+
+    def with_tail() -> onnx.ModelProto:
+        if not tail:
+            return annotated
+        whole = onnx.ModelProto()
+        whole.CopyFrom(annotated)
+        whole.graph.MergeFromString(tail)
+        return whole
+
+    baseline = LoadBaseline.of(original, base_dir, data_prop=False)
+    first = baseline.regression(with_tail())
+    if first is None:
+        return tail, []
+    declared = {vi.name: vi.type for vi in original.graph.input}
+    bound = [vi for vi in annotated.graph.input if vi.name in declared and vi.type != declared[vi.name]]
+    for vi in bound:
+        vi.type.CopyFrom(declared[vi.name])
+    if bound and baseline.regression(with_tail()) is None:
+        names = ", ".join(vi.name for vi in bound)
+        return tail, [
+            f"kept the declared dims of graph input{'s' if len(bound) > 1 else ''} {names}: with the bound "
+            f"dims, onnx's inference refuses the model ({first})"
+        ]
+    restored = 0
+    for n, m in zip(annotated.graph.node, original.graph.node):
+        if subgraph_attrs(n):
+            n.CopyFrom(m)
+            restored += 1
+    if restored and baseline.regression(with_tail()) is None:
+        return tail, [
+            "wrote no inferred types into the subgraphs (If branches, Loop and Scan bodies): with them, "
+            f"onnx's inference refuses the model ({first})"
+        ]
+    annotated.CopyFrom(original)
+    return b"", [f"wrote no inferred types: with them, onnx's inference refuses the model ({first})"]
+
+
+__all__ = [
+    "MAX_PROPAGATED",
+    "MAX_RETRIES",
+    "LoadBaseline",
+    "load_error",
+    "loadable_annotation",
+    "long_vector",
+    "make_loadable",
+    "strict_error",
+]

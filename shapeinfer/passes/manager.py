@@ -24,7 +24,8 @@ import onnx
 from shapeinfer.base import codes
 from shapeinfer.base.progress import Progress
 from shapeinfer.inference.bindings import check_bind_values, check_model
-from shapeinfer.inference.engine import model_dir
+from shapeinfer.inference.engine import infer, model_dir
+from shapeinfer.io.annotate import annotate_serialised, subgraphs_annotated
 from shapeinfer.io.entries import restore_entries, saved_entries
 from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, own_copy
@@ -36,7 +37,7 @@ from shapeinfer.passes._functions import optimize_functions
 from shapeinfer.passes._subgraphs import count_subgraph_nodes
 from shapeinfer.passes.context import PassContext
 from shapeinfer.passes.errors import OptimizeError
-from shapeinfer.passes.load_check import load_error, make_loadable
+from shapeinfer.passes.load_check import LoadBaseline, make_loadable
 from shapeinfer.passes.registry import DEFAULT_PASSES, MAX_FOLD_GROWTH, PASSES, get_pass
 from shapeinfer.passes.remaining import remaining
 from shapeinfer.passes.report import OptimizeReport, PassReport
@@ -147,8 +148,6 @@ def _optimize(
     keep_alive=None,
     max_fold_growth=MAX_FOLD_GROWTH,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
-    from shapeinfer.io.annotate import annotate_serialised
-
     t0 = time.perf_counter()
     names = list(DEFAULT_PASSES if passes is None else passes)
     for n in names:
@@ -156,8 +155,6 @@ def _optimize(
     if len(set(names)) != len(names):
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
     if bind:  # the values before the model is read, the symbols once it is
-        from shapeinfer.inference.bindings import check_bind_values
-
         bind = check_bind_values(bind)
     m, path, where, data, external = _load(model)
     inline = external == []
@@ -196,20 +193,19 @@ def _optimize(
         vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
         for vi in list(m.graph.value_info) + list(m.graph.output)
     }
-    strict_types = None  # the input's declared graph input and output types, when it passes strict inference
+    declared_io = None  # with --bind: the input's declared graph input and output types
+    baseline = None  # with --bind: what the input passes, which the output must pass too
     if bind:
         progress.update("checking the input")
-        if load_error(m, base_dir) is None:
-            strict_types = tuple(
-                {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
-                for vis in (m.graph.input, m.graph.output)
-            )
+        baseline = LoadBaseline.of(m, base_dir)
+        declared_io = tuple(
+            {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
+            for vis in (m.graph.input, m.graph.output)
+        )
     # the input's own errors, as infer reports them: without --bind (a binding that cannot hold
     # was refused above; one a branch cannot take is the load check's fallback); else its facts
     # serve the first pass too
     if bind:
-        from shapeinfer.inference.engine import infer
-
         found = infer(m, base_dir=base_dir, timeout=ctx.remaining()).diagnostics
     else:
         found = ctx.infer(m).diagnostics
@@ -246,12 +242,10 @@ def _optimize(
 
     left = remaining(ctx.graph(m), res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
     notes: list[str] = []
-    if strict_types is not None:
+    if declared_io is not None:
         progress.update("checking the output")
-        notes = make_loadable(m, *strict_types, base_dir)
+        notes = make_loadable(m, *declared_io, baseline)
         left.declared_types_kept = bool(notes)
-    from shapeinfer.io.annotate import subgraphs_annotated
-
     # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
     node_fields = None if notes or entries_moved or subgraphs_annotated(res) else ctx.written_nodes(m)
     if notes:

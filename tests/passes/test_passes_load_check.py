@@ -41,7 +41,8 @@ def _range_model(limit: int, as_constant_node: bool = False) -> onnx.ModelProto:
 
 
 def _spy_data_prop(monkeypatch) -> list:
-    """The ``data_prop`` of every call to onnx's inference from now on."""
+    """The ``data_prop`` of every call to onnx's inference from now on (run in this process)."""
+    monkeypatch.setattr(load_check, "ISOLATED", False)
     seen: list = []
     real = onnx.shape_inference.infer_shapes
 
@@ -170,3 +171,40 @@ def test_optimize_bind_of_a_huge_vector_is_quick_and_small(tmp_path):
     assert elapsed < 10
     m = onnx.load(str(out))
     assert [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim] == [100_000_000]
+
+
+def _negative_dim_slice() -> onnx.ModelProto:
+    """x[batch, -5, 8] sliced along the negative dim: onnx's Slice inference asserts on it
+    (``std::clamp`` with hi < lo) and aborts the whole process (found by fuzz_cli, seed 141)."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    g = helper.make_graph(
+        [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", -5, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [i64("s", [0]), i64("e", [1]), i64("a", [1])],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_onnx_aborting_on_a_model_is_a_check_that_did_not_finish(tmp_path):
+    import subprocess
+    import sys
+
+    src = tmp_path / "neg.onnx"
+    onnx.save(_negative_dim_slice(), src)
+    code = "import onnx, sys; onnx.shape_inference.infer_shapes(onnx.load(sys.argv[1]), strict_mode=True)"
+    assert subprocess.run([sys.executable, "-c", code, str(src)], capture_output=True).returncode < 0  # it aborts
+    assert load_check.LoadBaseline.of(_negative_dim_slice()).check_type is None
+    finished, why = load_check._strict(_negative_dim_slice(), True, True)
+    assert not finished and "crashed" in why
+    for args in ([str(src)], ["optimize", str(src)]):
+        out = tmp_path / "out.onnx"
+        r = subprocess.run(
+            [sys.executable, "-m", "shapeinfer.cli", *args, "--bind", "batch=2", "-o", str(out)],
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == 0, r.stderr
+        assert onnx.load(out).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 2
+        out.unlink()

@@ -139,9 +139,9 @@ def infer_cmd(
                     doc.write(output, in_place=in_place, external_data=external_data, force=force)
             except WriteRefused as e:
                 refused = e
-        return result, secs, refused
+        return result, secs, refused, doc.notes
 
-    result, secs, refused = _run_guarded(debug, run, model)
+    result, secs, refused, notes = _run_guarded(debug, run, model)
 
     def report() -> bool:
         contradicted = result.contradicted()
@@ -151,7 +151,9 @@ def infer_cmd(
             from shapeinfer.analysis.summary import model_summary
 
             model_info = model_summary(result.model)
-        _report(result, model, output, secs, as_json, verbose, table, model_info, refused=refused is not None)
+        _report(
+            result, model, output, secs, as_json, verbose, table, model_info, refused=refused is not None, notes=notes
+        )
         return contradicted
 
     contradicted = _run_guarded(debug, report, model)  # a failure while reporting: one line, no traceback
@@ -213,7 +215,10 @@ def _report(
     table: list[dict] | None = None,
     model_info: dict | None = None,
     refused: bool = False,
+    notes: list[str] | None = None,
 ) -> None:
+    """Print what inference found (``--json``: one document); ``notes``: what the write left
+    out so that the written model loads, printed after the line saying it was written."""
     from shapeinfer.io.modeltext import text
     from shapeinfer.symbolic.intervals import range_list
 
@@ -249,6 +254,8 @@ def _report(
             doc["model_summary"] = model_info
         if output and not contradicted and not refused:
             doc["written"] = output
+            if notes:
+                doc["write_notes"] = notes
         if contradicted:
             doc["contradicted"] = True
         echo(json.dumps(doc, indent=1))
@@ -290,6 +297,8 @@ def _report(
     )
     if output and not contradicted and not refused:
         echo("wrote the model to standard output" if output == "-" else f"wrote {output}")
+        for note in notes or ():
+            click.echo(f"note: {note}", err=True)
     # a model that cannot run at the sizes asked for has no conditions to hold under
     guards = [] if contradicted else result.guards()
     if guards:

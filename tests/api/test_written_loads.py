@@ -1,0 +1,200 @@
+"""A written model loads wherever its input loads, and runs there with the same outputs.
+
+The annotation can break that without any wrong fact: types written into a Loop body that
+never runs at the input's sizes tell onnxruntime's loader what makes a node in it invalid, and
+a binding written into an opset-8 If's branch makes onnx's strict merge of the branches refuse
+it. Both came from the control-flow fuzzer (``tools/fuzz_cli.py``, seed 141: cases 1388 and
+1325). What is written falls back one step at a time (``passes/load_check.loadable_annotation``)
+and says so; onnxruntime is the oracle.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from support.common import run_cli
+
+import shapeinfer
+from shapeinfer.io.annotate import annotate
+from shapeinfer.passes.load_check import LoadBaseline
+
+ort.set_default_logger_severity(3)
+
+
+def _loop_never_runs() -> onnx.ModelProto:
+    """x[b, 0, 8]: a Loop over x's dim 1 carries x and squeezes a slice of it along that dim, a
+    Squeeze of a size-0 axis (E015) in a body that never runs: the Loop runs while ``zero <
+    x.shape[1]``, and ``zero`` is an initializer the caller may override (a graph input too),
+    so inference cannot prove the body dead, as in the TensorFlow while-loop the fuzzer took."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    body = helper.make_graph(
+        [
+            helper.make_node("Slice", ["xs", "b0", "b1", "bax"], ["sl"], name="slice"),
+            helper.make_node("Squeeze", ["sl", "bax"], ["sq"], name="squeeze"),
+            helper.make_node("Identity", ["no"], ["cout"], name="once"),
+            helper.make_node("Identity", ["xs"], ["xout"], name="carry"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cin", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("xs", TensorProto.FLOAT, None),
+        ],
+        [
+            helper.make_tensor_value_info("cout", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("xout", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("sq", TensorProto.FLOAT, None),
+        ],
+        [i64("b0", [0]), i64("b1", [1]), i64("bax", [1]), numpy_helper.from_array(np.array(False), "no")],
+    )
+    g = helper.make_graph(
+        [
+            helper.make_node("Shape", ["x"], ["s"], name="shape", start=1, end=2),
+            helper.make_node("Squeeze", ["s", "ax0"], ["trips"], name="trips"),
+            helper.make_node("Less", ["zero", "trips"], ["go"], name="go"),
+            helper.make_node("Loop", ["", "go", "x"], ["xl", "ys"], name="loop", body=body),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 0, 8]),
+            helper.make_tensor_value_info("zero", TensorProto.INT64, []),
+        ],
+        [
+            helper.make_tensor_value_info("xl", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("ys", TensorProto.FLOAT, None),
+        ],
+        [i64("ax0", [0]), i64("zero", 0)],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+
+
+def _if1_branches(int64_constant: bool) -> onnx.ModelProto:
+    """An opset-8 If (If-1: onnx merges its branches' shapes strictly) whose else branch gives
+    ``past[a, a]`` and whose then branch a constant ``[0, 4]``: loadable while ``a`` is open,
+    refused once ``[2, 2]`` is written into the branch. ``int64_constant``: the condition
+    compares with an int64 Constant, which onnx's type check refuses at opset 8 and onnxruntime
+    loads (the check then runs without ``check_type``)."""
+    if int64_constant:
+        one = [helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1, np.int64), "one"))]
+        cond = helper.make_node("Equal", ["c", "one"], ["cond"])
+        c_type = TensorProto.INT64
+    else:
+        one, c_type = [], TensorProto.BOOL
+        cond = helper.make_node("Identity", ["c"], ["cond"])
+    empty = numpy_helper.from_array(np.zeros((0, 4), np.float32), "e_then")
+    then_g = helper.make_graph(
+        [
+            helper.make_node("Add", ["x", "x"], ["o_then"]),
+            helper.make_node("Constant", [], ["e_then"], value=empty),
+        ],
+        "then",
+        [],
+        [
+            helper.make_tensor_value_info("o_then", TensorProto.FLOAT, ["n", 3]),
+            helper.make_tensor_value_info("e_then", TensorProto.FLOAT, [0, 4]),
+        ],
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Mul", ["x", "x"], ["t_else"]), helper.make_node("Cast", ["past"], ["p_else"], to=1)],
+        "else",
+        [],
+        [
+            helper.make_tensor_value_info("t_else", TensorProto.FLOAT, ["n", 3]),
+            helper.make_tensor_value_info("p_else", TensorProto.FLOAT, ["a", "a"]),
+        ],
+    )
+    g = helper.make_graph(
+        [*one, cond, helper.make_node("If", ["cond"], ["y", "p"], name="if", then_branch=then_g, else_branch=else_g)],
+        "g",
+        [
+            helper.make_tensor_value_info("c", c_type, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3]),
+            helper.make_tensor_value_info("past", TensorProto.FLOAT, ["a", "a"]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3]), helper.make_tensor_value_info("p", 1, None)],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 8)])
+    m.ir_version = 3
+    return m
+
+
+def _runs(path, feeds: dict) -> list[np.ndarray]:
+    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
+    return len(a) == len(b) and all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def _written(tmp_path, model: onnx.ModelProto, *args: str) -> tuple:
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, src)
+    r = run_cli(str(src), "-o", str(out), "--json", *args)
+    assert r.returncode == 0, r.stderr
+    return src, out, json.loads(r.stdout)
+
+
+def test_the_full_annotation_of_each_case_is_what_onnxruntime_refuses():
+    """The cases fail as written before the fallback: the tests below test something."""
+    m = _loop_never_runs()
+    res = shapeinfer.infer(m)
+    assert any(d.code == "E015" for d in res.diagnostics)
+    base = LoadBaseline.of(m)
+    assert base.check_type is True
+    copy = onnx.ModelProto.FromString(m.SerializeToString())
+    annotate(shapeinfer.infer(copy))
+    assert "Dimension of input 1 must be 1 instead of 0" in (base.regression(copy) or "")
+    with pytest.raises(Exception, match="must be 1 instead of 0"):
+        ort.InferenceSession(copy.SerializeToString())
+
+    m = _if1_branches(int64_constant=True)
+    assert LoadBaseline.of(m).check_type is False  # onnx's type check refuses it; onnxruntime loads it
+    ort.InferenceSession(m.SerializeToString())
+
+
+def test_minus_o_of_a_loop_that_never_runs_loads_and_runs_alike(tmp_path):
+    src, out, doc = _written(tmp_path, _loop_never_runs())
+    assert [d["code"] for d in doc["diagnostics"]] == ["E015"]
+    assert len(doc["write_notes"]) == 1 and "subgraphs" in doc["write_notes"][0]
+    written = onnx.load(out)
+    assert written.graph.value_info, "the main graph keeps its inferred types"
+    assert written.graph.node[3].attribute[0].g == _loop_never_runs().graph.node[3].attribute[0].g
+    for b in (1, 2, 3):
+        feeds = {"x": np.random.default_rng(b).random((b, 0, 8), dtype=np.float32)}
+        assert _same(_runs(src, feeds), _runs(out, feeds))
+
+
+@pytest.mark.parametrize("int64_constant", [False, True])
+@pytest.mark.parametrize("command", [[], ["optimize"]])
+def test_a_binding_an_if1_merge_refuses_keeps_the_declared_dims(tmp_path, int64_constant, command):
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(_if1_branches(int64_constant), src)
+    r = run_cli(*command, str(src), "--bind", "a=2", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "note:" in r.stderr and "Can't merge shape info" in r.stderr  # the reason, named
+    ort.InferenceSession(str(out))
+    for c in (0, 1):
+        for n in (1, 3):
+            feeds = {
+                "c": np.array(c, np.int64) if int64_constant else np.array(bool(c)),
+                "x": np.full((n, 3), 1.5, np.float32),
+                "past": np.ones((2, 2), np.float32),
+            }
+            assert _same(_runs(src, feeds), _runs(out, feeds))
+
+
+def test_a_write_that_loads_as_annotated_has_no_notes(tmp_path):
+    """The check runs only where the annotation may not load, and changes nothing that passes."""
+    m = _if1_branches(int64_constant=False)
+    src, out, doc = _written(tmp_path, m, "--bind", "n=2")
+    assert "write_notes" not in doc
+    assert [d.dim_value for d in onnx.load(out).graph.input[1].type.tensor_type.shape.dim] == [2, 3]
+    d = shapeinfer.open(str(src))
+    d.infer(bind={"n": 2})
+    d.write(str(tmp_path / "api.onnx"))
+    assert d.notes == [] and (tmp_path / "api.onnx").read_bytes() == out.read_bytes()
