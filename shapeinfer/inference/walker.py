@@ -33,7 +33,7 @@ from shapeinfer.io.external import (
     external_tensors,
     missing_data_files,
 )
-from shapeinfer.io.onnxio import tensor_fact, tensor_numel, tensor_problem, type_fact
+from shapeinfer.io.onnxio import initializers_are_inputs, tensor_fact, tensor_numel, tensor_problem, type_fact
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.symbolic.names import ident, is_placeholder
@@ -224,8 +224,7 @@ class Engine:
             else:
                 declared = self.input_fact(vi) if inputs is None else type_fact(vi.type, lambda axis: self.fresh())
                 facts[vi.name] = declared
-        # Before IR 4 every initializer had to be listed as an input: a constant, not a default.
-        overridable = not (self.model.ir_version and self.model.ir_version < 4)
+        overridable = not initializers_are_inputs(self.model)  # (before IR 4: a constant, not a default)
         for t in graph.initializer:
             problem = tensor_problem(t)
             if problem is not None:

@@ -88,9 +88,8 @@ def _export_graph(gm: GraphModel, g: Graph, out: GraphProto | None = None) -> Gr
         if c.name not in dropped:
             out.initializer.append(c.to_proto())
             new_inputs.append(c)
-    if gm.model.ir_version and gm.model.ir_version < 4:
-        # Before IR 4 every initializer is also a graph input (so passes create
-        # initializers of subgraphs in the main graph, which subgraphs can read).
+    if gm.lists_initializers_as_inputs:
+        # (so passes create initializers of subgraphs in the main graph, which subgraphs can read)
         listed = {vi.name for vi in out.input}
         for c in new_inputs:
             if c.name not in listed:

@@ -38,7 +38,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
-from shapeinfer.io.onnxio import attribute_value
+from shapeinfer.io.onnxio import attribute_value, initializers_are_inputs
 from shapeinfer.io.wire import NodeFields
 
 _GRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
@@ -446,6 +446,12 @@ class GraphModel:
             (gone if id(n) in ids else keep).append(n)
         unlink_nodes(gone)
         g.nodes = keep
+
+    @property
+    def lists_initializers_as_inputs(self) -> bool:
+        """Whether the written graphs list their initializers among their inputs: before IR 4
+        every initializer is also a graph input, so export lists the ones the passes create."""
+        return initializers_are_inputs(self.model)
 
     def drop_initializer(self, owner: Graph, name: str) -> None:
         """Remove initializer ``name`` of graph ``owner`` on export (before IR 4, its input too)."""

@@ -72,7 +72,7 @@ class _Folder:
                     self.node_names.add(n.name)
         self.used: set[str] = set(self.counts) | self.node_names | reserved
         self.stats = {"If nodes folded": 0, "Loop nodes that never run removed": 0}
-        self.old_ir = bool(gm.model.ir_version) and gm.model.ir_version < 4
+        self.old_ir = gm.lists_initializers_as_inputs
 
     # ------------------------------------------------------------------ facts
     def fact(self, path: str, name: str):

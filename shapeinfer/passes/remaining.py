@@ -199,8 +199,7 @@ def remaining(
     origins: dict[str, dict] = {}  # fresh symbol -> the first node whose outputs show it
     seen: dict = {}  # dim expression -> its symbols (for _syms)
 
-    # before IR 4 the written model lists every initializer the passes created as a graph input
-    listed_new = bool(gm.model.ir_version) and gm.model.ir_version < 4
+    listed_new = gm.lists_initializers_as_inputs  # the initializers the passes created are inputs too
 
     def scan(g: Graph, path: str, facts, outer_consts: set[str], where: str) -> None:
         inputs_written = {t.name for t in g.inputs}

@@ -46,7 +46,7 @@ def run(gm: GraphModel, result: Result, ctx) -> PassResult:
     ifs = [n for n in g.nodes if n.op == "If" and n.domain in _DEFAULT]
     if opset < 5 or not ifs:
         return PassResult()
-    constant_node = model.ir_version < 4
+    constant_node = gm.lists_initializers_as_inputs
     if constant_node and opset < 9:  # no int64 Constant node before opset 9
         return PassResult()
     facts = result.facts
