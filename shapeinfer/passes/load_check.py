@@ -346,14 +346,16 @@ def loadable_annotation(
     base_dir: str | None = None,
 ) -> tuple[bytes, list[str]]:
     """Make ``annotated`` (``original`` with inferred types written, and the graph inputs
-    specialised under a binding) load wherever ``original`` does, in place.
+    specialised under a binding) load wherever ``original`` does, in place: pass the load check
+    (:meth:`LoadBaseline.regression`, with ``original`` as the baseline, without onnx's data
+    propagation).
 
     ``tail``: the main graph's new ``value_info`` entries, serialised and not merged yet
     (:func:`shapeinfer.io.annotate.annotate_for_writing`). What does not pass what ``original``
-    passes (:meth:`LoadBaseline.regression`) falls back, one step at a time: the graph inputs
-    as ``original`` declares them; then besides, every subgraph as ``original`` has it; then the
-    whole model as ``original`` has it (no inferred type written). Returns the tail to write and
-    notes for the user (empty when the annotation passed as it was).
+    passes falls back, one step at a time: the graph inputs as ``original`` declares them (under
+    a binding); else every subgraph as ``original`` has it; else both; else the whole model as
+    ``original`` has it (no inferred type written). Returns the tail to write and notes for
+    the user (empty when the annotation passed as it was).
     """
 
     def with_tail() -> onnx.ModelProto:
@@ -369,27 +371,30 @@ def loadable_annotation(
     if first is None:
         return tail, []
     declared = {vi.name: vi.type for vi in original.graph.input}
-    bound = [vi for vi in annotated.graph.input if vi.name in declared and vi.type != declared[vi.name]]
-    for vi in bound:
-        vi.type.CopyFrom(declared[vi.name])
-    if bound and baseline.regression(with_tail()) is None:
-        names = ", ".join(vi.name for vi in bound)
-        return tail, [
-            f"kept the declared dims of graph input{'s' if len(bound) > 1 else ''} {names}: with the bound "
-            f"dims, onnx's inference refuses the model ({first})"
-        ]
-    restored = 0
-    for n, m in zip(annotated.graph.node, original.graph.node):
-        if subgraph_attrs(n):
-            n.CopyFrom(m)
-            restored += 1
-    if restored and baseline.regression(with_tail()) is None:
-        return tail, [
-            "wrote no inferred types into the subgraphs (If branches, Loop and Scan bodies): with them, "
-            f"onnx's inference refuses the model ({first})"
-        ]
+    bound = {vi.name: TypeProto.FromString(vi.type.SerializeToString()) for vi in annotated.graph.input}
+    bound = {k: tp for k, tp in bound.items() if k in declared and tp != declared[k]}
+    pairs = [(n, m) for n, m in zip(annotated.graph.node, original.graph.node) if subgraph_attrs(n)]
+    typed = [onnx.NodeProto.FromString(n.SerializeToString()) for n, _ in pairs]
+
+    def attempt(inputs_declared: bool, subgraphs_as_read: bool) -> bool:
+        for vi in annotated.graph.input:
+            if vi.name in bound:
+                vi.type.CopyFrom(declared[vi.name] if inputs_declared else bound[vi.name])
+        for (n, m), t in zip(pairs, typed):
+            n.CopyFrom(m if subgraphs_as_read else t)
+        return baseline.regression(with_tail()) is None
+
+    why = f"with them, the model fails the load check ({first})"
+    kept = f"kept the declared dims of graph input{'s' if len(bound) > 1 else ''} {', '.join(bound)}"
+    untyped = "wrote no inferred types into the subgraphs (If branches, Loop and Scan bodies)"
+    if bound and attempt(True, False):
+        return tail, [f"{kept}: {why.replace('them', 'the bound dims')}"]
+    if pairs and attempt(False, True):
+        return tail, [f"{untyped}: {why}"]
+    if bound and pairs and attempt(True, True):
+        return tail, [f"{kept} and {untyped}: {why}"]
     annotated.CopyFrom(original)
-    return b"", [f"wrote no inferred types: with them, onnx's inference refuses the model ({first})"]
+    return b"", [f"wrote the model as read, with no inferred types: {why}"]
 
 
 __all__ = [

@@ -198,3 +198,20 @@ def test_a_write_that_loads_as_annotated_has_no_notes(tmp_path):
     d.infer(bind={"n": 2})
     d.write(str(tmp_path / "api.onnx"))
     assert d.notes == [] and (tmp_path / "api.onnx").read_bytes() == out.read_bytes()
+
+
+def test_a_tensorflow_while_loop_bound_to_one_keeps_the_binding_and_loads(tmp_path):
+    """tf2onnx's while loop over ``seq`` (tests/models/exporters): bound to batch=1, seq=1, the
+    types written into its body show onnxruntime a Squeeze of a size-0 slice in iterations
+    that never run; the bound inputs stay, the body is written as read."""
+    import os
+
+    src = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "exporters", "tf_range_step3.onnx")
+    out = tmp_path / "out.onnx"
+    r = run_cli(src, "--bind", "batch=1,seq=1", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "note: wrote no inferred types into the subgraphs" in r.stderr
+    written = onnx.load(out)
+    assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 1, 8]
+    feeds = {"x": np.random.default_rng(0).random((1, 1, 8), dtype=np.float32)}
+    assert _same(_runs(src, feeds), _runs(out, feeds))
