@@ -30,6 +30,7 @@ The graph itself is never changed here: its values at the binding are the input'
 
 from __future__ import annotations
 
+import faulthandler
 import math
 import os
 import select
@@ -232,6 +233,7 @@ def _in_child(run) -> tuple[bool, str | None]:
             os.close(r)
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 2)  # what onnx's C++ code prints as it aborts is not the user's to read
+            faulthandler.disable()  # (nor a Python traceback of the abort, where a caller enabled it)
             _limit_memory()
             finished, text = run()
             os.write(w, (b"F" if finished else b"U") + (b"" if text is None else b"E" + text.encode()))
