@@ -889,9 +889,12 @@ DECLARED_TYPE_ASSUMED = _code(
     Inference could not determine a value's element type, rank or some of its dims (a fresh
     symbol: data-dependent, or past an op it cannot see through), and the model declares them
     (``value_info`` or a graph output): inference takes the declaration as an assumption, and
-    the shapes that follow from it hold only if it is right. A declared dim never replaces one
-    that is one of several alternatives (an ``If`` whose branches give different sizes: a
-    declaration matching one branch is wrong whenever the other runs). Inside a subgraph (an
+    the shapes that follow from it hold only if it is right. ``optimize``'s passes never take
+    it: what they fold or rewrite is computed by the model, not claimed by its file, so the
+    written model runs wherever its input runs, a wrong declaration or not. A declared dim
+    never replaces one that is one of several alternatives (an ``If`` whose branches give
+    different sizes: a declaration matching one branch is wrong whenever the other runs).
+    Inside a subgraph (an
     ``If`` branch, a ``Loop`` or ``Scan`` body, a function body) a declaration is a claim about
     that one run of it: a dim name it uses, other than the graph inputs' symbols, is private to
     it, so the same name in two branches, two bodies or a body and the main graph is not taken

@@ -122,11 +122,20 @@ class DeclaredTypes:
                             out.append(d)  # the declaration names the inferred dim: nothing assumed
                             continue
                         assumed = True
-                        # a lone fresh symbol is bound to the declared dim wherever it occurs
-                        # (in a subgraph: one the subgraph drew itself)
+                        # a lone fresh symbol is bound to a declared name wherever it occurs (in a
+                        # subgraph: one the subgraph drew itself); a declared number is taken in
+                        # this value's fact (and what is computed from it) alone, as onnxruntime
+                        # reads value_info: bound, it would reach the values computed before this
+                        # one, and onnxruntime folds a Shape of a value whose written dims are all
+                        # numbers (a wrong claim then changes what the written model computes)
                         syms = D.symbols(d)
                         lone = next(iter(syms)) if len(syms) == 1 else None
-                        if lone is not None and d == D.sym(lone) and (private is None or self._own(lone, own_from)):
+                        if (
+                            type(x) is not int
+                            and lone is not None
+                            and d == D.sym(lone)
+                            and (private is None or self._own(lone, own_from))
+                        ):
                             d = self.symbols.unify(d, x, label)[0]
                         else:
                             d = x

@@ -22,11 +22,20 @@ class InferencePolicy:
       recorded as the guard ``10 <= M`` with an info G012; and an Einsum whose contracted
       letter has two sizes (the node fails at run time: an error G002 all the same) still gets
       the output dims its other letters give.
+    - ``claims_unassumed``: a declared type (``value_info``, a graph output) is checked against
+      inference but never taken where inference knows less (no G013): the optimize passes'
+      reading. A rewrite computed from a claim (a dim a graph output declares, folded into a
+      constant) makes the written model fail wherever the claim is wrong, though its input,
+      which computes the value, runs there.
     """
 
     defaults_as_constants: bool = False
     onnxruntime_conventions: bool = False
+    claims_unassumed: bool = False
 
 
 #: shapeinfer's own reading.
 DEFAULT_POLICY = InferencePolicy()
+
+#: the optimize passes' reading: what they rewrite is computed, never claimed.
+PASSES_POLICY = InferencePolicy(claims_unassumed=True)

@@ -468,7 +468,7 @@ class Engine:
                             )
                         )
                     f = outs[i] if i < n_outs else None
-                    if declared and o in declared:
+                    if declared and o in declared and not self.policy.claims_unassumed:
                         g, assumed = declared_types.with_declared(
                             f, declared[o], node.name or f"{op_type} #{k}", private, own_from
                         )

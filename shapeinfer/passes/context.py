@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from shapeinfer.inference.policy import PASSES_POLICY, InferencePolicy
 from shapeinfer.io.source import Source
 from shapeinfer.ir.export import export_model
 from shapeinfer.ir.graph import GraphModel
@@ -56,15 +57,17 @@ class PassContext:
     reserved: set[str] | None = None
     resorted: bool = False  # the passes left the main graph unsorted: its nodes were reordered
     maybe_unsorted: bool = True  # False: inference walked the input's main graph in order (no G004)
-    _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?)
+    _facts: tuple | None = field(default=None, repr=False)  # (model, Result, fresh?, policy)
     _graph: tuple | None = field(default=None, repr=False)
     _given: object = field(default=None, repr=False)  # the model the running index pass stands for
     #: the bytes the input model was parsed from (:meth:`~shapeinfer.io.source.Source.nodes_read`):
     #: its index writes unchanged nodes from their fields (:class:`~shapeinfer.io.wire.NodeFields`)
     source: Source | None = field(default=None, repr=False)
 
-    def infer(self, model: onnx.ModelProto, whole: bool = False):
-        """Inference facts of ``model`` (:class:`shapeinfer.inference.engine.Result`).
+    def infer(self, model: onnx.ModelProto, whole: bool = False, *, policy: InferencePolicy = PASSES_POLICY):
+        """Inference facts of ``model`` (:class:`shapeinfer.inference.engine.Result`), read as the
+        passes read it (:data:`~shapeinfer.inference.policy.PASSES_POLICY`: no declared type is
+        assumed) unless ``policy`` says otherwise (the annotation at the end).
 
         Passes never modify the model they are given, so facts are reused while the same
         ModelProto object is passed on (a pass that changes nothing returns its input), and
@@ -79,7 +82,12 @@ class PassContext:
         from shapeinfer.inference.engine import infer
 
         model = _written(model)
-        if self._facts is not None and self._facts[0] is model and (self._facts[2] or not whole):
+        if (
+            self._facts is not None
+            and self._facts[0] is model
+            and (self._facts[2] or not whole)
+            and self._facts[3] is policy
+        ):
             return self._facts[1]
         model = self.materialize(model)
         indexed = self._graph is not None and self._graph[0] is model
@@ -89,9 +97,10 @@ class PassContext:
             bind=self.bind or None,
             timeout=self.remaining(),
             record_reads=not indexed,
+            policy=policy,
         )
         self._retire(self._facts)
-        self._facts = (model, res, True)
+        self._facts = (model, res, True, policy)
         return res
 
     def graph_inputs(self) -> list[str]:
@@ -116,7 +125,7 @@ class PassContext:
         facts so far stand for it (see :meth:`infer`)."""
         before, after = _written(before), _written(after)
         if self._facts is not None and self._facts[0] is before and before is not after:
-            self._facts = (after, self._facts[1], False)
+            self._facts = (after, self._facts[1], False, self._facts[3])
 
     def refresh(self) -> None:
         """Drop carried facts: the next :meth:`infer` infers afresh."""

@@ -25,6 +25,7 @@ from shapeinfer.base import codes
 from shapeinfer.base.progress import Progress
 from shapeinfer.inference.bindings import check_bind_values, check_model
 from shapeinfer.inference.engine import infer, model_dir
+from shapeinfer.inference.policy import DEFAULT_POLICY
 from shapeinfer.io.annotate import annotate_serialised, subgraphs_annotated
 from shapeinfer.io.entries import restore_entries, saved_entries
 from shapeinfer.io.external import data_files
@@ -236,7 +237,8 @@ def _optimize(
                 reports.setdefault(name, PassReport(name)).add(counts)
     progress.update("annotating")
     ctx.refresh()
-    res = ctx.infer(m, whole=True)
+    # the annotation merges facts with what the file declares, as -o's does (the passes took no claim)
+    res = ctx.infer(m, whole=True, policy=DEFAULT_POLICY)
     entries_moved = restore_entries(m, entries)  # after inference: as before, it sees no declaration
     value_info_fields = annotate_serialised(res, declared)
 
