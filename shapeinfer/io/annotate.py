@@ -227,7 +227,8 @@ def _merge_dim(out, d: D.Dim, x, fresh: set[str], unnamed: frozenset[str] = froz
     it is a placeholder name (``?``: :func:`~shapeinfer.symbolic.names.is_placeholder`), which would
     make every dim it is written on one size to a runtime."""
     if type(d) is int:
-        out.dim_value = d
+        if 0 <= d <= D.INT64_MAX:  # (else a size no tensor has: open)
+            out.dim_value = d
     elif D.symbols(d) <= fresh and x.HasField("dim_value"):
         out.dim_value = x.dim_value
     elif D.symbols(d) <= fresh and x.HasField("dim_param") and x.dim_param and not is_placeholder(x.dim_param):

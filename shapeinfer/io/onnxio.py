@@ -298,12 +298,13 @@ def write_shape(
 ) -> None:
     """Append ``shape`` to tensor type ``tt``'s shape (set, even when empty): an int as dim_value,
     a symbolic dim as its dim_param text, and a dim holding a symbol of ``unnamed`` as an open
-    dim (neither)."""
+    dim (neither), as is an int no dim_value holds (negative, or past int64: a size no tensor has)."""
     tt.shape.SetInParent()
     for d in shape:
         dim = tt.shape.dim.add()
         if type(d) is int:
-            dim.dim_value = d
+            if 0 <= d <= D.INT64_MAX:
+                dim.dim_value = d
         elif not unnamed or unnamed.isdisjoint(D.symbols(d)):
             dim.dim_param = D.format(d)
 

@@ -317,7 +317,10 @@ def _copy_field(dst, fd, value) -> None:
     elif fd.message_type is not None:
         getattr(dst, fd.name).CopyFrom(value)
     else:
-        setattr(dst, fd.name, value)
+        try:
+            setattr(dst, fd.name, value)
+        except UnicodeDecodeError:  # a string field holding bytes that are not UTF-8: written as read
+            dst.MergeFromString(varint(fd.number << 3 | 2) + varint(len(value)) + value)
 
 
 def write_chunks(fd: int, chunks: list[bytes]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -121,3 +122,38 @@ def test_declared_types_survive_infer_shapes_and_optimize():
         assert got["probs"] == want["probs"]
         assert got["label"] == want["label"]
         assert all(is_complete(t) for t in got.values())
+
+
+def test_a_dim_past_int64_is_written_open(tmp_path):
+    """``Tile`` by 2**62 of a dim ranged to 3 is a size no tensor has and no dim_value holds
+    (found by fuzz_cli, seed 142: -o died on protobuf's range check); it is written open."""
+    r = onnx.numpy_helper.from_array(np.array([2**62, 2**62], np.int64), "r")
+    g = h.make_graph(
+        [h.make_node("Tile", ["x", "r"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", F, ["a", "b"])],
+        [h.make_tensor_value_info("y", F, None)],
+        [r],
+    )
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 18)]), src)
+    doc = shapeinfer.open(str(src))
+    res = doc.infer(dim_ranges={"a": (3, 3)})
+    assert res.dims("y")[0] == 3 * 2**62
+    doc.write(str(out))
+    y = onnx.load(out).graph.output[0]
+    assert [d.HasField("dim_value") or bool(d.dim_param) for d in y.type.tensor_type.shape.dim] == [False, True]
+
+
+def test_text_fields_that_are_not_utf8_are_written_as_read(tmp_path):
+    """A graph name of bytes that are not UTF-8 (onnx's proto2 allows them; found by fuzz_cli,
+    seed 142: the writer died copying it) is written back byte for byte."""
+    g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "GRAPHNAME", [h.make_tensor_value_info("x", F, ["n"])], [])
+    g.output.append(h.make_tensor_value_info("y", F, None))
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 18)]).SerializeToString()
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    src.write_bytes(data.replace(b"GRAPHNAME", b"\xffRAPHNAME"))
+    shapeinfer.open(str(src)).write(str(out))
+    names = [onnx.ModelProto.FromString(f.read_bytes()).graph.name for f in (src, out)]
+    assert names[0] == names[1]
+    assert b"\xffRAPHNAME" in out.read_bytes()
