@@ -17,6 +17,7 @@ from onnx import AttributeProto
 
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic, InferenceError
+from shapeinfer.base.ir_version import initializers_are_inputs
 from shapeinfer.base.toposort import lexicographic_order
 from shapeinfer.inference import op_registry as registry
 from shapeinfer.inference.declared_types import DeclaredTypes
@@ -33,7 +34,7 @@ from shapeinfer.io.external import (
     external_tensors,
     missing_data_files,
 )
-from shapeinfer.io.onnxio import initializers_are_inputs, tensor_fact, tensor_numel, tensor_problem, type_fact
+from shapeinfer.io.onnxio import tensor_fact, tensor_numel, tensor_problem, type_fact
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact
 from shapeinfer.symbolic.names import ident, is_placeholder
@@ -224,7 +225,7 @@ class Engine:
             else:
                 declared = self.input_fact(vi) if inputs is None else type_fact(vi.type, lambda axis: self.fresh())
                 facts[vi.name] = declared
-        overridable = not initializers_are_inputs(self.model)  # (before IR 4: a constant, not a default)
+        overridable = not initializers_are_inputs(self.model.ir_version)  # (before IR 4: a constant, not a default)
         for t in graph.initializer:
             problem = tensor_problem(t)
             if problem is not None:

@@ -71,13 +71,6 @@ class ModelLoadError(Exception):
     """A file that cannot be read as an ONNX model; the message names the file and problem."""
 
 
-def initializers_are_inputs(model: onnx.ModelProto) -> bool:
-    """Whether ``model`` is of an IR version before 4, where every initializer is listed among
-    its graph's inputs too, as a constant (from IR 4 on, a listed one is a default the caller may
-    override). An unset IR version counts as a current one."""
-    return bool(model.ir_version) and model.ir_version < 4
-
-
 def load_model(path: str) -> onnx.ModelProto:
     """Parse the model at ``path`` (``-``: standard input) without loading external weights.
 

@@ -38,7 +38,8 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
-from shapeinfer.io.onnxio import attribute_value, initializers_are_inputs
+from shapeinfer.base.ir_version import initializers_are_inputs
+from shapeinfer.io.onnxio import attribute_value
 from shapeinfer.io.wire import NodeFields
 
 _GRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
@@ -451,7 +452,7 @@ class GraphModel:
     def lists_initializers_as_inputs(self) -> bool:
         """Whether the written graphs list their initializers among their inputs: before IR 4
         every initializer is also a graph input, so export lists the ones the passes create."""
-        return initializers_are_inputs(self.model)
+        return initializers_are_inputs(self.model.ir_version)
 
     def drop_initializer(self, owner: Graph, name: str) -> None:
         """Remove initializer ``name`` of graph ``owner`` on export (before IR 4, its input too)."""

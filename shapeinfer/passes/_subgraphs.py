@@ -43,8 +43,9 @@ from collections.abc import Callable
 import onnx
 from onnx import AttributeProto, GraphProto, NodeProto
 
+from shapeinfer.base.ir_version import initializers_are_inputs
 from shapeinfer.inference.engine import graph_path
-from shapeinfer.io.onnxio import fact_type, graphs_within, initializers_are_inputs, subgraph_attrs
+from shapeinfer.io.onnxio import fact_type, graphs_within, subgraph_attrs
 from shapeinfer.ir.queries import default_opset
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -398,7 +399,7 @@ def optimize_subgraphs(
     # (an initializer that is also a graph input is a default the caller may override: typed only)
     inputs = {vi.name for vi in model.graph.input}
     initializers = {t.name: t for t in model.graph.initializer if t.name not in inputs}
-    old_ir = initializers_are_inputs(model)
+    old_ir = initializers_are_inputs(model.ir_version)
     opset = default_opset(model) or 1
     out: onnx.ModelProto | None = None
     for k, node in enumerate(model.graph.node):

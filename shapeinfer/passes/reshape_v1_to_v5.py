@@ -32,7 +32,8 @@ import onnx
 import onnx.inliner
 from onnx import version_converter
 
-from shapeinfer.io.onnxio import graphs_within, initializers_are_inputs
+from shapeinfer.base.ir_version import initializers_are_inputs
+from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.ir.graph import Constant, GraphModel, append_input
 from shapeinfer.ir.queries import default_opset, function_opset, subgraphs
 from shapeinfer.passes.base import Pass, PassResult
@@ -126,7 +127,7 @@ def run(gm: GraphModel, result, ctx) -> PassResult:
     if opset < 4 or (opset == 4 and _inline_first(model, opset)):
         return PassResult()  # the converter or the inliner first: prepare()
     stats = {"reshapes rewritten": 0, "opset lifted with onnx's converter": 0, "functions inlined": 0}
-    old_ir = initializers_are_inputs(model)
+    old_ir = initializers_are_inputs(model.ir_version)
 
     def target_for(n, owner, is_function: bool, nodes: list, k: int):
         values = [int(v) for v in n.attrs["shape"]]
