@@ -511,9 +511,10 @@ class Document:
 
 def _may_not_load(result: Result) -> bool:
     """Whether annotating ``result``'s model may make onnxruntime refuse a model it loads: the
-    graph inputs specialised to a binding, or types written where the engine found an op that
-    fails if it runs (in a Loop body that never runs at those sizes, say)."""
-    return bool(result.bind) or any(d.severity == "error" for d in result.diagnostics)
+    graph inputs specialised to a binding, dims inferred under ranges (``a=1:1`` is a binding
+    too), or types written where the engine found an op that fails if it runs (in a Loop body
+    that never runs at those sizes, say)."""
+    return bool(result.bind or result.dim_ranges) or any(d.severity == "error" for d in result.diagnostics)
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -79,7 +79,9 @@ class Guard:
         return (self.kind, self.lhs, self.rhs)
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "text": self.text, "nodes": list(self.nodes)}
+        """The guard as JSON data; a node name read as bytes (not UTF-8) decoded, escaped."""
+        nodes = [n.decode("utf-8", "backslashreplace") if type(n) is bytes else n for n in self.nodes]
+        return {"kind": self.kind, "text": self.text, "nodes": nodes}
 
 
 def _wrap(d: D.Dim) -> str:

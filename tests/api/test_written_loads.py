@@ -170,11 +170,19 @@ def test_minus_o_of_a_loop_that_never_runs_loads_and_runs_alike(tmp_path):
 
 
 @pytest.mark.parametrize("int64_constant", [False, True])
-@pytest.mark.parametrize("command", [[], ["optimize"]])
-def test_a_binding_an_if1_merge_refuses_keeps_the_declared_dims(tmp_path, int64_constant, command):
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--bind", "a=2"],
+        ["optimize", "--bind", "a=2"],
+        ["--dim-range", "a=2:2"],  # a range of one value binds too (fuzz_cli, seed 144, case 373)
+    ],
+)
+def test_a_binding_an_if1_merge_refuses_keeps_the_declared_dims(tmp_path, int64_constant, args):
     src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
     onnx.save(_if1_branches(int64_constant), src)
-    r = run_cli(*command, str(src), "--bind", "a=2", "-o", str(out))
+    command, options = args[: args[0] == "optimize"], args[args[0] == "optimize" :]
+    r = run_cli(*command, str(src), *options, "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert "note:" in r.stderr and "Can't merge shape info" in r.stderr  # the reason, named
     ort.InferenceSession(str(out))

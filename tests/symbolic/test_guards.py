@@ -284,3 +284,15 @@ def test_pyramid_equalities_read_as_the_residue_they_leave():
     mixed = Ledger()
     mixed.add("equality", (h + 15) // 16, h // 8, "x")
     assert [g.kind for g in mixed.simplified()] == ["equality"]
+
+
+def test_a_guard_of_a_node_named_in_bytes_that_are_not_utf8_is_json_data():
+    """A node name that is not UTF-8 reaches the guards as bytes (found by fuzz_cli, seed 144:
+    ``--json`` died in json.dumps); the JSON form escapes it."""
+    import json
+
+    from shapeinfer.symbolic import dims as D
+    from shapeinfer.symbolic.guards import Guard
+
+    g = Guard("bound", D.parse("seq"), 512, [b"while_con\xff_3", "ok"])
+    assert json.loads(json.dumps(g.to_dict()))["nodes"] == ["while_con\\xff_3", "ok"]
