@@ -195,7 +195,8 @@ def strict_error(model: onnx.ModelProto, data_prop: bool | None = None, *, check
 #: onnx's inference runs in a child process where the platform forks: an assertion in its C++
 #: code aborts the whole process (a negative dim reaching Slice's ``std::clamp``), and some
 #: models make it allocate without bound (a Split of 2**31 outputs took 16 GB). The child may
-#: use this much address space beyond its parent's, for this many seconds.
+#: use this much address space beyond its parent's (and four times the model's size), for
+#: this many seconds.
 CHILD_MEMORY = 2 << 30
 CHILD_SECONDS = 60.0
 #: whether onnx's inference runs in a child (a test spying on it in process turns this off)
@@ -221,11 +222,14 @@ def _strict(model: onnx.ModelProto, data_prop: bool | None, check_type: bool) ->
             return "bad_alloc" not in line, line
         return True, None
 
-    return _in_child(run) if ISOLATED else run()
+    if not ISOLATED:
+        return run()
+    return _in_child(run, CHILD_MEMORY + 4 * model.ByteSize())  # (onnx copies the model it checks)
 
 
-def _in_child(run) -> tuple[bool, str | None]:
-    """``run()`` in a forked child under :data:`CHILD_MEMORY` and :data:`CHILD_SECONDS`."""
+def _in_child(run, memory: int) -> tuple[bool, str | None]:
+    """``run()`` in a forked child with ``memory`` bytes of address space beyond its parent's,
+    for :data:`CHILD_SECONDS`."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -234,7 +238,7 @@ def _in_child(run) -> tuple[bool, str | None]:
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 2)  # what onnx's C++ code prints as it aborts is not the user's to read
             faulthandler.disable()  # (nor a Python traceback of the abort, where a caller enabled it)
-            _limit_memory()
+            _limit_memory(memory)
             finished, text = run()
             os.write(w, (b"F" if finished else b"U") + (b"" if text is None else b"E" + text.encode()))
         finally:
@@ -263,14 +267,14 @@ def _in_child(run) -> tuple[bool, str | None]:
     return data[:1] == b"F", text
 
 
-def _limit_memory() -> None:
-    """Cap this process's address space at its size now plus :data:`CHILD_MEMORY` (Linux)."""
+def _limit_memory(memory: int) -> None:
+    """Cap this process's address space at its size now plus ``memory`` bytes (Linux)."""
     try:
         import resource
 
         with open("/proc/self/statm") as f:
             size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        resource.setrlimit(resource.RLIMIT_AS, (size + CHILD_MEMORY, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        resource.setrlimit(resource.RLIMIT_AS, (size + memory, resource.getrlimit(resource.RLIMIT_AS)[1]))
     except (OSError, ValueError, ImportError):
         pass  # no /proc, or a hard limit below: the parent's limits hold
 
