@@ -23,7 +23,7 @@ from typing import Protocol
 import onnx
 from onnx import TypeProto
 
-from shapeinfer.io.onnxio import fact_type, graph_path, subgraph_attrs, write_shape
+from shapeinfer.io.onnxio import fact_type, graph_path, stacked_outputs_from, subgraph_attrs, write_shape
 from shapeinfer.io.wire import SHORT_LENGTHS, field_tag, varint
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -34,7 +34,7 @@ class InferredTypes(Protocol):
     """What annotation reads of an inference result (:class:`shapeinfer.inference.result.Result`):
     the model inferred, the facts of each graph inferred by path (``"main"``, subgraphs by
     :func:`~shapeinfer.io.onnxio.graph_path`), the fresh symbols inference drew and those of them
-    that join alternatives."""
+    that join alternatives, the graph inputs' symbols (sizes of at least 1)."""
 
     @property
     def model(self) -> onnx.ModelProto: ...
@@ -47,6 +47,9 @@ class InferredTypes(Protocol):
 
     @property
     def join_symbols(self) -> Collection[str]: ...
+
+    @property
+    def input_symbols(self) -> Collection[str]: ...
 
 
 def annotate(
@@ -267,6 +270,41 @@ def _type_bytes(
     return got
 
 
+def _zero_trip_unchanged(node: onnx.NodeProto, body: onnx.GraphProto, facts, body_facts, inputs) -> bool:
+    """Whether the types written into ``body`` leave what ``node`` (a Loop or a Scan) gives when
+    no iteration runs as it was. onnxruntime shapes a scan output then from the type its own
+    inference gives the body output (a dim_value kept, any other dim 0): a number written in
+    the body that reaches a scan output's type where its declaration has none changes it (a
+    written ``[2, 8]`` made an empty ``[0, 0, 8]`` into ``[0, 2, 8]``). True when the node has no
+    scan output, when every scan output stacks at least one iteration (its leading dim in
+    ``facts``, the graph holding the node, an int of at least 1 or one of the graph inputs'
+    symbols ``inputs``), or when no scan output's fact in ``body_facts`` has a number its
+    declaration lacks."""
+    first = stacked_outputs_from(node, body)
+    if first is None or first >= len(body.output):
+        return True
+    n_scans = len(body.output) - first
+    runs = True
+    for o in node.output[len(node.output) - n_scans :]:
+        f = None if facts is None or not o else facts.get(o)
+        d = f.shape[0] if f is not None and f.shape else None
+        if not ((type(d) is int and d >= 1) or (d is not None and type(d) is not int and D.format(d) in inputs)):
+            runs = False
+    if runs:
+        return True
+    for vi in body.output[first:]:
+        f = None if body_facts is None else body_facts.get(vi.name)
+        if f is None or f.shape is None:
+            continue
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        declared = list(tt.shape.dim) if tt is not None and tt.HasField("shape") else []
+        values = [x.dim_value if x.HasField("dim_value") else None for x in declared]
+        for k, d in enumerate(f.shape):
+            if type(d) is int and (k >= len(values) or values[k] != d):
+                return False
+    return True
+
+
 def _annotate_graph(
     graph: onnx.GraphProto,
     result: InferredTypes,
@@ -276,8 +314,12 @@ def _annotate_graph(
     name_fresh: bool = False,
 ) -> bytes:
     """Annotate ``graph`` and its inferred subgraphs; the new value_info entries of ``graph``
-    itself are returned as serialised fields (after the kept ones in ``graph.value_info``)."""
+    itself are returned as serialised fields (after the kept ones in ``graph.value_info``).
+
+    A Loop's or a Scan's body is left as read where its types could change what the node gives
+    when no iteration runs (:func:`_zero_trip_unchanged`)."""
     unnamed = frozenset() if name_fresh else frozenset(result.fresh_symbols)
+    inputs = result.input_symbols
     tail = b""
     facts = result.graph_facts.get(path)
     if facts is not None:
@@ -335,5 +377,8 @@ def _annotate_graph(
         return tail  # no subgraph below this one was inferred
     for k, n in enumerate(graph.node):
         for attr, g in subgraph_attrs(n):
-            g.MergeFromString(_annotate_graph(g, result, fresh, {}, graph_path(path, k, attr), name_fresh))
+            at = graph_path(path, k, attr)
+            if not _zero_trip_unchanged(n, g, facts, result.graph_facts.get(at), inputs):
+                continue  # left as read
+            g.MergeFromString(_annotate_graph(g, result, fresh, {}, at, name_fresh))
     return tail

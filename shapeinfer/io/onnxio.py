@@ -38,6 +38,21 @@ def subgraph_attrs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]
                 yield f"{a.name}[{j}]", g
 
 
+def stacked_outputs_from(node: onnx.NodeProto, body: onnx.GraphProto) -> int | None:
+    """The position of the first output of ``body``, a Loop's or a Scan's body, that the node
+    stacks along a new axis (its scan outputs), or None for any other subgraph. When no
+    iteration runs, onnxruntime shapes such an output from the body output's declared type (a
+    dim_value kept, any other dim 0), so what is written there changes what the model computes."""
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    if node.op_type == "Loop":
+        return max(0, len(body.input) - 1)  # after the condition and the carried values
+    if node.op_type == "Scan":
+        k = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), None)
+        return None if k is None else max(0, len(body.input) - k)  # after the states
+    return None
+
+
 def graphs_within(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """``graph`` and every subgraph nested in its nodes, depth first, parents before children."""
     yield graph

@@ -43,7 +43,7 @@ import onnx
 from onnx import GraphProto, TypeProto
 
 from shapeinfer.inference.engine import infer
-from shapeinfer.io.onnxio import subgraph_attrs
+from shapeinfer.io.onnxio import stacked_outputs_from, subgraph_attrs
 from shapeinfer.passes.errors import OptimizeError
 
 #: Graph inputs specialised again one at a time (each costs a strict inference) up to this many.
@@ -279,15 +279,18 @@ def _limit_memory(memory: int) -> None:
         pass  # no /proc, or a hard limit below: the parent's limits hold
 
 
-def _clear_subgraph_types(g: GraphProto, top: bool) -> None:
+def _clear_subgraph_types(g: GraphProto, top: bool, stacked_from: int | None = None) -> None:
+    """Drop ``g``'s value_info and, below the main graph, its outputs' shapes, but a Loop's or a
+    Scan's scan outputs' (from ``stacked_from`` on): onnxruntime shapes the node's outputs from
+    them when no iteration runs."""
     del g.value_info[:]
     if not top:
-        for vi in g.output:
+        for vi in g.output if stacked_from is None else g.output[:stacked_from]:
             if vi.type.HasField("tensor_type"):
                 vi.type.tensor_type.ClearField("shape")
     for n in g.node:
         for _, sg in subgraph_attrs(n):
-            _clear_subgraph_types(sg, False)
+            _clear_subgraph_types(sg, False, stacked_outputs_from(n, sg))
 
 
 def make_loadable(

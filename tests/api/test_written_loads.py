@@ -223,3 +223,63 @@ def test_a_tensorflow_while_loop_bound_to_one_keeps_the_binding_and_loads(tmp_pa
     assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 1, 8]
     feeds = {"x": np.random.default_rng(0).random((1, 1, 8), dtype=np.float32)}
     assert _same(_runs(src, feeds), _runs(out, feeds))
+
+
+def _loop_of_no_trip() -> onnx.ModelProto:
+    """x[2, 1, 8]: a Loop that runs while ``start < x.shape[1]`` (``start`` an overridable default
+    of 5: no trip) stacks ``x[:, 0]``, declared ``[u, 8]``. With no trip onnxruntime gives
+    ``[0, 0, 8]``: a dim_value of the body output's type is kept, any other dim is 0."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    body = helper.make_graph(
+        [
+            helper.make_node("Slice", ["xs", "b0", "b1", "bax"], ["sl"], name="slice"),
+            helper.make_node("Squeeze", ["sl", "bax"], ["sq"], name="squeeze"),
+            helper.make_node("Identity", ["no"], ["cout"], name="once"),
+            helper.make_node("Identity", ["xs"], ["xout"], name="carry"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cin", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("xs", TensorProto.FLOAT, None),
+        ],
+        [
+            helper.make_tensor_value_info("cout", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("xout", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("sq", TensorProto.FLOAT, ["u", 8]),
+        ],
+        [i64("b0", [0]), i64("b1", [1]), i64("bax", [1]), numpy_helper.from_array(np.array(False), "no")],
+    )
+    g = helper.make_graph(
+        [
+            helper.make_node("Shape", ["x"], ["s"], start=1, end=2),
+            helper.make_node("Squeeze", ["s", "ax0"], ["trips"]),
+            helper.make_node("Less", ["start", "trips"], ["go"]),
+            helper.make_node("Loop", ["", "go", "x"], ["xl", "ys"], body=body),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 8]),
+            helper.make_tensor_value_info("start", TensorProto.INT64, []),
+        ],
+        [
+            helper.make_tensor_value_info("xl", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("ys", TensorProto.FLOAT, None),
+        ],
+        [i64("ax0", [0]), i64("start", 5)],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+
+
+@pytest.mark.parametrize("command", [[], ["optimize"]])
+def test_a_loop_of_no_trip_gives_the_same_empty_output(tmp_path, command):
+    """The body's types are left as read where a number written there would reach a scan
+    output's type (fuzz_cli, seed 146, case 2837: `-o` made ``[0, 0, 8]`` into ``[0, 2, 8]``)."""
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(_loop_of_no_trip(), src)
+    r = run_cli(*command, str(src), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    feeds = {"x": np.random.default_rng(0).random((2, 1, 8), dtype=np.float32)}
+    ref = _runs(src, feeds)
+    assert ref[1].shape == (0, 0, 8)
+    assert _same(ref, _runs(out, feeds))
