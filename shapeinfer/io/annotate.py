@@ -235,7 +235,7 @@ def _merge_dim(out, d: D.Dim, x, fresh: set[str], unnamed: frozenset[str] = froz
     elif D.symbols(d) <= fresh and x.HasField("dim_value"):
         out.dim_value = x.dim_value
     elif D.symbols(d) <= fresh and x.HasField("dim_param") and x.dim_param and not is_placeholder(x.dim_param):
-        out.dim_param = x.dim_param
+        out.CopyFrom(x)  # (as read: a name that is not UTF-8 stays bytes)
     elif not unnamed or unnamed.isdisjoint(D.symbols(d)):
         out.dim_param = D.format(d)
     if x.denotation:
