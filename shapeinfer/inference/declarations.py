@@ -25,6 +25,7 @@ from collections.abc import Collection, Mapping
 import onnx
 from onnx.onnx_cpp2py_export import shape_inference as onnx_c
 
+from shapeinfer.base import isolated
 from shapeinfer.io.onnxio import dim_from_proto, graph_path, subgraph_attrs
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic import intervals
@@ -183,12 +184,24 @@ def checker_refuses_declarations(model: onnx.ModelProto) -> bool:
     # onnx's C++ entry point itself: ``onnx.shape_inference.infer_shapes`` may be replaced by a
     # drop-in that runs this inference (shapeinfer.compat.onnx), which would recurse
     try:
-        onnx_c.infer_shapes(model.SerializeToString(), True, True, False)
-    except onnx_c.InferenceError as e:
-        return "existing" in str(e)
+        data = model.SerializeToString()
     except Exception:
         return True
-    return False
+
+    def check() -> tuple[bool, str | None]:
+        try:
+            onnx_c.infer_shapes(data, True, True, False)
+        except onnx_c.InferenceError as e:
+            return True, "refused" if "existing" in str(e) else None
+        except Exception:
+            return True, "refused"
+        return True, None
+
+    # apart from this process where it can fork: onnx aborts on some models (a negative dim)
+    finished, text = (
+        isolated.run(check, isolated.MEMORY + 4 * len(data), "onnx's inference") if isolated.ENABLED else check()
+    )
+    return not finished or text == "refused"
 
 
 def declaration_severity(kind: str | None, checker_refuses: bool) -> str:

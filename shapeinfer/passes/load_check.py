@@ -30,18 +30,14 @@ The graph itself is never changed here: its values at the binding are the input'
 
 from __future__ import annotations
 
-import faulthandler
 import math
-import os
-import select
-import signal
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import onnx
 from onnx import GraphProto, TypeProto
 
+from shapeinfer.base import isolated
 from shapeinfer.inference.engine import infer
 from shapeinfer.io.onnxio import stacked_outputs_from, subgraph_attrs
 from shapeinfer.passes.errors import OptimizeError
@@ -192,17 +188,6 @@ def strict_error(model: onnx.ModelProto, data_prop: bool | None = None, *, check
     return _strict(model, data_prop, check_type)[1]
 
 
-#: onnx's inference runs in a child process where the platform forks: an assertion in its C++
-#: code aborts the whole process (a negative dim reaching Slice's ``std::clamp``), and some
-#: models make it allocate without bound (a Split of 2**31 outputs took 16 GB). The child may
-#: use this much address space beyond its parent's (and four times the model's size), for
-#: this many seconds.
-CHILD_MEMORY = 2 << 30
-CHILD_SECONDS = 60.0
-#: whether onnx's inference runs in a child (a test spying on it in process turns this off)
-ISOLATED = hasattr(os, "fork")
-
-
 def _strict(model: onnx.ModelProto, data_prop: bool | None, check_type: bool) -> tuple[bool, str | None]:
     """:func:`strict_error` as ``(finished, error)``: ``finished`` False when onnx's inference
     crashed, ran out of memory or time (``error`` then says which), so it checked nothing."""
@@ -222,61 +207,9 @@ def _strict(model: onnx.ModelProto, data_prop: bool | None, check_type: bool) ->
             return "bad_alloc" not in line, line
         return True, None
 
-    if not ISOLATED:
+    if not isolated.ENABLED:
         return run()
-    return _in_child(run, CHILD_MEMORY + 4 * model.ByteSize())  # (onnx copies the model it checks)
-
-
-def _in_child(run, memory: int) -> tuple[bool, str | None]:
-    """``run()`` in a forked child with ``memory`` bytes of address space beyond its parent's,
-    for :data:`CHILD_SECONDS`."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        try:
-            os.close(r)
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 2)  # what onnx's C++ code prints as it aborts is not the user's to read
-            faulthandler.disable()  # (nor a Python traceback of the abort, where a caller enabled it)
-            _limit_memory(memory)
-            finished, text = run()
-            os.write(w, (b"F" if finished else b"U") + (b"" if text is None else b"E" + text.encode()))
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    deadline = time.monotonic() + CHILD_SECONDS
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return False, f"onnx's inference did not finish in {CHILD_SECONDS:g} s"
-            chunk = os.read(r, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(r)
-    _, status = os.waitpid(pid, 0)
-    if not data:
-        why = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit status {os.WEXITSTATUS(status)}"
-        return False, f"onnx's inference crashed ({why})"
-    text = data[2:].decode(errors="replace") if data[1:2] == b"E" else None
-    return data[:1] == b"F", text
-
-
-def _limit_memory(memory: int) -> None:
-    """Cap this process's address space at its size now plus ``memory`` bytes (Linux)."""
-    try:
-        import resource
-
-        with open("/proc/self/statm") as f:
-            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        resource.setrlimit(resource.RLIMIT_AS, (size + memory, resource.getrlimit(resource.RLIMIT_AS)[1]))
-    except (OSError, ValueError, ImportError):
-        pass  # no /proc, or a hard limit below: the parent's limits hold
+    return isolated.run(run, isolated.MEMORY + 4 * model.ByteSize(), "onnx's inference")  # (onnx copies the model)
 
 
 def _clear_subgraph_types(g: GraphProto, top: bool, stacked_from: int | None = None) -> None:

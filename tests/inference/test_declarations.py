@@ -208,3 +208,33 @@ def test_a_declared_symbol_no_input_has_is_not_checkable():
     assert not codes(r, "G006")
     assert r.dims("y") == (D.sym("batch"), D.sym("seq"), 8)
     assert declared_dims(annotate(r), "y") == ["batch", "seq", 8]  # the inferred dim is written
+
+
+def test_onnx_aborting_on_a_model_does_not_take_inference_down(tmp_path):
+    """A declaration that contradicts inference asks onnx's own inference whether its checker
+    refuses the model; on a negative dim onnx aborts the process (fuzz_cli, seed 146, case 80:
+    optimize died). It runs apart: the contradiction stands, as for any failure of onnx's."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    import shapeinfer
+
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    g = helper.make_graph(
+        [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-5, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 7])],
+        [i64("s", [0]), i64("e", [1]), i64("a", [0])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    src = tmp_path / "neg.onnx"
+    onnx.save(m, src)
+    code = "import onnx, sys; onnx.shape_inference.infer_shapes(onnx.load(sys.argv[1]), True, True)"
+    assert subprocess.run([sys.executable, "-c", code, str(src)], capture_output=True).returncode < 0  # it aborts
+    res = shapeinfer.infer(m)
+    assert any(d.code == "G006" for d in res.diagnostics)

@@ -8,6 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from shapeinfer.base import isolated
 from shapeinfer.passes import load_check, optimize_with_report
 
 
@@ -42,7 +43,7 @@ def _range_model(limit: int, as_constant_node: bool = False) -> onnx.ModelProto:
 
 def _spy_data_prop(monkeypatch) -> list:
     """The ``data_prop`` of every call to onnx's inference from now on (run in this process)."""
-    monkeypatch.setattr(load_check, "ISOLATED", False)
+    monkeypatch.setattr(isolated, "ENABLED", False)
     seen: list = []
     real = onnx.shape_inference.infer_shapes
 
