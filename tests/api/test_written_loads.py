@@ -26,11 +26,11 @@ from shapeinfer.passes.load_check import LoadBaseline
 ort.set_default_logger_severity(3)
 
 
-def _loop_never_runs() -> onnx.ModelProto:
-    """x[b, 0, 8]: a Loop over x's dim 1 carries x and squeezes a slice of it along that dim, a
-    Squeeze of a size-0 axis (E015) in a body that never runs: the Loop runs while ``zero <
-    x.shape[1]``, and ``zero`` is an initializer the caller may override (a graph input too),
-    so inference cannot prove the body dead, as in the TensorFlow while-loop the fuzzer took."""
+def _squeezing_loop(x_dims: list, start: int, scan_dims: list | None) -> onnx.ModelProto:
+    """x[x_dims]: a Loop that runs while ``start < x.shape[1]`` (at most once) carries x and
+    stacks ``x[:, 0]`` (a Slice along dim 1, squeezed), its body output declared ``scan_dims``.
+    ``start`` is an initializer the caller may override (a graph input too), so inference cannot
+    tell whether the body runs, as in the TensorFlow while loops the fuzzer took."""
     i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
     body = helper.make_graph(
         [
@@ -48,7 +48,7 @@ def _loop_never_runs() -> onnx.ModelProto:
         [
             helper.make_tensor_value_info("cout", TensorProto.BOOL, []),
             helper.make_tensor_value_info("xout", TensorProto.FLOAT, None),
-            helper.make_tensor_value_info("sq", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("sq", TensorProto.FLOAT, scan_dims),
         ],
         [i64("b0", [0]), i64("b1", [1]), i64("bax", [1]), numpy_helper.from_array(np.array(False), "no")],
     )
@@ -56,21 +56,26 @@ def _loop_never_runs() -> onnx.ModelProto:
         [
             helper.make_node("Shape", ["x"], ["s"], name="shape", start=1, end=2),
             helper.make_node("Squeeze", ["s", "ax0"], ["trips"], name="trips"),
-            helper.make_node("Less", ["zero", "trips"], ["go"], name="go"),
+            helper.make_node("Less", ["start", "trips"], ["go"], name="go"),
             helper.make_node("Loop", ["", "go", "x"], ["xl", "ys"], name="loop", body=body),
         ],
         "g",
         [
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 0, 8]),
-            helper.make_tensor_value_info("zero", TensorProto.INT64, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims),
+            helper.make_tensor_value_info("start", TensorProto.INT64, []),
         ],
         [
             helper.make_tensor_value_info("xl", TensorProto.FLOAT, None),
             helper.make_tensor_value_info("ys", TensorProto.FLOAT, None),
         ],
-        [i64("ax0", [0]), i64("zero", 0)],
+        [i64("ax0", [0]), i64("start", start)],
     )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+
+
+def _loop_never_runs() -> onnx.ModelProto:
+    """x[b, 0, 8]: the body squeezes a size-0 axis (E015), and never runs (0 < 0 is false)."""
+    return _squeezing_loop(["b", 0, 8], 0, None)
 
 
 def _if1_branches(int64_constant: bool) -> onnx.ModelProto:
@@ -226,49 +231,9 @@ def test_a_tensorflow_while_loop_bound_to_one_keeps_the_binding_and_loads(tmp_pa
 
 
 def _loop_of_no_trip() -> onnx.ModelProto:
-    """x[2, 1, 8]: a Loop that runs while ``start < x.shape[1]`` (``start`` an overridable default
-    of 5: no trip) stacks ``x[:, 0]``, declared ``[u, 8]``. With no trip onnxruntime gives
-    ``[0, 0, 8]``: a dim_value of the body output's type is kept, any other dim is 0."""
-    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
-    body = helper.make_graph(
-        [
-            helper.make_node("Slice", ["xs", "b0", "b1", "bax"], ["sl"], name="slice"),
-            helper.make_node("Squeeze", ["sl", "bax"], ["sq"], name="squeeze"),
-            helper.make_node("Identity", ["no"], ["cout"], name="once"),
-            helper.make_node("Identity", ["xs"], ["xout"], name="carry"),
-        ],
-        "body",
-        [
-            helper.make_tensor_value_info("i", TensorProto.INT64, []),
-            helper.make_tensor_value_info("cin", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("xs", TensorProto.FLOAT, None),
-        ],
-        [
-            helper.make_tensor_value_info("cout", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("xout", TensorProto.FLOAT, None),
-            helper.make_tensor_value_info("sq", TensorProto.FLOAT, ["u", 8]),
-        ],
-        [i64("b0", [0]), i64("b1", [1]), i64("bax", [1]), numpy_helper.from_array(np.array(False), "no")],
-    )
-    g = helper.make_graph(
-        [
-            helper.make_node("Shape", ["x"], ["s"], start=1, end=2),
-            helper.make_node("Squeeze", ["s", "ax0"], ["trips"]),
-            helper.make_node("Less", ["start", "trips"], ["go"]),
-            helper.make_node("Loop", ["", "go", "x"], ["xl", "ys"], body=body),
-        ],
-        "g",
-        [
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 8]),
-            helper.make_tensor_value_info("start", TensorProto.INT64, []),
-        ],
-        [
-            helper.make_tensor_value_info("xl", TensorProto.FLOAT, None),
-            helper.make_tensor_value_info("ys", TensorProto.FLOAT, None),
-        ],
-        [i64("ax0", [0]), i64("start", 5)],
-    )
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+    """x[2, 1, 8], the body output declared ``[u, 8]``, no trip (5 < 1 is false): onnxruntime
+    gives ``[0, 0, 8]`` (a dim_value of the body output's type is kept, any other dim is 0)."""
+    return _squeezing_loop([2, 1, 8], 5, ["u", 8])
 
 
 @pytest.mark.parametrize("command", [[], ["optimize"]])
