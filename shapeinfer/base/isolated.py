@@ -22,13 +22,16 @@ MEMORY = 2 << 30
 SECONDS = 60.0
 
 
-def run(
-    fn: Callable[[], tuple[bool, str | None]], memory: int = MEMORY, what: str = "the check"
-) -> tuple[bool, str | None]:
-    """``fn()`` in a forked child with ``memory`` bytes of address space beyond its parent's for
-    :data:`SECONDS`: ``fn``'s ``(finished, text)``, or ``(False, why)`` when the child crashed
-    or ran out of time (``what`` names the call in that text). The child's standard error goes
-    nowhere (what native code prints as it aborts is not the user's to read)."""
+def run(fn: Callable[[], tuple[bool, str | None]], what: str, data_size: int = 0) -> tuple[bool, str | None]:
+    """``fn()`` in a forked child for :data:`SECONDS`, with :data:`MEMORY` bytes of address space
+    beyond its parent's and four times ``data_size`` (the bytes the call copies, a serialised
+    model, besides): ``fn``'s ``(finished, text)``, or ``(False, why)`` when the child crashed or
+    ran out of time (``what`` names the call in that text). The child's standard error goes
+    nowhere (what native code prints as it aborts is not the user's to read). In process where
+    :data:`ENABLED` is False."""
+    if not ENABLED:
+        return fn()
+    memory = MEMORY + 4 * data_size
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns

@@ -197,10 +197,7 @@ def checker_refuses_declarations(model: onnx.ModelProto) -> bool:
             return True, "refused"
         return True, None
 
-    # apart from this process where it can fork: onnx aborts on some models (a negative dim)
-    finished, text = (
-        isolated.run(check, isolated.MEMORY + 4 * len(data), "onnx's inference") if isolated.ENABLED else check()
-    )
+    finished, text = isolated.run(check, "onnx's inference", len(data))  # onnx aborts on some models
     return not finished or text == "refused"
 
 

@@ -207,9 +207,7 @@ def _strict(model: onnx.ModelProto, data_prop: bool | None, check_type: bool) ->
             return "bad_alloc" not in line, line
         return True, None
 
-    if not isolated.ENABLED:
-        return run()
-    return isolated.run(run, isolated.MEMORY + 4 * model.ByteSize(), "onnx's inference")  # (onnx copies the model)
+    return isolated.run(run, "onnx's inference", model.ByteSize())
 
 
 def _clear_subgraph_types(g: GraphProto, top: bool, stacked_from: int | None = None) -> None:
