@@ -66,12 +66,17 @@ class LoadBaseline:
     data_prop: bool = True
 
     @classmethod
-    def of(cls, model: onnx.ModelProto, base_dir: str | None = None, *, data_prop: bool = True) -> LoadBaseline:
-        """The baseline of ``model``: one engine inference and one or two strict inferences."""
-        try:
-            res = infer(model, base_dir=base_dir)
-        except Exception:  # the engine refusing the input: only onnx's inference checks what is written
-            res = None
+    def of(
+        cls, model: onnx.ModelProto, base_dir: str | None = None, *, data_prop: bool = True, result=None
+    ) -> LoadBaseline:
+        """The baseline of ``model``: one engine inference (``result`` when the caller has it:
+        ``infer(model, base_dir=base_dir)``'s) and one or two strict inferences."""
+        res = result
+        if res is None:
+            try:
+                res = infer(model, base_dir=base_dir)
+            except Exception:  # the engine refusing the input: only onnx's inference checks what is written
+                res = None
         dp = data_prop and (res is None or long_vector(res) is None)
         mode = None
         for ct in (True, False):
@@ -117,14 +122,6 @@ class LoadBaseline:
 
 def _error_keys(res) -> list[tuple[str, str]]:
     return [(d.code, d.node or "") for d in res.diagnostics if d.severity == "error"]
-
-
-def load_error(model: onnx.ModelProto, base_dir: str | None = None) -> str | None:
-    """Why onnxruntime may refuse ``model`` at load: None, or one line. The regression from a
-    baseline that passes everything (:meth:`LoadBaseline.regression`): onnx's strict inference
-    with ``check_type``, then any error diagnostic of the engine (e.g. a Squeeze of a dim that
-    is not 1)."""
-    return LoadBaseline(True, frozenset(), base_dir).regression(model)
 
 
 #: onnx's data propagation writes every element of a tensor of rank 0 or 1 that reaches an op
@@ -180,10 +177,10 @@ def strict_error(model: onnx.ModelProto, data_prop: bool | None = None, *, check
     (or why it did not finish: :func:`_strict`).
 
     ``data_prop``: with onnx's data propagation or not; None: with it, unless a long Range of
-    constants would be materialised by it (:data:`MAX_PROPAGATED_RANGE`; :func:`load_error`
-    decides from the engine's facts instead). ``check_type``: onnx's check of each node's
-    types against its schema too (onnxruntime loads some models that fail it: a Constant of
-    int64 at opset 8).
+    constants would be materialised by it (:data:`MAX_PROPAGATED_RANGE`;
+    :meth:`LoadBaseline.regression` decides from the engine's facts instead). ``check_type``:
+    onnx's check of each node's types against its schema too (onnxruntime loads some models
+    that fail it: a Constant of int64 at opset 8).
     """
     return _strict(model, data_prop, check_type)[1]
 
@@ -341,7 +338,6 @@ __all__ = [
     "MAX_PROPAGATED",
     "MAX_RETRIES",
     "LoadBaseline",
-    "load_error",
     "loadable_annotation",
     "long_vector",
     "make_loadable",

@@ -198,7 +198,8 @@ def _optimize(
     baseline = None  # with --bind: what the input passes, which the output must pass too
     if bind:
         progress.update("checking the input")
-        baseline = LoadBaseline.of(m, base_dir)
+        unbound = infer(m, base_dir=base_dir, timeout=ctx.remaining())
+        baseline = LoadBaseline.of(m, base_dir, result=unbound)
         declared_io = tuple(
             {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
             for vis in (m.graph.input, m.graph.output)
@@ -207,7 +208,8 @@ def _optimize(
     # was refused above; one a branch cannot take is the load check's fallback); else its facts
     # serve the first pass too
     if bind:
-        found = infer(m, base_dir=base_dir, timeout=ctx.remaining()).diagnostics
+        found = unbound.diagnostics
+        del unbound
     else:
         found = ctx.infer(m).diagnostics
     errors = [d for d in found if d.severity == "error"]
