@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from shapeinfer.base.text import text
+
 #: The severities a diagnostic or a lint finding has, most severe first.
 SEVERITIES = ("error", "warning", "info")
 
@@ -30,7 +32,7 @@ class Diagnostic:
         for k in ("node", "op_type", "graph", "tensor"):
             v = getattr(self, k)
             if type(v) is bytes:
-                object.__setattr__(self, k, v.decode("utf-8", "backslashreplace"))
+                object.__setattr__(self, k, text(v))
 
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None}

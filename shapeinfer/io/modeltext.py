@@ -14,14 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shapeinfer.base.text import text
+
 _UTF8_CHECKER: Any = None  # the proto3 twin of ModelProto (built on first use)
-
-
-def text(v: Any) -> Any:
-    """``v`` decoded when it is ``bytes`` (invalid UTF-8 escaped as ``\\xNN``); anything else as is."""
-    if type(v) is bytes:
-        return v.decode("utf-8", "backslashreplace")
-    return v
 
 
 def _fix_scalars(msg, names: tuple[str, ...]) -> None:

@@ -37,6 +37,7 @@ import ast
 import math
 from collections.abc import Iterable, Mapping
 
+from shapeinfer.base.text import text as decoded
 from shapeinfer.symbolic.expr import (
     DEFAULT_RANGE,
     INF,
@@ -376,7 +377,7 @@ def parse(text: str) -> Dim:
     """The dim spelled by ``text``; text that is not a valid expression is one opaque symbol
     (``bytes`` that are not valid UTF-8 are decoded with escapes first)."""
     if type(text) is bytes:
-        text = text.decode("utf-8", "backslashreplace")
+        text = decoded(text)
     r = _PARSED.get(text)
     if r is not None:
         return r

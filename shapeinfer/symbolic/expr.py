@@ -11,6 +11,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Union
 
+from shapeinfer.base.text import text as decoded
+
 #: The largest value a dim (and any ONNX int64) may take.
 INT64_MAX = 2**63 - 1
 
@@ -144,7 +146,7 @@ def sym(name: str) -> Expr:
     """The expression consisting of the single symbol ``name`` (any string; ``bytes`` that are
     not valid UTF-8, as protobuf gives such a ``dim_param``, are decoded with escapes)."""
     if type(name) is bytes:
-        name = name.decode("utf-8", "backslashreplace")
+        name = decoded(name)
     e = _SYMS.get(name)
     if e is None:
         e = Expr((((Atom("sym", name),), 1),))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic
+from shapeinfer.base.text import text
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.intervals import (
     DEFAULT_RANGE,
@@ -80,8 +81,7 @@ class Guard:
 
     def to_dict(self) -> dict:
         """The guard as JSON data; a node name read as bytes (not UTF-8) decoded, escaped."""
-        nodes = [n.decode("utf-8", "backslashreplace") if type(n) is bytes else n for n in self.nodes]
-        return {"kind": self.kind, "text": self.text, "nodes": nodes}
+        return {"kind": self.kind, "text": self.text, "nodes": [text(n) for n in self.nodes]}
 
 
 def _wrap(d: D.Dim) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from shapeinfer.base.text import text as decoded
+
 _IDENT = re.compile(r"\W")
 
 #: ``dim_param`` texts that name no dim (compared stripped and in lower case): how exporters
@@ -21,15 +23,11 @@ _NEGATIVE_INT = re.compile(r"-\s*\d+")
 def is_placeholder(text: str | bytes) -> bool:
     """Whether ``dim_param`` text ``text`` is a placeholder (:data:`PLACEHOLDER_DIM_PARAMS`,
     or a negative integer): a dim without a name, not a symbol."""
-    if type(text) is bytes:
-        text = text.decode("utf-8", "backslashreplace")
-    t = text.strip().lower()
+    t = decoded(text).strip().lower()
     return t in PLACEHOLDER_DIM_PARAMS or _NEGATIVE_INT.fullmatch(t) is not None
 
 
 def ident(name: str) -> str:
     """``name`` made into an identifier, for symbols derived from tensor names."""
-    if type(name) is bytes:
-        name = name.decode("utf-8", "backslashreplace")
-    s = _IDENT.sub("_", name)
+    s = _IDENT.sub("_", decoded(name))
     return s if s and not s[0].isdigit() else f"t_{s}"
