@@ -511,14 +511,15 @@ class Document:
 
 def _may_not_load(result: Result) -> bool:
     """Whether annotating ``result``'s model may make onnxruntime refuse a model it loads: the
-    graph inputs specialised to a binding; a range of one value (``a=1:1``, a binding too);
+    graph inputs specialised to a binding or overridden (``input_shapes``: the overridden model
+    is what the annotation is checked against); a range of one value (``a=1:1``, a binding too);
     ranges where subgraphs are typed (a range decides which If branch or how many Loop
     iterations run, and a branch's or a body's types may then contradict the other); types
     written where the engine found an op that fails if it runs (in a Loop body that never runs
     at those sizes, say). Otherwise the types written are the ones onnxruntime's own inference
     would reach or leave open, and nothing is checked (nor paid for)."""
     ranges = result.dim_ranges
-    if result.bind or any(lo == hi for lo, hi in ranges.values()):
+    if result.bind or result.input_shapes or any(lo == hi for lo, hi in ranges.values()):
         return True
     if ranges and any(path != "main" for path in result.graph_facts):
         return True

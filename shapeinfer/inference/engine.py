@@ -214,6 +214,7 @@ def _run(
         eng.node_reads,
         frozenset(sym.joins),
         dict(bind or {}),
+        {name: tuple(dims) for name, dims in (input_shapes or {}).items()},
     )
     if sym.guard_events:  # guards no input in the ranges satisfies: G015 errors
         led = result.ledger()

@@ -40,6 +40,8 @@ class Result:
     join_symbols: frozenset[str] = frozenset()
     #: the values the run specialised input symbols to (``infer(bind=...)``)
     bind: dict[str, int] = field(default_factory=dict)
+    #: the graph inputs' dims the run overrode (``infer(input_shapes=...)``), by input name
+    input_shapes: dict[str, tuple[D.Dim, ...]] = field(default_factory=dict)
 
     def contradicted(self) -> bool:
         """Whether inference found guards no input allowed by the ranges, input shapes or

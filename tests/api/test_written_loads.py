@@ -213,19 +213,24 @@ def test_a_write_that_loads_as_annotated_has_no_notes(tmp_path):
     assert d.notes == [] and (tmp_path / "api.onnx").read_bytes() == out.read_bytes()
 
 
-def test_a_tensorflow_while_loop_bound_to_one_keeps_the_binding_and_loads(tmp_path):
-    """tf2onnx's while loop over ``seq`` (tests/models/exporters): bound to batch=1, seq=1, the
-    types written into its body show onnxruntime a Squeeze of a size-0 slice in iterations
-    that never run; the bound inputs stay, the body is written as read."""
+@pytest.mark.parametrize(
+    "given", [["--bind", "batch=1,seq=1"], ["--input-shape", "x=1,1,8"], ["--input-shape", "x=b,1,8"]]
+)
+def test_a_tensorflow_while_loop_bound_to_one_keeps_the_binding_and_loads(tmp_path, given):
+    """tf2onnx's while loop over ``seq`` (tests/models/exporters): bound to batch=1, seq=1, or
+    its input overridden to ``[1, 1, 8]`` or ``[b, 1, 8]``, the types written into its body show
+    onnxruntime a Squeeze of a size-0 slice in iterations that never run; the inputs stay as
+    bound or overridden, the body is written as read."""
     import os
 
     src = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "exporters", "tf_range_step3.onnx")
     out = tmp_path / "out.onnx"
-    r = run_cli(src, "--bind", "batch=1,seq=1", "-o", str(out))
+    r = run_cli(src, *given, "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert "note: wrote no inferred types into the subgraphs" in r.stderr
     written = onnx.load(out)
-    assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 1, 8]
+    dims = written.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_value or d.dim_param for d in dims] == (["b", 1, 8] if "x=b,1,8" in given else [1, 1, 8])
     feeds = {"x": np.random.default_rng(0).random((1, 1, 8), dtype=np.float32)}
     assert _same(_runs(src, feeds), _runs(out, feeds))
 
