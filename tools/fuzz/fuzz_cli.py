@@ -397,6 +397,33 @@ def _outputs(sess, feeds: dict) -> dict:
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
 
 
+#: onnx's 16-bit float element types (float16, bfloat16)
+_HALF = (10, 16)
+
+
+def _computes_in_half(path: str) -> bool:
+    """Whether the model at ``path`` holds a 16-bit float tensor (an input, initializer, typed
+    value or Cast target): its float32 outputs then carry float16 rounding, which a model that
+    computes the same values in another order (other buffers, kernels or fusions, as
+    onnxruntime picks them for a graph with fewer nodes) rounds differently: compared at the
+    16-bit tolerance. (fuzz seed 149: a float16 BERT whose Reshapes optimize rewrote gave
+    float32 outputs 1 float16 ulp apart at every optimization level; with every tensor made a
+    graph output, the two models' values are identical.)"""
+    import onnx
+
+    try:
+        m = onnx.load(path, load_external_data=False)
+    except Exception:
+        return False
+    g = m.graph
+    typed = [*g.input, *g.output, *g.value_info]
+    if any(v.type.tensor_type.elem_type in _HALF for v in typed):
+        return True
+    if any(t.data_type in _HALF for t in g.initializer):
+        return True
+    return any(n.op_type == "Cast" and any(a.name == "to" and a.i in _HALF for a in n.attribute) for n in g.node)
+
+
 def ort_compare(model: str, out: str, pinned: dict[str, int], stage) -> tuple[str, str]:
     """Compare input ``model`` and written ``out`` in onnxruntime: ``(status, detail)`` with
     status ``ok``, ``worse`` (the output does not load or run where the input does),
@@ -431,7 +458,8 @@ def ort_compare(model: str, out: str, pinned: dict[str, int], stage) -> tuple[st
         return "worse", "output does not run: " + ort_oracle.error_line(e, 200)
     if list(got) != list(want):
         return "different", f"outputs {list(want)} became {list(got)}"
-    bad = {k: r for k in want if (r := ort_oracle.outputs_differ(want[k], got[k]))}
+    tol = 1e-2 if _computes_in_half(model) else None
+    bad = {k: r for k in want if (r := ort_oracle.outputs_differ(want[k], got[k], rtol=tol, atol=tol))}
     if not bad:
         return "ok", ""
     stage("input")
