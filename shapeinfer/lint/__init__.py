@@ -18,10 +18,10 @@ from dataclasses import replace
 
 import onnx
 
+from shapeinfer.base import runtimes
 from shapeinfer.base.codes import Code
 from shapeinfer.inference.declarations import REFUSED_BY, declared_types, static_kind
 from shapeinfer.inference.engine import InferenceTimeout, infer
-from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import Finding, LintContext, target_reason
 from shapeinfer.lint.registry import CHECKS, ENGINE_MESSAGES, RULES, expand
 from shapeinfer.lint.rules import attributes as _attributes  # noqa: F401  (checks G017, E007, E030)

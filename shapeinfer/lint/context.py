@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, fields, replace
 import onnx
 
 from shapeinfer.base.diagnostics import Diagnostic
+from shapeinfer.base.runtimes import RUNTIME_NAMES, judging_runtime
 from shapeinfer.inference.declarations import dims_text, dtype_name  # noqa: F401  (re-exported for the checks)
 from shapeinfer.inference.engine import graph_path
 from shapeinfer.inference.type_check import model_opsets, opset_in_force, schema_in_force
 from shapeinfer.io.onnxio import subgraph_attrs
 from shapeinfer.lint.registry import RULES
-from shapeinfer.lint.runtimes import RUNTIME_NAMES, judging_runtime
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 

@@ -244,7 +244,7 @@ def test_wheel_contents(tmp_path):
     assert profiles == [
         f"shapeinfer/lint/profiles/{p}.toml" for p in ("default", "onednn", "onnxruntime", "openvino", "strict")
     ]
-    assert "shapeinfer/lint/runtime_ops.json" in names  # what the runtime targets load
+    assert "shapeinfer/base/runtime_ops.json" in names  # what the runtime targets load
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert "License-Expression: Apache-2.0" in meta and "Classifier: Typing :: Typed" in meta
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import onnx
 
-from shapeinfer.lint import runtimes
+from shapeinfer.base import runtimes
 from shapeinfer.lint.context import LintContext
 from shapeinfer.lint.registry import check
 

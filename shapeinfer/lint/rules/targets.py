@@ -4,7 +4,7 @@ They run only under ``--target openvino`` / ``onednn`` / ``onnxruntime`` (or a p
 sets the target). An error means the runtime refuses the model (checked against the runtime by
 ``benchmarks/lint_vs_runtime.py``); a warning means it runs the model on a fallback or slower
 path; info is for review. Which ops a runtime loads is read from ``runtime_ops.json``
-(:mod:`~shapeinfer.lint.runtimes`), generated from OpenVINO's ONNX frontend and onnxruntime's
+(:mod:`~shapeinfer.base.runtimes`), generated from OpenVINO's ONNX frontend and onnxruntime's
 CPU kernels; the Reshape rules follow OpenVINO opset1 Reshape and oneDNN Graph
 StaticReshape/DynamicReshape.
 """
@@ -18,11 +18,11 @@ from contextlib import contextmanager
 import onnx
 from onnx import TensorProto
 
+from shapeinfer.base import runtimes
 from shapeinfer.inference.engine import infer
 from shapeinfer.inference.op_registry import lookup
 from shapeinfer.inference.ops.common import dim_values
 from shapeinfer.io.onnxio import graphs_within, subgraph_attrs
-from shapeinfer.lint import runtimes
 from shapeinfer.lint.context import LintContext, NodeRef, dtype_name
 from shapeinfer.lint.registry import check
 from shapeinfer.lint.rules.reshape import _reshapes, _version, constant_target_for, runtime_target

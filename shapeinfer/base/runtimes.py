@@ -1,4 +1,4 @@
-"""What the runtimes behind the lint targets can load: ``runtime_ops.json``.
+"""What the runtimes behind the lint targets (and optimize --target-opset) can load: ``runtime_ops.json``.
 
 The file is generated from the installed runtimes by ``tools/generators/make_runtime_tables.py``
 (onnxruntime's CPU kernels, and ops it expands; the ops OpenVINO's ONNX frontend has a
@@ -32,7 +32,7 @@ def judging_runtime(target: str) -> str:
 @lru_cache(maxsize=1)
 def table() -> dict:
     """The parsed ``runtime_ops.json``."""
-    text = (resources.files("shapeinfer.lint") / "runtime_ops.json").read_text(encoding="utf-8")
+    text = (resources.files("shapeinfer.base") / "runtime_ops.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
