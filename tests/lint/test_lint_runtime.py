@@ -269,6 +269,39 @@ def test_upsample_before_opset_7_has_no_onnxruntime_kernel(tmp_path, opset, refu
     assert [f.code for f in lint_verdict(str(path), "onnxruntime") if f.code == "P201"] == (["P201"] if refused else [])
 
 
+def _one_node(op: str, opset: int) -> onnx.ModelProto:
+    """One RoiAlign (float X and rois, int64 batch indices) or Multinomial at ``opset``."""
+    if op == "RoiAlign":
+        node = h.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="bad", output_height=2, output_width=2)
+        ins = [
+            h.make_tensor_value_info("x", T.FLOAT, [1, 2, 8, 8]),
+            h.make_tensor_value_info("rois", T.FLOAT, [3, 4]),
+            h.make_tensor_value_info("idx", T.INT64, [3]),
+        ]
+        out = h.make_tensor_value_info("y", T.FLOAT, [3, 2, 2, 2])
+    else:
+        node = h.make_node("Multinomial", ["x"], ["y"], name="bad", sample_size=2)
+        ins = [h.make_tensor_value_info("x", T.FLOAT, [1, 4])]
+        out = h.make_tensor_value_info("y", T.INT32, [1, 2])
+    g = h.make_graph([node], "g", ins, [out])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=10)
+
+
+@pytest.mark.parametrize("op", ["RoiAlign", "Multinomial"])
+@pytest.mark.parametrize("opset, refused", [(21, False), (22, True), (28, True)])
+def test_a_kernel_open_at_the_top_does_not_serve_a_later_schema(tmp_path, op, opset, refused):
+    """onnxruntime 1.32 registers RoiAlign's CPU kernel for versions [16, INT_MAX] and
+    Multinomial's for [7, INT_MAX], and still refuses RoiAlign-22 and Multinomial-22: a kernel
+    serves the schema it starts at, or a later one only when its range is closed. The table
+    once read the open range as every later opset, and lint passed what onnxruntime refuses
+    (optimize --target-opset 22 of torchvision's Mask R-CNN, fuzz_cli seed 148, case 717)."""
+    path = tmp_path / "one.onnx"
+    onnx.save(_one_node(op, opset), path)
+    if available("onnxruntime"):
+        assert (probe("onnxruntime", str(path)) is not None) == refused
+    assert [f.code for f in lint_verdict(str(path), "onnxruntime") if f.code == "P201"] == (["P201"] if refused else [])
+
+
 @needs_openvino
 @pytest.mark.parametrize(
     "variant, zero_point, refused",

@@ -1,11 +1,12 @@
-"""Regenerate ``shapeinfer/lint/runtime_ops.json``: which ops each runtime can load, by opset.
+"""Regenerate ``shapeinfer/base/runtime_ops.json``: which ops each runtime can load, by opset.
 
 The lint targets ``openvino`` and ``onnxruntime`` report a node the runtime has no
 implementation for (P003, P201). What a runtime implements is read from the runtime itself,
 so that lint's errors are the runtime's refusals:
 
 - ``onnxruntime``: the CPU kernels it registers (``get_all_opkernel_def``, each with its version
-  range of the op's domain). An op with a schema but no CPU kernel at a version is then loaded
+  range of the op's domain), matched to the schema in force at each opset as onnxruntime matches
+  them (:func:`_kernel_matches`). An op with a schema but no CPU kernel at a version is then loaded
   in a one-node model: when onnxruntime loads it anyway (a function body it expands, a fusion)
   or fails for another reason than a missing implementation, it counts as loadable;
 - ``openvino``: one model per (domain, opset version) holding one node of every op name the onnx
@@ -36,7 +37,7 @@ from onnx import TensorProto
 from onnx import helper as h
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "shapeinfer", "lint", "runtime_ops.json")
+OUT = os.path.join(ROOT, "shapeinfer", "base", "runtime_ops.json")
 #: the opset versions probed per domain (the default domain: every onnx opset)
 DOMAIN_VERSIONS = {
     "": range(1, onnx.defs.onnx_opset_version() + 1),
@@ -173,6 +174,29 @@ _DUMMY = {
 }
 
 
+def _type_as_schema(values, params, schema) -> None:
+    """Give each tensor value of a probe node the first type its schema parameter allows (float
+    where allowed), so that a type error does not hide a missing kernel (RoiAlign's int64
+    ``batch_indices``). A parameter of a type that is not a tensor keeps float."""
+    allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
+    for vi, p in zip(values, params):
+        types = allowed.get(p.typeStr, [p.typeStr])
+        text = "tensor(float)" if "tensor(float)" in types else types[0]
+        name = text[len("tensor(") : -1] if text.startswith("tensor(") else None
+        elem = _ELEM_TYPES.get(name)
+        if elem is not None:
+            vi.type.tensor_type.elem_type = elem
+
+
+#: onnx's element types by their name in a schema's type string (``tensor(int64)``)
+_ELEM_TYPES = {
+    onnx.helper.tensor_dtype_to_string(t).removeprefix("TensorProto.").lower(): t
+    for t in onnx.TensorProto.DataType.values()
+    if t != onnx.TensorProto.UNDEFINED
+}
+_ELEM_TYPES.update(float=onnx.TensorProto.FLOAT, double=onnx.TensorProto.DOUBLE)
+
+
 def _ort_refuses(domain: str, version: int, op: str, schema) -> bool:
     """Whether onnxruntime refuses a one-node model of ``op`` (``schema``: onnxruntime's schema in
     force at ``version``) for lack of an implementation. The node has the schema's required
@@ -182,6 +206,8 @@ def _ort_refuses(domain: str, version: int, op: str, schema) -> bool:
     so = ort.SessionOptions()
     so.log_severity_level = 4
     m = one_node_model(domain, version, [op], {op: max(1, schema.min_input)})
+    _type_as_schema(m.graph.input, schema.inputs, schema)
+    _type_as_schema(m.graph.output, schema.outputs, schema)
     for name, a in sorted(schema.attributes.items()):
         kind = str(a.type).rsplit(".", 1)[-1].split(":")[0]
         if a.required and kind in _DUMMY:
@@ -194,35 +220,46 @@ def _ort_refuses(domain: str, version: int, op: str, schema) -> bool:
     return False
 
 
+#: onnxruntime's open end of a kernel's version range
+_OPEN = 2**31 - 1
+
+
+def _kernel_matches(registered: list[tuple[int, int]], since_version: int) -> bool:
+    """Whether a kernel of ``registered`` (version ranges) serves a node whose schema is the one
+    since ``since_version``: onnxruntime's rule (``KernelRegistry::VerifyKernelDef``) is a kernel
+    that starts at that version, or one whose closed range holds it. A kernel open at the top
+    (``[16, INT_MAX]``) serves the schema it starts at and no later one: RoiAlign's
+    ``[16, INT_MAX]`` kernel does not run RoiAlign-22, which opset 22 selects."""
+    return any(lo == since_version or (lo < since_version <= hi != _OPEN) for lo, hi in registered)
+
+
 def onnxruntime_table(names: dict[str, set[str]]) -> dict:
     import onnxruntime
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
-    kernels: dict[tuple[str, str], set[int]] = {}
+    kernels: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for k in C.get_all_opkernel_def():
         if k.provider != "CPUExecutionProvider" or k.domain not in DOMAIN_VERSIONS:
             continue
-        lo, hi = k.version_range
-        top = max(DOMAIN_VERSIONS[k.domain])
-        kernels.setdefault((k.domain, k.op_name), set()).update(range(lo, min(hi, top) + 1))
+        kernels.setdefault((k.domain, k.op_name), []).append(tuple(k.version_range))
     schemas: dict[tuple[str, str], list] = {}
     for s in C.get_all_operator_schema():
         schemas.setdefault((s.domain, s.name), []).append(s)
     ops: dict[str, dict[str, list[list[int]]]] = {d: {} for d in DOMAIN_VERSIONS}
     for domain, versions in DOMAIN_VERSIONS.items():
         for op in sorted(names[domain]):
-            have = kernels.get((domain, op), set())
+            registered = kernels.get((domain, op), [])
             since = [s for s in schemas.get((domain, op), [])]
+            have: set[int] = set()
             for v in versions:
-                if v in have:
-                    continue
-                # a schema in force at v and no kernel: does onnxruntime load it anyway?
                 live = [s for s in since if s.since_version <= v]
-                if not live:
+                if not live:  # no schema in force: a kernel's range is all there is to go by
+                    if any(lo <= v <= hi for lo, hi in registered):
+                        have.add(v)
                     continue
                 s = max(live, key=lambda s: s.since_version)
-                if not _ort_refuses(domain, v, op, s):
-                    have = have | {v}
+                if _kernel_matches(registered, s.since_version) or not _ort_refuses(domain, v, op, s):
+                    have.add(v)
             if have:
                 ops[domain][op] = ranges(sorted(have))
         print(f"onnxruntime {domain or 'ai.onnx'}: {len(ops[domain])}/{len(names[domain])} ops", file=sys.stderr)
@@ -235,8 +272,11 @@ def onnxruntime_table(names: dict[str, set[str]]) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if argv:
-        print(f"usage: python tools/generators/make_runtime_tables.py  (rewrites {OUT}; takes no argument)")
+    if argv not in ([], ["--check"]):
+        print(
+            "usage: python tools/generators/make_runtime_tables.py [--check]"
+            f"  (rewrites {OUT}; --check: is it up to date?)"
+        )
         return 0 if argv[0] in ("-h", "--help") else 2
     names = op_names()
     table = {
