@@ -48,6 +48,8 @@ class PassContext:
     base_dir: str | None = None
     fold_cap: int = FOLD_CAP
     max_fold_growth: int = MAX_FOLD_GROWTH  # bytes one tensor fold-constants stores may add
+    #: --target-opset refuses a lift that leaves an op without an onnxruntime kernel (lift_opset)
+    runtime_check: bool = True
     interface: set[str] | None = None  # the given model's graph inputs (None: every graph input)
     bind: Mapping[str, int] | None = None  # symbol values inference specialises to
     deadline: float | None = None  # time.monotonic() past which the passes give up (--timeout)

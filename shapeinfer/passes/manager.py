@@ -88,6 +88,7 @@ def optimize_with_report(
     timeout: float | None = None,
     keep_alive: list | None = None,
     max_fold_growth: int = MAX_FOLD_GROWTH,
+    runtime_check: bool = True,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Optimize ``model`` and say what each pass did.
 
@@ -106,7 +107,9 @@ def optimize_with_report(
     back to keeping declared dims (:mod:`shapeinfer.passes.load_check`; ``notes`` says so) or
     raises OptimizeError.
     ``target_opset`` lifts the default-domain opset with onnx's version converter after the
-    Reshape-1 rewrite, with inferred shapes in place for adapters that need them.
+    Reshape-1 rewrite, with inferred shapes in place for adapters that need them; it raises
+    OptimizeError when the lifted model holds an op onnxruntime has no kernel for at
+    ``target_opset`` and the input has none such, unless ``runtime_check`` is False.
     The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
     ``max_fold_growth``: the bytes one tensor ``fold-constants`` stores may add to the model
     (:mod:`shapeinfer.passes.fold_constants`; OptimizeError below 0).
@@ -129,7 +132,9 @@ def optimize_with_report(
         deadline = None if timeout is None else time.monotonic() + timeout
         if not isinstance(max_fold_growth, int) or max_fold_growth < 0:
             raise OptimizeError(f"max_fold_growth must be a number of bytes (0 or more), not {max_fold_growth!r}")
-        return _optimize(model, passes, bind, target_opset, base_dir, progress, deadline, keep_alive, max_fold_growth)
+        return _optimize(
+            model, passes, bind, target_opset, base_dir, progress, deadline, keep_alive, max_fold_growth, runtime_check
+        )
     finally:
         progress.close()
         if keep_alive is not None:
@@ -148,6 +153,7 @@ def _optimize(
     deadline=None,
     keep_alive=None,
     max_fold_growth=MAX_FOLD_GROWTH,
+    runtime_check=True,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     t0 = time.perf_counter()
     names = list(DEFAULT_PASSES if passes is None else passes)
@@ -181,6 +187,7 @@ def _optimize(
         keep_alive=keep_alive,
         source=source,
         max_fold_growth=max_fold_growth,
+        runtime_check=runtime_check,
     )
     if keep_alive is not None:
         keep_alive.append(ctx)  # its index and facts, whatever the outcome

@@ -32,6 +32,7 @@ import onnx
 import onnx.inliner
 from onnx import version_converter
 
+from shapeinfer.base import runtimes
 from shapeinfer.base.ir_version import initializers_are_inputs
 from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.ir.graph import Constant, GraphModel, append_input
@@ -180,7 +181,11 @@ def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
 
     Reshape-1 must already be rewritten (run :func:`run` first). Shapes are written into
     ``value_info`` for the converter. Raises OptimizeError for a target below the model's
-    opset or beyond what the installed onnx knows, or when the converter fails.
+    opset or beyond what the installed onnx knows, or when the converter fails; and, unless
+    ``ctx.runtime_check`` is False, when the lifted model holds a default-domain op onnxruntime's
+    CPU provider has no kernel for at ``target`` (:mod:`shapeinfer.base.runtimes`, the table
+    lint's P201 reads) where every such op of the model loads at its own opset: the lift
+    would make a model onnxruntime loads into one it refuses.
     """
 
     cur = default_opset(model)
@@ -193,4 +198,31 @@ def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
         raise OptimizeError(f"--target-opset {target} is below the model's opset {cur}: only lifting is supported")
     if target == cur:
         return model
-    return _convert(model, target, ctx)[0]
+    lifted = _convert(model, target, ctx)[0]
+    if ctx.runtime_check:
+        _check_runtime_loads(model, cur, lifted, target)
+    return lifted
+
+
+def _default_ops(model: onnx.ModelProto) -> set[str]:
+    """The op types of ``model``'s default-domain nodes, in every graph."""
+    return {n.op_type for g in graphs_within(model.graph) for n in g.node if n.domain in ("", "ai.onnx")}
+
+
+def _check_runtime_loads(model: onnx.ModelProto, cur: int, lifted: onnx.ModelProto, target: int) -> None:
+    """OptimizeError when ``lifted`` (``model`` at opset ``target``) holds a default-domain op
+    onnxruntime has no CPU kernel for while every default-domain op of ``model`` has one at
+    ``cur`` (a model onnxruntime refuses already is not made worse)."""
+    if any(runtimes.loads("onnxruntime", "", op, cur) is False for op in _default_ops(model)):
+        return
+    lost = sorted(op for op in _default_ops(lifted) if runtimes.loads("onnxruntime", "", op, target) is False)
+    if not lost:
+        return
+    ok = [v for v in range(cur, target) if all(runtimes.loads("onnxruntime", "", op, v) for op in lost)]
+    versions = {op: onnx.defs.get_schema(op, target).since_version for op in lost}
+    named = ", ".join(f"{op}-{versions[op]}" for op in lost)
+    hint = f"; at opset {max(ok)} it has {'it' if len(lost) == 1 else 'them'}" if ok else ""
+    raise OptimizeError(
+        f"--target-opset {target}: onnxruntime {runtimes.version('onnxruntime')} has no CPU kernel for {named}: "
+        f"the lifted model would not load where the input does{hint} (--force lifts anyway)"
+    )

@@ -299,6 +299,86 @@ def test_target_opset_below_the_model_is_refused():
         shapeinfer.optimize(cnn(4), target_opset=3)
 
 
+def roi_align(opset: int, *, inside_if: bool = False) -> onnx.ModelProto:
+    """RoiAlign (onnxruntime 1.32 has CPU kernels for RoiAlign-10 and -16, none for -22) over a
+    Relu, at ``opset``; ``inside_if``: in the then branch of an If."""
+    ra = h.make_node("RoiAlign", ["r", "rois", "idx"], ["y"], output_height=2, output_width=2)
+    nodes = [h.make_node("Relu", ["x"], ["r"])]
+    if inside_if:
+        branch = h.make_graph([ra], "then", [], [h.make_tensor_value_info("y", T.FLOAT, None)])
+        other = h.make_graph(
+            [h.make_node("Constant", [], ["z"], value=numpy_helper.from_array(np.zeros((3, 2, 2, 2), np.float32)))],
+            "else",
+            [],
+            [h.make_tensor_value_info("z", T.FLOAT, None)],
+        )
+        nodes.append(h.make_node("If", ["cond"], ["out"], then_branch=branch, else_branch=other))
+    else:
+        nodes.append(h.make_node("Identity", ["y"], ["out"]))
+        nodes.insert(1, ra)
+    ins = [
+        h.make_tensor_value_info("x", T.FLOAT, [1, 2, 8, 8]),
+        h.make_tensor_value_info("rois", T.FLOAT, [3, 4]),
+        h.make_tensor_value_info("idx", T.INT64, [3]),
+    ] + ([h.make_tensor_value_info("cond", T.BOOL, [])] if inside_if else [])
+    g = h.make_graph(nodes, "g", ins, [h.make_tensor_value_info("out", T.FLOAT, None)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
+
+
+def _roi_feeds(inside_if: bool) -> dict:
+    rng = np.random.default_rng(0)
+    feeds = {
+        "x": rng.random((1, 2, 8, 8), dtype=np.float32),
+        "rois": np.array([[0, 0, 4, 4], [1, 1, 7, 7], [2, 0, 6, 3]], np.float32),
+        "idx": np.zeros(3, np.int64),
+    }
+    return {**feeds, "cond": np.array(True)} if inside_if else feeds
+
+
+@pytest.mark.parametrize("inside_if", [False, True])
+def test_a_lift_onnxruntime_has_no_kernel_for_is_refused(tmp_path, inside_if):
+    """optimize --target-opset 22 lifted torchvision's Mask R-CNN (RoiAlign-16) to RoiAlign-22,
+    which onnxruntime 1.32 refuses (fuzz seed 148, case 717). The lift is refused, naming the op
+    and the highest opset that keeps its kernel; that opset's result runs as the input does;
+    --force (``runtime_check=False``) lifts anyway, and onnxruntime refuses what it writes."""
+    from click.testing import CliRunner
+
+    from shapeinfer.cli.main import main
+
+    src = tmp_path / "roi.onnx"
+    onnx.save(roi_align(16, inside_if=inside_if), src)
+    feeds = _roi_feeds(inside_if)
+    want = ort.InferenceSession(str(src)).run(None, feeds)
+
+    with pytest.raises(OptimizeError, match=r"no CPU kernel for RoiAlign-22: .* at opset 21 it has it"):
+        shapeinfer.optimize(str(src), target_opset=22)
+    r = CliRunner().invoke(main, ["optimize", str(src), "--target-opset", "22", "-o", str(tmp_path / "o.onnx")])
+    assert r.exit_code == 2 and "RoiAlign-22" in r.output and not (tmp_path / "o.onnx").exists()
+
+    at21 = shapeinfer.optimize(str(src), target_opset=21)
+    got = ort.InferenceSession(at21.SerializeToString()).run(None, feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+
+    forced = tmp_path / "forced.onnx"
+    r = CliRunner().invoke(main, ["optimize", str(src), "--target-opset", "22", "--force", "-o", str(forced)])
+    assert r.exit_code == 0, r.output
+    with pytest.raises(Exception, match="RoiAlign"):
+        ort.InferenceSession(str(forced))
+
+
+def test_a_lift_of_a_model_onnxruntime_refuses_already_is_not_refused():
+    """The check is about making things worse: beside RoiAlign-16, an ImageDecoder-20, which
+    onnxruntime 1.32 has no kernel for, so it refuses the input; the lift to 22 is done as asked."""
+    m = roi_align(20)
+    m.graph.node.append(h.make_node("ImageDecoder", ["img"], ["pixels"]))
+    m.graph.input.append(h.make_tensor_value_info("img", T.UINT8, [None]))
+    m.graph.output.append(h.make_tensor_value_info("pixels", T.UINT8, None))
+    with pytest.raises(Exception, match="ImageDecoder"):
+        ort.InferenceSession(m.SerializeToString())
+    lifted = shapeinfer.optimize(m, target_opset=22)
+    assert lifted.opset_import[0].version == 22
+
+
 # ------------------------------------------------------------------------ constants in subgraphs
 # Before IR 4 a subgraph holds no initializer, and below opset 9 Constant takes float types
 # only: an int64 constant the passes make inside an If branch (a folded Shape, a Reshape target)

@@ -48,7 +48,8 @@ from shapeinfer.cli.common import (
     "--target-opset",
     type=Number(int, "an opset number (1 or more)", 1, maximum=10_000),
     metavar="N",
-    help="Lift the default-domain opset to N (onnx's converter).",
+    help="Lift the default-domain opset to N (onnx's converter). Refused (exit 2) when it leaves an op "
+    "without an onnxruntime CPU kernel that the input has (RoiAlign-22 in onnxruntime 1.32); --force lifts anyway.",
 )
 @click.option(
     "--max-fold-growth",
@@ -57,7 +58,10 @@ from shapeinfer.cli.common import (
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
-    "--force", is_flag=True, help="Write -o even when inference finds errors in the model or its data file is missing."
+    "--force",
+    is_flag=True,
+    help="Write -o even when inference finds errors in the model or its data file is missing, and lift "
+    "--target-opset even where onnxruntime has no kernel for an op at that opset.",
 )
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Give up after this long.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
@@ -130,6 +134,7 @@ def optimize_cmd(
                 timeout=timeout,
                 keep_alive=common._UNTIL_EXIT,
                 max_fold_growth=growth,
+                runtime_check=not force,
             )
         except OptimizeError as e:
             raise CliError(str(e)) from None
