@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from shapeinfer.base.text import text
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.guards import CONTRADICTION, check
 from shapeinfer.symbolic.intervals import interval, range_list, step_of
@@ -228,7 +229,7 @@ def _no_profile(result, name: str, ranges, guards, errors: list[str]) -> Profile
     dims or shapes, no tensor a bound."""
     init = {t.name for t in result.model.graph.initializer}
     none = {"dims": None, "min": None, "opt": None, "max": None}
-    inputs = [{"name": vi.name, **none} for vi in result.model.graph.input if vi.name not in init]
+    inputs = [{"name": text(vi.name), **none} for vi in result.model.graph.input if vi.name not in init]
     return Profile(name, ranges, guards, inputs, [], None, None, [], errors)
 
 
@@ -285,13 +286,13 @@ def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Pro
     declared: dict[str, list[int | str | None] | None] = {}
     for vi in result.model.graph.input:
         if vi.name not in init:
-            declared[vi.name] = _declared(vi)
+            declared[text(vi.name)] = _declared(vi)
     for vi in result.model.graph.input:
         if vi.name in init:
             continue
         f = result.facts.get(vi.name)
         if f is None or f.shape is None:
-            inputs.append({"name": vi.name, "dims": None, "min": None, "opt": None, "max": None})
+            inputs.append({"name": text(vi.name), "dims": None, "min": None, "opt": None, "max": None})
             continue
 
         def at(b: Mapping[str, int | None], shape=f.shape) -> list[int | None]:
@@ -305,7 +306,7 @@ def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Pro
 
         inputs.append(
             {
-                "name": vi.name,
+                "name": text(vi.name),
                 "dims": [D.format(d) for d in f.shape],
                 "min": at(lo_b),
                 "opt": at(opt_b),
@@ -328,7 +329,9 @@ def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Pro
         item = _itemsize(f.dtype)
         nbytes = None if elems is None or item is None else elems * item
         sizes[tname] = nbytes
-        tensors.append({"name": tname, "op": producer_op.get(tname, "input"), "elements": elems, "bytes": nbytes})
+        tensors.append(
+            {"name": text(tname), "op": text(producer_op.get(tname, "input")), "elements": elems, "bytes": nbytes}
+        )
     peak, peak_at = _peak(graph, sizes, init)
     return Profile(name, ranges, guards, inputs, tensors, peak, peak_at, notes, declared=declared)
 
@@ -343,7 +346,7 @@ def _declared(vi: onnx.ValueInfoProto) -> list[int | str | None] | None:
         if d.HasField("dim_value"):
             out.append(d.dim_value)
         elif d.dim_param:
-            out.append(d.dim_param)
+            out.append(text(d.dim_param))
         else:
             out.append(None)
     return out
@@ -371,9 +374,9 @@ def _peak(graph: onnx.GraphProto, sizes: Mapping[str, int | None], init: set[str
                 live[o] = sizes[o]
         total = None if any(v is None for v in live.values()) else sum(live.values())
         if total is None:
-            return None, n.name or f"{n.op_type} #{k}"
+            return None, text(n.name) or f"{text(n.op_type)} #{k}"
         if total > best:
-            best, best_at = total, n.name or f"{n.op_type} #{k}"
+            best, best_at = total, text(n.name) or f"{text(n.op_type)} #{k}"
         for t in list(live):
             if last.get(t, -1) <= k:
                 del live[t]

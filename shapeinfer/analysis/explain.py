@@ -16,9 +16,11 @@ hand; where two inputs carry the dim, the shape tensor is preferred.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from shapeinfer.base import codes
+from shapeinfer.base.text import text
 from shapeinfer.inference.engine import Result
 from shapeinfer.inference.op_registry import lookup
 from shapeinfer.io.onnxio import graphs_with_paths
@@ -155,9 +157,9 @@ def _follow(gr: _Graph, tensor: str, target: D.Dim) -> tuple[list[str], object |
         n = gr.producer.get(tensor)
         if n is None:
             where = "graph input" if tensor in gr.inputs else "initializer" if tensor in gr.inits else "outer value"
-            steps.append(f"{where} {tensor!r} ({_shape_text(gr.fact(tensor))})")
+            steps.append(f"{where} {_q(tensor)} ({_shape_text(gr.fact(tensor))})")
             return _compressed(steps[::-1]), None
-        steps.append(f"{n.op_type} {gr.node_name(n)!r} -> {tensor!r} ({_shape_text(gr.fact(tensor))})")
+        steps.append(f"{n.op_type} {_q(gr.node_name(n))} -> {_q(tensor)} ({_shape_text(gr.fact(tensor))})")
         best = None  # (rank, input, element)
         for i in n.input:
             if not i:
@@ -268,6 +270,11 @@ def _value_text(v: object) -> str:
     return "?" if v is None else repr(v)
 
 
+def _q(name) -> str:
+    """A tensor or node name quoted for a message: a name that is not UTF-8 (bytes) escaped once."""
+    return repr(name) if type(name) is str else f"'{text(name)}'"
+
+
 def _reason(gr: _Graph, node, fresh: set[str]) -> str:
     """Why the dims ``node`` gives are not expressions in the input symbols."""
     if node is None:
@@ -275,16 +282,16 @@ def _reason(gr: _Graph, node, fresh: set[str]) -> str:
     name = gr.node_name(node)
     for d in gr.diags.get(name, []):
         if d.code == codes.DIM_GIVEN_UP:
-            return f"given up at a limit at {node.op_type} {name!r}: {d.message}"
+            return f"given up at a limit at {node.op_type} {_q(name)}: {d.message}"
         if d.code == codes.NO_OP_SCHEMA:
-            return f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} ({name!r}): {d.message}"
+            return f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} ({_q(name)}): {d.message}"
         if d.severity == "error":
-            return f"{node.op_type} {name!r} is invalid here ({d.code}): {d.message}"
+            return f"{node.op_type} {_q(name)} is invalid here ({d.code}): {d.message}"
     if fresh & set(gr.result.join_symbols):
         what = "iterations" if node.op_type in ("Loop", "Scan") else "branches"
-        return f"the {what} of {node.op_type} {name!r} give different sizes"
+        return f"the {what} of {node.op_type} {_q(name)} give different sizes"
     if node.op_type in DATA_DEPENDENT:
-        return f"data-dependent: the size {node.op_type} {name!r} gives depends on its inputs' values"
+        return f"data-dependent: the size {node.op_type} {_q(name)} gives depends on its inputs' values"
     unknown = [
         i
         for i in node.input[1:]
@@ -296,33 +303,41 @@ def _reason(gr: _Graph, node, fresh: set[str]) -> str:
     ]
     if unknown:
         src = gr.producer.get(unknown[0])
-        via = f", made by {src.op_type} {gr.node_name(src)!r}" if src is not None else ""
+        via = f", made by {src.op_type} {_q(gr.node_name(src))}" if src is not None else ""
         float_node = _float_step(gr, unknown[0])
         why = (
-            f"computed in floating point ({float_node.op_type} {gr.node_name(float_node)!r}), so not an exact"
+            f"computed in floating point ({float_node.op_type} {_q(gr.node_name(float_node))}), so not an exact"
             " expression in the sizes"
             if float_node is not None
             else "which depend on data inference cannot know statically"
         )
-        return f"{node.op_type} {name!r} takes the size from the values of {unknown[0]!r}{via}, {why}"
+        return f"{node.op_type} {_q(name)} takes the size from the values of {_q(unknown[0])}{via}, {why}"
     for d in gr.diags.get(name, []):
-        return f"{node.op_type} {name!r}: {d.message} ({d.code})"
+        return f"{node.op_type} {_q(name)}: {d.message} ({d.code})"
 
     if lookup(node.domain, node.op_type, 1 << 30) is None:
-        return f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} ({name!r}): its output sizes are not inferred"
-    return f"{node.op_type} {name!r}: its inputs' shapes and its attributes do not give this size"
+        return f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} ({_q(name)}): its output sizes are not inferred"
+    return f"{node.op_type} {_q(name)}: its inputs' shapes and its attributes do not give this size"
 
 
 def find(result: Result, tensor: str) -> str:
     """The path of the graph that holds ``tensor``: the main graph first, then the bodies in
     graph order. Raises :class:`UnknownTensor` (with the closest names of every graph)."""
-    if tensor in result.facts:
+    if _named(result.facts, tensor) is not None:
         return "main"
     for path, _ in graphs_with_paths(result.model.graph):
-        if tensor in result.graph_facts.get(path, {}):
+        if _named(result.graph_facts.get(path, {}), tensor) is not None:
             return path
-    names = {n for facts in result.graph_facts.values() for n in facts} | set(result.facts)
+    names = {text(n) for facts in result.graph_facts.values() for n in facts} | {text(n) for n in result.facts}
     raise UnknownTensor(tensor, difflib.get_close_matches(tensor, sorted(names), n=3, cutoff=0.5))
+
+
+def _named(facts: Mapping, tensor: str):
+    """The name in ``facts`` that is ``tensor``, or shows as it (a name that is not UTF-8, held as
+    bytes, shows escaped: ``y\\xff``); None when there is none."""
+    if tensor in facts:
+        return tensor
+    return next((k for k in facts if type(k) is bytes and text(k) == tensor), None)
 
 
 def explain(result: Result, tensor: str) -> list[DimExplanation]:
@@ -337,6 +352,7 @@ def explain(result: Result, tensor: str) -> list[DimExplanation]:
     else:
         body = dict(graphs_with_paths(result.model.graph))[path]
         gr = _Graph(result, body, result.graph_facts[path])
+    tensor = _named(gr.facts, tensor)
     f = gr.facts[tensor]
     ancestors = gr.ancestors(tensor)
     guards = [g for g in result.guards() if set(g.nodes) & ancestors]
@@ -384,7 +400,7 @@ def _follow_rank(gr: _Graph, tensor: str) -> tuple[list[str], object | None]:
         n = gr.producer.get(tensor)
         if n is None:
             return steps[::-1], None
-        steps.append(f"{n.op_type} {gr.node_name(n)!r} -> {tensor!r} (rank unknown)")
+        steps.append(f"{n.op_type} {_q(gr.node_name(n))} -> {_q(tensor)} (rank unknown)")
         dark = [i for i in n.input if i and (f := gr.fact(i)) is not None and f.shape is None]
         if not dark:
             return steps[::-1], n
