@@ -8,8 +8,10 @@ to choose others) at the byte level (flips, truncations, splices) or through its
 not valid UTF-8), or in ways
 onnxruntime mostly still loads (:func:`loadable_mutation`), or builds an expression bomb, a huge
 Concat of shape values or a Split with a huge num_outputs, and runs one of ``infer``, ``infer
---json``, ``infer -o``, ``optimize -o``, ``lint``, ``verify`` and ``lint --target openvino
---fix`` on it with ``--timeout`` where
+--json``, ``infer -o``, ``optimize -o``, ``lint``, ``verify``, ``lint --target openvino
+--fix``, ``profile`` (``--json``, ``--all``, ``--dim-range``), ``explain`` (a tensor the model
+names), ``diff`` (against the model before the mutation) and ``make-dynamic`` (a static input
+axis) on it (``--commands`` to choose) with ``--timeout`` where
 the subcommand has one (the writing commands with random ``--bind``, ``--dim-range``,
 ``--target-opset`` or ``--passes``, :func:`write_options`), from the model's folder or from a
 decoy working directory holding its own ``data.bin``.
@@ -22,15 +24,15 @@ fails on a traceback or "internal error" on stderr, a kill, an outside open, or 
 ``--max-rss``.
 
 When onnxruntime is importable (and unless ``--no-ort``), every model that ``infer -o``,
-``optimize -o`` and ``lint --fix`` write is checked against its (mutated) input, in batches of ``--ort-batch`` cases
-run by one forked checker (which imports onnxruntime itself, so the CLI children's RSS is theirs
-alone): when onnxruntime loads the input (default session options, as deployed), it must load
-the output (**loads worse** otherwise, also when it crashes or hangs onnxruntime), and when the
-input runs on generated inputs at a binding of its symbolic dims (each symbol its own value in
-2, 3, 4, ...; all 2 if the input fails there), the output must run and give the same outputs,
-by name, within a tolerance (fp16 1e-2, other floats 1e-4, the rest exactly; **different
-outputs** otherwise). An input that onnxruntime refuses, cannot run, or whose outputs differ
-between two of its own runs (random ops) is not compared.
+``optimize -o``, ``lint --fix`` and ``make-dynamic`` write is checked against its (mutated)
+input, in batches of ``--ort-batch`` cases run by one forked checker (which imports onnxruntime
+itself, so the CLI children's RSS is theirs alone): when onnxruntime loads the input (default
+session options, as deployed), it must load the output (**loads worse** otherwise, also when it
+crashes or hangs onnxruntime), and when the input runs on generated inputs at a binding of its
+symbolic dims (each symbol its own value in 2, 3, 4, ...; all 2 if the input fails there), the
+output must run and give the same outputs, by name, within a tolerance (fp16 1e-2, other floats
+1e-4, the rest exactly; **different outputs** otherwise). An input that onnxruntime refuses,
+cannot run, or whose outputs differ between two of its own runs (random ops) is not compared.
 """
 
 from __future__ import annotations
@@ -54,9 +56,24 @@ sys.path.insert(0, ROOT)  # testkit
 
 from testkit import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
 
-SUBCOMMANDS = ["infer", "json", "out", "optimize", "lint", "verify", "lint-fix"]
+SUBCOMMANDS = [
+    "infer",
+    "json",
+    "out",
+    "optimize",
+    "lint",
+    "verify",
+    "lint-fix",
+    "profile",
+    "explain",
+    "diff",
+    "make-dynamic",
+]
+#: the subcommands of the seeds run before profile, explain, diff and make-dynamic joined
+#: (``--commands`` takes them to repeat such a seed case for case)
+FIRST_SEVEN = SUBCOMMANDS[:7]
 #: the subcommands that write a model, checked in onnxruntime against their input
-WRITERS = ("out", "optimize", "lint-fix")
+WRITERS = ("out", "optimize", "lint-fix", "make-dynamic")
 
 
 # ----------------------------------------------------------------------------- mutations
@@ -330,6 +347,56 @@ def write_options(sub: str, data: bytes, rng: random.Random) -> tuple[list[str],
         names = [n for n in PASSES if n != "dce"]
         args += ["--passes", ",".join(rng.sample(names, rng.randint(1, len(names))))]
     return args, pinned
+
+
+def _parsed(data: bytes):
+    from onnx import ModelProto
+
+    m = ModelProto()
+    try:
+        m.ParseFromString(data)
+    except Exception:
+        return None
+    return m
+
+
+def reader_options(sub: str, data: bytes, rng: random.Random) -> list[str]:
+    """Options for ``profile`` (``--json``, ``--all``, ``--dim-range``) and the TENSOR of
+    ``explain`` (a name the model holds, as a user would type it: escaped when not UTF-8)."""
+    m = _parsed(data)
+    if sub == "explain":
+        names = [] if m is None else [o for n in m.graph.node for o in n.output if o] + [o.name for o in m.graph.output]
+        name = rng.choice(names) if names else "x"
+        return [name.decode("utf-8", "backslashreplace") if type(name) is bytes else name]
+    args = [a for a in ("--json", "--all") if rng.random() < 0.4]
+    params = [] if m is None else [d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim]
+    syms = sorted({p for p in params if type(p) is str and p.isidentifier()})
+    if syms and rng.random() < 0.4:
+        lo, hi = rng.choice([(1, 1), (2, 4), (1, None), (1, 512), (7, 3)])
+        args += ["--dim-range", f"{rng.choice(syms)}={lo}:{'' if hi is None else hi}"]
+    return args
+
+
+def make_dynamic_options(data: bytes, rng: random.Random) -> list[str]:
+    """``--dim INPUT:AXIS=fz`` for a static axis of a graph input (any axis of the first input
+    when there is none: a usage error the command must name)."""
+    m = _parsed(data)
+    if m is None or not m.graph.input:
+        return ["--dim", "x:0=fz"]
+    inits = {t.name for t in m.graph.initializer}
+    axes = [
+        (vi.name, k)
+        for vi in m.graph.input
+        if vi.name not in inits and type(vi.name) is str
+        for k, d in enumerate(vi.type.tensor_type.shape.dim)
+        if d.HasField("dim_value") and d.dim_value > 0
+    ]
+    name, axis = rng.choice(axes) if axes else (str(m.graph.input[0].name), 0)
+    dims = ["--dim", f"{name}:{axis}=fz"]
+    if len(axes) > 1 and rng.random() < 0.3:
+        other = rng.choice([a for a in axes if a != (name, axis)])
+        dims += ["--dim", f"{other[0]}:{other[1]}=fy"]
+    return dims
 
 
 # ----------------------------------------------------------------------------- onnxruntime check
@@ -629,12 +696,21 @@ def main() -> int:
     ap.add_argument("--no-ort", action="store_true", help="do not check written models in onnxruntime")
     ap.add_argument("--ort-batch", type=int, default=25, help="written models per onnxruntime checker")
     ap.add_argument(
+        "--commands",
+        default=",".join(SUBCOMMANDS),
+        help=f"the subcommands, run in turn (default: all; seeds before session 16 ran {','.join(FIRST_SEVEN)})",
+    )
+    ap.add_argument(
         "--models",
         nargs="+",
         metavar="GLOB",
         help="the models to mutate (default: examples/models/*.onnx and tests/models/deploy/*.onnx)",
     )
     a = ap.parse_args()
+    commands = a.commands.split(",")
+    unknown = [c for c in commands if c not in SUBCOMMANDS]
+    if unknown or not commands:
+        ap.error(f"--commands: {', '.join(unknown) or 'none given'} (choose from {', '.join(SUBCOMMANDS)})")
     ort = not a.no_ort and importlib.util.find_spec("onnxruntime") is not None
 
     import onnx
@@ -664,7 +740,7 @@ def main() -> int:
     stats = {
         s: {"cases": 0, "tracebacks": 0, "hangs": 0, "outside": 0, "max_rss_mb": 0.0, "compared": 0, "skipped": 0}
         | ({"loads worse": 0, "different outputs": 0} if s in WRITERS else {})
-        for s in SUBCOMMANDS
+        for s in commands
     }
     skips: dict[str, int] = {}
     failures = []
@@ -728,7 +804,7 @@ def main() -> int:
             if rng.random() < 0.2:  # external data next to the model that nothing should trust
                 with open(os.path.join(folder, "data.bin"), "wb") as f:
                     f.write(os.urandom(256))
-            sub = SUBCOMMANDS[k % len(SUBCOMMANDS)]
+            sub = commands[k % len(commands)]
             t = f"{a.timeout:g}"
             out = os.path.join(rng.choice([folder, other]), "out.onnx")
             if sub == "lint-fix":
@@ -741,7 +817,18 @@ def main() -> int:
                 "lint": ["lint", model],
                 "verify": ["verify", model, "--bind", "a=2,b=3"],
                 "lint-fix": ["lint", model, "--target", "openvino", "--fix"],
+                "profile": ["profile", model],
+                "explain": ["explain", model],
+                "diff": ["diff", os.path.join(folder, "orig.onnx"), model],
+                "make-dynamic": ["make-dynamic", model, "-o", out],
             }[sub]
+            if sub in ("profile", "explain"):
+                args += reader_options(sub, data, rng)
+            elif sub == "diff":
+                shutil.copy(src, args[1])
+                args += ["--json"] if rng.random() < 0.5 else []
+            elif sub == "make-dynamic":
+                args += make_dynamic_options(data, rng)
             pinned: dict[str, int] = {}
             if sub in ("out", "optimize"):
                 extra, pinned = write_options(sub, data, rng)
