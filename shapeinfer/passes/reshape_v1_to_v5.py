@@ -209,6 +209,15 @@ def _default_ops(model: onnx.ModelProto) -> set[str]:
     return {n.op_type for g in graphs_within(model.graph) for n in g.node if n.domain in ("", "ai.onnx")}
 
 
+def _versioned(op: str, opset: int) -> str:
+    """``op`` with the version of its onnx schema at ``opset`` (``RoiAlign-22``); ``op`` alone
+    when onnx has no schema of that name (onnxruntime's own default-domain ops)."""
+    try:
+        return f"{op}-{onnx.defs.get_schema(op, opset).since_version}"
+    except onnx.defs.SchemaError:
+        return op
+
+
 def _check_runtime_loads(model: onnx.ModelProto, cur: int, lifted: onnx.ModelProto, target: int) -> None:
     """OptimizeError when ``lifted`` (``model`` at opset ``target``) holds a default-domain op
     onnxruntime has no CPU kernel for while every default-domain op of ``model`` has one at
@@ -219,8 +228,7 @@ def _check_runtime_loads(model: onnx.ModelProto, cur: int, lifted: onnx.ModelPro
     if not lost:
         return
     ok = [v for v in range(cur, target) if all(runtimes.loads("onnxruntime", "", op, v) for op in lost)]
-    versions = {op: onnx.defs.get_schema(op, target).since_version for op in lost}
-    named = ", ".join(f"{op}-{versions[op]}" for op in lost)
+    named = ", ".join(_versioned(op, target) for op in lost)
     hint = f"; at opset {max(ok)} it has {'it' if len(lost) == 1 else 'them'}" if ok else ""
     raise OptimizeError(
         f"--target-opset {target}: onnxruntime {runtimes.version('onnxruntime')} has no CPU kernel for {named}: "
