@@ -253,3 +253,36 @@ def test_a_loop_of_no_trip_gives_the_same_empty_output(tmp_path, command):
     ref = _runs(src, feeds)
     assert ref[1].shape == (0, 0, 8)
     assert _same(ref, _runs(out, feeds))
+
+
+def test_a_branch_onnx_refuses_as_read_gets_no_types_onnxruntime_refuses(tmp_path):
+    """optimum's merged Marian decoder with the past key of layer 0 declared ``[..., 1]`` where
+    the new key has 8 (fuzz_cli seed 154, case 156): the branch with cache concatenates them,
+    which onnx's strict inference refuses as read and onnxruntime loads, as it sees no last dim
+    for the new key. ``-o`` wrote that dim into the branch, and onnxruntime refused the model
+    ("Can't merge shape info", Concat_3). A model that fails onnx's inference is now checked
+    error for error: the branch is written as read, and the model loads and runs as its input."""
+    import os
+
+    src = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "optimum", "marian_tiny_merged.onnx")
+    m = onnx.load(src)
+    past = next(vi for vi in m.graph.input if vi.name == "past_key_values.0.decoder.key")
+    past.type.tensor_type.shape.dim[3].dim_value = 1
+    bad, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(m, bad)
+    r = run_cli(str(bad), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "note: wrote no inferred types into the subgraphs" in r.stderr
+    sess = ort.InferenceSession(str(bad))
+    rng = np.random.default_rng(0)
+    sizes = {"batch_size": 2, "encoder_sequence_length": 3, "decoder_sequence_length": 2}
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) else sizes.get(d, 1) for d in i.shape]
+        if i.type == "tensor(bool)":
+            feeds[i.name] = np.zeros(shape, bool)  # the branch without cache
+        elif i.type == "tensor(int64)":
+            feeds[i.name] = rng.integers(0, 2 if "mask" in i.name else 128, shape).astype(np.int64)
+        else:
+            feeds[i.name] = rng.random(shape, dtype=np.float32)
+    assert _same(_runs(bad, feeds), _runs(out, feeds))
