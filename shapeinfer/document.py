@@ -517,15 +517,16 @@ def _may_not_load(result: Result) -> bool:
     is what the annotation is checked against); a range of one value (``a=1:1``, a binding too);
     ranges where subgraphs are typed (a range decides which If branch or how many Loop
     iterations run, and a branch's or a body's types may then contradict the other); types
-    written where the engine found an op that fails if it runs (in a Loop body that never runs
-    at those sizes, say). Otherwise the types written are the ones onnxruntime's own inference
-    would reach or leave open, and nothing is checked (nor paid for)."""
+    written where the engine found an op that fails if it runs, reported (an error diagnostic)
+    or not (in an If branch not taken or a Loop body that never runs at those sizes).
+    Otherwise the types written are the ones onnxruntime's own inference would reach or leave
+    open, and nothing is checked (nor paid for)."""
     ranges = result.dim_ranges
     if result.bind or result.input_shapes or any(lo == hi for lo, hi in ranges.values()):
         return True
     if ranges and any(path != "main" for path in result.graph_facts):
         return True
-    return any(d.severity == "error" for d in result.diagnostics)
+    return bool(result.dead_with_errors) or any(d.severity == "error" for d in result.diagnostics)
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -42,6 +42,9 @@ class Result:
     bind: dict[str, int] = field(default_factory=dict)
     #: the graph inputs' dims the run overrode (``infer(input_shapes=...)``), by input name
     input_shapes: dict[str, tuple[D.Dim, ...]] = field(default_factory=dict)
+    #: subgraphs that never run (an If branch not taken, a Loop of no iteration) in which an op
+    #: fails: their facts describe values never computed, which onnxruntime's loader may refuse
+    dead_with_errors: int = 0
 
     def contradicted(self) -> bool:
         """Whether inference found guards no input allowed by the ranges, input shapes or

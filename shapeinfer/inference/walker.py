@@ -100,6 +100,9 @@ class Engine:
         #: graph path -> the tensor types it declares (value_info, outputs): claims to check
         self.graph_declared: dict[str, dict[str, onnx.TypeProto]] = {}
         self.capped = 0
+        #: subgraphs that never run (an If branch not taken, a Loop of no iteration) in which an
+        #: op fails: their facts are kept for annotation, their errors are not reported
+        self.dead_with_errors = 0
         self.max_expr_size = max_expr_size
         self._memo: dict[tuple, tuple] = {}
         self.graph_nodes: dict[str, Sequence[onnx.NodeProto]] = {}  # graph path -> its nodes

@@ -235,6 +235,27 @@ def test_a_tensorflow_while_loop_bound_to_one_keeps_the_binding_and_loads(tmp_pa
     assert _same(_runs(src, feeds), _runs(out, feeds))
 
 
+def test_a_tensorflow_while_loop_declared_to_run_no_iteration_loads(tmp_path):
+    """The same while loop with ``x`` declared ``[batch, 1, 8]`` (fuzz_cli seed 156, case 508):
+    the loop runs no iteration at any size, the engine drops the body's errors (a Squeeze of a
+    size-0 axis) as it never runs, and plain ``-o`` wrote the body's types, which onnxruntime's
+    loader refuses. A body that never runs and would fail now has ``-o`` check what it writes."""
+    import os
+
+    src = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "exporters", "tf_range_step3.onnx")
+    m = onnx.load(src)
+    m.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 1
+    static, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(m, static)
+    assert shapeinfer.infer(str(static)).dead_with_errors == 1
+    r = run_cli(str(static), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "note: wrote no inferred types into the subgraphs" in r.stderr
+    for batch in (1, 3):
+        feeds = {"x": np.random.default_rng(batch).random((batch, 1, 8), dtype=np.float32)}
+        assert _same(_runs(static, feeds), _runs(out, feeds))
+
+
 def _loop_of_no_trip() -> onnx.ModelProto:
     """x[2, 1, 8], the body output declared ``[u, 8]``, no trip (5 < 1 is false): onnxruntime
     gives ``[0, 0, 8]`` (a dim_value of the body output's type is kept, any other dim is 0)."""

@@ -45,7 +45,7 @@ def _branch(ctx, graph, attr: str, taken: bool | None) -> list[Fact]:
     """Infer one If branch: in a sandbox unless it is known to run (``taken`` True)."""
     if taken:
         return run_body(ctx, graph, attr, [])
-    with sandbox(ctx, keep_diagnostics=taken is None):
+    with sandbox(ctx, keep_diagnostics=taken is None, never_runs=taken is False):
         return run_body(ctx, graph, attr, [])
 
 
@@ -209,7 +209,7 @@ def loop(ctx, ins: list) -> list:
     c0 = True if len(node_ins) < 2 or not node_ins[1] else known_bool(c_fact)
     declared = [vi.type for vi in body.output[1 + n_carried :]]
     if c0 is False or (type(m) is int and m <= 0):  # the body never runs
-        with sandbox(ctx, keep_diagnostics=False):
+        with sandbox(ctx, keep_diagnostics=False, never_runs=True):
             outs = run_body(ctx, body, "body", _loop_inputs(initial))
         scans = [_scan_output(ctx, f, 0, t, False) for f, t in zip(outs[1 + n_carried :], declared)]
         return [*initial, *scans]

@@ -160,7 +160,7 @@ class _Box:
 
 
 @contextmanager
-def sandbox(ctx, keep_diagnostics: bool = True):
+def sandbox(ctx, keep_diagnostics: bool = True, never_runs: bool = False):
     """Run a subgraph inference whose symbolic effects must not outlive it.
 
     On exit the run's symbolic scope is rolled back (:meth:`SymbolScope.rollback`: the
@@ -168,7 +168,8 @@ def sandbox(ctx, keep_diagnostics: bool = True):
     iteration that is discarded, assumes nothing); diagnostics raised inside are kept unless
     ``keep_diagnostics`` is False. Facts computed inside stay (with the fresh symbols they
     name). Setting ``keep = True`` on the yielded box keeps everything after all (the run
-    turned out to be the one that counts).
+    turned out to be the one that counts). ``never_runs``: the subgraph provably never runs;
+    an error dropped from it is counted (``Engine.dead_with_errors``).
     """
     diagnostics = ctx.engine.diagnostics
     mark = ctx.symbols.checkpoint()
@@ -180,6 +181,8 @@ def sandbox(ctx, keep_diagnostics: bool = True):
         if not box.keep:
             ctx.symbols.rollback(mark)
             if not keep_diagnostics:
+                if never_runs and any(d.severity == "error" for d in diagnostics[ndiag:]):
+                    ctx.engine.dead_with_errors += 1
                 del diagnostics[ndiag:]
 
 
