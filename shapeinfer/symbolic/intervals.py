@@ -294,6 +294,8 @@ def _simplify_atom(atom: D.Atom, ranges: Ranges) -> D.Dim:
         return lo if lo == hi else D.sym(atom.name)
     args = [simplify(x, ranges) for x in atom.args]
     if atom.kind == "floordiv":
+        if args[1] == 0:  # a divisor the ranges make 0: no value there, nothing to simplify
+            return D.Expr((((atom,), 1),))
         r = D.floordiv(args[0], args[1])
         lo, hi = interval(r, ranges)
         return lo if lo is not None and lo == hi else r
