@@ -548,7 +548,10 @@ class _Rewriter(ShapeBuilder, Proof):
             xs = ins[0]
             target = const_array(self.model, node.input[1], self.producers)
             if xs is not None and target is not None:
-                groups = _align([self._eval(d) if self._eval(d) is not None else -7 for d in xs], list(shape))
+                # (an output dim with no value at the static sizes, a fresh symbol: no alignment)
+                outs = [self._eval(d) for d in shape]
+                ds = [self._eval(d) if self._eval(d) is not None else -7 for d in xs]
+                groups = None if None in outs else _align(ds, outs)
                 for gi, gj in groups or []:
                     if gj == [axis] and len(gi) == 1 and xs[gi[0]] == old:
                         self._trace(node.input[0], gi[0], expr, node, 0, seen)

@@ -386,3 +386,19 @@ def test_a_weight_broadcast_over_a_batch_of_one_follows_the_batch():
         xs = np.random.default_rng(b).standard_normal((b, 4, 8)).astype(np.float32)
         want = np.concatenate([np.broadcast_to(cls, (b, 1, 8)), xs], axis=1)
         np.testing.assert_array_equal(s.run(None, {"x": xs})[0], want)
+
+
+def test_a_reshape_to_a_dim_with_no_static_value_is_refused_not_a_crash(tmp_path):
+    """llama.static with a weight also listed as a graph input of shape ``[32, ?]`` (a caller may
+    feed it; fuzz_cli seed 160, case 2388): a Reshape's output then has a dim with no value at
+    the static sizes, which the Reshape trace compared with ints (TypeError). The trace now
+    stops there and the command names the node that cannot follow the size."""
+    m = onnx.load(str(TWINS / "llama.static.onnx"))
+    vi = helper.make_tensor_value_info("onnx::MatMul_551", TensorProto.FLOAT, [32, None])
+    m.graph.input.append(vi)
+    src = tmp_path / "m.onnx"
+    onnx.save(m, src)
+    r = CliRunner().invoke(main, ["make-dynamic", str(src), "-o", str(tmp_path / "out.onnx"), "--dim", "input_ids:0=b"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    assert r.exit_code == 1 and "nothing written" in r.output and "cannot trace" in r.output
+    assert not (tmp_path / "out.onnx").exists()
