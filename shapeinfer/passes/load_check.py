@@ -247,18 +247,24 @@ def make_loadable(
     input_types: Mapping[str, TypeProto],
     output_types: Mapping[str, TypeProto],
     baseline: LoadBaseline,
+    *,
+    bound: bool = True,
 ) -> list[str]:
-    """Make ``model`` (optimized under ``--bind``) load wherever its input does, in place: pass
-    what the input passes (``baseline``, :meth:`LoadBaseline.regression`).
+    """Make ``model`` (optimized under ``--bind``, or with a subgraph that never runs and would
+    fail: ``bound`` False) load wherever its input does, in place: pass what the input passes
+    (``baseline``, :meth:`LoadBaseline.regression`).
 
     ``input_types`` / ``output_types``: the input model's declared types of its graph inputs and
     outputs. Returns notes for the user (empty when the model passed as it was). Raises
-    OptimizeError when even the fallbacks fail.
+    OptimizeError when even the fallbacks fail. Without a binding the first fallback is the
+    subgraphs without inferred types (the main graph's kept).
     """
 
     first = baseline.regression(model)
     if first is None:
         return []
+    if not bound:
+        return _loadable_unbound(model, output_types, baseline, first)
     notes: list[str] = []
     inputs = [vi for vi in model.graph.input if vi.name in input_types and vi.type != input_types[vi.name]]
     bound = {vi.name: TypeProto.FromString(vi.type.SerializeToString()) for vi in inputs}
@@ -294,6 +300,26 @@ def make_loadable(
         f"--bind: the optimized model fails inference ({first}) where the input "
         "does not; nothing written (the binding may make a kept part of the graph invalid)"
     )
+
+
+def _loadable_unbound(
+    model: onnx.ModelProto, output_types: Mapping[str, TypeProto], baseline: LoadBaseline, first: str
+) -> list[str]:
+    """:func:`make_loadable` without a binding: the subgraphs without inferred types; else no
+    value_info and the graph outputs as the input declares them; else OptimizeError."""
+    why = f"with them, the model fails the load check ({first})"
+    for n in model.graph.node:
+        for _, sg in subgraph_attrs(n):
+            _clear_subgraph_types(sg, False, stacked_outputs_from(n, sg))
+    if baseline.regression(model) is None:
+        return [f"wrote no inferred types into the subgraphs (If branches, Loop and Scan bodies): {why}"]
+    _clear_subgraph_types(model.graph, True)
+    for vi in model.graph.output:
+        if vi.name in output_types:
+            vi.type.CopyFrom(output_types[vi.name])
+    if baseline.regression(model) is None:
+        return [f"wrote no value_info and kept the declared types of the graph outputs: {why}"]
+    raise OptimizeError(f"the optimized model fails inference ({first}) where the input does not; nothing written")
 
 
 def loadable_annotation(

@@ -201,16 +201,14 @@ def _optimize(
         vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
         for vi in list(m.graph.value_info) + list(m.graph.output)
     }
-    declared_io = None  # with --bind: the input's declared graph input and output types
-    baseline = None  # with --bind: what the input passes, which the output must pass too
+    # with --bind, or a subgraph that never runs and would fail (whose types the annotation
+    # writes): the input's declared graph input and output types, and what it passes, which
+    # the output must pass too
+    declared_io = baseline = None
     if bind:
         progress.update("checking the input")
         unbound = infer(m, base_dir=base_dir, timeout=ctx.remaining())
         baseline = LoadBaseline.of(m, base_dir, result=unbound)
-        declared_io = tuple(
-            {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
-            for vis in (m.graph.input, m.graph.output)
-        )
     # the input's own errors, as infer reports them: without --bind (a binding that cannot hold
     # was refused above; one a branch cannot take is the load check's fallback); else its facts
     # serve the first pass too
@@ -218,7 +216,17 @@ def _optimize(
         found = unbound.diagnostics
         del unbound
     else:
-        found = ctx.infer(m).diagnostics
+        first = ctx.infer(m)
+        found = first.diagnostics
+        if first.dead_with_errors:
+            progress.update("checking the input")
+            baseline = LoadBaseline.of(m, base_dir)
+        del first
+    if baseline is not None:
+        declared_io = tuple(
+            {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
+            for vis in (m.graph.input, m.graph.output)
+        )
     errors = [d for d in found if d.severity == "error"]
     ctx.maybe_unsorted = any(d.code == codes.GRAPH_ORDER_OR_CYCLE and d.graph in (None, "main") for d in found)
     del found
@@ -255,7 +263,7 @@ def _optimize(
     notes: list[str] = []
     if declared_io is not None:
         progress.update("checking the output")
-        notes = make_loadable(m, *declared_io, baseline)
+        notes = make_loadable(m, *declared_io, baseline, bound=bool(bind))
         left.declared_types_kept = bool(notes)
     # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
     node_fields = None if notes or entries_moved or subgraphs_annotated(res) else ctx.written_nodes(m)

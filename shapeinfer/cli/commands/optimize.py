@@ -263,7 +263,7 @@ def _remaining_lines(left) -> list[str]:
         if c["constant_node"]:
             parts.append(f"{c['constant_node']} all-constant node{'s' if c['constant_node'] != 1 else ''} kept")
         if left.declared_types_kept:
-            parts.append("declared types kept where the bound ones fail the load check (see the note)")
+            parts.append("declared types kept where the inferred ones fail the load check (see the note)")
         lines = ["stays dynamic: " + ", ".join(parts)]
     opened = [i for i in left.items if i.reason == "open_symbols"]
     if opened:
