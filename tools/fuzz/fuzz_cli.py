@@ -533,6 +533,14 @@ def ort_compare(model: str, out: str, pinned: dict[str, int], stage) -> tuple[st
     again = _outputs(sin, feeds)
     if any(ort_oracle.outputs_differ(want[k], again[k]) for k in want):
         raise Skip("input is not deterministic")
+    # the input's outputs may rest on onnxruntime's optimizer trusting a declaration that is
+    # false (Shape folded from a value_info dim that inference corrects: seed 164, case 2322);
+    # the written model that gives what the input gives unoptimized is not compared
+    plain = _outputs(ort_oracle.session(model, optimize=False, threads=1), feeds)
+    if any(ort_oracle.outputs_differ(want[k], plain[k], rtol=tol, atol=tol) for k in want) and not any(
+        ort_oracle.outputs_differ(plain[k], got[k], rtol=tol, atol=tol) for k in want
+    ):
+        raise Skip("input's outputs change with onnxruntime's optimization level")
     k, r = next(iter(bad.items()))
     return "different", f"output {k!r}: {r}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
 
