@@ -39,6 +39,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from shapeinfer.base.text import text as as_text
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
 from shapeinfer.symbolic.intervals import Stepped
@@ -457,7 +458,7 @@ def check_input_shapes_fit(model: onnx.ModelProto, input_shapes: Mapping[str, Se
     for k, dims in input_shapes.items():
         vi = by_name.get(k)
         if vi is None:
-            names = list(by_name)
+            names = [as_text(n) for n in by_name]
             raise UnknownInput(
                 k,
                 f"{k}: no graph input named {k!r}{did_you_mean(k, names)} (inputs: {', '.join(names) or 'none'})",

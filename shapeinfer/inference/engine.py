@@ -25,6 +25,7 @@ import onnx
 
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic
+from shapeinfer.base.text import text
 from shapeinfer.inference.declarations import (
     checker_refuses_declarations,
     contradictions,
@@ -72,7 +73,7 @@ def apply_input_overrides(model: onnx.ModelProto, input_shapes: Mapping[str, Seq
     for name, shape in input_shapes.items():
         vi = by_name.get(name)
         if vi is None:
-            raise KeyError(f"no graph input named {name!r} (inputs: {', '.join(by_name)})")
+            raise KeyError(f"no graph input named {name!r} (inputs: {', '.join(text(n) for n in by_name)})")
         tt = vi.type.tensor_type
         tt.shape.Clear()
         write_shape(tt, tuple(shape))

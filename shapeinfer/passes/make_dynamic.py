@@ -65,6 +65,7 @@ from collections.abc import Mapping
 import numpy as np
 import onnx
 
+from shapeinfer.base.text import text
 from shapeinfer.inference.engine import infer
 from shapeinfer.passes._dynamic_proof import Proof
 from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, Refused, ShapeBuilder, const_array
@@ -111,7 +112,8 @@ def _symbolise_inputs(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, st
     for name, axes in dims.items():
         vi = inputs.get(name)
         if vi is None or name in init:
-            raise ValueError(f"no graph input named {name!r} (inputs: {', '.join(i for i in inputs if i not in init)})")
+            shown = ", ".join(text(i) for i in inputs if i not in init)
+            raise ValueError(f"no graph input named {name!r} (inputs: {shown})")
         shape = vi.type.tensor_type.shape
         if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
             raise ValueError(f"input {name!r} declares no shape")

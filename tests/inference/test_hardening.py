@@ -170,6 +170,25 @@ def test_names_that_are_not_utf8_are_shown_escaped(tmp_path, args):
         assert "y\\xff" in text and "s\\xfe" in text
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["--input-shape", "nope=1,3"], ["make-dynamic", "-o", "OUT", "--dim", "nope:1=k"]],
+    ids=["input-shape", "make-dynamic"],
+)
+def test_an_unknown_input_is_named_beside_inputs_that_are_not_utf8(tmp_path, args):
+    """A graph input named in bytes that are not UTF-8: an unknown name given to
+    ``--input-shape`` or ``make-dynamic --dim`` is a usage error listing the inputs escaped (the
+    list raised TypeError joining bytes: fuzz_cli seed 165, case 2188)."""
+    m = _model([h.make_node("Relu", ["xx"], ["y"])], [vi("xx", T.FLOAT, [2, 3])])
+    p = tmp_path / "m.onnx"
+    p.write_bytes(m.SerializeToString().replace(b"xx", b"x\xff"))
+    args = [str(tmp_path / "out.onnx") if a == "OUT" else a for a in args]
+    argv = [args[0], str(p), *args[1:]] if args[0] == "make-dynamic" else [str(p), *args]
+    r = CliRunner().invoke(main, argv)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    assert r.exit_code == 2 and "no graph input named 'nope'" in r.output and "x\\xff" in r.output, r.output
+
+
 def _concat_of_shape_values(n: int) -> onnx.ModelProto:
     nodes = [
         h.make_node("Shape", ["x"], ["s"]),

@@ -391,7 +391,10 @@ def make_dynamic_options(data: bytes, rng: random.Random) -> list[str]:
         for k, d in enumerate(vi.type.tensor_type.shape.dim)
         if d.HasField("dim_value") and d.dim_value > 0
     ]
-    name, axis = rng.choice(axes) if axes else (str(m.graph.input[0].name), 0)
+    first = m.graph.input[0].name  # (escaped when not UTF-8, as a user would type it)
+    name, axis = (
+        rng.choice(axes) if axes else (first.decode("utf-8", "backslashreplace") if type(first) is bytes else first, 0)
+    )
     dims = ["--dim", f"{name}:{axis}=fz"]
     if len(axes) > 1 and rng.random() < 0.3:
         other = rng.choice([a for a in axes if a != (name, axis)])
