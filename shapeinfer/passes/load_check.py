@@ -42,6 +42,8 @@ from shapeinfer.inference.engine import infer
 from shapeinfer.io.onnxio import stacked_outputs_from, subgraph_attrs
 from shapeinfer.passes.errors import OptimizeError
 
+#: the note of a write whose subgraphs keep the types they were read with
+_UNTYPED_SUBGRAPHS = "wrote no inferred types into the subgraphs (If branches, Loop and Scan bodies)"
 #: Graph inputs specialised again one at a time (each costs a strict inference) up to this many.
 MAX_RETRIES = 8
 
@@ -237,6 +239,11 @@ def _clear_subgraph_types(g: GraphProto, top: bool, stacked_from: int | None = N
         for vi in g.output if stacked_from is None else g.output[:stacked_from]:
             if vi.type.HasField("tensor_type"):
                 vi.type.tensor_type.ClearField("shape")
+    _clear_types_below(g)
+
+
+def _clear_types_below(g: GraphProto) -> None:
+    """:func:`_clear_subgraph_types` of every subgraph of ``g``'s nodes (``g`` itself kept)."""
     for n in g.node:
         for _, sg in subgraph_attrs(n):
             _clear_subgraph_types(sg, False, stacked_outputs_from(n, sg))
@@ -267,14 +274,14 @@ def make_loadable(
         return _loadable_unbound(model, output_types, baseline, first)
     notes: list[str] = []
     inputs = [vi for vi in model.graph.input if vi.name in input_types and vi.type != input_types[vi.name]]
-    bound = {vi.name: TypeProto.FromString(vi.type.SerializeToString()) for vi in inputs}
+    bound_types = {vi.name: TypeProto.FromString(vi.type.SerializeToString()) for vi in inputs}
     for vi in inputs:
         vi.type.CopyFrom(input_types[vi.name])
     if baseline.regression(model) is None:
         kept = []
         if len(inputs) > 1 and len(inputs) <= MAX_RETRIES:
             for vi in inputs:
-                vi.type.CopyFrom(bound[vi.name])
+                vi.type.CopyFrom(bound_types[vi.name])
                 if baseline.regression(model) is None:
                     kept.append(vi.name)
                 else:
@@ -308,11 +315,9 @@ def _loadable_unbound(
     """:func:`make_loadable` without a binding: the subgraphs without inferred types; else no
     value_info and the graph outputs as the input declares them; else OptimizeError."""
     why = f"with them, the model fails the load check ({first})"
-    for n in model.graph.node:
-        for _, sg in subgraph_attrs(n):
-            _clear_subgraph_types(sg, False, stacked_outputs_from(n, sg))
+    _clear_types_below(model.graph)
     if baseline.regression(model) is None:
-        return [f"wrote no inferred types into the subgraphs (If branches, Loop and Scan bodies): {why}"]
+        return [f"{_UNTYPED_SUBGRAPHS}: {why}"]
     _clear_subgraph_types(model.graph, True)
     for vi in model.graph.output:
         if vi.name in output_types:
@@ -370,13 +375,12 @@ def loadable_annotation(
 
     why = f"with them, the model fails the load check ({first})"
     kept = f"kept the declared dims of graph input{'s' if len(bound) > 1 else ''} {', '.join(bound)}"
-    untyped = "wrote no inferred types into the subgraphs (If branches, Loop and Scan bodies)"
     if bound and attempt(True, False):
         return tail, [f"{kept}: {why.replace('them', 'the bound dims')}"]
     if pairs and attempt(False, True):
-        return tail, [f"{untyped}: {why}"]
+        return tail, [f"{_UNTYPED_SUBGRAPHS}: {why}"]
     if bound and pairs and attempt(True, True):
-        return tail, [f"{kept} and {untyped}: {why}"]
+        return tail, [f"{kept} and {_UNTYPED_SUBGRAPHS}: {why}"]
     annotated.CopyFrom(original)
     return b"", [f"wrote the model as read, with no inferred types: {why}"]
 

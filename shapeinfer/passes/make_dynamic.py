@@ -552,7 +552,7 @@ class _Rewriter(ShapeBuilder, Proof):
             if xs is not None and target is not None:
                 # (an output dim with no value at the static sizes, a fresh symbol: no alignment)
                 outs = [self._eval(d) for d in shape]
-                ds = [self._eval(d) if self._eval(d) is not None else -7 for d in xs]
+                ds = [v if (v := self._eval(d)) is not None else -7 for d in xs]
                 groups = None if None in outs else _align(ds, outs)
                 for gi, gj in groups or []:
                     if gj == [axis] and len(gi) == 1 and xs[gi[0]] == old:

@@ -201,18 +201,17 @@ def _optimize(
         vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
         for vi in list(m.graph.value_info) + list(m.graph.output)
     }
-    # with --bind, or a subgraph that never runs and would fail (whose types the annotation
-    # writes): the input's declared graph input and output types, and what it passes, which
-    # the output must pass too
-    declared_io = baseline = None
+    # the input's own errors, as infer reports them (a binding that cannot hold was refused
+    # above; one a branch cannot take is the load check's fallback; without --bind its facts
+    # serve the first pass too); with --bind, or a subgraph that never runs and would fail
+    # (whose types the annotation writes), what the input passes, which the output must pass
+    # too (inferred as read: the passes' facts take no declaration), and its declared graph
+    # input and output types
+    baseline = None
     if bind:
         progress.update("checking the input")
         unbound = infer(m, base_dir=base_dir, timeout=ctx.remaining())
         baseline = LoadBaseline.of(m, base_dir, result=unbound)
-    # the input's own errors, as infer reports them: without --bind (a binding that cannot hold
-    # was refused above; one a branch cannot take is the load check's fallback); else its facts
-    # serve the first pass too
-    if bind:
         found = unbound.diagnostics
         del unbound
     else:
@@ -222,6 +221,7 @@ def _optimize(
             progress.update("checking the input")
             baseline = LoadBaseline.of(m, base_dir)
         del first
+    declared_io = None
     if baseline is not None:
         declared_io = tuple(
             {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
