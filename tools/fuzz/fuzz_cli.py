@@ -54,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, ROOT)  # testkit
 
+from shapeinfer.base.text import text  # noqa: E402
 from testkit import ort_oracle  # noqa: E402  (the tests' generated inputs and comparison of results)
 
 SUBCOMMANDS = [
@@ -318,14 +319,10 @@ def write_options(sub: str, data: bytes, rng: random.Random) -> tuple[list[str],
     ``--bind``, ``--target-opset``, ``--passes``) and the symbol values the comparison must
     use for the written model to be asked the same question (a bound symbol its value, a ranged
     one a value in its range)."""
-    from onnx import ModelProto
-
     from shapeinfer.passes import PASSES
 
-    m = ModelProto()
-    try:
-        m.ParseFromString(data)
-    except Exception:
+    m = _parsed(data)
+    if m is None:
         return [], {}
     # (a dim_param that is not valid UTF-8 comes back as bytes: never a symbol to bind)
     params = (d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim)
@@ -367,7 +364,7 @@ def reader_options(sub: str, data: bytes, rng: random.Random) -> list[str]:
     if sub == "explain":
         names = [] if m is None else [o for n in m.graph.node for o in n.output if o] + [o.name for o in m.graph.output]
         name = rng.choice(names) if names else "x"
-        return [name.decode("utf-8", "backslashreplace") if type(name) is bytes else name]
+        return [text(name)]
     args = [a for a in ("--json", "--all") if rng.random() < 0.4]
     params = [] if m is None else [d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim]
     syms = sorted({p for p in params if type(p) is str and p.isidentifier()})
@@ -391,10 +388,8 @@ def make_dynamic_options(data: bytes, rng: random.Random) -> list[str]:
         for k, d in enumerate(vi.type.tensor_type.shape.dim)
         if d.HasField("dim_value") and d.dim_value > 0
     ]
-    first = m.graph.input[0].name  # (escaped when not UTF-8, as a user would type it)
-    name, axis = (
-        rng.choice(axes) if axes else (first.decode("utf-8", "backslashreplace") if type(first) is bytes else first, 0)
-    )
+    # (a name that is not UTF-8 escaped, as a user would type it)
+    name, axis = rng.choice(axes) if axes else (text(m.graph.input[0].name), 0)
     dims = ["--dim", f"{name}:{axis}=fz"]
     if len(axes) > 1 and rng.random() < 0.3:
         other = rng.choice([a for a in axes if a != (name, axis)])

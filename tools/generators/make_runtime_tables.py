@@ -25,6 +25,7 @@ highest version probed: later versions are taken to behave like it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -182,19 +183,9 @@ def _type_as_schema(values, params, schema) -> None:
     for vi, p in zip(values, params):
         types = allowed.get(p.typeStr, [p.typeStr])
         text = "tensor(float)" if "tensor(float)" in types else types[0]
-        name = text[len("tensor(") : -1] if text.startswith("tensor(") else None
-        elem = _ELEM_TYPES.get(name)
-        if elem is not None:
-            vi.type.tensor_type.elem_type = elem
-
-
-#: onnx's element types by their name in a schema's type string (``tensor(int64)``)
-_ELEM_TYPES = {
-    onnx.helper.tensor_dtype_to_string(t).removeprefix("TensorProto.").lower(): t
-    for t in onnx.TensorProto.DataType.values()
-    if t != onnx.TensorProto.UNDEFINED
-}
-_ELEM_TYPES.update(float=onnx.TensorProto.FLOAT, double=onnx.TensorProto.DOUBLE)
+        if text.startswith("tensor("):
+            with contextlib.suppress(ValueError):  # (onnx's element type of that name: tensor(int64) is INT64)
+                vi.type.tensor_type.elem_type = TensorProto.DataType.Value(text[len("tensor(") : -1].upper())
 
 
 def _ort_refuses(domain: str, version: int, op: str, schema) -> bool:
