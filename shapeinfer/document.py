@@ -68,13 +68,13 @@ from shapeinfer.inference.bindings import (
     check_ranges,
     specialise_inputs,
 )
-from shapeinfer.inference.engine import Result, binding_contradictions, model_dir
+from shapeinfer.inference.engine import Result, binding_contradictions
 from shapeinfer.inference.engine import infer as _infer
 from shapeinfer.inference.policy import InferencePolicy
 from shapeinfer.io.annotate import annotate, annotate_for_writing, subgraphs_annotated
 from shapeinfer.io.external import data_files
-from shapeinfer.io.modelsource import ModelLike, check_kind, in_memory, is_path
-from shapeinfer.io.onnxio import LoadedModel, load_model_file, loaded_from_bytes
+from shapeinfer.io.modelsource import ModelLike, in_memory, model_dir, read_if_path
+from shapeinfer.io.onnxio import LoadedModel, loaded_from_bytes
 from shapeinfer.io.source import Source
 from shapeinfer.io.userfiles import STDIO, output_target
 from shapeinfer.io.writer import plan_write, save_model
@@ -108,10 +108,9 @@ def open(model: ModelLike, *, base_dir: str | None = None, lean: bool = False) -
     external data is read from (default: the file's). ``lean``: read a file's large weights
     without their data (see the module docstring). TypeError for anything that is no model.
     """
-    if is_path(model):
-        path = os.fspath(model)
-        return Document(path=path, base_dir=base_dir, lean=lean, loaded=load_model_file(path, lean=lean))
-    check_kind(model)
+    loaded = read_if_path(model, lean=lean)
+    if loaded is not None:
+        return Document(path=os.fspath(model), base_dir=base_dir, lean=lean, loaded=loaded)
     return Document(base_dir=base_dir, given=model)
 
 

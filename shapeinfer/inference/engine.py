@@ -16,7 +16,6 @@ Contract of :func:`infer`:
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -61,7 +60,6 @@ __all__ = [
     "check_declarations",
     "graph_path",
     "infer",
-    "model_dir",
 ]
 
 
@@ -309,10 +307,3 @@ def _graph_outputs(model: onnx.ModelProto, path: str) -> set[str]:
             return set()
         g = sub
     return {o.name for o in g.output}
-
-
-def model_dir(path: str | os.PathLike | None) -> str | None:
-    """The folder external data of the model at ``path`` is read from (None for ``-``, stdin)."""
-    if path is None or os.fspath(path) == "-":
-        return None
-    return os.path.dirname(os.path.abspath(os.fspath(path)))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Union
 
 import onnx
 
-from shapeinfer.io.onnxio import ModelLoadError, parse_model
+from shapeinfer.io.onnxio import LoadedModel, ModelLoadError, load_model_file, parse_model
 
 if TYPE_CHECKING:
     import onnx_graphsurgeon
@@ -41,12 +41,30 @@ ACCEPTED = (
     "an onnx_ir.Model or an onnx_graphsurgeon.Graph"
 )
 
-__all__ = ["ACCEPTED", "ModelLike", "check_kind", "in_memory", "is_path", "own_copy"]
+__all__ = ["ACCEPTED", "ModelLike", "check_kind", "in_memory", "is_path", "model_dir", "own_copy", "read_if_path"]
 
 
 def is_path(model: object) -> bool:
     """True when ``model`` is a path: a ``str`` or an ``os.PathLike`` (not bytes: bytes are a model)."""
     return isinstance(model, (str, os.PathLike))
+
+
+def read_if_path(model: object, *, lean: bool = False) -> LoadedModel | None:
+    """The file of a path (:func:`is_path`) read (:func:`~shapeinfer.io.onnxio.load_model_file`,
+    which raises for a file that is no model); None for a model in memory, which is checked to
+    be one (:func:`check_kind`: TypeError for anything that is no :data:`ModelLike`)."""
+    if is_path(model):
+        return load_model_file(os.fspath(model), lean=lean)
+    check_kind(model)
+    return None
+
+
+def model_dir(path: str | os.PathLike | None) -> str | None:
+    """The folder external data of the model at ``path`` is read from (None for a model in
+    memory and for ``-``, standard input)."""
+    if path is None or os.fspath(path) == "-":
+        return None
+    return os.path.dirname(os.path.abspath(os.fspath(path)))
 
 
 def in_memory(model: object) -> tuple[onnx.ModelProto, bool] | None:

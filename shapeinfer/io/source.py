@@ -10,14 +10,13 @@ makes the Source that says so (``optimize`` makes one for its result).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import onnx
 
+from shapeinfer.io.modelsource import model_dir
 from shapeinfer.io.onnxio import LoadedModel
-from shapeinfer.io.userfiles import STDIO
 from shapeinfer.io.wire import NodeFields, graph_layout, initializer_views, node_fields, node_views
 
 
@@ -65,9 +64,7 @@ class Source:
 
     def folder(self) -> str | None:
         """The folder of :attr:`path` (None for a model in memory or read from standard input)."""
-        if self.path is None or self.path == STDIO:
-            return None
-        return os.path.dirname(os.path.abspath(self.path))
+        return model_dir(self.path)
 
     def external_tensors(self) -> list[onnx.TensorProto] | None:
         """The model's tensors stored as external data when known (None: walk the model)."""

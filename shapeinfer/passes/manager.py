@@ -15,7 +15,6 @@ indexed, exported and written out.
 from __future__ import annotations
 
 import gc
-import os
 import time
 from collections.abc import Mapping, Sequence
 
@@ -24,14 +23,10 @@ import onnx
 from shapeinfer.base import codes
 from shapeinfer.base.progress import Progress
 from shapeinfer.inference.bindings import check_bind_values, check_model
-from shapeinfer.inference.engine import infer, model_dir
+from shapeinfer.inference.engine import infer
 from shapeinfer.inference.policy import DEFAULT_POLICY
-from shapeinfer.io.annotate import annotate_serialised, subgraphs_annotated
-from shapeinfer.io.entries import restore_entries, saved_entries
-from shapeinfer.io.external import data_files
-from shapeinfer.io.modelsource import ModelLike, own_copy
-from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
-from shapeinfer.io.onnxio import load_model_file
+from shapeinfer.io.edit import read_for_editing
+from shapeinfer.io.modelsource import ModelLike
 from shapeinfer.io.source import Source
 from shapeinfer.ir.queries import default_opset
 from shapeinfer.passes._functions import optimize_functions
@@ -43,29 +38,6 @@ from shapeinfer.passes.registry import DEFAULT_PASSES, MAX_FOLD_GROWTH, PASSES, 
 from shapeinfer.passes.remaining import remaining
 from shapeinfer.passes.report import OptimizeReport, PassReport
 from shapeinfer.passes.rounds import in_subgraphs, run_rounds
-
-
-def _load(model) -> tuple[onnx.ModelProto, str | None, str | None, bytes | None, list | None]:
-    """``model`` as a ModelProto of its own (a copy of a given one) whose text fields are all
-    valid UTF-8 (:func:`~shapeinfer.io.modeltext.decode_model_text`: names that are not are
-    escaped alike everywhere), the path of its file (None for a model given in memory), its
-    folder, the bytes it was parsed from when it is still as parsed from them (else None), and
-    its tensors stored as external data as read from the file (None for a model given in
-    memory: not looked for). A :class:`~shapeinfer.io.source.Source` holding a file read in
-    full (``Source(path, load_model_file(path))``, as :class:`shapeinfer.Document` hands it
-    over) is that file, its model handed over: not read again, not copied."""
-
-    if isinstance(model, Source) and model.loaded is not None and not model.loaded.lean and model.path is not None:
-        path, loaded = model.path, model.loaded
-    else:
-        m = own_copy(model)  # TypeError for what is no model
-        if m is not None:
-            return decode_model_text(m), None, None, None, None
-        path = os.fspath(model)
-        loaded = load_model_file(path)
-    if all_text_is_utf8(loaded.model, loaded.data):
-        return loaded.model, path, model_dir(path), loaded.data, loaded.external
-    return decode_model_text(loaded.model, loaded.data), path, model_dir(path), None, loaded.external
 
 
 def check_bind(model: onnx.ModelProto, bind: Mapping[str, int]) -> dict[str, int]:
@@ -163,29 +135,19 @@ def _optimize(
         raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
     if bind:  # the values before the model is read, the symbols once it is
         bind = check_bind_values(bind)
-    m, path, where, data, external = _load(model)
-    inline = external == []
-    # the files the input's external data names: inputs the written model must never replace
-    if external:
-        input_data_files = data_files(external, where)
-    else:
-        input_data_files = []
-    del external
+    m, editing = read_for_editing(model)  # and what the write keeps of the input
     if bind:
         check_bind(m, bind)
     if keep_alive is not None:
         keep_alive.append(m)  # the input as loaded (the first round's facts and index point into it)
-    # the bytes of m's nodes, while they are as parsed (PassContext.source)
-    source = None if data is None else Source.parsed(path, m, data)
-    del data
-    base_dir = base_dir or where
+    base_dir = base_dir or editing.folder
     ctx = PassContext(
         base_dir=base_dir,
         interface={vi.name for vi in m.graph.input},
         bind=bind,
         deadline=deadline,
         keep_alive=keep_alive,
-        source=source,
+        source=editing.source,
         max_fold_growth=max_fold_growth,
         runtime_check=runtime_check,
     )
@@ -194,13 +156,6 @@ def _optimize(
     nodes_before = len(m.graph.node)
     fn_before = sum(len(fp.node) for fp in m.functions)
     opset_before = default_opset(m)
-    # the model's value_info entries (doc strings, metadata): the passes drop them, the end puts them back
-    entries = saved_entries(m)
-    # what the model declares of its values' types: the passes drop value_info, the writer keeps these
-    declared = {
-        vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())
-        for vi in list(m.graph.value_info) + list(m.graph.output)
-    }
     # the input's own errors, as infer reports them (a binding that cannot hold was refused
     # above; one a branch cannot take is the load check's fallback; without --bind its facts
     # serve the first pass too); with --bind, or a subgraph that never runs and would fail
@@ -256,8 +211,7 @@ def _optimize(
     ctx.refresh()
     # the annotation merges facts with what the file declares, as -o's does (the passes took no claim)
     res = ctx.infer(m, whole=True, policy=DEFAULT_POLICY)
-    entries_moved = restore_entries(m, entries)  # after inference: as before, it sees no declaration
-    value_info_fields = annotate_serialised(res, declared)
+    editing.annotate(m, res)  # the input's entries back after inference: as before, it sees no declaration
 
     left = remaining(ctx.graph(m), res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
     notes: list[str] = []
@@ -265,10 +219,8 @@ def _optimize(
         progress.update("checking the output")
         notes = make_loadable(m, *declared_io, baseline, bound=bool(bind))
         left.declared_types_kept = bool(notes)
-    # annotate writes into the nodes only through their subgraphs; make_loadable says when it changed anything
-    node_fields = None if notes or entries_moved or subgraphs_annotated(res) else ctx.written_nodes(m)
-    if notes:
-        value_info_fields = None  # make_loadable may have cleared them
+    # make_loadable says when it changed anything
+    source = editing.written(changed=bool(notes), node_fields=lambda: ctx.written_nodes(m))
     if ctx.resorted:
         notes.insert(0, "the nodes were not in topological order: they are written sorted")
     order = [n for n in PASSES if n in reports]  # (the OpenVINO passes too, when named)
@@ -286,13 +238,7 @@ def _optimize(
         function_nodes_after=sum(len(fp.node) for fp in m.functions),
         errors=errors,
         notes=notes,
-        source=Source(
-            path,
-            node_fields=node_fields,
-            value_info_fields=value_info_fields,
-            external=[] if inline else None,  # (the passes store no new tensor externally)
-            data_inputs=input_data_files,
-        ),
+        source=source,
         remaining=left,
     )
     return m, report

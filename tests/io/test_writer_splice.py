@@ -12,8 +12,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from support.common import model_path
 
-from shapeinfer.inference.engine import infer, model_dir
+from shapeinfer.inference.engine import infer
 from shapeinfer.io.annotate import annotate_for_writing, subgraphs_annotated
+from shapeinfer.io.modelsource import model_dir
 from shapeinfer.io.onnxio import LoadedModel, load_model_file
 from shapeinfer.io.source import Source
 from shapeinfer.io.wire import graph_layout, initializer_views, node_views, varint, without_large_raw_data
