@@ -33,10 +33,12 @@ import onnx
 from shapeinfer.base.progress import Progress
 from shapeinfer.base.suggest import did_you_mean
 from shapeinfer.inference.declarations import dtype_text
+from shapeinfer.io.external import ExternalDataError, load_all
 from shapeinfer.io.modelsource import ModelLike
 from shapeinfer.io.onnxio import dim_from_proto
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
+from shapeinfer.symbolic.guards import CONTRADICTION, check
 from shapeinfer.symbolic.intervals import step_of
 from shapeinfer.symbolic.names import ident
 
@@ -71,8 +73,6 @@ def check_guards(result, bindings: Sequence[Mapping[str, int]]) -> None:
     violating a guard of ``result`` (guards with a symbol the binding leaves free are skipped),
     and before any binding when no input in the ranges satisfies the guards (a G015 error:
     a range that contradicts a guard, or a guard that never holds)."""
-    from shapeinfer.symbolic.guards import CONTRADICTION, check
-
     for d in result.diagnostics:
         if d.code == CONTRADICTION:
             raise GuardViolation(f"{d.message}; not run", {}, d.message)
@@ -483,8 +483,6 @@ def observable(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
 def _load_external(model: onnx.ModelProto, base_dir: str | None, cap: int) -> None:
     """Read external weights into ``model`` through :mod:`shapeinfer.io.external` (every entry
     checked first: the model's own folder, a regular file, offsets and lengths in range)."""
-    from shapeinfer.io.external import ExternalDataError, load_all
-
     try:
         load_all(model, base_dir, cap)
     except ExternalDataError as e:

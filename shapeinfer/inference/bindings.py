@@ -39,10 +39,15 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from shapeinfer.base.suggest import did_you_mean
 from shapeinfer.base.text import text as as_text
+from shapeinfer.inference.limits import MAX_EXPR_SIZE
+from shapeinfer.io.onnxio import dim_from_proto, type_fact
+from shapeinfer.io.userfiles import show
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
 from shapeinfer.symbolic.intervals import Stepped
+from shapeinfer.symbolic.names import ident, is_placeholder
 
 if TYPE_CHECKING:
     import onnx
@@ -230,8 +235,6 @@ def _dim(k: str, x: Any) -> D.Dim:
 
 def _shape_text(k: str, v: str) -> list[D.Dim]:
     """``"1,seq"`` as ``[1, Expr(seq)]`` (empty text: a scalar)."""
-    from shapeinfer.io.userfiles import show
-
     text = v.strip()
     if text and text[0] in "[(" and text[-1] in "])":
         raise BindError(
@@ -250,8 +253,6 @@ def _shape_text(k: str, v: str) -> list[D.Dim]:
 def _count(text: str, what: str, kind: str) -> int:
     """An int written in ``text``, within int64 (checked before converting, so a thousand-digit
     number is one clear line, not Python's int-conversion limit)."""
-    from shapeinfer.io.userfiles import show
-
     t = text.strip()
     digits = t[1:] if t[:1] in "+-" else t
     if not digits.isascii() or not digits.isdigit():
@@ -263,8 +264,6 @@ def _count(text: str, what: str, kind: str) -> int:
 
 
 def _cap() -> int:
-    from shapeinfer.inference.limits import MAX_EXPR_SIZE
-
     return MAX_EXPR_SIZE
 
 
@@ -291,8 +290,6 @@ def _expansion_bound(node) -> int:
 
 def _dim_text(tok: str, name: str, whole: str) -> D.Dim:
     """One dim of an input shape written as text: an int or a dims expression within the cap."""
-
-    from shapeinfer.io.userfiles import show
 
     if tok.lstrip("+-").isdigit() and tok.isascii():
         n = _count(tok, name, INPUT_SHAPES)
@@ -404,9 +401,6 @@ def input_symbols(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[D.
     """The symbols of the main graph's inputs (initializers aside), with ``input_shapes``
     replacing the declared dims: a dim_param's symbols, and ``<input>_d<axis>`` for a dim the
     model leaves open (the name inference gives it)."""
-    from shapeinfer.io.onnxio import type_fact
-    from shapeinfer.symbolic.names import ident
-
     out: set[str] = set()
     for vi in _graph_inputs(model):
         if input_shapes and vi.name in input_shapes:
@@ -421,8 +415,6 @@ def input_symbols(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[D.
 
 def check_bind_symbols(names: Iterable[str], symbols: set[str], kind: str = BIND) -> None:
     """BindError for the first of ``names`` that is not one of the graph inputs' ``symbols``."""
-    from shapeinfer.base.suggest import did_you_mean
-
     for k in names:
         if k not in symbols:
             known = ", ".join(sorted(symbols)) or "none"
@@ -452,8 +444,6 @@ def check_model(
 def check_input_shapes_fit(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[D.Dim]]) -> None:
     """Each of ``input_shapes`` names a main-graph input that is a tensor, with as many dims as
     the rank the input declares (any rank when it declares none)."""
-    from shapeinfer.base.suggest import did_you_mean
-
     by_name = {vi.name: vi for vi in model.graph.input}
     for k, dims in input_shapes.items():
         vi = by_name.get(k)
@@ -470,8 +460,6 @@ def check_input_shapes_fit(model: onnx.ModelProto, input_shapes: Mapping[str, Se
             raise BindError(k, f"{k}: the input is a {what}, not a tensor: it has no shape to give", INPUT_SHAPES)
         tt = vi.type.tensor_type
         if which is not None and tt.HasField("shape") and len(tt.shape.dim) != len(dims):
-            from shapeinfer.io.onnxio import dim_from_proto
-
             declared = ", ".join(D.format(d) if (d := dim_from_proto(x)) is not None else "?" for x in tt.shape.dim)
             given = ",".join(D.format(d) for d in dims)
             n = len(tt.shape.dim)
@@ -488,8 +476,6 @@ def specialise_inputs(model: onnx.ModelProto, bind: Mapping[str, int]) -> int:
     dim named ``<input>_d<axis>`` (one with a placeholder name too: ``?``, see
     :func:`~shapeinfer.symbolic.names.is_placeholder`) its value. Returns the number of dims
     changed. The binding is assumed checked (:func:`check_bind_values`, :func:`check_model`)."""
-    from shapeinfer.symbolic.names import ident, is_placeholder
-
     changed = 0
     for vi in _graph_inputs(model):
         if not vi.type.HasField("tensor_type"):

@@ -15,6 +15,8 @@ from typing import Any
 import onnx
 from onnx import TensorProto, TypeProto
 
+from shapeinfer.io.external import ExternalDataError, check_locations, external_tensors, read_external_tensor, resolve
+from shapeinfer.io.userfiles import STDIO, UserFileError, read_input, show
 from shapeinfer.io.wire import GraphLayout, graph_layout, without_large_raw_data
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, values_from_array
@@ -128,8 +130,6 @@ def load_model_file(path: str, *, lean: bool = False) -> LoadedModel:
     :class:`LoadedModel`): for inference and writing the model back with
     a :class:`~shapeinfer.io.source.Source` only, never for reading weights or rewriting the model.
     """
-    from shapeinfer.io.userfiles import UserFileError, read_input
-
     try:
         data = read_input(path, what="model")
     except UserFileError as e:
@@ -142,9 +142,6 @@ def loaded_from_bytes(data: bytes, path: str, *, lean: bool = False) -> LoadedMo
     input): what :func:`load_model_file` makes of them once read, so that a model read once can
     be parsed again (in full after a ``lean`` parse, or afresh after a change) without reading
     the file again. Raises as :func:`load_model_file` does."""
-    from shapeinfer.io.external import ExternalDataError, check_locations, external_tensors
-    from shapeinfer.io.userfiles import STDIO, show
-
     layout = None
     parsed = data
     if lean:
@@ -249,8 +246,6 @@ def tensor_fact(t: TensorProto, base_dir: str | None = None, with_value: bool = 
     value = None
     small = math.prod(shape) <= MAX_VALUE_ELEMENTS
     if _is_external(t):
-        from shapeinfer.io.external import read_external_tensor, resolve
-
         # ExternalDataError (unsafe location), ExternalDataMissing (no file), ExternalDataInvalid
         # (a bad entry or a file that is not what the entry says): the caller reports them
         if with_value and small and t.data_type not in (TensorProto.STRING, TensorProto.UNDEFINED):

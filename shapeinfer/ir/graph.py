@@ -39,6 +39,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from shapeinfer.base.ir_version import initializers_are_inputs
+from shapeinfer.io.external import read_external_tensor
 from shapeinfer.io.onnxio import attribute_value
 from shapeinfer.io.wire import NodeFields
 
@@ -110,8 +111,6 @@ class Constant(Tensor):
         """The value as a numpy array (raises when it cannot be read)."""
         if self._array is None:
             if self.proto.data_location == TensorProto.EXTERNAL:
-                from shapeinfer.io.external import read_external_tensor
-
                 self._array = read_external_tensor(self.proto, self.base_dir)
             else:
                 self._array = onnx.numpy_helper.to_array(self.proto)

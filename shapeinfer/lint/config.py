@@ -28,6 +28,8 @@ from importlib import resources
 from typing import Any
 
 from shapeinfer.base.diagnostics import SEVERITIES
+from shapeinfer.base.suggest import closest, did_you_mean
+from shapeinfer.inference.bindings import BindError, check_ranges, parse_dim_ranges
 from shapeinfer.io.userfiles import MAX_TEXT_BYTES, UserFileError, read_input, show
 from shapeinfer.lint.context import Finding
 from shapeinfer.lint.registry import RULES, TARGETS, expand, split_codes
@@ -97,8 +99,6 @@ def profile_path(ref: str) -> str:
         return ref
     p = resources.files("shapeinfer.lint") / PROFILE_DIR / f"{ref}.toml"
     if not p.is_file():
-        from shapeinfer.base.suggest import did_you_mean
-
         names = profile_names()
         raise ConfigError(
             f"unknown rule profile {ref!r}{did_you_mean(ref, names)} (shipped: {', '.join(names)}; or give a path)"
@@ -127,8 +127,6 @@ class Layer:
         """Validate a profile / ``[tool.shapeinfer]`` table; ConfigError names the bad key."""
         for k, v in table.items():
             if k not in _KNOWN_KEYS and not isinstance(v, dict):
-                from shapeinfer.base.suggest import closest
-
                 guess = closest(k.replace("_", "-"), _KNOWN_KEYS) or closest(k, _KNOWN_KEYS)
                 hint = f"did you mean {guess!r}?" if guess else f"known: {', '.join(sorted(_KNOWN_KEYS))}"
                 raise ConfigError(f"{source}: unknown key {k!r} ({hint})")
@@ -173,8 +171,6 @@ def _ranges(value: Any, source: str) -> dict[str, Range]:
     """A ``ranges`` table (``{seq = [1, 512]}``, ``{seq = "1:512"}``, ``{seq = "2:"}``: no upper
     bound) checked by the one validator of ranges, :mod:`shapeinfer.inference.bindings` (the rules and
     wording of ``--dim-range``); a parsed ``(lo, hi)`` tuple (the command line's) passes too."""
-    from shapeinfer.inference.bindings import BindError, check_ranges, parse_dim_ranges
-
     if not isinstance(value, Mapping):
         raise ConfigError(f"{source}: ranges must be a table of symbol = [lo, hi] (e.g. ranges = {{seq = [1, 512]}})")
     out: dict[str, Range] = {}

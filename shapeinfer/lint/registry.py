@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from shapeinfer.base.codes import CATALOG, CHECK, TARGETS, Code
+from shapeinfer.base.suggest import closest
 
 __all__ = ["CHECKS", "ENGINE_MESSAGES", "RULES", "TARGETS", "check", "engine_message", "expand", "split_codes"]
 
@@ -78,8 +79,6 @@ def expand(selectors: Iterable[str]) -> set[str]:
 def _suggestion(s: str) -> str:
     """`` (did you mean 'R009'?)`` for a selector that misses a code's zero padding (``R9``) or
     misspells one; empty when nothing is close."""
-    from shapeinfer.base.suggest import closest
-
     if len(s) >= 2 and s[0].isalpha() and s[1:].isdigit() and len(s) < 4:
         padded = s[0] + s[1:].zfill(3)
         if padded in RULES:

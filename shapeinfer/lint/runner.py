@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from shapeinfer.inference.bindings import input_symbols
 from shapeinfer.io.external import ExternalDataError, data_files, external_tensors
 from shapeinfer.io.userfiles import UserFileError
 from shapeinfer.lint import lint_model
@@ -100,7 +101,6 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
     range is not an error for a model without one).
     """
     from shapeinfer.document import open as open_model
-    from shapeinfer.inference.bindings import input_symbols
 
     try:
         doc = open_model(path)

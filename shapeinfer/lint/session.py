@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 
 from shapeinfer.base.codes import Code
 from shapeinfer.base.diagnostics import SEVERITIES
+from shapeinfer.base.progress import Progress
+from shapeinfer.base.suggest import did_you_mean
+from shapeinfer.io.userfiles import UserFileError, output_target
 from shapeinfer.lint.config import ConfigError, LintConfig, resolve
 from shapeinfer.lint.context import Finding
 from shapeinfer.lint.registry import RULES, split_codes
@@ -40,8 +43,6 @@ def find_rule(key: str) -> Code:
     k = key.strip()
     r = RULES.get(k.upper()) or next((r for r in RULES.values() if r.name == k.lower()), None)
     if r is None:
-        from shapeinfer.base.suggest import did_you_mean
-
         names = [*RULES, *(r.name for r in RULES.values())]
         raise LintError(f"--explain: unknown rule {k!r}{did_you_mean(k, names)} (see --list-rules)")
     return r
@@ -163,14 +164,11 @@ def lint_run(
     except LintUsageError as e:
         raise LintError(str(e)) from None
     if output_file is not None:  # refused before any work, like a model's -o
-        from shapeinfer.io.userfiles import UserFileError, output_target
-
         try:
             output_target(output_file, inputs=[*files, *cfg_files(cfg)], what="report")
         except UserFileError as e:
             raise LintError(str(e)) from None
     n_jobs = jobs or default_jobs(len(files))
-    from shapeinfer.base.progress import Progress
 
     with Progress("lint", total=len(files)) as bar:
         results = lint_paths(files, cfg, fix=fix, in_place=in_place, jobs=n_jobs, on_done=lambda r: bar.advance())
@@ -188,8 +186,6 @@ def lint_run(
 def _unused_ranges(cfg: LintConfig, results: Sequence[FileResult]) -> list[str]:
     """A warning for stderr for each range no linted model's inputs use (a typo, or a range
     meant for other models): ranges set for a whole project are not errors."""
-    from shapeinfer.base.suggest import did_you_mean
-
     read = [r for r in results if not r.unreadable]
     if not read:
         return []

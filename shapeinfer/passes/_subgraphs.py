@@ -45,6 +45,7 @@ from onnx import AttributeProto, GraphProto, NodeProto
 
 from shapeinfer.base.ir_version import initializers_are_inputs
 from shapeinfer.inference.engine import graph_path
+from shapeinfer.io.annotate import is_complete
 from shapeinfer.io.onnxio import fact_type, graphs_within, subgraph_attrs
 from shapeinfer.ir.queries import default_opset
 from shapeinfer.symbolic import dims as D
@@ -184,8 +185,6 @@ class _Renamer:
 
 
 def _complete(tp: onnx.TypeProto) -> bool:
-    from shapeinfer.io.annotate import is_complete
-
     return tp.WhichOneof("value") is not None and is_complete(tp)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from shapeinfer.inference.engine import InferenceTimeout, infer
 from shapeinfer.inference.policy import PASSES_POLICY, InferencePolicy
 from shapeinfer.io.source import Source
 from shapeinfer.ir.export import export_model
@@ -81,8 +82,6 @@ class PassContext:
         A model not indexed yet is inferred with ``record_reads``: its index (:meth:`graph`)
         then takes each node's op, inputs and outputs from what inference read.
         """
-        from shapeinfer.inference.engine import infer
-
         model = _written(model)
         if (
             self._facts is not None
@@ -117,8 +116,6 @@ class PassContext:
             return None
         left = self.deadline - time.monotonic()
         if left <= 0:
-            from shapeinfer.inference.engine import InferenceTimeout
-
             raise InferenceTimeout("optimize took longer than its --timeout")
         return left
 

@@ -39,6 +39,7 @@ from onnx import helper
 
 from shapeinfer.inference.op_registry import op_traits
 from shapeinfer.inference.ops.elementwise import INT_TYPES
+from shapeinfer.io.external import SMALL_BYTES
 from shapeinfer.ir.export import _export_node
 from shapeinfer.ir.graph import Constant, Node, Tensor, rename, replace_uses
 from shapeinfer.ir.queries import const_array, producer
@@ -168,8 +169,6 @@ def _is_const(t: Tensor, graph_inputs: set[int]) -> bool:
         return True  # an omitted optional input
     if isinstance(t, Constant):
         if t.proto is not None and t.proto.data_location == onnx.TensorProto.EXTERNAL:
-            from shapeinfer.io.external import SMALL_BYTES
-
             b = _tensor_bytes(t.proto.data_type, t.proto.dims)
             if b is None or b > SMALL_BYTES:
                 return False  # external data is read only up to a cap: its value stays unknown here

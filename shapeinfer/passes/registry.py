@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 
+from shapeinfer.base.suggest import did_you_mean
 from shapeinfer.passes.base import Pass
 from shapeinfer.passes.errors import OptimizeError
 
@@ -45,8 +46,6 @@ def pass_module(name: str):
     """The module implementing pass ``name``; OptimizeError for an unknown name."""
     mod = PASSES.get(name)
     if mod is None:
-        from shapeinfer.base.suggest import did_you_mean
-
         raise OptimizeError(f"unknown pass {name!r}{did_you_mean(name, PASSES)} (passes: {', '.join(PASSES)})")
     return importlib.import_module(mod)
 

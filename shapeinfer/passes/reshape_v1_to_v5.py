@@ -34,16 +34,16 @@ from onnx import version_converter
 
 from shapeinfer.base import runtimes
 from shapeinfer.base.ir_version import initializers_are_inputs
+from shapeinfer.io.annotate import annotate
 from shapeinfer.io.onnxio import graphs_within
 from shapeinfer.ir.graph import Constant, GraphModel, append_input
 from shapeinfer.ir.queries import default_opset, function_opset, subgraphs
+from shapeinfer.passes import fold_shapes
 from shapeinfer.passes.base import Pass, PassResult
 from shapeinfer.passes.errors import OptimizeError
 
 
 def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
-    from shapeinfer.io.annotate import annotate
-
     m = onnx.ModelProto()
     m.CopyFrom(model)
     return annotate(ctx.infer(m))
@@ -64,7 +64,6 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
             model = onnx.inliner.inline_local_functions(model)
             # The inlined bodies may hold the Constant -> Cast-1 targets written for functions
             # below opset 9; the converter has no Cast adapter past 5: fold them away first.
-            from shapeinfer.passes import fold_shapes
 
             model = ctx.materialize(ctx.apply(fold_shapes.PASS, model)[0])
         out = version_converter.convert_version(_annotated(model, ctx), target)

@@ -123,18 +123,18 @@ def test_what_is_no_model_is_a_type_error_and_a_bad_file_a_load_error(tmp_path):
 
 @pytest.mark.parametrize("lean", [False, True])
 def test_open_reads_the_file_once(tmp_path, monkeypatch, lean):
-    import shapeinfer.io.userfiles as uf
+    import shapeinfer.io.onnxio as onnxio
 
     path = str(tmp_path / "m.onnx")
     onnx.save(_model(), path)
     reads = []
-    real = uf.read_input
+    real = onnxio.read_input  # (every read of a model file goes through it)
 
     def counting(p, *a, **k):
         reads.append(p)
         return real(p, *a, **k)
 
-    monkeypatch.setattr(uf, "read_input", counting)
+    monkeypatch.setattr(onnxio, "read_input", counting)
     doc = shapeinfer.open(path, lean=lean)
     doc.infer()
     doc.annotated()

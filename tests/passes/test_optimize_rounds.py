@@ -97,6 +97,7 @@ def _tracking(monkeypatch) -> list:
     import weakref
 
     import shapeinfer.inference.engine as engine
+    import shapeinfer.passes.context as pass_context
 
     refs: list = []
     real_init, real_infer = GraphModel.__init__, engine.infer
@@ -112,6 +113,7 @@ def _tracking(monkeypatch) -> list:
 
     monkeypatch.setattr(GraphModel, "__init__", init)
     monkeypatch.setattr(engine, "infer", infer)
+    monkeypatch.setattr(pass_context, "infer", infer)  # (the passes infer through PassContext)
     return refs
 
 

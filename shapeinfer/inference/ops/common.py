@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
+from shapeinfer.io.onnxio import fact_type, type_fact
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, is_dim_value
 
@@ -284,8 +285,6 @@ def probe_outputs(
     Dims onnx leaves open are None in the facts. Empty when onnx fails on the concrete dims.
     """
     import onnx
-
-    from shapeinfer.io.onnxio import fact_type, type_fact
 
     try:
         types = {}

@@ -27,6 +27,7 @@ from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference import op_registry as registry
 from shapeinfer.inference.declarations import dtype_name
+from shapeinfer.inference.node_context import NodeContext
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import dim_values, norm_axis
 from shapeinfer.inference.ops.loop_trips import NO_M, trip_count
@@ -132,7 +133,6 @@ def _value_now(ctx, name: str, depth: int) -> Fact | None:
     ins = [_value_now(ctx, i, depth + 1) if i else None for i in p.input]
     if any(i and x is None for i, x in zip(p.input, ins)):
         return f
-    from shapeinfer.inference.node_context import NodeContext
 
     version = eng.opsets.get("", 0)
     rule = registry.lookup("", p.op_type, version)

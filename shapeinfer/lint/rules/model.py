@@ -7,6 +7,14 @@ from __future__ import annotations
 import onnx
 
 from shapeinfer.base import runtimes
+from shapeinfer.io.external import (
+    ExternalDataError,
+    ExternalDataMissing,
+    external_tensors,
+    missing_data_files,
+    resolve,
+    tensor_nbytes,
+)
 from shapeinfer.lint.context import LintContext
 from shapeinfer.lint.registry import check
 
@@ -21,14 +29,6 @@ def external_data(ctx: LintContext) -> None:
     it (the engine's line), not one per tensor stored in it."""
     if ctx.base_dir is None:
         return
-    from shapeinfer.io.external import (
-        ExternalDataError,
-        ExternalDataMissing,
-        external_tensors,
-        missing_data_files,
-        resolve,
-        tensor_nbytes,
-    )
 
     tensors = external_tensors(ctx.model)
     for f in missing_data_files(tensors, ctx.base_dir):
