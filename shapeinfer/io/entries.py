@@ -7,25 +7,36 @@ optimize passes rebuild graphs without their entries (their types are inferred a
 end), so the optimizer saves the input's entries first (:func:`saved_entries`) and puts them
 back into the graphs that define their tensors (:func:`restore_entries`) before the final
 annotation refines their types.
+
+A subgraph is a scope of its own: the two branches of an If (optimum's merged decoders) may
+each define a tensor of the same name, two different values, of different types. An entry goes
+back only into its own graph or into one its tensor can have moved to: an enclosing graph (an
+If folded away puts its branch's nodes into the graph that held it), never a sibling's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import onnx
 
-from shapeinfer.io.onnxio import graphs_within
+from shapeinfer.io.onnxio import graphs_within, subgraph_attrs
+
+#: Where a graph sits: for each enclosing node, from the main graph down, the node (its first
+#: output, else its name) and the attribute holding the next graph (``()``: the main graph).
+Scope = tuple[tuple[str, str], ...]
 
 
 @dataclass
 class SavedEntries:
     """The ``value_info`` entries of a model: ``graphs`` those of its main graph and subgraphs
-    in walk order (parents first), ``functions`` those of each model-local function by
-    ``(domain, name, overload)``. The messages are the model's own (not copies): the model they
-    were saved from must not change while they are used."""
+    in walk order (parents first), each with the :data:`Scope` of its graph, ``functions``
+    those of each model-local function by ``(domain, name, overload)``. The messages are the
+    model's own (not copies): the model they were saved from must not change while they are
+    used."""
 
-    graphs: list[onnx.ValueInfoProto] = field(default_factory=list)
+    graphs: list[tuple[Scope, onnx.ValueInfoProto]] = field(default_factory=list)
     functions: dict[tuple[str, str, str], list[onnx.ValueInfoProto]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
@@ -36,11 +47,44 @@ def _function_key(f: onnx.FunctionProto) -> tuple[str, str, str]:
     return (f.domain, f.name, getattr(f, "overload", ""))
 
 
+def _scoped_graphs(graph: onnx.GraphProto, scope: Scope = ()) -> Iterator[tuple[Scope, onnx.GraphProto]]:
+    """``(scope, graph)`` for ``graph`` and every subgraph nested in it, parents first (the
+    order of :func:`~shapeinfer.io.onnxio.graphs_within`)."""
+    yield scope, graph
+    for n in graph.node:
+        holder = n.output[0] if n.output and n.output[0] else n.name
+        for attr, g in subgraph_attrs(n):
+            yield from _scoped_graphs(g, (*scope, (holder, attr)))
+
+
+def _within(scope: Scope, saved: Scope) -> bool:
+    """Whether a tensor of the graph at ``saved`` can now be defined by the graph at ``scope``:
+    ``scope`` is ``saved`` with enclosing steps left out (Ifs folded away), in order."""
+    steps = iter(saved)
+    return all(step in steps for step in scope)
+
+
+def _unambiguous(
+    group: list[tuple[bool, Scope, onnx.ValueInfoProto]],
+) -> list[onnx.ValueInfoProto]:
+    """Of the entries of one name put into one graph (``(in its own scope, scope, entry)``),
+    those that describe the tensor it now defines: all when they come from one scope; else
+    those of its own scope; else (both branches of a folded If define the name, and which
+    one's tensor is left is not known) the first if they are all the same, none if not."""
+    if len({scope for _, scope, _ in group}) == 1:
+        return [vi for _, _, vi in group]
+    own = [vi for is_own, _, vi in group if is_own]
+    if own:
+        return own
+    first = group[0][2].SerializeToString()
+    return [group[0][2]] if all(vi.SerializeToString() == first for _, _, vi in group) else []
+
+
 def saved_entries(model: onnx.ModelProto) -> SavedEntries:
     """Every ``value_info`` entry of ``model`` (:class:`SavedEntries`)."""
     out = SavedEntries()
-    for g in graphs_within(model.graph):
-        out.graphs.extend(g.value_info)
+    for scope, g in _scoped_graphs(model.graph):
+        out.graphs.extend((scope, vi) for vi in g.value_info)
     for f in model.functions:
         if f.value_info:
             out.functions[_function_key(f)] = list(f.value_info)
@@ -59,30 +103,38 @@ def _replace(container, want: list[onnx.ValueInfoProto]) -> bool:
 
 def restore_entries(model: onnx.ModelProto, saved: SavedEntries) -> bool:
     """Put ``saved``'s entries back into ``model`` (in place): each entry into the graph that
-    now defines its tensor (a graph input, an initializer or a node output; the first such graph,
-    parents first, where names repeat), in the order saved; an entry whose tensor no longer
-    exists goes. A graph's entries are replaced by these (what a rewrite left there was made
-    by it); a function's likewise, by the tensors its body defines. Returns True when a
-    subgraph's entries changed (a node holding it then differs from what was serialised of it)."""
+    now defines its tensor (a graph input, an initializer or a node output) among its own graph
+    and those enclosing it (:func:`_within`; the innermost where several do), in the order
+    saved; an entry whose tensor no longer exists there goes (a tensor of the same name in a
+    sibling scope is another value), and so do entries of one name that moved into the same
+    graph from sibling scopes and differ (:func:`_unambiguous`). A graph's entries are
+    replaced by these (what a rewrite left there was made by it); a function's likewise, by
+    the tensors its body defines. Returns True when a subgraph's entries changed (a node
+    holding it then differs from what was serialised of it)."""
     if not saved and not any(g.value_info for g in graphs_within(model.graph)):
         return False
-    graphs = list(graphs_within(model.graph))
-    owner: dict[str, int] = {}
+    scoped = list(_scoped_graphs(model.graph))
+    graphs = [g for _, g in scoped]
+    owners: dict[str, list[int]] = {}
     for k, g in enumerate(graphs):
-        for vi in g.input:
-            owner.setdefault(vi.name, k)
-        for t in g.initializer:
-            owner.setdefault(t.name, k)
-        for t in g.sparse_initializer:
-            owner.setdefault(t.values.name, k)
-        for n in g.node:
-            for o in n.output:
-                if o:
-                    owner.setdefault(o, k)
+        names = {vi.name for vi in g.input}
+        names.update(t.name for t in g.initializer)
+        names.update(t.values.name for t in g.sparse_initializer)
+        names.update(o for n in g.node for o in n.output if o)
+        for name in names:
+            owners.setdefault(name, []).append(k)
+    placed: list[tuple[int, onnx.ValueInfoProto]] = []
+    arrivals: dict[tuple[int, str], list[tuple[bool, Scope, onnx.ValueInfoProto]]] = {}
+    for scope, vi in saved.graphs:
+        found = [k for k in owners.get(vi.name, ()) if _within(scoped[k][0], scope)]
+        if found:
+            k = max(found, key=lambda k: len(scoped[k][0]))
+            placed.append((k, vi))
+            arrivals.setdefault((k, vi.name), []).append((scoped[k][0] == scope, scope, vi))
+    kept = {id(vi) for group in arrivals.values() for vi in _unambiguous(group)}
     want: list[list[onnx.ValueInfoProto]] = [[] for _ in graphs]
-    for vi in saved.graphs:
-        k = owner.get(vi.name)
-        if k is not None:
+    for k, vi in placed:
+        if id(vi) in kept:
             want[k].append(vi)
     changed = False
     for k, g in enumerate(graphs):
