@@ -3,6 +3,8 @@ propagation unless a long Range of constants would be materialised by it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -210,3 +212,29 @@ def test_onnx_aborting_on_a_model_is_a_check_that_did_not_finish(tmp_path):
         assert r.returncode == 0, r.stderr
         assert onnx.load(out).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 2
         out.unlink()
+
+
+MERGED = Path(__file__).resolve().parents[1] / "models" / "optimum" / "gpt2_tiny_merged.onnx"
+
+
+def _merged() -> onnx.ModelProto:
+    return onnx.load(str(MERGED))
+
+
+def test_a_model_onnx_fails_only_with_data_propagation_is_checked_without_it():
+    """optimum's merged decoders fail onnx's data propagation ("Data for input 0 already
+    exists", in a branch), which onnxruntime does not run: the baseline is the mode without it,
+    not "nothing checked" (fuzzer seed 171, case 1781: optimize --bind wrote a whisper decoder
+    whose branch types onnxruntime refused)."""
+    m = _merged()
+    assert load_check.strict_error(m, data_prop=True) is not None
+    baseline = load_check.LoadBaseline.of(m)
+    assert (baseline.check_type, baseline.data_prop) == (True, False)
+    assert baseline.regression(m) is None
+    # a branch's value_info of a rank its readers cannot take (LayerNormalization of a scalar)
+    bad = _merged()
+    branch = next(a.g for n in bad.graph.node for a in n.attribute if a.name == "then_branch")
+    ln = next(n for n in branch.node if n.op_type == "LayerNormalization")
+    branch.value_info.append(helper.make_tensor_value_info(ln.input[0], TensorProto.FLOAT, []))
+    reason = baseline.regression(bad)
+    assert reason is not None and "rank" in reason.lower(), reason
