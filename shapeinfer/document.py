@@ -80,6 +80,7 @@ from shapeinfer.io.userfiles import STDIO, output_target
 from shapeinfer.io.writer import plan_write, save_model
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.guards import CONTRADICTION
+from shapeinfer.symbolic.names import is_placeholder
 
 if TYPE_CHECKING:
     from shapeinfer.passes import OptimizeReport
@@ -299,6 +300,7 @@ class Document:
             proto = _copy(proto)
             shared = False
         loaded = self._loaded_of(proto)
+        declared_inputs = [_copy_message(vi) for vi in proto.graph.input] if shapes else None
         result = _infer(
             proto,
             base_dir=self.folder,
@@ -310,14 +312,35 @@ class Document:
         )
         if shapes and proto is self._proto:
             self._proto = None  # its graph inputs are overridden: the next run reads the model afresh
-        if bind and any(d.severity == "error" for d in result.diagnostics):
-            # a clash at a node may be a bound value no input can have: say so (G015)
-            result.diagnostics.extend(
-                binding_contradictions(proto, bind, base_dir=self.folder, dim_ranges=ranges, timeout=timeout)
-            )
+        if any(d.severity == "error" for d in result.diagnostics):
+            # a clash at a node may be a value no input can have: say so (G015)
+            result.diagnostics.extend(self._contradictions(proto, declared_inputs, shapes, bind, ranges, timeout))
         self.result = result
         self._last = None if shared else (result, loaded)
         return result
+
+    def _contradictions(self, proto, declared_inputs, shapes, bind, ranges, timeout) -> list:
+        """G015 errors for the values asked about that no input can have: ``bind``'s, a range of
+        one value's (``h=65:65``), and the sizes ``shapes`` gives the symbols the graph inputs
+        declared (``x=1,3,65,97`` for ``[batch, 3, height, width]``), each checked against the
+        guards of the model inferred without them (:func:`binding_contradictions`). ``proto``
+        is the model inferred, its graph inputs overridden by ``shapes`` (``declared_inputs``:
+        as they were read)."""
+        values = {s: lo for s, (lo, hi) in (ranges or {}).items() if lo == hi}
+        values.update(bind or {})
+        if shapes:
+            given = _shape_binding(declared_inputs, shapes)
+            if given is None:  # an override that is no binding of the declared symbols
+                given = {}
+            else:  # the model as read, where those symbols have guards
+                proto = _copy(proto)
+                del proto.graph.input[:]
+                proto.graph.input.extend(declared_inputs)
+            values.update(given)
+        if not values:
+            return []
+        free = {s: r for s, r in (ranges or {}).items() if s not in values}
+        return binding_contradictions(proto, values, base_dir=self.folder, dim_ranges=free or None, timeout=timeout)
 
     def _result(self, result: Result | None) -> Result:
         if result is not None:
@@ -383,8 +406,11 @@ class Document:
             _, tail = annotate_for_writing(work)
         else:
             annotate(work, name_fresh=name_fresh)
-        if result.bind:  # the graph inputs say what the value_info was inferred at
-            specialise_inputs(model, result.bind)
+        # the graph inputs say what the value_info was inferred at: a binding, a range of one value
+        pinned = {s: lo for s, (lo, hi) in result.dim_ranges.items() if lo == hi}
+        pinned.update(result.bind or {})
+        if pinned:
+            specialise_inputs(model, pinned)
         self.notes = []
         if original is not None:
             from shapeinfer.passes.load_check import loadable_annotation  # (rarely: not on every write's path)
@@ -526,6 +552,49 @@ def _may_not_load(result: Result) -> bool:
     if ranges and any(path != "main" for path in result.graph_facts):
         return True
     return bool(result.dead_with_errors) or any(d.severity == "error" for d in result.diagnostics)
+
+
+def _shape_binding(
+    declared: Sequence[onnx.ValueInfoProto], shapes: Mapping[str, Sequence[D.Dim]]
+) -> dict[str, int] | None:
+    """The sizes ``shapes`` (input-shape overrides) give the symbols the graph inputs
+    ``declared``: ``{height: 65}`` for ``x=1,3,65,97`` over ``[batch, 3, height, width]``; None
+    when the overrides are no such binding (a declared number or expression changed, a symbol
+    given two sizes, a dim given as a symbol)."""
+    out: dict[str, int] = {}
+    for vi in declared:
+        dims = shapes.get(vi.name)
+        if dims is None:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or not tt.HasField("shape") or len(tt.shape.dim) != len(dims):
+            return None
+        for d, v in zip(tt.shape.dim, dims):
+            if type(v) is not int:
+                return None
+            if d.HasField("dim_value"):
+                if d.dim_value != v:
+                    return None
+                continue
+            name = d.dim_param
+            if not name or is_placeholder(name) or not _is_symbol(name):
+                return None
+            if out.setdefault(name, v) != v:
+                return None
+    return out
+
+
+def _is_symbol(text: str) -> bool:
+    try:
+        return D.parse(text) == D.sym(text)
+    except Exception:  # (not a dim expression)
+        return False
+
+
+def _copy_message(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    c = onnx.ValueInfoProto()
+    c.CopyFrom(vi)
+    return c
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

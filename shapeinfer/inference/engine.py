@@ -218,7 +218,11 @@ def _run(
     )
     if sym.guard_events:  # guards no input in the ranges satisfies: G015 errors
         led = result.ledger()
-        result.diagnostics.extend(contradiction_diagnostics(led, sym.ranges, sym.input_symbols, input_shapes or ()))
+        pinned = {k: lo for k, (lo, hi) in (dim_ranges or {}).items() if lo == hi}
+        pinned.update(bind or {})
+        result.diagnostics.extend(
+            contradiction_diagnostics(led, sym.ranges, sym.input_symbols, input_shapes or (), pinned)
+        )
     return eng, result
 
 

@@ -501,6 +501,14 @@ class Contradiction:
         how = "never holds" if len(self.guards) == 1 else "cannot all hold"
         return f"{what} {said} {how}: the model cannot run at any input size"
 
+    def message_at(self, given: str) -> str:
+        """The message of guards that fail at every size once some sizes are given (``given``:
+        ``height=1``, the input shapes): they rule out those sizes, not every size."""
+        said = "; ".join(f"{g.text} (from {_nodes_text(g.nodes)})" for g in self.guards)
+        what = "the guard" if len(self.guards) == 1 else "the guards"
+        how = "never holds" if len(self.guards) == 1 else "cannot all hold"
+        return f"{what} {said} {how} at {given}: the model cannot run there"
+
     def to_dict(self) -> dict:
         return {
             "guards": [g.to_dict() for g in self.guards],
@@ -581,14 +589,23 @@ CONTRADICTION = codes.UNSATISFIABLE_GUARD
 
 
 def contradiction_diagnostics(
-    ledger: Ledger, user: Ranges | None, symbols: Iterable[str] = (), overridden: Iterable[str] = ()
+    ledger: Ledger,
+    user: Ranges | None,
+    symbols: Iterable[str] = (),
+    overridden: Iterable[str] = (),
+    pinned: Mapping[str, int] | None = None,
 ) -> list[Diagnostic]:
     """One ``G015`` error per :func:`contradictions` entry. ``overridden``: the graph inputs
-    whose shapes the caller gave (``--input-shape``), named in the message of a guard that
-    fails at every size, which such an override can cause."""
+    whose shapes the caller gave (``--input-shape``); ``pinned``: the symbols the run took as
+    those values (a binding, a range of one value). Either can make a guard fail at every size
+    left (``2 == 1`` once ``height`` is 1): its message then names them instead of saying the
+    model cannot run at any input size."""
+    given = [f"{k}={v}" for k, v in (pinned or {}).items()]
     names = ", ".join(overridden)
+    if names:
+        given.append(f"the input shapes given for {names}")
     out = []
     for c in contradictions(ledger, user, symbols):
-        hint = f" (with the input shapes given for {names})" if names and not c.ranges else ""
-        out.append(Diagnostic("error", CONTRADICTION, c.message + hint))
+        message = c.message if c.ranges or not given else c.message_at(", ".join(given))
+        out.append(Diagnostic("error", CONTRADICTION, message))
     return out

@@ -301,3 +301,55 @@ def test_the_api_names_a_bound_value_no_input_can_have_as_the_cli_does():
         infer_shapes(path, bind={"seq": 1000})
     assert not [d for d in infer(path, bind={"seq": 100}).diagnostics if d.severity == "error"]
     assert len(infer_shapes(path, bind={"seq": 100}).graph.value_info) > 100
+
+
+def test_input_shapes_no_input_can_have_are_refused_as_a_binding_is(tmp_path):
+    """``--input-shape input_ids=2,600`` gives seq the size 600, which bert's guard seq <= 512
+    rules out: G015 as ``--bind seq=600`` says it, and ``-o`` writes nothing (it wrote the model
+    as read, exit 0)."""
+    bound = run(BERT, "--bind", "seq=600")
+    shaped = run(BERT, "--input-shape", "input_ids=2,600")
+    line = next(x for x in shaped.output.splitlines() if "error G015" in x)
+    assert "seq=600" in line and "seq <= 512" in line
+    assert line in bound.output
+    out = tmp_path / "out.onnx"
+    res = run(BERT, "--input-shape", "input_ids=2,600", "-o", str(out))
+    assert res.exit_code == 1 and not out.exists()
+    assert "not written" in res.stderr
+    # a shape that is no binding of the declared symbols (a symbol for seq) is checked as before
+    res = run(BERT, "--input-shape", "input_ids=2,n", "-o", str(out))
+    assert res.exit_code == 0 and out.exists()
+
+
+def test_a_range_of_one_value_is_written_into_the_graph_inputs_as_a_binding_is(tmp_path):
+    """The value_info written at seq=8:8 is static: the graph inputs say 8 too, so onnxruntime
+    refuses another length at the input instead of inside the graph."""
+    ort = pytest.importorskip("onnxruntime")
+    out = tmp_path / "out.onnx"
+    res = run(BERT, "--dim-range", "seq=8:8", "-o", str(out))
+    assert res.exit_code == 0, res.output
+    written = onnx.load(str(out))
+    assert [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in written.graph.input] == [
+        ["batch", 8],
+        ["batch", 8],
+    ]
+    given = ort.InferenceSession(BERT, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    feeds = {i.name: np.ones((3, 8), np.int64) for i in sess.get_inputs()}
+    for a, b in zip(given.run(None, feeds), sess.run(None, feeds)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(Exception, match="input_ids"):
+        sess.run(None, {i.name: np.ones((3, 9), np.int64) for i in sess.get_inputs()})
+
+
+def test_a_guard_that_fails_once_sizes_are_given_names_them():
+    """A guard with no symbol left (``2 == 1`` once height is 1: YOLO at --bind height=1) fails
+    at those sizes, not at every size."""
+    from shapeinfer.symbolic.guards import contradiction_diagnostics
+
+    led = Ledger()
+    led.add("equality", 2, 1, "/model.15/Concat")
+    (pinned,) = contradiction_diagnostics(led, None, [], pinned={"height": 1})
+    assert "never holds at height=1: the model cannot run there" in pinned.message
+    (plain,) = contradiction_diagnostics(led, None, [])
+    assert "cannot run at any input size" in plain.message
