@@ -134,4 +134,5 @@ def make_dynamic(model: ModelLike, *, dims: Mapping[str, Mapping[int, str]]) -> 
     from shapeinfer.passes.make_dynamic import make_dynamic as _make_dynamic
 
     check_kind(model)
-    return _make_dynamic(open_model(model).model, dims)
+    doc = open_model(model)
+    return _make_dynamic(doc.model, dims, base_dir=doc.folder)

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import onnx
 from onnx import TensorProto
 
+from shapeinfer.base.text import text
 from shapeinfer.io.userfiles import WriteRefused, file_kind, new_file_mode, show
 from shapeinfer.symbolic.dims import INT64_MAX
 
@@ -193,6 +194,8 @@ def safe_location(location: str, base_dir: str | None) -> str:
         raise ExternalDataMissing(
             f"external data {show(repr(location))}: the model's folder is unknown (read from stdin or memory)"
         )
+    if type(location) is bytes:  # (protobuf hands over a string that is not UTF-8 as its bytes)
+        raise ExternalDataInvalid(f"external data location {show(repr(text(location)))} is not valid UTF-8")
     if not location or "\0" in location:
         raise ExternalDataInvalid(f"external data location {show(repr(location))} is not a file name")
     if os.path.isabs(location) or location.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", location):
@@ -232,6 +235,11 @@ def parse_entry(t: TensorProto) -> tuple[str, int, int | None]:
     """``(location, offset, length)`` of an external tensor's entry; ExternalDataInvalid otherwise."""
     seen: dict[str, str] = {}
     for e in t.external_data:
+        if type(e.value) is bytes:
+            raise ExternalDataInvalid(
+                f"tensor {_tname(t)}: external-data {show(repr(text(e.key)))} {show(repr(text(e.value)))} "
+                "is not valid UTF-8"
+            )
         if e.key not in KNOWN_KEYS:
             raise ExternalDataInvalid(
                 f"tensor {_tname(t)}: unknown external-data key {show(repr(e.key))} "
@@ -653,8 +661,10 @@ def _link_new(tmp: str, target: str) -> None:
 def stage_copies(plan: list[DataCopy]) -> StagedData:
     """Copy each planned file to a temporary file in its target's folder (made when missing).
 
-    Kernel copy, holes kept sparse. On any failure everything staged so far is removed and the
-    error raised; no target is touched either way until :meth:`StagedData.commit`."""
+    Kernel copy, holes kept sparse. A target that exists keeps its permission bits; a new one
+    gets the umask's default limited to what its sources allow (as ``cp`` does: a copy of a
+    0600 data file is 0600). On any failure everything staged so far is removed and the error
+    raised; no target is touched either way until :meth:`StagedData.commit`."""
     staged = StagedData()
     try:
         for c in plan:
@@ -663,15 +673,18 @@ def stage_copies(plan: list[DataCopy]) -> StagedData:
             fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".data.tmp", dir=folder)
             staged.files.append((tmp, c))
             try:
+                readable_by = 0o777  # a new copy is as private as its most private source (as cp)
                 for source, at in c.sources:
                     src = open_regular(source)
                     try:
+                        readable_by &= os.fstat(src).st_mode
                         sparse_copy(src, fd, at)
                     finally:
                         os.close(src)
                 if os.fstat(fd).st_size < c.size:
                     os.ftruncate(fd, c.size)
-                os.fchmod(fd, new_file_mode(c.target))
+                mode = new_file_mode(c.target)
+                os.fchmod(fd, mode if os.path.lexists(c.target) else mode & readable_by)
             finally:
                 os.close(fd)
     except BaseException:

@@ -13,14 +13,14 @@ import numpy as np
 import onnx
 
 from shapeinfer.inference.ops.elementwise import INT_TYPES
-from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, const_array
+from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.intervals import holds_le
 
 
 class Proof:
     """The proof and the outputs' dims, over the repair loop's state (``graph``, ``model``,
-    ``result``, ``facts``, ``producers``, ``new``, ``_shape``, ``_dim_new``)."""
+    ``result``, ``facts``, ``producers``, ``new``, ``_shape``, ``_dim_new``, ``value_of``)."""
 
     def _prove(self, result) -> None:
         refusals: list[Refusal] = []
@@ -121,7 +121,7 @@ class Proof:
                 return vals[0], vals[0]
         node = self.producers.get(name)
         if node is None or node.op_type == "Constant":
-            arr = const_array(self.model, name, self.producers)
+            arr = self.value_of(name)
             if arr is None or arr.size == 0 or arr.dtype.kind not in "iu":
                 return None
             return int(arr.min()), int(arr.max())

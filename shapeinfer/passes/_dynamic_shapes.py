@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from shapeinfer.io.external import ExternalDataError, read_external_tensor
 from shapeinfer.symbolic import dims as D
 
 #: the prefix of every name make-dynamic creates
@@ -43,15 +44,18 @@ class Refused(Exception):
         self.refusal = Refusal(node, why)
 
 
-def const_array(model: onnx.ModelProto, name: str, producers: dict) -> np.ndarray | None:
+def const_array(model: onnx.ModelProto, name: str, producers: dict, base_dir: str | None = None) -> np.ndarray | None:
+    """The value of ``name`` when an initializer or a Constant node of ``model`` holds it (an
+    initializer stored as external data read from ``base_dir``, the model's folder, when it is
+    small and readable); None otherwise."""
     for t in model.graph.initializer:
         if t.name == name:
-            return numpy_helper.to_array(t)
+            return _value(t, base_dir)
     node = producers.get(name)
     if node is not None and node.op_type == "Constant":
         for a in node.attribute:
             if a.name == "value":
-                return numpy_helper.to_array(a.t)
+                return _value(a.t, base_dir)
             if a.name == "value_ints":
                 return np.array(list(a.ints), dtype=np.int64)
             if a.name == "value_int":
@@ -59,11 +63,21 @@ def const_array(model: onnx.ModelProto, name: str, producers: dict) -> np.ndarra
     return None
 
 
+def _value(t: onnx.TensorProto, base_dir: str | None) -> np.ndarray | None:
+    if t.data_location != onnx.TensorProto.EXTERNAL:
+        return numpy_helper.to_array(t)
+    try:  # (a shape constant is small: weights are above the cap and never read)
+        return read_external_tensor(t, base_dir)
+    except ExternalDataError:
+        return None
+
+
 class ShapeBuilder:
     """Builds shape computations into ``model``'s main graph (:meth:`flush` puts them in)."""
 
-    def __init__(self, model: onnx.ModelProto, old: dict[str, int]) -> None:
+    def __init__(self, model: onnx.ModelProto, old: dict[str, int], base_dir: str | None = None) -> None:
         self.model = model
+        self.base_dir = base_dir  # the model's folder: its external data
         self.graph = model.graph
         self.old = old
         self.new = frozenset(old)
@@ -76,6 +90,10 @@ class ShapeBuilder:
         self.names |= {i.name for i in self.graph.input}
         self.node_names = {n.name for n in self.graph.node}
         self.counter = 0
+
+    def value_of(self, name: str) -> np.ndarray | None:
+        """:func:`const_array` of ``name`` in this model (``self.producers``: its nodes by output)."""
+        return const_array(self.model, name, self.producers, self.base_dir)
 
     def _fresh(self, base: str) -> str:
         while True:

@@ -68,7 +68,7 @@ import onnx
 from shapeinfer.base.text import text
 from shapeinfer.inference.engine import infer
 from shapeinfer.passes._dynamic_proof import Proof
-from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, Refused, ShapeBuilder, const_array
+from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, Refused, ShapeBuilder
 from shapeinfer.symbolic import dims as D
 
 __all__ = ["MakeDynamicError", "Refusal", "make_dynamic"]
@@ -87,17 +87,21 @@ _MAX_ROUNDS = 400
 _DEBUG = bool(__import__("os").environ.get("SHAPEINFER_MAKE_DYNAMIC_DEBUG"))
 
 
-def make_dynamic(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, str]]) -> onnx.ModelProto:
+def make_dynamic(
+    model: onnx.ModelProto, dims: Mapping[str, Mapping[int, str]], *, base_dir: str | None = None
+) -> onnx.ModelProto:
     """A copy of ``model`` with each ``dims[input][axis]`` made the symbol named, and every
     constant that baked that axis' old size in rewritten to follow it (see the module docstring
     for the rule and the proof). ValueError for a request that cannot be right (an input the
     graph lacks, an axis out of range or not a static dim, a symbol given two old sizes, a bad
     symbol name); :class:`MakeDynamicError` when the rewrite cannot be proved, nothing returned.
+    ``base_dir``: the model's folder, where its external data is (small constants stored there
+    are read from it; without it they are unknown).
     """
     work = onnx.ModelProto()
     work.CopyFrom(model)
     old = _symbolise_inputs(work, dims)
-    rw = _Rewriter(work, old)
+    rw = _Rewriter(work, old, base_dir)
     rw.run()
     return work
 
@@ -138,8 +142,8 @@ def _symbolise_inputs(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, st
 class _Rewriter(ShapeBuilder, Proof):
     """The repair loop of one model (in place)."""
 
-    def __init__(self, model: onnx.ModelProto, old: dict[str, int]) -> None:
-        super().__init__(model, old)
+    def __init__(self, model: onnx.ModelProto, old: dict[str, int], base_dir: str | None = None) -> None:
+        super().__init__(model, old, base_dir)
         used = self._used()
         #: what was unused before any rewrite: kept as it is (only what a rewrite orphans goes)
         self._orig_dead = {n.name for n in self.graph.node if not any(o in used for o in n.output)}
@@ -151,7 +155,7 @@ class _Rewriter(ShapeBuilder, Proof):
         last_key = None
         for _ in range(_MAX_ROUNDS):
             self.flush()
-            result = infer(self.model)
+            result = infer(self.model, base_dir=self.base_dir)
             self.result = result
             self.producers = {o: n for n in self.graph.node for o in n.output}
             self.index = {n.name: i for i, n in enumerate(self.graph.node)}
@@ -186,7 +190,7 @@ class _Rewriter(ShapeBuilder, Proof):
         del part.graph.node[upto:]
         del part.graph.output[:]
         del part.graph.value_info[:]
-        return infer(part).facts
+        return infer(part, base_dir=self.base_dir).facts
 
     def _first_guard(self, result):
         """(node index, node, expression) of the first guard that ties a new symbol to its old size."""
@@ -230,7 +234,7 @@ class _Rewriter(ShapeBuilder, Proof):
     def _reshape_fix(self, node: onnx.NodeProto):
         if len(node.input) < 2:
             return None
-        target = const_array(self.model, node.input[1], self.producers)
+        target = self.value_of(node.input[1])
         dshape = self._shape(node.input[0])
         if target is None or dshape is None or not any(self._dim_new(d) for d in dshape):
             return None
@@ -415,7 +419,7 @@ class _Rewriter(ShapeBuilder, Proof):
         node = self.producers.get(name)
         cname = consumer.name or consumer.op_type
         if node is None or node.op_type == "Constant":
-            arr = const_array(self.model, name, self.producers)
+            arr = self.value_of(name)
             if arr is None:  # a graph input: it is what it declares
                 raise Refused(cname, f"input {name!r} has a static dim {old} where {D.format(expr)} is needed")
             new = self._arange(arr, axis, expr)
@@ -477,7 +481,7 @@ class _Rewriter(ShapeBuilder, Proof):
                 if xs is not None:
                     b = axis - rank + len(xs)
                     src = node.input[0]
-                    arr = const_array(self.model, src, self.producers) if old == 1 else None
+                    arr = self.value_of(src) if old == 1 else None
                     weight_one = arr is not None and arr.dtype.kind == "f"
                     if 0 <= b < len(xs) and xs[b] == old and not weight_one:
                         self._trace(src, b, expr, node, 0, seen)
@@ -488,7 +492,7 @@ class _Rewriter(ShapeBuilder, Proof):
             self._set_input(node, si, self._vector(entries, nname))
             return
         if op == "Range":
-            vals = [const_array(self.model, n, self.producers) for n in node.input[:3]]
+            vals = [self.value_of(n) for n in node.input[:3]]
             if any(v is None for v in vals):
                 raise Refused(nname, f"a Range of {old} from computed bounds")
             start, _limit, delta = (vals[0].item(), vals[1].item(), vals[2].item())
@@ -548,7 +552,7 @@ class _Rewriter(ShapeBuilder, Proof):
             return
         if op == "Reshape":
             xs = ins[0]
-            target = const_array(self.model, node.input[1], self.producers)
+            target = self.value_of(node.input[1])
             if xs is not None and target is not None:
                 # (an output dim with no value at the static sizes, a fresh symbol: no alignment)
                 outs = [self._eval(d) for d in shape]
@@ -606,11 +610,9 @@ class _Rewriter(ShapeBuilder, Proof):
         nname = node.name or "Slice"
         old = self._eval(expr)
         xs = ins[0]
-        starts, ends = (const_array(self.model, n, self.producers) for n in node.input[1:3])
-        axes = const_array(self.model, node.input[3], self.producers) if len(node.input) > 3 and node.input[3] else None
-        steps = (
-            const_array(self.model, node.input[4], self.producers) if len(node.input) > 4 and node.input[4] else None
-        )
+        starts, ends = (self.value_of(n) for n in node.input[1:3])
+        axes = self.value_of(node.input[3]) if len(node.input) > 3 and node.input[3] else None
+        steps = self.value_of(node.input[4]) if len(node.input) > 4 and node.input[4] else None
         if starts is None or ends is None:
             raise Refused(nname, f"a Slice of {old} from computed bounds")
         axes_l = [int(a) % len(xs) for a in (axes.ravel() if axes is not None else range(starts.size))]
@@ -626,7 +628,7 @@ class _Rewriter(ShapeBuilder, Proof):
         self._set_input(node, 2, self._vector(new_ends, nname))
 
     def _axes(self, node, rank) -> list[int]:
-        arr = const_array(self.model, node.input[1], self.producers) if len(node.input) > 1 else None
+        arr = self.value_of(node.input[1]) if len(node.input) > 1 else None
         if arr is None:
             arr = next(
                 (np.array(list(a.ints)) for a in node.attribute if a.name == "axes"), np.array([], dtype=np.int64)
@@ -638,12 +640,12 @@ class _Rewriter(ShapeBuilder, Proof):
         ``Where(Equal(c, -1 * ConstantOfShape), ConstantOfShape(1), c)``."""
         if name in self.vectors:  # made by an earlier repair: its entries as written
             return list(self.vectors[name]), name
-        arr = const_array(self.model, name, self.producers)
+        arr = self.value_of(name)
         if arr is not None:
             return [int(v) for v in arr.ravel()], name
         node = self.producers.get(name)
         if node is not None and node.op_type == "Where" and len(node.input) == 3:
-            c = const_array(self.model, node.input[2], self.producers)
+            c = self.value_of(node.input[2])
             if c is not None:
                 return [int(v) for v in c.ravel()], node.input[2]
         return None, None

@@ -247,3 +247,73 @@ def test_optimize_reads_the_models_folder_not_the_cwd(tmp_path):
     want = ort.InferenceSession(str(folder / "m.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     got = ort.InferenceSession(str(out / "o.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     assert want.tolist() == got.tolist() == [2, 18, 3, 12]
+
+
+def test_make_dynamic_reads_the_models_folder_not_the_cwd(tmp_path):
+    """make-dynamic read an external Reshape target with onnx's reader, relative to the working
+    directory: the decoy there, or a crash in onnx's checker when the cwd had no such file
+    (fuzzer seed 172, case 3464). It reads the model's folder, as everything else does."""
+    import onnxruntime as ort
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    target = np.array([2, 3, 2], np.int64)  # its 2 is the batch of x [2, 6]
+    (folder / "data.bin").write_bytes(target.tobytes())
+    t = mark_external(numpy_helper.from_array(target, "t"), [("location", "data.bin"), ("length", "24")])
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "t"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 2])],
+        [t],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(folder / "m.onnx"))
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    (cwd / "data.bin").write_bytes(np.array([4, 3, 1], np.int64).tobytes())  # the decoy
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["make-dynamic", str(folder / "m.onnx"), "--dim", "x:0=b", "-o", str(out / "d.onnx")]
+    (r,) = run_batch([{"args": args, "cwd": str(cwd)}], [str(folder), str(out)])
+    check_clean(r)
+    assert r["rc"] == 0, r
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    got = ort.InferenceSession(str(out / "d.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, x.reshape(5, 3, 2))
+    os.remove(folder / "data.bin")  # missing: the target is unknown, a clean refusal
+    args[-1] = str(out / "e.onnx")
+    (r,) = run_batch([{"args": args, "cwd": str(tmp_path)}], [str(folder), str(out)])
+    check_clean(r)
+    assert r["rc"] in (1, 2) and not (out / "e.onnx").exists(), r
+
+
+def test_a_location_that_is_not_utf8_is_one_clear_line_in_every_subcommand(tmp_path):
+    """An external-data location that is not UTF-8 reached ``"\\0" in location`` as bytes: an
+    internal error in every command that reads the model (fuzzer seed 172, cases 2109 and
+    2114); optimize, which escapes such text, read the escaped name as an absolute path."""
+    folder = tmp_path / "model"
+    model = build(str(folder))
+    with open(model, "rb") as f:
+        data = f.read()
+    assert data.count(b"data.bin") == 2
+    with open(model, "wb") as f:
+        f.write(data.replace(b"data.bin", b"data.b\xffn", 1))  # the target's entry
+    out = tmp_path / "out"
+    out.mkdir()
+    jobs = [
+        [model],
+        [model, "-o", str(out / "a.onnx")],
+        ["optimize", model, "-o", str(out / "b.onnx")],
+        ["explain", model, "y"],
+        ["profile", model],
+        ["lint", model],
+        ["verify", model, "--bind", "n=2"],
+    ]
+    res = run_batch([{"args": a, "cwd": str(tmp_path), "timeout": 15} for a in jobs], [str(folder), str(out)])
+    for r in res:
+        check_clean(r)
+    infer, out_o, opt = res[:3]
+    assert infer["rc"] == 0 and "E003" in infer["stdout"] and "not valid UTF-8" in infer["stdout"], infer
+    assert out_o["rc"] == 2 and "not valid UTF-8" in out_o["stderr"], out_o
+    assert opt["rc"] == 2 and "not valid UTF-8" in opt["stderr"] and "absolute" not in opt["stderr"], opt
+    assert os.listdir(out) == []

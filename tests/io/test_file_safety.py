@@ -10,6 +10,7 @@ file is missing, a ``--fix`` copy from an earlier run.
 from __future__ import annotations
 
 import os
+import stat
 
 import numpy as np
 import onnx
@@ -226,3 +227,22 @@ def test_a_failed_model_write_takes_its_data_files_back(two_models, monkeypatch)
     with pytest.raises(UserFileError, match="No space left"):
         writer.save_model(onnx.load(a, load_external_data=False), str(root / "new" / "out.onnx"), a)
     assert os.listdir(root / "new") == []
+
+
+@pytest.mark.parametrize("gather", [False, True], ids=["copied", "gathered"])
+def test_a_private_data_file_copied_to_another_folder_stays_private(two_models, gather):
+    """A 0600 data file (weights kept from other users) copied beside a model written elsewhere
+    was 0644 (the umask's default); as cp copies it, it is 0600. A file that is replaced keeps
+    its own mode (test_writer)."""
+    tmp, a, _ = two_models
+    data = [p for p in os.listdir(tmp / "src") if not p.endswith(".onnx")]
+    for name in data:
+        os.chmod(tmp / "src" / name, 0o600)
+    (tmp / "out").mkdir()
+    out = tmp / "out" / "a.onnx"
+    extra = ["--external-data", "w.bin"] if gather else []
+    r = run_cli(str(a), "-o", str(out), *extra)
+    assert r.returncode == 0, r.stderr
+    copies = [p for p in os.listdir(tmp / "out") if not p.endswith(".onnx")]
+    assert copies and all(stat.S_IMODE(os.stat(tmp / "out" / p).st_mode) == 0o600 for p in copies)
+    np.testing.assert_array_equal(_run(str(out)), _run(str(a)))

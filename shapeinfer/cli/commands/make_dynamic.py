@@ -52,7 +52,7 @@ def make_dynamic_cmd(model: str, output: str, dims: tuple[str, ...], debug: bool
     _run_guarded(debug, lambda: check_output(output, model), model)
     doc = _run_guarded(debug, lambda: open_model(model), model)
     try:
-        rewritten = make_dynamic(doc.model, wanted)
+        rewritten = make_dynamic(doc.model, wanted, base_dir=doc.folder)
     except ValueError as e:
         raise CliError(str(e)) from None
     except MakeDynamicError as e:
