@@ -184,16 +184,27 @@ def refusal_line(e) -> str:
 def check_output(out: str | None, src: str, in_place: bool) -> None:
     """:func:`shapeinfer.document.check_output` (an output path the write would refuse: a missing
     folder, a folder, the input without ``--in-place``, a symlink leaving its folder), and ``-o -``
-    when standard output is a terminal, before any work is done, as a usage error."""
+    when standard output is a terminal, and ``--in-place`` without a file to write, before any
+    work is done, as a usage error."""
     from shapeinfer.document import check_output as check
     from shapeinfer.io.userfiles import UserFileError
 
+    if in_place and out in (None, "-"):
+        raise CliError("--in-place lets -o name the input model: give -o MODEL to write over it")
     if out == "-" and _stdout_is_terminal():
         raise CliError("-o - writes the binary model to standard output, which is a terminal: redirect it (> out.onnx)")
     try:
         check(out, src, in_place=in_place)
     except UserFileError as e:
         raise CliError(str(e)) from None
+
+
+def external_data_note(name: str | None, doc) -> list[str]:
+    """The note for ``--external-data NAME`` on a written model (a Document) that stores no
+    tensor as external data: nothing is gathered, no file of that name is made."""
+    if name is None or doc.has_external_data:
+        return []
+    return [f"--external-data {name}: the model stores no tensor as external data; no data file was written"]
 
 
 def _stdout_is_terminal() -> bool:

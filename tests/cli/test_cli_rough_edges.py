@@ -172,3 +172,32 @@ def test_a_failure_while_reporting_is_one_line_not_a_traceback(monkeypatch):
     assert res.exit_code == 2
     assert "internal error: RuntimeError: report exploded" in res.output
     assert "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("command", [[], ["optimize"]])
+def test_in_place_without_an_output_is_a_usage_error(command, tmp_path):
+    """``shapeinfer M --in-place`` wrote nothing and said nothing (exit 0): --in-place only lets
+    -o name the input."""
+    res = run_cli(*command, str(model_path("bert_ts")), "--in-place")
+    assert res.returncode == 2
+    assert "--in-place" in res.stderr and "-o" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("command", [[], ["optimize"]])
+def test_external_data_for_a_model_without_any_says_so(command, tmp_path):
+    out = tmp_path / "m.onnx"
+    res = run_cli(*command, str(model_path("bert_ts")), "-o", str(out), "--external-data", "w.bin")
+    assert res.returncode == 0 and out.exists()
+    assert not (tmp_path / "w.bin").exists()
+    assert "note: --external-data w.bin: the model stores no tensor as external data" in res.stderr
+
+
+def test_make_dynamic_refuses_an_axis_given_two_symbols(tmp_path):
+    """As --bind refuses a symbol given two values (the last one won)."""
+    static = str(ROOT / "tests" / "models" / "static" / "bert.static.onnx")
+    out = tmp_path / "m.onnx"
+    res = run_cli("make-dynamic", static, "--dim", "input_ids:0=b", "--dim", "input_ids:0=b2", "-o", str(out))
+    assert res.returncode == 2 and not out.exists()
+    assert "input_ids:0 is given twice, as b and b2" in res.stderr
+    res = run_cli("make-dynamic", static, "--dim", "input_ids:0=b", "--dim", "input_ids:0=b", "-o", str(out))
+    assert "given twice" not in res.stderr

@@ -22,6 +22,7 @@ from shapeinfer.cli.common import (
     _run_guarded,
     check_output,
     deadline_paused,
+    external_data_note,
     parse_bind,
     parse_dim_ranges,
     parse_input_shapes,
@@ -133,13 +134,15 @@ def infer_cmd(
         except BindError as e:
             raise CliError(e.flag_message("--bind" if e.kind == BIND else None)) from None
         secs = timer()
+        notes = doc.notes
         if output and not result.contradicted() and refused is None:
             try:
                 with deadline_paused():
                     doc.write(output, in_place=in_place, external_data=external_data, force=force)
+                notes = doc.notes + external_data_note(external_data, doc)
             except WriteRefused as e:
                 refused = e
-        return result, secs, refused, doc.notes
+        return result, secs, refused, notes
 
     result, secs, refused, notes = _run_guarded(debug, run, model)
 

@@ -13,7 +13,8 @@ from shapeinfer.cli.common import CliError, _run_guarded, show
 
 
 def _parse_dims(specs: tuple[str, ...]) -> dict[str, dict[int, str]]:
-    """``INPUT:AXIS=SYMBOL`` entries as ``{input: {axis: symbol}}`` (CliError for a malformed one)."""
+    """``INPUT:AXIS=SYMBOL`` entries as ``{input: {axis: symbol}}`` (CliError for a malformed one
+    and for an axis given two symbols)."""
     out: dict[str, dict[int, str]] = {}
     for spec in specs:
         head, eq, symbol = spec.rpartition("=")
@@ -24,7 +25,10 @@ def _parse_dims(specs: tuple[str, ...]) -> dict[str, dict[int, str]]:
             a = int(axis)
         except ValueError:
             raise CliError(f"--dim {spec!r}: the axis {axis!r} is not an integer") from None
-        out.setdefault(name, {})[a] = symbol
+        axes = out.setdefault(name, {})
+        if axes.get(a, symbol) != symbol:
+            raise CliError(f"--dim {name}:{axis} is given twice, as {axes[a]} and {symbol}")
+        axes[a] = symbol
     return out
 
 

@@ -24,6 +24,7 @@ from shapeinfer.cli.common import (
     _run_guarded,
     check_output,
     deadline_paused,
+    external_data_note,
     parse_bind,
     parse_bytes,
     refusal_line,
@@ -145,6 +146,7 @@ def optimize_cmd(
             try:
                 with deadline_paused():
                     optimized.write(output, in_place=in_place, external_data=external_data, force=force)
+                report.notes.extend(external_data_note(external_data, optimized))
             except WriteRefused as e:
                 refusal = e
         return report, refusal
