@@ -354,15 +354,14 @@ def input_dims(vi: onnx.ValueInfoProto, binding: Mapping[str, int]) -> tuple[lis
     return dims, missing
 
 
-def _check_complete(graph: onnx.GraphProto, binding: Mapping[str, int]) -> None:
-    """VerifyError when ``binding`` leaves a graph input's symbol unbound (nothing allocated)."""
+def _missing_symbols(graph: onnx.GraphProto, binding: Mapping[str, int]) -> set[str]:
+    """The symbols of the graph inputs ``binding`` leaves unbound (nothing allocated)."""
     inits = {t.name for t in graph.initializer}
     missing: set[str] = set()
     for vi in graph.input:
         if vi.name not in inits and vi.type.WhichOneof("value") == "tensor_type":
             missing |= input_dims(vi, binding)[1]
-    if missing:
-        raise VerifyError(_missing_message(missing, binding))
+    return missing
 
 
 def make_feeds(
@@ -414,7 +413,7 @@ def make_feeds(
         else:
             feeds[vi.name] = rng.standard_normal(shape).astype(dt)
     if missing:
-        raise VerifyError(_missing_message(missing, binding))
+        raise VerifyError(_missing_message(missing, binding))  # (verify checked it first)
     return feeds
 
 
@@ -451,11 +450,32 @@ def _truth(v: object) -> bool:
     raise ValueError(text)
 
 
-def _missing_message(missing: set[str], binding: Mapping[str, int]) -> str:
-    names = ", ".join(sorted(missing))
+def _example(missing: set[str], binding: Mapping[str, int], guards: Sequence = (), ranges: Mapping = {}) -> dict:
+    """``binding`` with a size for each ``missing`` symbol: distinct ones, where the ``guards``
+    and ``ranges`` allow (each symbol in turn takes the first size that breaks no guard whose
+    symbols are all given, 2 to 64, then 1); the plain distinct sizes when that fails."""
     sizes = (7, 3, 5, 11, 13, 17) if binding else (2, 7, 3, 5, 11, 13)
-    given = [f"{k}={v}" for k, v in binding.items()]
-    example = ",".join(given + [f"{m}={n}" for m, n in zip(sorted(missing), sizes)])
+    plain = dict(binding) | {m: n for m, n in zip(sorted(missing), sizes)}
+    if not guards and not ranges:
+        return plain
+    chosen = dict(binding)
+    for name in sorted(missing):
+        lo, hi = ranges.get(name, (1, None))[:2]
+        step = step_of(ranges[name]) if name in ranges else 1
+        for v in (plain[name], *range(2, 65), 1):
+            if v < lo or (hi is not None and v > hi) or (v - lo) % step:
+                continue
+            if all(check(g, {**chosen, name: v}) is not False for g in guards):
+                chosen[name] = v
+                break
+        else:
+            return plain
+    return chosen
+
+
+def _missing_message(missing: set[str], binding: Mapping[str, int], guards: Sequence = (), ranges: Mapping = {}) -> str:
+    names = ", ".join(sorted(missing))
+    example = format_binding(_example(missing, binding, guards, ranges))
     if not binding:
         return (
             f"verify runs the model, so it needs a size for each of {names}: give them with --bind,"
@@ -628,7 +648,10 @@ def verify(
                 raise VerifyError(f"--input-value {k}: no graph input of that name{did_you_mean(k, inputs)}")
     for b in bindings:  # every binding complete, of the model's symbols, before anything runs or is allocated
         check_model(given, bind=b, dim_ranges=ranges)
-        _check_complete(given.graph, b)
+        missing = _missing_symbols(given.graph, b)
+        if missing:  # the example given fits the guards (inferred for it)
+            result = result or doc.infer(dim_ranges=ranges)
+            raise VerifyError(_missing_message(missing, b, result.guards(), result.dim_ranges))
     if result is None:
         result = doc.infer(dim_ranges=ranges)
     src = onnx.ModelProto()
