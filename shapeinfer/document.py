@@ -328,17 +328,14 @@ class Document:
         as they were read)."""
         values = {s: lo for s, (lo, hi) in (ranges or {}).items() if lo == hi}
         values.update(bind or {})
-        if shapes:
-            given = _shape_binding(declared_inputs, shapes)
-            if given is None:  # an override that is no binding of the declared symbols
-                given = {}
-            else:  # the model as read, where those symbols have guards
-                proto = _copy(proto)
-                del proto.graph.input[:]
-                proto.graph.input.extend(declared_inputs)
-            values.update(given)
+        given = _shape_binding(declared_inputs, shapes) if shapes else None  # (None: no binding)
+        values.update(given or {})
         if not values:
             return []
+        if given:  # the model as read, where those symbols have guards
+            proto = _copy(proto)
+            del proto.graph.input[:]
+            proto.graph.input.extend(declared_inputs)
         free = {s: r for s, r in (ranges or {}).items() if s not in values}
         return binding_contradictions(proto, values, base_dir=self.folder, dim_ranges=free or None, timeout=timeout)
 
