@@ -742,3 +742,62 @@ def test_every_contrib_rule_names_an_onnxruntime_op() -> None:
     assert len(mine) >= 57
     extra = {(MS, "LayerNormalization"), (MS, "SimplifiedLayerNormalization")}
     assert mine - known == extra
+
+
+@pytest.mark.parametrize("op", ["GroupQueryAttention", "MultiHeadAttention"])
+def test_attention_guards_the_caches_onnxruntime_checks(op: str) -> None:
+    """past_key and past_value must be ``(B, Nkv, P, h)`` alike: with the caches' dims as free
+    symbols, each is a guard, and onnxruntime refuses a cache that breaks any one of them (the
+    API review: qwen2 from onnxruntime-genai ran nowhere but at kv_cache_dim 16, and said no
+    condition)."""
+    ort = pytest.importorskip("onnxruntime")
+    gqa = op == "GroupQueryAttention"
+    n, nkv, h = (4, 2, 8) if gqa else (2, 2, 8)
+    vi = helper.make_tensor_value_info
+    ins = [
+        vi("q", F, ["B", "S", n * h]),
+        vi("k", F, ["B", "S", nkv * h]),
+        vi("v", F, ["B", "S", nkv * h]),
+        vi("pk", F, ["B2", "K1", "P", "K3"]),
+        vi("pv", F, ["B3", "V1", "P2", "V3"]),
+    ]
+    if gqa:
+        ins += [vi("sl", I32, ["B"]), vi("tl", I32, [])]
+        node = helper.make_node(
+            op, ["q", "k", "v", "pk", "pv", "sl", "tl"], ["o", "ppk", "ppv"], domain=MS, num_heads=n, kv_num_heads=nkv
+        )
+    else:
+        inputs = ["q", "k", "v", "", "", "", "pk", "pv"]  # (no bias, padding mask or attention bias)
+        node = helper.make_node(op, inputs, ["o", "ppk", "ppv"], domain=MS, num_heads=n)
+    outs = [vi(x, F, None) for x in ("o", "ppk", "ppv")]
+    m = helper.make_model(
+        helper.make_graph([node], "g", ins, outs),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)],
+    )
+    guards = {g.text for g in shapeinfer.infer(m).guards()}
+    assert guards == {"B2 == B", f"K1 == {nkv}", "K3 == 8", "B3 == B", f"V1 == {nkv}", "V3 == 8", "P2 == P"}
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+
+    def runs(pk: tuple, pv: tuple, b: int = 1) -> bool:
+        feeds = {
+            "q": np.zeros((b, 1, n * h), np.float32),
+            "k": np.zeros((b, 1, nkv * h), np.float32),
+            "v": np.zeros((b, 1, nkv * h), np.float32),
+            "pk": np.zeros(pk, np.float32),
+            "pv": np.zeros(pv, np.float32),
+        }
+        if gqa:
+            feeds |= {"sl": np.full((b,), pk[2], np.int32), "tl": np.array(pk[2] + 1, np.int32)}
+        try:
+            sess.run(None, feeds)
+        except Exception:
+            return False
+        return True
+
+    good = (1, nkv, 3, h)
+    assert runs(good, good)
+    for bad in [(1, nkv, 3, 3), (1, 3, 3, h), (2, nkv, 3, h)]:  # K3, K1, B2 broken
+        assert not runs(bad, bad)
+    assert not runs(good, (1, nkv, 4, h))  # P2 == P
+    assert not runs(good, (1, nkv, 3, 4))  # V3 == 8
+    assert not runs(good, good, b=2)  # B2 == B

@@ -139,12 +139,26 @@ def _kv_view(key: Fact | None, value: Fact | None, n: int | None) -> tuple:
     return None, None, None, False
 
 
+def _guard_caches(ctx, past_k: Fact | None, past_v: Fact | None, b, heads, kh, vh) -> None:
+    """The guards of BNSH caches ``(B, N, P, h)``: onnxruntime refuses a past_key or past_value
+    of another batch ``b``, head count ``heads`` or head size (``kh``, ``vh``), or the two of
+    different lengths (each given as None: not known here, not checked)."""
+    for past, size in ((past_k, kh), (past_v, vh)):
+        if _rank(past) == 4:
+            for d, want in zip(past.shape, (b, heads, None, size)):
+                if want is not None:
+                    ctx.unify(d, want)
+    if _rank(past_k) == 4 and _rank(past_v) == 4:
+        ctx.unify(past_v.shape[2], past_k.shape[2])
+
+
 @register("MultiHeadAttention", domain=MS)
 def multi_head_attention(ctx, ins: list) -> list:
     """MultiHeadAttention: output ``(B, S, N*hv)``; present_key / present_value ``(B, N, P + L, h)``
     (past's shape when a past_sequence_length input shares the buffers, the BNSH key / value
     themselves for cross attention); qk ``(B, N, S, P + L)``, its element type left to the model's
-    declaration (the schema gives it a type constraint of its own)."""
+    declaration (the schema gives it a type constraint of its own). past_key and past_value must
+    be ``(B, N, P, h)`` and ``(B, N, P, hv)`` (guards)."""
     q, key, value = ins[0], _arg(ins, 1), _arg(ins, 2)
     past_k, past_v, past_len = _arg(ins, 6), _arg(ins, 7), _arg(ins, 8)
     _check_rank(ctx, q, (3, 5), "query")
@@ -171,6 +185,7 @@ def multi_head_attention(ctx, ins: list) -> list:
     else:
         hv_total = None
     out = tensor(dtype, (b, s, _or_fresh(ctx, hv_total))) if qr is not None else Fact(dtype, None)
+    _guard_caches(ctx, past_k, past_v, b if qr is not None else None, n_q, kh, vh)
     shared = past_len is not None and past_k is not None and past_k.shape is not None
     if shared:
         pk = tensor(past_k.dtype or dtype, past_k.shape)
@@ -243,7 +258,8 @@ def decoder_masked_mha(ctx, ins: list) -> list:
 def group_query_attention(ctx, ins: list) -> list:
     """GroupQueryAttention: output ``(B, S, N*h)``; present_key / present_value
     ``(B, Nkv, max(P, T), h)`` with T the total_sequence_length input's value (past's shape with
-    ``sliding_window_cache``), in past's type (query's without past); output_qk ``(B, N, S, T)``."""
+    ``sliding_window_cache``), in past's type (query's without past); output_qk ``(B, N, S, T)``.
+    past_key and past_value must be ``(B, Nkv, P, h)`` alike (guards: onnxruntime refuses others)."""
     q, key, value = ins[0], _arg(ins, 1), _arg(ins, 2)
     past_k, past_v = _arg(ins, 3), _arg(ins, 4)
     _check_rank(ctx, q, (3,), "query")
@@ -260,6 +276,7 @@ def group_query_attention(ctx, ins: list) -> list:
         else:
             head = _div(hq, n)
     out = tensor(dtype, (b, s, _or_fresh(ctx, None if head is None or n is None else D.mul(n, head))))
+    _guard_caches(ctx, past_k, past_v, b, nkv, head, head)
     total = _value_dim(_arg(ins, 6))
     kv_type = past_k.dtype if past_k is not None and past_k.dtype else dtype
     if past_k is not None and past_k.shape is not None and ctx.attr("sliding_window_cache", 0) == 1:
