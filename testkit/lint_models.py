@@ -877,7 +877,7 @@ CASES: list[Case] = [
     Case("E013", "concat-in-range", lambda: concat_of(2**61), False),
 ]
 
-from testkit.structure_models import cases as _structure_cases  # noqa: E402  (M001-M030)
+from testkit.structure_models import cases as _structure_cases  # noqa: E402  (M001-M031)
 
 CASES += _structure_cases()
 

@@ -1,5 +1,5 @@
 """Small models with one structural defect each (or a close model without it), built with
-onnx.helper for the model-structure rules M001-M030 (``shapeinfer/lint/rules/structure.py``).
+onnx.helper for the model-structure rules M001-M031 (``shapeinfer/lint/rules/structure.py``).
 
 ``MODELS`` maps a label to a builder returning a fresh ModelProto; :func:`cases` (appended to
 ``lint_models.CASES``) says which rule each must or must not trigger. Every defective model is
@@ -58,6 +58,20 @@ def with_ir(v: int) -> Callable[[], onnx.ModelProto]:
     def build() -> onnx.ModelProto:
         m = base()
         m.ir_version = v
+        return m
+
+    return build
+
+
+def with_opset(domain: str, v: int) -> Callable[[], onnx.ModelProto]:
+    """:func:`base` importing ``domain`` at version ``v`` (the default domain's import changed)."""
+
+    def build() -> onnx.ModelProto:
+        m = base()
+        if domain:
+            m.opset_import.append(h.make_opsetid(domain, v))
+        else:
+            m.opset_import[0].version = v
         return m
 
     return build
@@ -518,6 +532,9 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "external-empty": external_location(""),
     "attribute-two-fields": attribute_two_fields,
     "empty-input-name": empty_input_name,
+    "opset-28": with_opset("", 28),
+    "opset-30": with_opset("", 30),
+    "ml-opset-9": with_opset("ai.onnx.ml", 9),
 }
 
 
@@ -563,6 +580,7 @@ def cases() -> list:
             "function-empty-name",
         ],
         "M030": ["initializer-not-input-ir3"],
+        "M031": ["opset-30", "ml-opset-9"],
     }
     clean = {
         "M001": ["base", "ir-version-14"],
@@ -595,6 +613,7 @@ def cases() -> list:
         "M028": ["base"],
         "M029": ["function-valid", "function-opset-mismatch"],
         "M030": ["initializer-as-input-ir3", "base"],
+        "M031": ["base", "opset-28"],
     }
     out = []
     for triggers, table in ((True, hit), (False, clean)):

@@ -46,6 +46,13 @@ def knows_domain(runtime: str, domain: str) -> bool:
     return ("" if domain == "ai.onnx" else domain) in table()[runtime]["ops"]
 
 
+def newest_opset(runtime: str, domain: str) -> int | None:
+    """The newest opset version of ``domain`` a model may import for ``runtime`` to load it (it
+    refuses a newer one whatever the nodes); None when the table does not say (OpenVINO loads
+    newer imports)."""
+    return table()[runtime].get("newest_opsets", {}).get("" if domain == "ai.onnx" else domain)
+
+
 def loads(runtime: str, domain: str, op: str, opset: int) -> bool | None:
     """Whether ``runtime`` loads ``domain.op`` under ``domain``'s opset ``opset``: None when the
     table does not cover ``domain``. A version above the highest probed counts as the highest."""

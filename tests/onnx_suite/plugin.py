@@ -35,7 +35,7 @@ TYPE_CHECK = "G008"
 CHECKER_CODES = {"G010"}
 
 #: Findings of onnx's checker that its inference never raises (G014: an op of an onnx domain with
-#: no schema; inference passes such a node by, for custom ops; the model-structure rules M001-M030:
+#: no schema; inference passes such a node by, for custom ops; the model-structure rules M001-M031:
 #: names, declared types, deprecated ops, of which onnx's inference checks nothing): not compared
 #: with inference.
 CHECKER_ONLY = {"G014"}

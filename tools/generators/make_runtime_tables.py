@@ -211,6 +211,35 @@ def _ort_refuses(domain: str, version: int, op: str, schema) -> bool:
     return False
 
 
+def _ort_newest_opsets() -> dict[str, int]:
+    """domain -> the newest opset version of it onnxruntime loads a model importing (it refuses a
+    newer one whatever the nodes: "Current official support for domain ai.onnx.ml is till opset
+    5"), probed on a one-Identity model up to 64 versions past the newest onnx knows."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    out = {}
+    for domain, versions in DOMAIN_VERSIONS.items():
+        newest = None
+        for v in range(1, max(versions) + 65):
+            m = one_node_model("", 17, ["Identity"])
+            if domain:
+                m.opset_import.append(h.make_opsetid(domain, v))
+            else:
+                m.opset_import[0].version = max(v, 1)
+            try:
+                ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            except Exception as e:
+                if "official support" in str(e):
+                    break
+                continue  # refused for another reason at this version (Identity-1's types): not the import
+            newest = v
+        if newest is not None:
+            out[domain] = newest
+    return out
+
+
 #: onnxruntime's open end of a kernel's version range
 _OPEN = 2**31 - 1
 
@@ -258,6 +287,7 @@ def onnxruntime_table(names: dict[str, set[str]]) -> dict:
         "version": onnxruntime.__version__,
         "provider": "CPUExecutionProvider",
         "opsets": _probed(),
+        "newest_opsets": _ort_newest_opsets(),
         "ops": ops,
     }
 

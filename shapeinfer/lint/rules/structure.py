@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from shapeinfer.base import runtimes
 from shapeinfer.io.onnxio import graph_path, subgraph_attrs
 from shapeinfer.lint.context import LintContext
 from shapeinfer.lint.registry import check
@@ -92,6 +93,22 @@ def ir_version_unsupported(ctx: LintContext) -> None:
             f"ir_version {v} is newer than IR {onnx.IR_VERSION}, the newest onnx {onnx.__version__} knows: "
             "onnx.checker and onnxruntime refuse the model",
             refused_by={"onnx", "onnxruntime"},
+        )
+
+
+@check("M031")
+def opset_newer_than_runtime(ctx: LintContext) -> None:
+    newer = []
+    for o in ctx.model.opset_import:
+        top = runtimes.newest_opset("onnxruntime", _domain(o.domain))
+        if top is not None and o.version > top:
+            newer.append(f"{_shown(_domain(o.domain))}:{o.version} (up to {top})")
+    if newer:
+        ctx.report(
+            "M031",
+            f"opset imports newer than onnxruntime {runtimes.version('onnxruntime')} loads: "
+            f"{', '.join(newer)}: onnxruntime refuses the model",
+            refused_by={"onnxruntime"},
         )
 
 
