@@ -61,7 +61,7 @@ from shapeinfer.inference.bindings import (
     BIND,
     DIM_RANGES,
     INPUT_SHAPES,
-    BindError,
+    Unsatisfiable,
     check_bind_values,
     check_input_shapes,
     check_model,
@@ -349,7 +349,7 @@ class Document:
         clashes = [d.message for d in result.diagnostics if d.code == CONTRADICTION]
         if clashes:  # its shapes hold for no input it was asked about: nothing to annotate
             kind = BIND if result.bind else DIM_RANGES if result.dim_ranges else INPUT_SHAPES
-            raise BindError("", "; ".join(clashes), kind)
+            raise Unsatisfiable("", "; ".join(clashes), kind)
 
     def annotated(
         self, result: Result | None = None, *, name_fresh: bool = False, refuse_contradictions: bool = True

@@ -71,6 +71,7 @@ __all__ = [
     "INPUT_SHAPES",
     "BindError",
     "UnknownInput",
+    "Unsatisfiable",
     "check_bind_symbols",
     "check_bind_values",
     "check_input_shapes",
@@ -105,6 +106,11 @@ class BindError(ValueError):
     def flag_message(self, flag: str | None = None) -> str:
         """The message with the command-line flag (``flag``, default the kind's own) in front."""
         return f"{flag or FLAGS[self.kind]} {self.detail}"
+
+
+class Unsatisfiable(BindError):
+    """Values asked about that no input can have: they contradict a guard of the model (G015;
+    ``detail`` names the values, the guards and their nodes). Nothing is written under it."""
 
 
 class UnknownInput(BindError, KeyError):

@@ -58,6 +58,7 @@ __all__ = [
     "apply_input_overrides",
     "binding_contradictions",
     "check_declarations",
+    "contradicted_by",
     "graph_path",
     "infer",
 ]
@@ -239,6 +240,14 @@ def binding_contradictions(
     only as a G002 at some node): each names the value, the guard and its nodes. ``model``
     carries any input-shape overrides already."""
     free = infer(model, base_dir=base_dir, timeout=timeout, dim_ranges=dim_ranges)
+    return contradicted_by(free, bind, dim_ranges)
+
+
+def contradicted_by(
+    free: Result, bind: Mapping[str, int], dim_ranges: Mapping[str, tuple[int, int | None]] | None = None
+) -> list[Diagnostic]:
+    """G015 errors for the values of ``bind`` that contradict a guard of ``free``, an inference
+    of the model without them (under ``dim_ranges``, as it was inferred)."""
     given = {**(dim_ranges or {}), **{k: (v, v) for k, v in bind.items()}}
     found = guard_contradictions(free.ledger(), given, free.input_symbols)
     return [Diagnostic("error", CONTRADICTION, c.message) for c in found if c.ranges.keys() & bind.keys()]

@@ -22,8 +22,8 @@ import onnx
 
 from shapeinfer.base import codes
 from shapeinfer.base.progress import Progress
-from shapeinfer.inference.bindings import check_bind_values, check_model
-from shapeinfer.inference.engine import infer
+from shapeinfer.inference.bindings import BIND, Unsatisfiable, check_bind_values, check_model
+from shapeinfer.inference.engine import contradicted_by, infer
 from shapeinfer.inference.policy import DEFAULT_POLICY
 from shapeinfer.io.edit import read_for_editing
 from shapeinfer.io.modelsource import ModelLike
@@ -73,7 +73,9 @@ def optimize_with_report(
     ``passes`` selects and orders passes by name (default: all, in pipeline order); ``dce``
     always runs after them. ``bind`` specialises input symbols to ints first (the graph
     inputs' dims are rewritten, so the result is valid only at those values; a binding that
-    cannot be right raises :class:`~shapeinfer.inference.bindings.BindError` up front, as ``infer`` does).
+    cannot be right raises :class:`~shapeinfer.inference.bindings.BindError` up front, as ``infer`` does;
+    a value no input can have, one that contradicts a guard of the model, is
+    :class:`~shapeinfer.inference.bindings.Unsatisfiable`, a BindError naming the guard).
     With ``bind``, a result that fails onnx's strict inference or has an
     engine error where the input has neither falls
     back to keeping declared dims (:mod:`shapeinfer.passes.load_check`; ``notes`` says so) or
@@ -166,6 +168,9 @@ def _optimize(
     if bind:
         progress.update("checking the input")
         unbound = infer(m, base_dir=base_dir, timeout=ctx.remaining())
+        clashes = contradicted_by(unbound, bind)
+        if clashes:  # a value no input can have: nothing to optimize for (G015, as -o says it)
+            raise Unsatisfiable("", "; ".join(d.message for d in clashes), BIND)
         baseline = LoadBaseline.of(m, base_dir, result=unbound)
         found = unbound.diagnostics
         del unbound

@@ -146,3 +146,24 @@ def test_an_unsorted_graph_is_written_sorted(tmp_path):
     want = ort.InferenceSession(sorted_in.SerializeToString()).run(None, {"x": x})
     got = ort.InferenceSession(str(out)).run(None, {"x": x})
     np.testing.assert_array_equal(want[0], got[0])
+
+
+def test_a_binding_no_input_can_have_is_named_as_infer_names_it(tmp_path):
+    """optimize --bind seq=600 of bert (which needs seq <= 512) raised onnx's "Incompatible
+    dimensions" from the load check, exit 2 (the API review): the guard is named as `-o` names
+    it, nothing is written, exit 1; the API raises Unsatisfiable, a BindError."""
+    from support.common import model_path
+
+    import shapeinfer
+    from shapeinfer.inference.bindings import BindError, Unsatisfiable
+
+    bert = str(model_path("bert_ts"))
+    with pytest.raises(Unsatisfiable, match="seq=600 contradicts the guard seq <= 512") as e:
+        shapeinfer.optimize(bert, bind={"seq": 600})
+    assert isinstance(e.value, BindError)
+    out = tmp_path / "o.onnx"
+    res = CliRunner().invoke(main, ["optimize", bert, "--bind", "seq=600", "-o", str(out)])
+    assert res.exit_code == 1 and not out.exists()
+    assert "--bind the value seq=600 contradicts the guard seq <= 512" in res.stderr
+    assert "not written: no input size satisfies the guards (G015)" in res.stderr
+    assert shapeinfer.optimize(bert, bind={"seq": 512}) is not None  # the guard's edge runs

@@ -122,7 +122,7 @@ def optimize_cmd(
     def run():
         from shapeinfer.document import check_passes
         from shapeinfer.document import open as open_model
-        from shapeinfer.inference.bindings import BindError
+        from shapeinfer.inference.bindings import BindError, Unsatisfiable
         from shapeinfer.io.userfiles import WriteRefused
         from shapeinfer.passes import OptimizeError
 
@@ -139,6 +139,8 @@ def optimize_cmd(
             )
         except OptimizeError as e:
             raise CliError(str(e)) from None
+        except Unsatisfiable as e:  # the model cannot run at the binding: a finding, as -o says it
+            return None, e
         except BindError as e:
             raise CliError(e.flag_message()) from None
         report, refusal = optimized.report, None
@@ -152,6 +154,11 @@ def optimize_cmd(
         return report, refusal
 
     report, refusal = _run_guarded(debug, run)
+    if report is None:
+        click.echo(f"shapeinfer: {refusal.flag_message()}", err=True)
+        if output:
+            click.echo(f"shapeinfer: {show(output)} not written: no input size satisfies the guards (G015)", err=True)
+        click.get_current_context().exit(1)
     refused = bool(output) and not force and bool(report.blocking())
     _optimize_report(report, model, output, as_json, refused or refusal is not None)
     if refusal is not None:
