@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import quote
 
+from shapeinfer.io.userfiles import show
 from shapeinfer.lint.context import Finding
 from shapeinfer.lint.registry import RULES
 
@@ -35,11 +36,12 @@ def display_path(path: str) -> str:
 
 
 def text_lines(findings: Sequence[Finding], style: Callable[..., str] | None = None) -> list[str]:
-    """``path:node: CODE [severity] message`` per finding. ``style`` (click's ``style``
-    signature: text, ``fg=``, ``bold=``, ``dim=``) colours the parts; None: plain text."""
+    """``path:node: CODE [severity] message`` per finding, one line each (control characters in
+    a path or a name escaped). ``style`` (click's ``style`` signature: text, ``fg=``, ``bold=``,
+    ``dim=``) colours the parts; None: plain text."""
     out = []
     for f in findings:
-        where = f"{display_path(f.path)}:{f.location}:"
+        where = show(f"{display_path(f.path)}:{f.location}:")
         code = f.code
         sev = f"[{f.severity}]"
         fix = " (fixable)" if f.fix else ""
@@ -48,7 +50,7 @@ def text_lines(findings: Sequence[Finding], style: Callable[..., str] | None = N
             code = style(code, fg=_COLOURS.get(f.severity), bold=True)
             sev = style(sev, fg=_COLOURS.get(f.severity))
             fix = style(fix, dim=True) if fix else ""
-        out.append(f"{where} {code} {sev} {f.message}{fix}{f.severity_note}")
+        out.append(f"{where} {code} {sev} {show(f.message)}{fix}{f.severity_note}")
     return out
 
 

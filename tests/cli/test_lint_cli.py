@@ -101,6 +101,19 @@ def test_text_format(models):
     assert summary.startswith("Found 2 findings (1 error, 1 warning, 0 info) in 2 of 3 files")
 
 
+def test_text_format_is_one_line_per_finding_whatever_the_names(tmp_path):
+    """A node named ``evil\nname`` split its finding over two lines (the API review): the
+    text format escapes control characters in the path and the names, as the message does."""
+    relu = h.make_node("Relu", ["x"], ["c\n::%"], name="evil\nname")
+    bad = make([relu], [vi("x", T.FLOAT, [3])], [vi("c\n::%", T.FLOAT, [4])])
+    path = tmp_path / "m.onnx"
+    onnx.save(bad, str(path))
+    r = run(str(path))
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 2, lines  # the finding and the summary
+    assert "evil\\nname" in lines[0] and "G006" in lines[0]
+
+
 def test_json_format_has_every_field(models):
     r = run(str(models), "--format", "json")
     found = json.loads(r.stdout)
