@@ -130,6 +130,8 @@ def check_passes(passes: Sequence[str] | None) -> None:
     (:class:`~shapeinfer.passes.OptimizeError` naming it and the passes there are)."""
     from shapeinfer.passes import get_pass
 
+    if isinstance(passes, str):
+        raise TypeError(f"passes is a list of pass names ([{passes!r}]), not a string")
     for name in passes or ():
         get_pass(name)
 

@@ -62,9 +62,15 @@ def to_graph(result: Result | Document) -> nx.MultiDiGraph:
     edge; optional inputs left empty (``""``) are skipped.
     """
     from shapeinfer.document import Document
+    from shapeinfer.inference.engine import Result
 
     if isinstance(result, Document):
         result = result.result if result.result is not None else result.infer()
+    if not isinstance(result, Result):
+        raise TypeError(
+            f"to_graph takes a Result (shapeinfer.infer(model)) or a Document (shapeinfer.open(model)), "
+            f"not {type(result).__name__}"
+        )
     graph = result.model.graph
     facts = result.facts
     g = nx.MultiDiGraph(name=graph.name, input_symbols=frozenset(result.input_symbols))
@@ -194,6 +200,8 @@ def dim_inputs(g: nx.MultiDiGraph, tensor: str, axis: int) -> list[tuple[str, in
     dims = _dims_of(g, tensor)
     if dims is None:
         raise ValueError(f"the rank of {tensor!r} is unknown")
+    if not -len(dims) <= axis < len(dims):
+        raise IndexError(f"{tensor!r} has rank {len(dims)}: no axis {axis}")
     d = dims[axis]
     if type(d) is int:
         return []

@@ -72,7 +72,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import onnx
 
@@ -400,6 +400,8 @@ def infer_symbolic_shapes(
     ir = _onnx_ir()
     if not isinstance(model, ir.Model):
         raise TypeError(f"infer_symbolic_shapes takes an onnx_ir.Model, not {type(model).__name__}")
+    if policy not in get_args(ShapeMergePolicy):
+        raise ValueError(f"policy must be one of {', '.join(get_args(ShapeMergePolicy))}, not {policy!r}")
     proto = ir.serde.serialize_model(model)
     _add_constant_values(ir, model, proto)
     # the original relates a declared name to an inferred dim only where it refines

@@ -97,12 +97,14 @@ def infer(
     before inference so that everything derived from them folds. ``dim_ranges`` gives symbols
     integer ranges (``{"seq": (1, 512)}``, hi None for unbounded; default ``[1, inf)``): the
     ``min``/``max`` they decide are decided, and the guards they prove are not recorded.
-    ``timeout`` (seconds) raises :class:`InferenceTimeout` when inference runs longer.
+    ``timeout`` (seconds, above 0) raises :class:`InferenceTimeout` when inference runs longer.
     ``record_reads`` keeps what the walk read of each main-graph node (``Result.node_reads``).
     ``policy`` gives the readings the run takes besides shapeinfer's own (:class:`InferencePolicy`:
     the drop-ins' ``defaults_as_constants`` and ``onnxruntime_conventions``); the two keywords of
     those names, when true, are added to it.
     """
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout is the seconds inference may take, above 0 (or None: no limit), not {timeout!r}")
     if policy is None:
         policy = DEFAULT_POLICY
     if defaults_as_constants or onnxruntime_conventions:

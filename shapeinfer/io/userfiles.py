@@ -214,7 +214,7 @@ def output_target(
                 continue
             try:
                 if _same_file(st, os.stat(i)):
-                    hint = "; pass --in-place to overwrite it" if what == "model" else ""
+                    hint = "; pass --in-place (in Python: in_place=True) to overwrite it" if what == "model" else ""
                     raise UserFileError(f"{name}: the {what} would overwrite an input of this run{hint}")
             except OSError:
                 continue

@@ -114,6 +114,8 @@ def _symbolise_inputs(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, st
     if not dims:
         raise ValueError("no --dim given: name at least one INPUT:AXIS=SYMBOL")
     for name, axes in dims.items():
+        if not isinstance(axes, Mapping):
+            raise ValueError(f"dims[{name!r}] maps axes to symbol names ({{0: 'batch'}}), not {axes!r}")
         vi = inputs.get(name)
         if vi is None or name in init:
             shown = ", ".join(text(i) for i in inputs if i not in init)

@@ -130,6 +130,8 @@ def _optimize(
     runtime_check=True,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     t0 = time.perf_counter()
+    if isinstance(passes, str):
+        raise TypeError(f"passes is a list of pass names ([{passes!r}]), not a string")
     names = list(DEFAULT_PASSES if passes is None else passes)
     for n in names:
         get_pass(n)
