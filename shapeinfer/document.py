@@ -76,7 +76,7 @@ from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, in_memory, model_dir, read_if_path
 from shapeinfer.io.onnxio import LoadedModel, loaded_from_bytes
 from shapeinfer.io.source import Source
-from shapeinfer.io.userfiles import STDIO, output_target
+from shapeinfer.io.userfiles import STDIO, output_target, show
 from shapeinfer.io.writer import plan_write, save_model
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.guards import CONTRADICTION
@@ -179,6 +179,9 @@ class Document:
         #: what the last annotation (:meth:`annotated`, :meth:`write`) left out so that the
         #: model loads wherever it loaded before, one line each (empty: nothing)
         self.notes: list[str] = []
+        #: what the last :meth:`write` did besides writing the model, one line each (a data file
+        #: of the output's folder it reads as it is)
+        self.write_notes: list[str] = []
 
     # ------------------------------------------------------------------ making one
 
@@ -532,7 +535,11 @@ class Document:
             source = Source(self.path, loaded, nodes_as_read=nodes_as_read, graph_tail=tail)
         else:
             model, source = self._write_plan(model)
-        save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
+        plan = save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
+        self.write_notes = [
+            f"{show(p)} already holds this external data, byte for byte: the model written reads it"
+            for p in plan.reused
+        ]
 
 
 def _may_not_load(result: Result) -> bool:

@@ -199,12 +199,16 @@ def check_output(out: str | None, src: str, in_place: bool) -> None:
         raise CliError(str(e)) from None
 
 
-def external_data_note(name: str | None, doc) -> list[str]:
-    """The note for ``--external-data NAME`` on a written model (a Document) that stores no
-    tensor as external data: nothing is gathered, no file of that name is made."""
-    if name is None or doc.has_external_data:
-        return []
-    return [f"--external-data {name}: the model stores no tensor as external data; no data file was written"]
+def write_notes(doc, external_data: str | None) -> list[str]:
+    """What a write of ``doc`` (a Document) did besides writing the model (its ``write_notes``),
+    and for ``--external-data NAME`` on a model that stores no tensor as external data, that
+    nothing was gathered: no file of that name is made."""
+    notes = list(doc.write_notes)
+    if external_data is not None and not doc.has_external_data:
+        notes.append(
+            f"--external-data {external_data}: the model stores no tensor as external data; no data file was written"
+        )
+    return notes
 
 
 def _stdout_is_terminal() -> bool:

@@ -479,6 +479,29 @@ class DataCopy:
     size: int
     replace: bool = False
 
+    def already_at(self, path: str) -> bool:
+        """Whether the regular file at ``path`` (not a symlink) already holds exactly what this
+        copy would write: one source, byte for byte (a model written before into the same folder
+        from the same data). Reads both files until they differ."""
+        if len(self.sources) != 1 or self.sources[0][1] != 0:
+            return False
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size != self.size:
+            return False
+        try:
+            a, b = open_regular(self.sources[0][0]), os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except (OSError, ExternalDataError):
+            return False
+        try:
+            chunk = 1 << 20
+            return all(os.pread(a, chunk, at) == os.pread(b, chunk, at) for at in range(0, self.size, chunk))
+        finally:
+            os.close(a)
+            os.close(b)
+
     def existing(self, out_dir: str) -> str | None:
         """The path of the file already at ``location`` in ``out_dir`` (a symlink counts, even a
         dangling one), or None when the name is free."""

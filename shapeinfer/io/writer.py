@@ -10,9 +10,11 @@ enforced, for every front end (README, "Files and external data"):
 
 - a data file the write would create under a name that exists in the target folder is refused
   (:class:`~shapeinfer.io.userfiles.WriteRefused`, naming it): it belongs to someone else (another
-  model's weights). ``data_name`` (``--external-data NAME``) gathers the data in one file of
-  that name instead, with the references rewritten; a file of that name is replaced (the user
-  named it), unless it is an input of the run;
+  model's weights). A file there that holds exactly the bytes the copy would write (a model
+  written into that folder before from the same data) is read as it is, not replaced
+  (:attr:`WritePlan.reused`). ``data_name`` (``--external-data NAME``) gathers the data in one
+  file of that name instead, with the references rewritten; a file of that name is replaced
+  (the user named it), unless it is an input of the run;
 - a model whose external data names a file missing from its folder is refused
   (:class:`~shapeinfer.io.userfiles.WriteRefused`), unless ``allow_missing_data`` (``--force``);
 - everything is checked and every data file copied to a temporary name before the model's
@@ -56,7 +58,8 @@ class WritePlan:
     ``target`` the model's path (empty for standard output), ``protected`` and ``data`` the
     inputs it must not replace, ``copies`` the data files to create, ``relocation`` the new
     external data entries (``data_name``), ``missing`` the data files the model points at that
-    are missing (written anyway: ``allow_missing_data``)."""
+    are missing (written anyway: ``allow_missing_data``), ``reused`` the data files it reads as
+    they are."""
 
     target: str
     protected: list[str]
@@ -64,6 +67,9 @@ class WritePlan:
     copies: list[DataCopy] = field(default_factory=list)
     relocation: Relocation | None = None
     missing: list = field(default_factory=list)
+    #: data files already in the output's folder holding exactly what a copy would write (a
+    #: model written there before from the same data): the model reads them, nothing replaces them
+    reused: list[str] = field(default_factory=list)
 
 
 def plan_write(
@@ -119,13 +125,18 @@ def plan_write(
     else:
         plan.copies = plan_copy(model, src_dir, out_dir, external, skip_missing=allow_missing_data)
     taken = []
+    copies = []
     for c in plan.copies:
         if os.path.realpath(c.target) == model_target:
             raise ExternalDataError(f"cannot copy external data onto the output model {show(out)}")
-        if not c.replace:
-            there = c.existing(out_dir)
-            if there is not None:
-                taken.append((c, there))
+        there = None if c.replace else c.existing(out_dir)
+        if there is None:
+            copies.append(c)
+        elif c.already_at(there):
+            plan.reused.append(there)  # the same bytes are there: read, not written
+        else:
+            taken.append((c, there))
+    plan.copies = copies
     if taken:
         c, there = taken[0]
         if there == os.path.join(out_dir, c.location):  # as the user would name it
@@ -134,7 +145,8 @@ def plan_write(
         raise WriteRefused(
             out,
             f"its external data file {show(repr(c.location))} would replace {show(there)}{more}, "
-            "a file this run did not create",
+            "a file this run did not create with other bytes (another model's data?): write into "
+            "another folder, or gather the data under a name of its own (--external-data NAME)",
             DATA_EXISTS,
         )
     return plan
@@ -149,8 +161,9 @@ def save_model(
     in_place: bool = False,
     data_name: str | None = None,
     allow_missing_data: bool = False,
-) -> None:
-    """Write ``model`` to ``out`` atomically; copy external data files if the folder changes.
+) -> WritePlan:
+    """Write ``model`` to ``out`` atomically; copy external data files if the folder changes;
+    returns what was done (:class:`WritePlan`).
 
     ``source``: where ``model`` came from and what of it is serialised already
     (:class:`~shapeinfer.io.source.Source`; a path is ``Source(path)``, None a model in
@@ -197,6 +210,7 @@ def save_model(
     except BaseException:
         staged.discard()
         raise
+    return plan
 
 
 _INITIALIZER = field_tag(onnx.GraphProto, "initializer")

@@ -246,3 +246,29 @@ def test_a_private_data_file_copied_to_another_folder_stays_private(two_models, 
     copies = [p for p in os.listdir(tmp / "out") if not p.endswith(".onnx")]
     assert copies and all(stat.S_IMODE(os.stat(tmp / "out" / p).st_mode) == 0o600 for p in copies)
     np.testing.assert_array_equal(_run(str(out)), _run(str(a)))
+
+
+@pytest.mark.parametrize("second", [[], ["optimize"]], ids=["infer", "optimize"])
+def test_a_second_model_from_the_same_data_reads_the_data_file_already_there(two_models, second):
+    """`-o out/a.onnx`, then `optimize -o out/b.onnx` of the same model: the second write was
+    refused (out/model.data is a file it did not create), so written_check's `-o` then
+    `optimize -o` into one folder wrote nothing for every onnxruntime-genai model. The file
+    there holds the very bytes the copy would write: the second model reads it, nothing is
+    replaced, and a file with other bytes is still refused."""
+    root, a, _ = two_models
+    (root / "out").mkdir()
+    r = run_cli(a, "-o", str(root / "out" / "a.onnx"))
+    assert r.returncode == 0, r.stderr
+    data = root / "out" / "model.data"
+    before = os.stat(data)
+    r = run_cli(*second, a, "-o", str(root / "out" / "b.onnx"))
+    assert r.returncode == 0, r.stderr
+    assert "model.data already holds this external data, byte for byte" in r.stderr
+    after = os.stat(data)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    np.testing.assert_array_equal(_run(str(root / "out" / "b.onnx")), _run(a))
+    with open(data, "r+b") as f:  # one byte other: someone else's data now
+        f.seek(10)
+        f.write(b"\x01" if f.read(1) != b"\x01" else b"\x02")
+    r = run_cli(*second, a, "-o", str(root / "out" / "c.onnx"))
+    assert r.returncode == 1 and "would replace" in r.stderr and not (root / "out" / "c.onnx").exists()

@@ -22,12 +22,12 @@ from shapeinfer.cli.common import (
     _run_guarded,
     check_output,
     deadline_paused,
-    external_data_note,
     parse_bind,
     parse_dim_ranges,
     parse_input_shapes,
     refusal_line,
     show,
+    write_notes,
 )
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -139,7 +139,7 @@ def infer_cmd(
             try:
                 with deadline_paused():
                     doc.write(output, in_place=in_place, external_data=external_data, force=force)
-                notes = doc.notes + external_data_note(external_data, doc)
+                notes = doc.notes + write_notes(doc, external_data)
             except WriteRefused as e:
                 refused = e
         return result, secs, refused, notes

@@ -24,11 +24,11 @@ from shapeinfer.cli.common import (
     _run_guarded,
     check_output,
     deadline_paused,
-    external_data_note,
     parse_bind,
     parse_bytes,
     refusal_line,
     show,
+    write_notes,
 )
 
 
@@ -148,7 +148,7 @@ def optimize_cmd(
             try:
                 with deadline_paused():
                     optimized.write(output, in_place=in_place, external_data=external_data, force=force)
-                report.notes.extend(external_data_note(external_data, optimized))
+                report.notes.extend(write_notes(optimized, external_data))
             except WriteRefused as e:
                 refusal = e
         return report, refusal
