@@ -66,6 +66,7 @@ from shapeinfer.inference.bindings import (
     check_input_shapes,
     check_model,
     check_ranges,
+    pinned,
     specialise_inputs,
 )
 from shapeinfer.inference.engine import Result, binding_contradictions
@@ -128,12 +129,9 @@ def check_output(out: str | None, model: str, *, in_place: bool = False) -> None
 def check_passes(passes: Sequence[str] | None) -> None:
     """Refuse, before anything is read, a pass name :meth:`Document.optimize` would refuse
     (:class:`~shapeinfer.passes.OptimizeError` naming it and the passes there are)."""
-    from shapeinfer.passes import get_pass
+    from shapeinfer.passes.registry import selected_passes
 
-    if isinstance(passes, str):
-        raise TypeError(f"passes is a list of pass names ([{passes!r}]), not a string")
-    for name in passes or ():
-        get_pass(name)
+    selected_passes(passes)
 
 
 class Document:
@@ -331,8 +329,7 @@ class Document:
         guards of the model inferred without them (:func:`binding_contradictions`). ``proto``
         is the model inferred, its graph inputs overridden by ``shapes`` (``declared_inputs``:
         as they were read)."""
-        values = {s: lo for s, (lo, hi) in (ranges or {}).items() if lo == hi}
-        values.update(bind or {})
+        values = pinned(bind, ranges)
         given = _shape_binding(declared_inputs, shapes) if shapes else None  # (None: no binding)
         values.update(given or {})
         if not values:
@@ -409,10 +406,9 @@ class Document:
         else:
             annotate(work, name_fresh=name_fresh)
         # the graph inputs say what the value_info was inferred at: a binding, a range of one value
-        pinned = {s: lo for s, (lo, hi) in result.dim_ranges.items() if lo == hi}
-        pinned.update(result.bind or {})
-        if pinned:
-            specialise_inputs(model, pinned)
+        given = pinned(result.bind, result.dim_ranges)
+        if given:
+            specialise_inputs(model, given)
         self.notes = []
         if original is not None:
             from shapeinfer.passes.load_check import loadable_annotation  # (rarely: not on every write's path)
@@ -515,7 +511,8 @@ class Document:
         """Write the model to ``out`` (``-``: standard output): the one write of every front end.
 
         What is written: the model annotated with :attr:`result` (inferring now when there is
-        none; BindError when no input asked about satisfies the guards, G015), for a Document
+        none; :class:`~shapeinfer.inference.bindings.Unsatisfiable` when no input asked about
+        satisfies the guards, G015), for a Document
         :meth:`optimize` made its model as made, or ``model`` when given (a model made from
         this one, such as a drop-in's annotation), each with this Document's source (its folder,
         its external data, the files never replaced). ``in_place``: ``out`` may be the file read.
@@ -535,9 +532,11 @@ class Document:
             source = Source(self.path, loaded, nodes_as_read=nodes_as_read, graph_tail=tail)
         else:
             model, source = self._write_plan(model)
+        self.write_notes = []
         plan = save_model(model, out, source, in_place=in_place, data_name=external_data, allow_missing_data=force)
         self.write_notes = [
             f"{show(p)} already holds this external data, byte for byte: the model written reads it"
+            " (the file is shared with the model written there before)"
             for p in plan.reused
         ]
 
@@ -553,7 +552,7 @@ def _may_not_load(result: Result) -> bool:
     Otherwise the types written are the ones onnxruntime's own inference would reach or leave
     open, and nothing is checked (nor paid for)."""
     ranges = result.dim_ranges
-    if result.bind or result.input_shapes or any(lo == hi for lo, hi in ranges.values()):
+    if result.input_shapes or pinned(result.bind, ranges):
         return True
     if ranges and any(path != "main" for path in result.graph_facts):
         return True

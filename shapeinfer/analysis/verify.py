@@ -450,12 +450,15 @@ def _truth(v: object) -> bool:
     raise ValueError(text)
 
 
-def _example(missing: set[str], binding: Mapping[str, int], guards: Sequence = (), ranges: Mapping = {}) -> dict:
+def _example(
+    missing: set[str], binding: Mapping[str, int], guards: Sequence = (), ranges: Mapping | None = None
+) -> dict:
     """``binding`` with a size for each ``missing`` symbol: distinct ones, where the ``guards``
     and ``ranges`` allow (each symbol in turn takes the first size that breaks no guard whose
     symbols are all given, 2 to 64, then 1); the plain distinct sizes when that fails."""
     sizes = (7, 3, 5, 11, 13, 17) if binding else (2, 7, 3, 5, 11, 13)
-    plain = dict(binding) | {m: n for m, n in zip(sorted(missing), sizes)}
+    plain = dict(binding) | {m: sizes[k] if k < len(sizes) else 19 + 2 * k for k, m in enumerate(sorted(missing))}
+    ranges = ranges or {}
     if not guards and not ranges:
         return plain
     chosen = dict(binding)
@@ -473,7 +476,9 @@ def _example(missing: set[str], binding: Mapping[str, int], guards: Sequence = (
     return chosen
 
 
-def _missing_message(missing: set[str], binding: Mapping[str, int], guards: Sequence = (), ranges: Mapping = {}) -> str:
+def _missing_message(
+    missing: set[str], binding: Mapping[str, int], guards: Sequence = (), ranges: Mapping | None = None
+) -> str:
     names = ", ".join(sorted(missing))
     example = format_binding(_example(missing, binding, guards, ranges))
     if not binding:

@@ -1739,10 +1739,10 @@ OPSET_NEWER_THAN_RUNTIME = _code(
     "warning",
     "an opset import newer than onnxruntime loads",
     """
-    The model imports a domain at an opset version newer than the installed onnxruntime
-    supports (the versions are in ``shapeinfer/base/runtime_ops.json``: ai.onnx up to 28 and
-    ai.onnx.ml up to 5 for onnxruntime 1.32). onnxruntime refuses such a model whatever its
-    nodes ("Current official support for domain ai.onnx is till opset 28"): an error under
+    The model imports a domain at an opset version newer than the onnxruntime the table was
+    made with supports (``newest_opsets`` in ``shapeinfer/base/runtime_ops.json``; the finding
+    names them). onnxruntime refuses such a model whatever its nodes ("Current official support
+    for domain ai.onnx is till opset N"): an error under
     ``--target onnxruntime``. ``onnx.checker`` and OpenVINO load it (a warning). Usually a model
     saved by a newer exporter: export at an opset the runtime supports, or lower the import when
     the model uses no op newer than that version (``optimize --target-opset``).

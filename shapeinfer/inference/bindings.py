@@ -81,8 +81,16 @@ __all__ = [
     "parse_bind",
     "parse_dim_ranges",
     "parse_input_shapes",
+    "pinned",
     "specialise_inputs",
 ]
+
+
+def pinned(bind: Mapping[str, int] | None, dim_ranges: Mapping[str, tuple[int, int | None]] | None) -> dict[str, int]:
+    """The sizes a run takes as given: each range of one value's (``seq=8:8``) and ``bind``'s."""
+    out = {s: lo for s, (lo, hi) in (dim_ranges or {}).items() if lo == hi}
+    out.update(bind or {})
+    return out
 
 
 class BindError(ValueError):

@@ -25,6 +25,7 @@ import onnx
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import Diagnostic
 from shapeinfer.base.text import text
+from shapeinfer.inference.bindings import pinned
 from shapeinfer.inference.declarations import (
     checker_refuses_declarations,
     contradictions,
@@ -221,10 +222,9 @@ def _run(
     )
     if sym.guard_events:  # guards no input in the ranges satisfies: G015 errors
         led = result.ledger()
-        pinned = {k: lo for k, (lo, hi) in (dim_ranges or {}).items() if lo == hi}
-        pinned.update(bind or {})
+        given = pinned(bind, dim_ranges)
         result.diagnostics.extend(
-            contradiction_diagnostics(led, sym.ranges, sym.input_symbols, input_shapes or (), pinned)
+            contradiction_diagnostics(led, sym.ranges, sym.input_symbols, input_shapes or (), given)
         )
     return eng, result
 

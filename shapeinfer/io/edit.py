@@ -21,7 +21,7 @@ import onnx
 from shapeinfer.base.text import text
 from shapeinfer.io.annotate import InferredTypes, annotate_serialised, subgraphs_annotated
 from shapeinfer.io.entries import SavedEntries, restore_entries, saved_entries
-from shapeinfer.io.external import ExternalDataInvalid, data_files
+from shapeinfer.io.external import ExternalDataInvalid, data_files, external_tensors
 from shapeinfer.io.modelsource import model_dir, own_copy
 from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
 from shapeinfer.io.onnxio import LoadedModel, load_model_file
@@ -79,10 +79,10 @@ class Editing:
         )
 
 
-def _check_locations_are_text(tensors: list[onnx.TensorProto]) -> None:
-    """ExternalDataInvalid for an external-data entry that is not UTF-8: decoding it (names are
-    escaped) would make it name another file."""
-    for t in tensors:
+def _check_locations_are_text(model: onnx.ModelProto) -> None:
+    """ExternalDataInvalid for an external-data entry of ``model`` that is not UTF-8: decoding it
+    (names are escaped) would make it name another file."""
+    for t in external_tensors(model):
         for e in t.external_data:
             if type(e.value) is bytes or type(e.key) is bytes:
                 raise ExternalDataInvalid(
@@ -98,7 +98,9 @@ def read_for_editing(model: object) -> tuple[onnx.ModelProto, Editing]:
     copy of one given) whose text fields are all valid UTF-8 (names that are not are escaped
     alike everywhere: :func:`~shapeinfer.io.modeltext.decode_model_text`), and its
     :class:`Editing` (which does not hold the model: the passes replace it). TypeError for
-    what is no model, :class:`~shapeinfer.io.onnxio.ModelLoadError` for a file that is none."""
+    what is no model, :class:`~shapeinfer.io.onnxio.ModelLoadError` for a file that is none,
+    :class:`~shapeinfer.io.external.ExternalDataInvalid` for an external-data entry that is not
+    UTF-8 (escaped, it would name another file)."""
     path = folder = data = None
     external: list[onnx.TensorProto] | None = None
     loaded: LoadedModel | None = None
@@ -109,14 +111,17 @@ def read_for_editing(model: object) -> tuple[onnx.ModelProto, Editing]:
         if m is None:
             path = os.fspath(model)
             loaded = load_model_file(path)
+        elif all_text_is_utf8(m):
+            pass
         else:
+            _check_locations_are_text(m)
             m = decode_model_text(m)
     if loaded is not None:
         folder, external = model_dir(path), loaded.external
         if all_text_is_utf8(loaded.model, loaded.data):
             m, data = loaded.model, loaded.data
         else:
-            _check_locations_are_text(external)
+            _check_locations_are_text(loaded.model)
             m = decode_model_text(loaded.model, loaded.data)
     declared = {
         vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())

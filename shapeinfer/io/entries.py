@@ -9,13 +9,16 @@ back into the graphs that define their tensors (:func:`restore_entries`) before 
 annotation refines their types.
 
 A subgraph is a scope of its own: the two branches of an If (optimum's merged decoders) may
-each define a tensor of the same name, two different values, of different types. An entry goes
-back only into its own graph or into one its tensor can have moved to: an enclosing graph (an
-If folded away puts its branch's nodes into the graph that held it), never a sibling's.
+each define a tensor of the same name, two different values, of different types. An entry of
+such a name goes back only into its own graph or into one its tensor can have moved to: an
+enclosing graph (an If folded away puts its branch's nodes into the graph that held it), never
+a sibling's. An entry of a name one graph alone defines goes wherever that tensor is now (the
+passes may rename the node holding its graph, which names the scope).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -31,12 +34,13 @@ Scope = tuple[tuple[str, str], ...]
 @dataclass
 class SavedEntries:
     """The ``value_info`` entries of a model: ``graphs`` those of its main graph and subgraphs
-    in walk order (parents first), each with the :data:`Scope` of its graph, ``functions``
+    in walk order (parents first), each with the :data:`Scope` of its graph when another graph
+    defines a tensor of the same name too (else None: the name is the model's alone), ``functions``
     those of each model-local function by ``(domain, name, overload)``. The messages are the
     model's own (not copies): the model they were saved from must not change while they are
     used."""
 
-    graphs: list[tuple[Scope, onnx.ValueInfoProto]] = field(default_factory=list)
+    graphs: list[tuple[Scope | None, onnx.ValueInfoProto]] = field(default_factory=list)
     functions: dict[tuple[str, str, str], list[onnx.ValueInfoProto]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
@@ -65,7 +69,7 @@ def _within(scope: Scope, saved: Scope) -> bool:
 
 
 def _unambiguous(
-    group: list[tuple[bool, Scope, onnx.ValueInfoProto]],
+    group: list[tuple[bool, Scope | None, onnx.ValueInfoProto]],
 ) -> list[onnx.ValueInfoProto]:
     """Of the entries of one name put into one graph (``(in its own scope, scope, entry)``),
     those that describe the tensor it now defines: all when they come from one scope; else
@@ -83,12 +87,23 @@ def _unambiguous(
 def saved_entries(model: onnx.ModelProto) -> SavedEntries:
     """Every ``value_info`` entry of ``model`` (:class:`SavedEntries`)."""
     out = SavedEntries()
-    for scope, g in _scoped_graphs(model.graph):
-        out.graphs.extend((scope, vi) for vi in g.value_info)
+    scoped = list(_scoped_graphs(model.graph))
+    defined = Counter(name for _, g in scoped for name in _defined(g))
+    for scope, g in scoped:
+        out.graphs.extend((scope if defined[vi.name] > 1 else None, vi) for vi in g.value_info)
     for f in model.functions:
         if f.value_info:
             out.functions[_function_key(f)] = list(f.value_info)
     return out
+
+
+def _defined(g: onnx.GraphProto) -> set[str]:
+    """The tensor names graph ``g`` itself defines: inputs, initializers, node outputs."""
+    names = {vi.name for vi in g.input}
+    names.update(t.name for t in g.initializer)
+    names.update(t.values.name for t in g.sparse_initializer)
+    names.update(o for n in g.node for o in n.output if o)
+    return names
 
 
 def _replace(container, want: list[onnx.ValueInfoProto]) -> bool:
@@ -102,33 +117,32 @@ def _replace(container, want: list[onnx.ValueInfoProto]) -> bool:
 
 
 def restore_entries(model: onnx.ModelProto, saved: SavedEntries) -> bool:
-    """Put ``saved``'s entries back into ``model`` (in place): each entry into the graph that
-    now defines its tensor (a graph input, an initializer or a node output) among its own graph
-    and those enclosing it (:func:`_within`; the innermost where several do), in the order
-    saved; an entry whose tensor no longer exists there goes (a tensor of the same name in a
-    sibling scope is another value), and so do entries of one name that moved into the same
-    graph from sibling scopes and differ (:func:`_unambiguous`). A graph's entries are
-    replaced by these (what a rewrite left there was made by it); a function's likewise, by
-    the tensors its body defines. Returns True when a subgraph's entries changed (a node
-    holding it then differs from what was serialised of it)."""
+    """Put ``saved``'s entries back into ``model`` (in place), in the order saved: each entry
+    into the graph that now defines its tensor (a graph input, an initializer or a node output):
+    for a name one graph alone defined, the first such graph, parents first; else among its own
+    graph and those enclosing it (:func:`_within`; the innermost where several do). An entry
+    whose tensor no longer exists there goes (a tensor of the same name in a sibling scope is
+    another value), and so do entries of one name that moved into the same graph from sibling
+    scopes and differ (:func:`_unambiguous`). A graph's entries are replaced by these (what a
+    rewrite left there was made by it); a function's likewise, by the tensors its body
+    defines. Returns True when a subgraph's entries changed (a node holding it then differs
+    from what was serialised of it)."""
     if not saved and not any(g.value_info for g in graphs_within(model.graph)):
         return False
     scoped = list(_scoped_graphs(model.graph))
     graphs = [g for _, g in scoped]
     owners: dict[str, list[int]] = {}
     for k, g in enumerate(graphs):
-        names = {vi.name for vi in g.input}
-        names.update(t.name for t in g.initializer)
-        names.update(t.values.name for t in g.sparse_initializer)
-        names.update(o for n in g.node for o in n.output if o)
-        for name in names:
+        for name in _defined(g):
             owners.setdefault(name, []).append(k)
     placed: list[tuple[int, onnx.ValueInfoProto]] = []
-    arrivals: dict[tuple[int, str], list[tuple[bool, Scope, onnx.ValueInfoProto]]] = {}
+    arrivals: dict[tuple[int, str], list[tuple[bool, Scope | None, onnx.ValueInfoProto]]] = {}
     for scope, vi in saved.graphs:
-        found = [k for k in owners.get(vi.name, ()) if _within(scoped[k][0], scope)]
+        found = owners.get(vi.name, [])
+        if scope is not None:
+            found = [k for k in found if _within(scoped[k][0], scope)]
         if found:
-            k = max(found, key=lambda k: len(scoped[k][0]))
+            k = found[0] if scope is None else max(found, key=lambda k: len(scoped[k][0]))
             placed.append((k, vi))
             arrivals.setdefault((k, vi.name), []).append((scoped[k][0] == scope, scope, vi))
     kept = {id(vi) for group in arrivals.values() for vi in _unambiguous(group)}

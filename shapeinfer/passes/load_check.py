@@ -77,7 +77,8 @@ class LoadBaseline:
         cls, model: onnx.ModelProto, base_dir: str | None = None, *, data_prop: bool = True, result=None
     ) -> LoadBaseline:
         """The baseline of ``model``: one engine inference (``result`` when the caller has it:
-        ``infer(model, base_dir=base_dir)``'s) and one or two strict inferences."""
+        ``infer(model, base_dir=base_dir)``'s) and one to four strict inferences (each mode
+        with data propagation, then without when that fails)."""
         res = result
         if res is None:
             try:

@@ -34,7 +34,7 @@ from shapeinfer.passes._subgraphs import count_subgraph_nodes
 from shapeinfer.passes.context import PassContext
 from shapeinfer.passes.errors import OptimizeError
 from shapeinfer.passes.load_check import LoadBaseline, make_loadable
-from shapeinfer.passes.registry import DEFAULT_PASSES, MAX_FOLD_GROWTH, PASSES, get_pass
+from shapeinfer.passes.registry import MAX_FOLD_GROWTH, PASSES, get_pass, selected_passes
 from shapeinfer.passes.remaining import remaining
 from shapeinfer.passes.report import OptimizeReport, PassReport
 from shapeinfer.passes.rounds import in_subgraphs, run_rounds
@@ -130,13 +130,7 @@ def _optimize(
     runtime_check=True,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     t0 = time.perf_counter()
-    if isinstance(passes, str):
-        raise TypeError(f"passes is a list of pass names ([{passes!r}]), not a string")
-    names = list(DEFAULT_PASSES if passes is None else passes)
-    for n in names:
-        get_pass(n)
-    if len(set(names)) != len(names):
-        raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
+    names = selected_passes(passes)
     if bind:  # the values before the model is read, the symbols once it is
         bind = check_bind_values(bind)
     m, editing = read_for_editing(model)  # and what the write keeps of the input

@@ -5,6 +5,7 @@ as ``PASS``; :func:`get_pass` finds it by name."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 
 from shapeinfer.base.suggest import did_you_mean
 from shapeinfer.passes.base import Pass
@@ -53,6 +54,20 @@ def pass_module(name: str):
 def get_pass(name: str) -> Pass:
     """The declared pass ``name`` (its module's ``PASS``); OptimizeError for an unknown name."""
     return pass_module(name).PASS
+
+
+def selected_passes(passes: Sequence[str] | None) -> list[str]:
+    """The names of ``passes`` (None: every default pass, in pipeline order), each checked
+    (:func:`get_pass`: OptimizeError naming the passes there are), none twice (OptimizeError);
+    TypeError for a string, which is one name, not a list of them."""
+    if isinstance(passes, str):
+        raise TypeError(f"passes is a list of pass names ([{passes!r}]), not a string")
+    names = list(DEFAULT_PASSES if passes is None else passes)
+    for n in names:
+        get_pass(n)
+    if len(set(names)) != len(names):
+        raise OptimizeError(f"a pass is listed twice in {','.join(names)}")
+    return names
 
 
 def describe_passes() -> list[tuple[str, str]]:

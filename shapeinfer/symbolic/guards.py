@@ -488,25 +488,27 @@ class Contradiction:
     guards: list[Guard]
     ranges: dict[str, Range] = field(default_factory=dict)
 
+    def _said(self) -> tuple[str, str, str]:
+        """(the guards with their nodes, "the guard(s)", "never holds" / "cannot all hold")."""
+        said = "; ".join(f"{g.text} (from {_nodes_text(g.nodes)})" for g in self.guards)
+        one = len(self.guards) == 1
+        return said, "the guard" if one else "the guards", "never holds" if one else "cannot all hold"
+
     @property
     def message(self) -> str:
         """One line naming the ranges, the guards and the nodes that imposed them."""
-        said = "; ".join(f"{g.text} (from {_nodes_text(g.nodes)})" for g in self.guards)
-        what = "the guard" if len(self.guards) == 1 else "the guards"
+        said, what, how = self._said()
         if self.ranges:
             given = ", ".join(_range_text(k, v) for k, v in self.ranges.items())
             if all(lo == hi for lo, hi in self.ranges.values()):  # bindings
                 return f"the value {given} contradicts {what} {said}: the model cannot run there"
             return f"the range {given} contradicts {what} {said}: the model cannot run at any size in the range"
-        how = "never holds" if len(self.guards) == 1 else "cannot all hold"
         return f"{what} {said} {how}: the model cannot run at any input size"
 
     def message_at(self, given: str) -> str:
         """The message of guards that fail at every size once some sizes are given (``given``:
         ``height=1``, the input shapes): they rule out those sizes, not every size."""
-        said = "; ".join(f"{g.text} (from {_nodes_text(g.nodes)})" for g in self.guards)
-        what = "the guard" if len(self.guards) == 1 else "the guards"
-        how = "never holds" if len(self.guards) == 1 else "cannot all hold"
+        said, what, how = self._said()
         return f"{what} {said} {how} at {given}: the model cannot run there"
 
     def to_dict(self) -> dict:

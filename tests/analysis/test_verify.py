@@ -219,6 +219,27 @@ def test_the_example_binding_fits_the_models_guards_and_runs(name):
     assert "0 mismatches" in r.stdout
 
 
+def test_the_example_names_a_size_for_every_symbol():
+    """Past six missing symbols the example had no size for the rest (and with a guard, an
+    internal KeyError: the diff review): eight inputs [s0] .. [s7], s0 and s1 added."""
+    import re
+
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    pytest.importorskip("onnxruntime")
+    ins = [h.make_tensor_value_info(f"x{k}", T.FLOAT, [f"s{k}"]) for k in range(8)]
+    nodes = [h.make_node("Add", ["x0", "x1"], ["y"])] + [h.make_node("Relu", [f"x{k}"], [f"r{k}"]) for k in range(2, 8)]
+    outs = [h.make_tensor_value_info(n, T.FLOAT, None) for n in ["y"] + [f"r{k}" for k in range(2, 8)]]
+    m = h.make_model(h.make_graph(nodes, "g", ins, outs), opset_imports=[h.make_opsetid("", 17)])
+    with pytest.raises(VerifyError) as e:
+        verify(m, [])
+    example = re.search(r"e\.g\. --bind (\S+)", str(e.value)).group(1)
+    given = dict(kv.split("=") for kv in example.split(","))
+    assert sorted(given) == [f"s{k}" for k in range(8)]
+    assert verify(m, [{k: int(v) for k, v in given.items()}]) is not None
+
+
 def _gated_model() -> onnx.ModelProto:
     """y = Where(flag, x * rate, x): the output's values depend on a bool and an int64 input
     whose generated values would not exercise what a user wants checked."""

@@ -86,3 +86,61 @@ def test_the_save_side_keeps_entries_and_says_what_is_serialised(changed):
     if not changed:
         parsed = onnx.GraphProto.FromString(source.value_info_fields)
         assert [vi.name for vi in parsed.value_info] == [vi.name for vi in m.graph.value_info]
+
+
+def _external_with_bytes_location(folder) -> str:
+    """A model whose one weight is external data at a location that is not UTF-8."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    folder.mkdir(exist_ok=True)
+    (folder / "data.bin").write_bytes(np.ones(4, np.float32).tobytes())
+    w = numpy_helper.from_array(np.ones(4, np.float32), "w")
+    w.ClearField("raw_data")
+    w.data_location = onnx.TensorProto.EXTERNAL
+    w.external_data.add(key="location", value="data.bin")
+    g = h.make_graph(
+        [h.make_node("Add", ["x", "w"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [4])],
+        [w],
+    )
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    path = folder / "m.onnx"
+    path.write_bytes(data.replace(b"data.bin", b"data.b\xffn"))
+    return str(path)
+
+
+@pytest.mark.parametrize("given", ["path", "memory"])
+def test_a_location_that_is_not_utf8_is_refused_however_the_model_comes(tmp_path, given):
+    """Escaped, the location would name another file (a decoy there would be the weights): the
+    model read from memory slipped past the check the file got (the diff review)."""
+    from shapeinfer.io.external import ExternalDataInvalid
+
+    path = _external_with_bytes_location(tmp_path / "m")
+    model = path if given == "path" else onnx.load(path, load_external_data=False)
+    with pytest.raises(ExternalDataInvalid, match="not valid UTF-8"):
+        read_for_editing(model)
+
+
+def test_optimize_from_standard_input_with_a_name_that_is_not_utf8(tmp_path):
+    """`optimize -` of such a model raised TypeError (no external data list for standard input)."""
+    import subprocess
+    import sys
+
+    g = h.make_graph(
+        [h.make_node("Relu", ["x"], ["y"], name="nodename1")],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    out = tmp_path / "o.onnx"
+    r = subprocess.run(
+        [sys.executable, "-m", "shapeinfer", "optimize", "-", "-o", str(out)],
+        input=data.replace(b"nodename1", b"nodename\xff"),
+        capture_output=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert onnx.load(str(out)).graph.node[0].name == "nodename\\xff"

@@ -133,3 +133,34 @@ def test_optimize_of_a_merged_decoder_typed_by_onnx_keeps_entries_in_their_branc
 
     check(out.graph)
     ort.InferenceSession(out.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_an_entry_stays_in_its_branch_when_a_pass_renames_the_if():
+    """The scope of a branch is named by the If's first output, which a pass may rename (the
+    Identity after it removed: the If makes `z` now): an entry of a name the model defines once
+    went with the old scope (the diff review); it follows its tensor."""
+    then = h.make_graph(
+        [h.make_node("Relu", ["x"], ["t"]), h.make_node("Neg", ["t"], ["o1"])],
+        "then",
+        [],
+        [h.make_tensor_value_info("o1", T.FLOAT, [2])],
+    )
+    then.value_info.append(h.make_tensor_value_info("t", T.FLOAT, [2]))
+    then.value_info[0].doc_string = "keep me"
+    other = h.make_graph(
+        [h.make_node("Sigmoid", ["x"], ["u"]), h.make_node("Neg", ["u"], ["o2"])],
+        "else",
+        [],
+        [h.make_tensor_value_info("o2", T.FLOAT, [2])],
+    )
+    g = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other), h.make_node("Identity", ["y"], ["z"])],
+        "g",
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("z", T.FLOAT, [2])],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    out, _ = optimize_with_report(m)
+    assert [(n.op_type, list(n.output)) for n in out.graph.node] == [("If", ["z"])]
+    kept = _branches(out)["then_branch"].value_info
+    assert [(vi.name, vi.doc_string) for vi in kept if vi.name == "t"] == [("t", "keep me")]

@@ -227,7 +227,7 @@ def _ort_newest_opsets() -> dict[str, int]:
             if domain:
                 m.opset_import.append(h.make_opsetid(domain, v))
             else:
-                m.opset_import[0].version = max(v, 1)
+                m.opset_import[0].version = v
             try:
                 ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
             except Exception as e:
