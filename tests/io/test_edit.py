@@ -51,18 +51,20 @@ def test_a_source_read_in_full_is_handed_over_not_read_again():
     assert editing.inline and editing.data_inputs == []
 
 
-def test_names_that_are_not_utf8_are_decoded_and_the_bytes_not_used(tmp_path):
+def _relu_named_not_utf8() -> bytes:
+    """A one-Relu model whose node is named ``b"nodename\\xff"`` (not UTF-8), serialised."""
     g = h.make_graph(
         [h.make_node("Relu", ["x"], ["y"], name="nodename1")],
         "g",
         [h.make_tensor_value_info("x", T.FLOAT, [2])],
         [h.make_tensor_value_info("y", T.FLOAT, [2])],
     )
-    data = (
-        h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-        .SerializeToString()
-        .replace(b"nodename1", b"nodename\xff")
-    )
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    return data.replace(b"nodename1", b"nodename\xff")
+
+
+def test_names_that_are_not_utf8_are_decoded_and_the_bytes_not_used(tmp_path):
+    data = _relu_named_not_utf8()
     path = tmp_path / "m.onnx"
     path.write_bytes(data)
     m, editing = read_for_editing(str(path))
@@ -129,17 +131,10 @@ def test_optimize_from_standard_input_with_a_name_that_is_not_utf8(tmp_path):
     import subprocess
     import sys
 
-    g = h.make_graph(
-        [h.make_node("Relu", ["x"], ["y"], name="nodename1")],
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, [2])],
-        [h.make_tensor_value_info("y", T.FLOAT, [2])],
-    )
-    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
     out = tmp_path / "o.onnx"
     r = subprocess.run(
         [sys.executable, "-m", "shapeinfer", "optimize", "-", "-o", str(out)],
-        input=data.replace(b"nodename1", b"nodename\xff"),
+        input=_relu_named_not_utf8(),
         capture_output=True,
     )
     assert r.returncode == 0, r.stderr
