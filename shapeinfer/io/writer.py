@@ -31,17 +31,8 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from shapeinfer.io.external import (
-    DataCopy,
-    ExternalDataError,
-    Relocation,
-    data_files,
-    external_tensors,
-    missing_data_files,
-    plan_copy,
-    plan_relocation,
-    stage_copies,
-)
+from shapeinfer.io.datacopy import DataCopy, Relocation, plan_copy, plan_relocation, stage_copies
+from shapeinfer.io.external import ExternalDataError, data_files, external_tensors, missing_data_files
 from shapeinfer.io.source import Source
 from shapeinfer.io.userfiles import STDIO, WriteRefused, output_target, show, write_output
 from shapeinfer.io.wire import field_tag, graph_layout, length_prefix, varint

@@ -136,7 +136,7 @@ def _failing_after_one_chunk(copy, err: int):
 
 @pytest.mark.parametrize("kernel", ["none", "copy_file_range", "sendfile", "copy_file_range fails part way"])
 def test_sparse_copy_gives_the_same_bytes_by_every_copy_path(tmp_path, monkeypatch, kernel):
-    from shapeinfer.io import external
+    from shapeinfer.io import datacopy as external
 
     paths = {f.__name__.strip("_"): (f, errs) for f, errs in external._KERNEL_COPIES}
     if kernel == "none":
