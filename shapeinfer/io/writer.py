@@ -61,6 +61,17 @@ class WritePlan:
     #: data files already in the output's folder holding exactly what a copy would write (a
     #: model written there before from the same data): the model reads them, nothing replaces them
     reused: list[str] = field(default_factory=list)
+    #: the copies the reused files stand for, checked again just before the model is put in place
+    reused_copies: list[DataCopy] = field(default_factory=list, repr=False)
+
+    def check_reused(self) -> None:
+        """WriteRefused when a reused data file no longer holds the bytes it held when planned
+        (changed while the model was written): the model would read other weights."""
+        for c, path in zip(self.reused_copies, self.reused):
+            if not c.already_at(path):
+                raise WriteRefused(
+                    self.target, f"{show(path)} changed while the model was written: it no longer holds its data"
+                )
 
 
 def plan_write(
@@ -125,6 +136,7 @@ def plan_write(
             copies.append(c)
         elif c.already_at(there):
             plan.reused.append(there)  # the same bytes are there: read, not written
+            plan.reused_copies.append(c)
         else:
             taken.append((c, there))
     plan.copies = copies
@@ -196,7 +208,7 @@ def save_model(
             allow_inputs=in_place,
             what="model",
             data_inputs=plan.data,
-            before_replace=staged.commit,
+            before_replace=lambda: (plan.check_reused(), staged.commit()),
         )
     except BaseException:
         staged.discard()

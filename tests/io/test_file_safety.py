@@ -272,3 +272,27 @@ def test_a_second_model_from_the_same_data_reads_the_data_file_already_there(two
         f.write(b"\x01" if f.read(1) != b"\x01" else b"\x02")
     r = run_cli(*second, a, "-o", str(root / "out" / "c.onnx"))
     assert r.returncode == 1 and "would replace" in r.stderr and not (root / "out" / "c.onnx").exists()
+
+
+def test_a_reused_data_file_that_changes_during_the_write_refuses_it(two_models, monkeypatch):
+    """The reuse is decided when the write is planned; a file changed before the model is put in
+    place would leave the model reading other weights: the write is refused, nothing written."""
+    import shapeinfer
+    import shapeinfer.io.writer as writer
+
+    root, a, _ = two_models
+    (root / "out").mkdir()
+    shapeinfer.open(a).write(str(root / "out" / "a.onnx"))
+    data = root / "out" / "model.data"
+    real = writer.write_chunks
+
+    def changing(fd, chunks):
+        with open(data, "r+b") as f:  # someone else rewrites the shared file meanwhile
+            f.seek(10)
+            f.write(b"\x01" if f.read(1) != b"\x01" else b"\x02")
+        return real(fd, chunks)
+
+    monkeypatch.setattr(writer, "write_chunks", changing)
+    with pytest.raises(WriteRefused, match="changed while the model was written"):
+        shapeinfer.open(a).write(str(root / "out" / "b.onnx"))
+    assert sorted(os.listdir(root / "out")) == ["a.onnx", "model.data"]
