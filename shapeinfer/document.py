@@ -331,6 +331,8 @@ class Document:
         as they were read)."""
         values = pinned(bind, ranges)
         given = _shape_binding(declared_inputs, shapes) if shapes else None  # (None: no binding)
+        if given and bind and any(bind.get(s, v) != v for s, v in given.items()):
+            given = None  # the overrides give a symbol another size than --bind: they are no binding of it
         values.update(given or {})
         if not values:
             return []

@@ -353,3 +353,11 @@ def test_a_guard_that_fails_once_sizes_are_given_names_them():
     assert "never holds at height=1: the model cannot run there" in pinned.message
     (plain,) = contradiction_diagnostics(led, None, [])
     assert "cannot run at any input size" in plain.message
+
+
+def test_input_shapes_that_give_a_bound_symbol_another_size_are_no_binding_of_it():
+    """``--bind seq=8 --input-shape input_ids=2,600``: the override replaces input_ids' declared
+    ``seq``; it does not make seq 600 (a G015 "seq=600" contradicted the user's own --bind)."""
+    res = run(BERT, "--bind", "seq=8", "--input-shape", "input_ids=2,600")
+    assert "seq=600" not in res.output
+    assert "G002" in res.output  # the two lengths still meet at a node
