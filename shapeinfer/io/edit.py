@@ -18,15 +18,13 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from shapeinfer.base.text import text
 from shapeinfer.io.annotate import InferredTypes, annotate_serialised, subgraphs_annotated
 from shapeinfer.io.entries import SavedEntries, restore_entries, saved_entries
-from shapeinfer.io.external import ExternalDataInvalid, data_files, external_tensors
+from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import model_dir, own_copy
 from shapeinfer.io.modeltext import all_text_is_utf8, decode_model_text
 from shapeinfer.io.onnxio import LoadedModel, load_model_file
 from shapeinfer.io.source import Source
-from shapeinfer.io.userfiles import show
 
 
 @dataclass
@@ -79,18 +77,6 @@ class Editing:
         )
 
 
-def _check_locations_are_text(model: onnx.ModelProto) -> None:
-    """ExternalDataInvalid for an external-data entry of ``model`` that is not UTF-8: decoding it
-    (names are escaped) would make it name another file."""
-    for t in external_tensors(model):
-        for e in t.external_data:
-            if type(e.value) is bytes or type(e.key) is bytes:
-                raise ExternalDataInvalid(
-                    f"tensor {show(repr(text(t.name)))}: external-data {show(repr(text(e.key)))} "
-                    f"{show(repr(text(e.value)))} is not valid UTF-8: the model cannot be rewritten"
-                )
-
-
 def read_for_editing(model: object) -> tuple[onnx.ModelProto, Editing]:
     """``model`` (a path, a model in memory as :func:`~shapeinfer.io.modelsource.own_copy`
     takes, or a :class:`~shapeinfer.io.source.Source` of a file read in full, whose model is
@@ -111,17 +97,13 @@ def read_for_editing(model: object) -> tuple[onnx.ModelProto, Editing]:
         if m is None:
             path = os.fspath(model)
             loaded = load_model_file(path)
-        elif all_text_is_utf8(m):
-            pass
         else:
-            _check_locations_are_text(m)
             m = decode_model_text(m)
     if loaded is not None:
         folder, external = model_dir(path), loaded.external
         if all_text_is_utf8(loaded.model, loaded.data):
             m, data = loaded.model, loaded.data
         else:
-            _check_locations_are_text(loaded.model)
             m = decode_model_text(loaded.model, loaded.data)
     declared = {
         vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString())

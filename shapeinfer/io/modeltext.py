@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from shapeinfer.base.text import text
+from shapeinfer.io.external import ExternalDataInvalid
+from shapeinfer.io.userfiles import show
 
 _UTF8_CHECKER: Any = None  # the proto3 twin of ModelProto (built on first use)
 
@@ -54,8 +56,13 @@ def _fix_type(tp) -> None:
 
 
 def _fix_tensor(t) -> None:
+    for e in t.external_data:  # a location names a file: escaped, it would name another one
+        if type(e.key) is bytes or type(e.value) is bytes:
+            raise ExternalDataInvalid(
+                f"tensor {show(repr(text(t.name)))}: external-data {show(repr(text(e.key)))} "
+                f"{show(repr(text(e.value)))} is not valid UTF-8: the model cannot be rewritten"
+            )
     _fix_scalars(t, ("name", "doc_string"))
-    _fix_entries(t.external_data)
     _fix_entries(t.metadata_props)
 
 
@@ -168,7 +175,10 @@ def decode_model_text(model, data: bytes | None = None):
     lose its link to one kept with the raw bytes. The same bytes always give the same text, so
     every reference is renamed alike. (Costs about as much as loading the model: inference and
     ``-o``, which keep the raw bytes, do not use it.) A model whose text is all valid UTF-8 is
-    recognised without the walk (:func:`all_text_is_utf8`; ``data`` as there).
+    recognised without the walk (:func:`all_text_is_utf8`; ``data`` as there). An
+    external-data entry is not escaped: escaped, its location would name another file;
+    :class:`~shapeinfer.io.external.ExternalDataInvalid` for one that is not UTF-8 (the model is
+    then partly decoded).
     """
     if all_text_is_utf8(model, data):
         return model
