@@ -59,15 +59,14 @@ class WritePlan:
     relocation: Relocation | None = None
     missing: list = field(default_factory=list)
     #: data files already in the output's folder holding exactly what a copy would write (a
-    #: model written there before from the same data): the model reads them, nothing replaces them
-    reused: list[str] = field(default_factory=list)
-    #: the copies the reused files stand for, checked again just before the model is put in place
-    reused_copies: list[DataCopy] = field(default_factory=list, repr=False)
+    #: model written there before from the same data), each with the copy it stands for: the
+    #: model reads them, nothing replaces them
+    reused: dict[str, DataCopy] = field(default_factory=dict)
 
     def check_reused(self) -> None:
         """WriteRefused when a reused data file no longer holds the bytes it held when planned
         (changed while the model was written): the model would read other weights."""
-        for c, path in zip(self.reused_copies, self.reused):
+        for path, c in self.reused.items():
             if not c.already_at(path):
                 raise WriteRefused(
                     self.target, f"{show(path)} changed while the model was written: it no longer holds its data"
@@ -135,8 +134,7 @@ def plan_write(
         if there is None:
             copies.append(c)
         elif c.already_at(there):
-            plan.reused.append(there)  # the same bytes are there: read, not written
-            plan.reused_copies.append(c)
+            plan.reused[there] = c  # the same bytes are there: read, not written
         else:
             taken.append((c, there))
     plan.copies = copies
