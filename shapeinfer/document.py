@@ -53,7 +53,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import onnx
 
@@ -75,13 +75,12 @@ from shapeinfer.inference.policy import InferencePolicy
 from shapeinfer.io.annotate import annotate, annotate_for_writing, subgraphs_annotated
 from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, in_memory, model_dir, read_if_path
-from shapeinfer.io.onnxio import LoadedModel, loaded_from_bytes
+from shapeinfer.io.onnxio import LoadedModel, dim_from_proto, loaded_from_bytes
 from shapeinfer.io.source import Source
 from shapeinfer.io.userfiles import STDIO, output_target, show
 from shapeinfer.io.writer import plan_write, save_model
 from shapeinfer.symbolic import dims as D
-from shapeinfer.symbolic.guards import CONTRADICTION
-from shapeinfer.symbolic.names import is_placeholder
+from shapeinfer.symbolic.guards import CONTRADICTION, lone_symbol
 
 if TYPE_CHECKING:
     from shapeinfer.passes import OptimizeReport
@@ -303,7 +302,7 @@ class Document:
             proto = _copy(proto)
             shared = False
         loaded = self._loaded_of(proto)
-        declared_inputs = [_copy_message(vi) for vi in proto.graph.input] if shapes else None
+        declared_inputs = [_copy(vi) for vi in proto.graph.input] if shapes else None
         result = _infer(
             proto,
             base_dir=self.folder,
@@ -577,34 +576,22 @@ def _shape_binding(
         if not vi.type.HasField("tensor_type") or not tt.HasField("shape") or len(tt.shape.dim) != len(dims):
             return None
         for d, v in zip(tt.shape.dim, dims):
-            if type(v) is not int:
+            x = dim_from_proto(d)
+            if type(v) is not int or x is None:
                 return None
             if d.HasField("dim_value"):
-                if d.dim_value != v:
+                if x != v:
                     return None
                 continue
-            name = d.dim_param
-            if not name or is_placeholder(name) or not _is_symbol(name):
-                return None
-            if out.setdefault(name, v) != v:
-                return None
+            if lone_symbol(x) != d.dim_param or out.setdefault(d.dim_param, v) != v:
+                return None  # an expression, or a symbol given two sizes
     return out
 
 
-def _is_symbol(text: str) -> bool:
-    try:
-        return D.parse(text) == D.sym(text)
-    except Exception:  # (not a dim expression)
-        return False
+M = TypeVar("M")  # a protobuf message
 
 
-def _copy_message(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
-    c = onnx.ValueInfoProto()
-    c.CopyFrom(vi)
-    return c
-
-
-def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    c = onnx.ModelProto()
-    c.CopyFrom(model)
+def _copy(message: M) -> M:
+    c = type(message)()
+    c.CopyFrom(message)
     return c
