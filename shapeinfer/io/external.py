@@ -370,6 +370,14 @@ def read_external_tensor(t: TensorProto, base_dir: str | None, cap: int = SMALL_
     return onnx.numpy_helper.to_array(inline)
 
 
+def tensor_array(t: TensorProto, base_dir: str | None):
+    """The numpy array of ``t`` wherever its data is: in the tensor, or (small) external data
+    read from ``base_dir`` (:func:`read_external_tensor`, raising as it does)."""
+    if t.data_location == TensorProto.EXTERNAL:
+        return read_external_tensor(t, base_dir)
+    return onnx.numpy_helper.to_array(t)
+
+
 def inline_copy(t: TensorProto, raw: bytes) -> TensorProto:
     """A copy of ``t`` holding ``raw`` as raw_data instead of the external reference."""
     c = TensorProto()

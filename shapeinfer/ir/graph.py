@@ -39,7 +39,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from shapeinfer.base.ir_version import initializers_are_inputs
-from shapeinfer.io.external import read_external_tensor
+from shapeinfer.io.external import tensor_array
 from shapeinfer.io.onnxio import attribute_value
 from shapeinfer.io.wire import NodeFields
 
@@ -74,8 +74,8 @@ class Variable(Tensor):
 class Constant(Tensor):
     """A tensor whose value is stored in the model: an initializer or a tensor attribute.
 
-    The value comes from ``proto`` (read on first use, external data through
-    :func:`shapeinfer.io.external.read_external_tensor`) or from a numpy ``array``.
+    The value comes from ``proto`` (read on first use, wherever its data is:
+    :func:`shapeinfer.io.external.tensor_array`) or from a numpy ``array``.
     """
 
     __slots__ = ("_array", "base_dir", "proto")
@@ -110,10 +110,7 @@ class Constant(Tensor):
     def values(self) -> np.ndarray:
         """The value as a numpy array (raises when it cannot be read)."""
         if self._array is None:
-            if self.proto.data_location == TensorProto.EXTERNAL:
-                self._array = read_external_tensor(self.proto, self.base_dir)
-            else:
-                self._array = onnx.numpy_helper.to_array(self.proto)
+            self._array = tensor_array(self.proto, self.base_dir)
         return self._array
 
     def to_proto(self, name: str | None = None) -> TensorProto:

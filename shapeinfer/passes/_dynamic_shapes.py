@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from shapeinfer.io.external import ExternalDataError, read_external_tensor
+from shapeinfer.io.external import ExternalDataError, tensor_array
 from shapeinfer.symbolic import dims as D
 
 #: the prefix of every name make-dynamic creates
@@ -64,10 +64,8 @@ def const_array(model: onnx.ModelProto, name: str, producers: dict, base_dir: st
 
 
 def _value(t: onnx.TensorProto, base_dir: str | None) -> np.ndarray | None:
-    if t.data_location != onnx.TensorProto.EXTERNAL:
-        return numpy_helper.to_array(t)
-    try:  # (a shape constant is small: weights are above the cap and never read)
-        return read_external_tensor(t, base_dir)
+    try:  # (a shape constant is small: external weights are above the cap and never read)
+        return tensor_array(t, base_dir)
     except ExternalDataError:
         return None
 
