@@ -82,6 +82,19 @@ class DataCopy:
         return None
 
 
+def _data_target(name: str, out_dir: str, unsafe: str, folder: str) -> str:
+    """The path of a data file ``name`` in ``out_dir`` (:func:`~shapeinfer.io.external.safe_location`);
+    ExternalDataError for an unsafe name (after ``unsafe``: ...) or a folder there (after
+    ``folder``: ...)."""
+    try:
+        target = safe_location(name, out_dir)
+    except ExternalDataError as e:
+        raise ExternalDataError(f"{unsafe}: {e}") from None
+    if os.path.isdir(target):
+        raise ExternalDataError(f"{folder}: {show(target)} is a folder")
+    return target
+
+
 def plan_copy(
     model: onnx.ModelProto,
     src_dir: str | None,
@@ -120,12 +133,9 @@ def plan_copy(
         if ref.location in plan:
             continue
         loc = ref.location
-        try:
-            target = safe_location(loc, out_dir)
-        except ExternalDataError as e:
-            raise ExternalDataError(f"cannot copy external data into {show(out_dir)}: {e}") from None
-        if os.path.isdir(target):
-            raise ExternalDataError(f"cannot copy external data: {show(target)} is a folder")
+        target = _data_target(
+            loc, out_dir, f"cannot copy external data into {show(out_dir)}", "cannot copy external data"
+        )
         plan[loc] = DataCopy(target, loc, ((ref.path, 0),), ref.file_size)
     return list(plan.values())
 
@@ -179,12 +189,8 @@ def plan_relocation(
         )
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         raise ExternalDataError(f"--external-data {show(repr(name))}: give a file name, without a folder")
-    try:
-        target = safe_location(name, out_dir)
-    except ExternalDataError as e:
-        raise ExternalDataError(f"--external-data {show(repr(name))}: {e}") from None
-    if os.path.isdir(target):
-        raise ExternalDataError(f"--external-data {show(repr(name))}: {show(target)} is a folder")
+    flag = f"--external-data {show(repr(name))}"
+    target = _data_target(name, out_dir, flag, flag)
     starts: dict[str, int] = {}  # source path -> where it starts in the target
     places: dict[str, tuple[int, int]] = {}
     sources: list[tuple[str, int]] = []
