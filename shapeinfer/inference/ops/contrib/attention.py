@@ -259,7 +259,8 @@ def group_query_attention(ctx, ins: list) -> list:
     """GroupQueryAttention: output ``(B, S, N*h)``; present_key / present_value
     ``(B, Nkv, max(P, T), h)`` with T the total_sequence_length input's value (past's shape with
     ``sliding_window_cache``), in past's type (query's without past); output_qk ``(B, N, S, T)``.
-    past_key and past_value must be ``(B, Nkv, P, h)`` alike (guards: onnxruntime refuses others)."""
+    past_key and past_value must be ``(B, Nkv, P, h)`` alike, and with ``sliding_window_cache``
+    P at least ``local_window_size`` (guards: onnxruntime refuses others)."""
     q, key, value = ins[0], _arg(ins, 1), _arg(ins, 2)
     past_k, past_v = _arg(ins, 3), _arg(ins, 4)
     _check_rank(ctx, q, (3,), "query")
@@ -277,6 +278,10 @@ def group_query_attention(ctx, ins: list) -> list:
             head = _div(hq, n)
     out = tensor(dtype, (b, s, _or_fresh(ctx, None if head is None or n is None else D.mul(n, head))))
     _guard_caches(ctx, past_k, past_v, b, nkv, head, head)
+    window = ctx.attr("local_window_size", -1)
+    sliding = ctx.attr("sliding_window_cache", 0) == 1
+    if sliding and isinstance(window, int) and window > 0 and _rank(past_k) == 4:
+        ctx.assume("bound", window, past_k.shape[2], report=True)  # the cache holds a whole window
     total = _value_dim(_arg(ins, 6))
     kv_type = past_k.dtype if past_k is not None and past_k.dtype else dtype
     if past_k is not None and past_k.shape is not None and ctx.attr("sliding_window_cache", 0) == 1:
