@@ -455,17 +455,19 @@ def _example(
 ) -> dict:
     """``binding`` with a size for each ``missing`` symbol: distinct ones, where the ``guards``
     and ``ranges`` allow (each symbol in turn takes the first size that breaks no guard whose
-    symbols are all given, 2 to 64, then 1); the plain distinct sizes when that fails."""
+    symbols are all given, 2 to 64, then 1, then each number a guard names and the one after
+    it: ``4096 <= past``); the plain distinct sizes when that fails."""
     sizes = (7, 3, 5, 11, 13, 17) if binding else (2, 7, 3, 5, 11, 13)
     plain = dict(binding) | {m: sizes[k] if k < len(sizes) else 19 + 2 * k for k, m in enumerate(sorted(missing))}
     ranges = ranges or {}
     if not guards and not ranges:
         return plain
+    named = sorted({c + k for g in guards for c in (g.lhs, g.rhs) if type(c) is int and c > 64 for k in (0, 1)})
     chosen = dict(binding)
     for name in sorted(missing):
         lo, hi = ranges.get(name, (1, None))[:2]
         step = step_of(ranges[name]) if name in ranges else 1
-        for v in (plain[name], *range(2, 65), 1):
+        for v in (plain[name], *range(2, 65), 1, *named):
             if v < lo or (hi is not None and v > hi) or (v - lo) % step:
                 continue
             if all(check(g, {**chosen, name: v}) is not False for g in guards):

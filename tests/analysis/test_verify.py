@@ -240,6 +240,35 @@ def test_the_example_names_a_size_for_every_symbol():
     assert verify(m, [{k: int(v) for k, v in given.items()}]) is not None
 
 
+def test_the_example_reaches_a_lower_bound_past_64():
+    """A guard ``100 <= n`` (GatherElements reading 100 columns; gemma2's ``4096 <=
+    past_sliding_length``) was out of the sizes tried (2 to 64): the example broke it. The
+    numbers the guards name are tried too, and verify passes with the example."""
+    import re
+
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    pytest.importorskip("onnxruntime")
+    nodes = [
+        h.make_node("Constant", [], ["i"], value=nh.from_array(np.zeros((2, 100), np.int64), "i")),
+        h.make_node("GatherElements", ["x", "i"], ["y"], axis=0),
+    ]
+    x = h.make_tensor_value_info("x", T.FLOAT, [2, "n"])
+    m = h.make_model(
+        h.make_graph(nodes, "g", [x], [h.make_tensor_value_info("y", T.FLOAT, None)]),
+        opset_imports=[h.make_opsetid("", 17)],
+    )
+    with pytest.raises(VerifyError) as e:
+        verify(m, [])
+    example = re.search(r"e\.g\. --bind (\S+)", str(e.value)).group(1)
+    assert example == "n=100"
+    report = verify(m, [{"n": 100}])
+    assert report.ok and report.checked > 0
+
+
 def _gated_model() -> onnx.ModelProto:
     """y = Where(flag, x * rate, x): the output's values depend on a bool and an int64 input
     whose generated values would not exercise what a user wants checked."""
