@@ -79,6 +79,7 @@ from shapeinfer.io.onnxio import LoadedModel, dim_from_proto, loaded_from_bytes
 from shapeinfer.io.source import Source
 from shapeinfer.io.userfiles import STDIO, output_target, show
 from shapeinfer.io.writer import plan_write, save_model
+from shapeinfer.ir.queries import default_opset
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.guards import CONTRADICTION, lone_symbol
 
@@ -216,6 +217,16 @@ class Document:
         if self.path is not None:
             return self.path
         return self._pristine().graph.name or "<model>"
+
+    @property
+    def node_count(self) -> int:
+        """The main graph's node count, as read (no weight is loaded for it)."""
+        return len(self._pristine().graph.node)
+
+    @property
+    def opset(self) -> int | None:
+        """The default-domain opset the model imports, as read; None when it imports none."""
+        return default_opset(self._pristine())
 
     @property
     def data_files(self) -> list[str]:

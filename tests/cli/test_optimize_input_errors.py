@@ -167,3 +167,25 @@ def test_a_binding_no_input_can_have_is_named_as_infer_names_it(tmp_path):
     assert "--bind the value seq=600 contradicts the guard seq <= 512" in res.stderr
     assert "not written: no input size satisfies the guards (G015)" in res.stderr
     assert shapeinfer.optimize(bert, bind={"seq": 512}) is not None  # the guard's edge runs
+
+
+def test_a_binding_no_input_can_have_still_prints_the_json_report(tmp_path):
+    """optimize --json under a G015 printed nothing on stdout (exit 1): a CI step parsing the
+    report had no document. It prints the report of a run in which no pass ran, the G015
+    among its diagnostics, valid against the schema; nothing is written."""
+    from support.common import ROOT, model_path
+
+    jsonschema = pytest.importorskip("jsonschema")
+
+    bert = str(model_path("bert_ts"))
+    out = tmp_path / "o.onnx"
+    res = CliRunner().invoke(main, ["optimize", bert, "--bind", "seq=600", "--json", "-o", str(out)])
+    assert res.exit_code == 1 and not out.exists()
+    doc = json.loads(res.stdout)
+    schema = json.loads((ROOT / "shapeinfer" / "schemas" / "optimize.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert doc["output"] is None and doc["passes"] == [] and doc["rounds"] == 0
+    assert doc["nodes_before"] == doc["nodes_after"] == len(onnx.load(bert).graph.node)
+    assert [d["code"] for d in doc["diagnostics"]] == ["G015"]
+    assert "seq=600 contradicts the guard seq <= 512" in doc["diagnostics"][0]["message"]
+    assert "not written: no input size satisfies the guards (G015)" in res.stderr

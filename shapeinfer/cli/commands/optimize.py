@@ -14,6 +14,7 @@ import re
 
 import click
 
+from shapeinfer.base import codes
 from shapeinfer.cli import common
 from shapeinfer.cli.common import (
     EXTERNAL_DATA_HELP,
@@ -128,7 +129,8 @@ def optimize_cmd(
 
         try:
             check_passes(names)  # an unknown pass is named before the model is read
-            optimized = open_model(model).optimize(
+            doc = open_model(model)
+            optimized = doc.optimize(
                 passes=names,
                 bind=binding or None,
                 target_opset=target_opset,
@@ -140,7 +142,7 @@ def optimize_cmd(
         except OptimizeError as e:
             raise CliError(str(e)) from None
         except Unsatisfiable as e:  # the model cannot run at the binding: a finding, as -o says it
-            return None, e
+            return _unsatisfiable_report(doc, e), e
         except BindError as e:
             raise CliError(e.flag_message()) from None
         report, refusal = optimized.report, None
@@ -154,7 +156,9 @@ def optimize_cmd(
         return report, refusal
 
     report, refusal = _run_guarded(debug, run)
-    if report is None:
+    if report.errors and report.errors[0].code == codes.UNSATISFIABLE_GUARD:  # nothing ran
+        if as_json:
+            _optimize_report(report, model, output, as_json, refused=True)
         click.echo(f"shapeinfer: {refusal.flag_message()}", err=True)
         if output:
             click.echo(f"shapeinfer: {show(output)} not written: no input size satisfies the guards (G015)", err=True)
@@ -172,6 +176,16 @@ def optimize_cmd(
             err=True,
         )
         click.get_current_context().exit(1)
+
+
+def _unsatisfiable_report(doc, e: Exception):
+    """The report of a run stopped before any pass by sizes that no input can have (G015)."""
+    from shapeinfer.base.diagnostics import Diagnostic
+    from shapeinfer.passes.report import OptimizeReport
+
+    n, opset = doc.node_count, doc.opset
+    error = Diagnostic("error", codes.UNSATISFIABLE_GUARD, e.detail)
+    return OptimizeReport([], n, n, opset, opset, rounds=0, seconds=0.0, errors=[error])
 
 
 def _optimize_report(report, model: str, output: str | None, as_json: bool, refused: bool = False) -> None:
