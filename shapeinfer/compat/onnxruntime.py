@@ -194,7 +194,8 @@ class SymbolicShapeInference:
         None, with a warning, below opset 7. Raises ``Exception("Incomplete symbolic shape
         inference")`` when a tensor's element type or rank stays unknown. ``int_max``,
         ``auto_merge`` and ``guess_output_rank`` are accepted and have no effect (the module
-        docstring says why); ``verbose`` >= 1 logs the diagnostics.
+        docstring says why); ``verbose`` >= 1 logs the diagnostics, errors (a node that fails
+        at every size, which may leave a rank unknown) are logged as warnings at any level.
         """
         m, callers = in_memory(in_mp) or (None, False)
         if m is None:
@@ -212,7 +213,7 @@ class SymbolicShapeInference:
         result = doc.infer(reading="onnxruntime")
         for d in result.diagnostics:
             reading = _readings(d)
-            if verbose or reading:
+            if verbose or reading or d.severity == "error":
                 logger.log(logging.WARNING if d.severity == "error" or reading else logging.INFO, "%s", d)
         clash = _branch_type_clash(result)
         if clash:

@@ -691,3 +691,27 @@ def test_an_initializer_of_undefined_type_is_unknown_as_onnx_leaves_it():
     ort = pytest.importorskip("onnxruntime")
     with pytest.raises(Exception):  # noqa: B017
         ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_ort_drop_in_says_why_inference_is_incomplete(caplog):
+    """A Reshape of 6 elements into [4, 2] fails at every size; onnxruntime's tool writes [4, 2]
+    and the drop-in, leaving it unknown, raised onnxruntime's bare "Incomplete symbolic shape
+    inference" with nothing said at the default verbosity. The error is logged (a warning)
+    before the exception, so the caller learns which node cannot run."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["y"], name="bad"), helper.make_node("Relu", ["y"], ["z"])]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([4, 2], np.int64), "s")],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    incomplete = pytest.raises(Exception, match=r"^Incomplete symbolic shape inference$")
+    with caplog.at_level("WARNING", logger="shapeinfer.compat"), incomplete:
+        SymbolicShapeInference.infer_shapes(m)
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("bad" in s and "6" in s and "[4, 2]" in s for s in said), said
