@@ -178,10 +178,10 @@ def _optimize(
             baseline = LoadBaseline.of(m, base_dir)
         del first
     declared_io = None
-    if baseline is not None:
-        declared_io = tuple(
-            {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in vis}
-            for vis in (m.graph.input, m.graph.output)
+    if baseline is not None:  # the graph inputs' declared types, and the outputs' read at load
+        declared_io = (
+            {vi.name: onnx.TypeProto.FromString(vi.type.SerializeToString()) for vi in m.graph.input},
+            {vi.name: editing.declared[vi.name] for vi in m.graph.output},
         )
     errors = [d for d in found if d.severity == "error"]
     ctx.maybe_unsorted = any(d.code == codes.GRAPH_ORDER_OR_CYCLE and d.graph in (None, "main") for d in found)
