@@ -63,6 +63,11 @@ def graphs_within(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
             yield from graphs_within(g)
 
 
+def initializer_names(graph: onnx.GraphProto) -> list[str]:
+    """The names of ``graph``'s initializers, dense ones first, then sparse ones."""
+    return [t.name for t in graph.initializer] + [t.values.name for t in graph.sparse_initializer]
+
+
 def graphs_with_paths(graph: onnx.GraphProto, path: str = "main") -> Iterator[tuple[str, onnx.GraphProto]]:
     """``(path, graph)`` for ``graph`` and every subgraph nested in it, in the order of
     :func:`graphs_within`, each keyed by :func:`graph_path` (as ``Result.graph_facts`` is)."""

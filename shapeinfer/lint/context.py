@@ -19,7 +19,7 @@ from shapeinfer.base.runtimes import RUNTIME_NAMES, judging_runtime
 from shapeinfer.inference.declarations import dims_text, dtype_name  # noqa: F401  (re-exported for the checks)
 from shapeinfer.inference.engine import graph_path
 from shapeinfer.inference.type_check import model_opsets, opset_in_force, schema_in_force
-from shapeinfer.io.onnxio import subgraph_attrs
+from shapeinfer.io.onnxio import initializer_names, subgraph_attrs
 from shapeinfer.lint.registry import RULES
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -245,8 +245,7 @@ class LintContext:
 
     def _walk(self, graph: onnx.GraphProto, name: str, chain: list, consts: list, out: list) -> None:
         facts = self.result.graph_facts.get(name, {})
-        local = {t.name for t in graph.initializer}
-        local |= {t.values.name for t in graph.sparse_initializer}
+        local = set(initializer_names(graph))
         for n in graph.node:
             if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
                 local.update(o for o in n.output if o)

@@ -46,7 +46,7 @@ from onnx import AttributeProto, GraphProto, NodeProto
 from shapeinfer.base.ir_version import initializers_are_inputs
 from shapeinfer.inference.engine import graph_path
 from shapeinfer.io.annotate import is_complete
-from shapeinfer.io.onnxio import fact_type, graphs_within, subgraph_attrs
+from shapeinfer.io.onnxio import fact_type, graphs_within, initializer_names, subgraph_attrs
 from shapeinfer.ir.queries import default_opset
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
@@ -79,8 +79,7 @@ def defined_names(model: onnx.ModelProto) -> set[str]:
     out: set[str] = set()
     for g in graphs_within(model.graph):
         out.update(vi.name for vi in g.input)
-        out.update(t.name for t in g.initializer)
-        out.update(t.values.name for t in g.sparse_initializer)
+        out.update(initializer_names(g))
         for n in g.node:
             out.update(n.output)
             out.update(n.input)
@@ -113,8 +112,7 @@ def _defs_and_reads(g: GraphProto) -> tuple[set[str], set[str]]:
     reads: set[str] = set()
     for sg in graphs_within(g):
         defs.update(vi.name for vi in sg.input)
-        defs.update(t.name for t in sg.initializer)
-        defs.update(t.values.name for t in sg.sparse_initializer)
+        defs.update(initializer_names(sg))
         reads.update(vi.name for vi in sg.output)
         for n in sg.node:
             defs.update(o for o in n.output if o)

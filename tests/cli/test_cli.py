@@ -423,3 +423,32 @@ def test_json_has_the_subgraph_tensors_that_all_lists():
         for tensors in narrowed["subgraph_tensors"].values()
         for name, t in tensors.items()
     )
+
+
+def test_a_sparse_initializer_is_listed_as_an_initializer(tmp_path):
+    """`-a` showed no producer for a sparse initializer (an empty op column) and `--json` gave
+    it no `producer`; dense and sparse initializers are both "initializer"."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "w"),
+        numpy_helper.from_array(np.array([1, 5], np.int64), "w_idx"),
+        [2, 4],
+    )
+    g = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["z"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )
+    g.sparse_initializer.append(sparse)
+    path = tmp_path / "sparse.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    r = run(str(path), "-a")
+    assert r.returncode == 0
+    assert [line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["w"]] == [
+        ["w", "float", "[2,", "4]", "initializer"]
+    ]
+    doc = json.loads(run(str(path), "--json").stdout)
+    assert doc["tensors"]["w"]["producer"] == {"op": "initializer"}

@@ -184,7 +184,7 @@ def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
     """Every tensor of every inferred graph (graph order: inputs, initializers, node outputs)
     with its producer's op type and node name, kept when it matches one of ``filters``."""
     from shapeinfer.io.modeltext import text
-    from shapeinfer.io.onnxio import graphs_with_paths
+    from shapeinfer.io.onnxio import graphs_with_paths, initializer_names
 
     rows = []
     for path, g in graphs_with_paths(result.model.graph):
@@ -194,8 +194,8 @@ def _tensor_rows(result, filters: tuple[str, ...]) -> list[dict]:
         where: dict[str, tuple[str, str]] = {}
         for vi in g.input:
             where[vi.name] = ("input", "")
-        for t in g.initializer:
-            where[t.name] = ("initializer", "")
+        for name in initializer_names(g):
+            where[name] = ("initializer", "")
         for n in g.node:
             for o in n.output:
                 if o:
@@ -356,8 +356,9 @@ def _producers(graph) -> dict[str, dict]:
     """Main-graph tensor name -> its producer, as ``--json`` gives it: ``{"op": op_type,
     "node": node name}`` for a node's output, ``{"op": "input"}`` / ``{"op": "initializer"}``."""
     from shapeinfer.io.modeltext import text
+    from shapeinfer.io.onnxio import initializer_names
 
-    out: dict[str, dict] = {t.name: {"op": "initializer"} for t in graph.initializer}
+    out: dict[str, dict] = {name: {"op": "initializer"} for name in initializer_names(graph)}
     out.update((vi.name, {"op": "input"}) for vi in graph.input if vi.name not in out)
     for n in graph.node:
         made = {"op": text(n.op_type), "node": text(n.name)}

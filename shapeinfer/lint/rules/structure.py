@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from shapeinfer.base import runtimes
-from shapeinfer.io.onnxio import graph_path, subgraph_attrs
+from shapeinfer.io.onnxio import graph_path, initializer_names, subgraph_attrs
 from shapeinfer.lint.context import LintContext
 from shapeinfer.lint.registry import check
 
@@ -54,8 +54,7 @@ def _graphs(model: onnx.ModelProto) -> list[_Graph]:
     def walk(g: onnx.GraphProto, path: str, outer: frozenset[str], depth: int) -> set[str]:
         me = _Graph(g, path, outer, depth)
         out.append(me)
-        defined = {i.name for i in g.input} | {t.name for t in g.initializer}
-        defined |= {t.values.name for t in g.sparse_initializer}
+        defined = {i.name for i in g.input} | set(initializer_names(g))
         for k, n in enumerate(g.node):
             me.reads.update(x for x in n.input if x)
             for attr, sub in subgraph_attrs(n):
