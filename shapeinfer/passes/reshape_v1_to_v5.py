@@ -189,12 +189,12 @@ def lift_opset(model: onnx.ModelProto, target: int, ctx) -> onnx.ModelProto:
 
     cur = default_opset(model)
     if cur is None:
-        raise OptimizeError(f"--target-opset {target}: the model imports no default-domain opset to lift")
+        raise _refused(target, "the model imports no default-domain opset to lift")
     newest = onnx.defs.onnx_opset_version()
     if target > newest:
-        raise OptimizeError(f"--target-opset {target}: the installed onnx knows opsets up to {newest}")
+        raise _refused(target, f"the installed onnx knows opsets up to {newest}")
     if target < cur:
-        raise OptimizeError(f"--target-opset {target} is below the model's opset {cur}: only lifting is supported")
+        raise _refused(target, f"is below the model's opset {cur}: only lifting is supported", sep=" ")
     if target == cur:
         return model
     lifted = _convert(model, target, ctx)[0]
@@ -229,7 +229,13 @@ def _check_runtime_loads(model: onnx.ModelProto, cur: int, lifted: onnx.ModelPro
     ok = [v for v in range(cur, target) if all(runtimes.loads("onnxruntime", "", op, v) for op in lost)]
     named = ", ".join(_versioned(op, target) for op in lost)
     hint = f"; at opset {max(ok)} it has {'it' if len(lost) == 1 else 'them'}" if ok else ""
-    raise OptimizeError(
-        f"--target-opset {target}: onnxruntime {runtimes.version('onnxruntime')} has no CPU kernel for {named}: "
-        f"the lifted model would not load where the input does{hint} (--force lifts anyway)"
+    why = (
+        f"onnxruntime {runtimes.version('onnxruntime')} has no CPU kernel for {named}: "
+        f"the lifted model would not load where the input does{hint}"
     )
+    raise _refused(target, why, api=" (runtime_check=False lifts anyway)", cli=" (--force lifts anyway)")
+
+
+def _refused(target: int, why: str, sep: str = ": ", api: str = "", cli: str = "") -> OptimizeError:
+    """The refusal of a lift to ``target``, with the argument spelt for the API and the CLI."""
+    return OptimizeError(f"target_opset={target}{sep}{why}{api}", f"--target-opset {target}{sep}{why}{cli}")

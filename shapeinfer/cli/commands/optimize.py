@@ -140,7 +140,7 @@ def optimize_cmd(
                 runtime_check=not force,
             )
         except OptimizeError as e:
-            raise CliError(str(e)) from None
+            raise CliError(e.flag_message()) from None
         except Unsatisfiable as e:  # the model cannot run at the binding: a finding, as -o says it
             return _unsatisfiable_report(doc, e), e
         except BindError as e:
