@@ -60,12 +60,14 @@ class Guard:
 
     @property
     def text(self) -> str:
-        """The condition in the dims syntax: ``seq <= 512``, ``H % 32 == 0``, ``a == b``."""
+        """The condition in the dims syntax: ``seq <= 512``, ``H % 32 == 0``, ``a == b``; a
+        bound ``x - y <= 0`` as ``x <= y``, and ``min(u, v, ...) <= 0`` as the alternatives it
+        holds by (``u <= 0 or v <= 0``, an argument ``max(w, -w)`` as ``w == 0``), each said so."""
         a, b = D.format(self.lhs), D.format(self.rhs)
         if self.kind == "equality":
             return f"{a} == {b}"
         if self.kind == "bound":
-            return f"{a} <= {b}"
+            return _bound_text(self.lhs, self.rhs)
         if self.kind == "broadcast":
             return f"{a} == 1 or {a} == {b}"
         if self.kind == "mutual_broadcast":
@@ -82,6 +84,43 @@ class Guard:
     def to_dict(self) -> dict:
         """The guard as JSON data; a node name read as bytes (not UTF-8) decoded, escaped."""
         return {"kind": self.kind, "text": self.text, "nodes": [text(n) for n in self.nodes]}
+
+
+def _signed_sides(d: D.Dim) -> tuple[D.Dim, D.Dim]:
+    """``(p, q)`` with ``d == p - q``: ``p`` the terms of positive coefficient, ``q`` the others
+    negated, the constant on ``q``'s side."""
+    if type(d) is int:
+        return 0, -d
+    pos = tuple(t for t in d.terms if t[0] and t[1] > 0)
+    neg = tuple((m, -c) for m, c in d.terms if m and c < 0)
+    const = sum(c for m, c in d.terms if not m)
+    p = D.Expr(pos) if pos else 0  # (a subsequence of canonical terms is canonical)
+    q = D.Expr(neg) if neg else 0
+    return p, D.sub(q, const)
+
+
+def _bound_text(lhs: D.Dim, rhs: D.Dim) -> str:
+    """``lhs <= rhs`` said plainly (see :attr:`Guard.text`)."""
+    zero_side = lhs if rhs == 0 else (rhs if lhs == 0 else None)
+    if zero_side is None or type(zero_side) is int:
+        return f"{D.format(lhs)} <= {D.format(rhs)}"
+    d = zero_side if rhs == 0 else D.neg(zero_side)  # d <= 0
+    atom = _minmax_atom(d)
+    if atom is not None and atom.kind == "min":
+        return " or ".join(_alternative_text(x) for x in atom.args)
+    return _alternative_text(d)
+
+
+def _alternative_text(d: D.Dim) -> str:
+    """``d <= 0`` as ``p <= q`` (``p == q`` for ``max(w, -w) <= 0``)."""
+    atom = _minmax_atom(d)
+    if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
+        p, q = _signed_sides(atom.args[0])
+        return f"{D.format(p)} == {D.format(q)}"
+    p, q = _signed_sides(d)
+    if p == 0:
+        return f"{D.format(d)} <= 0"
+    return f"{D.format(p)} <= {D.format(q)}"
 
 
 def _wrap(d: D.Dim) -> str:

@@ -73,6 +73,25 @@ def test_lower_bounds_read_plainly():
     assert led.ranges(None, ["seq"]) == {"seq": (5, None)}
 
 
+def test_bounds_between_symbols_and_alternatives_read_plainly():
+    """A bound of two symbols read ``s - t <= 0``; the alternatives of a ``min(...) <= 0``
+    (GroupQueryAttention's lengths) read as a ``min`` of differences: each is said as the
+    condition it is, ``max(w, -w) <= 0`` as ``w == 0``. The guard is still the one bound."""
+    s, t, p, b = D.sym("s"), D.sym("t"), D.sym("p"), D.sym("b")
+    grows = D.sub(t, D.add(p, s))
+    led = Ledger()
+    led.add("bound", s, t, "x")
+    led.add("bound", D.dmin(D.dmax(grows, D.neg(grows)), D.sub(t, p)), 0, "y")
+    led.add("bound", D.dmin(D.sub(b, 1), D.sub(s, 1), D.sub(t, s)), 0, "z")
+    gs = led.simplified()
+    assert texts(gs) == ["s <= t", "t <= p or t == p + s", "b <= 1 or t <= s or s <= 1"]
+    assert [g.kind for g in gs] == ["bound"] * 3
+    at = {"s": 3, "t": 7, "p": 4, "b": 2}
+    assert [check(g, at) for g in gs] == [True, True, False]
+    assert [check(g, {**at, "t": 3}) for g in gs] == [True, True, True]
+    assert [check(g, {**at, "t": 6}) for g in gs] == [True, False, False]
+
+
 def test_position_limits_on_shipped_models():
     bert = infer(model_path("bert_ts"))
     assert texts(bert.guards()) == ["seq <= 512"]
