@@ -62,3 +62,59 @@ def runtime_guard_model() -> onnx.ModelProto:
         [h.make_tensor_value_info("y", F32, ["batch", 3]), h.make_tensor_value_info("ys", I64, [2])],
         [h.make_tensor("axes", I64, [1], [0]), h.make_tensor("fzero", F32, [], [0.0])],
     )
+
+
+def gqa_with_mask(window: int, sliding: int):
+    """GroupQueryAttention fed as onnxruntime-genai feeds it: seqlens_k = sum(mask) - 1 and
+    total_sequence_length = the mask's width T, over a past of length P."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    F, MS = TensorProto.FLOAT, "com.microsoft"
+    n, nkv, h = 4, 2, 8
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Shape", ["mask"], ["ms"]),
+        helper.make_node("Gather", ["ms", "one"], ["t64"], axis=0),
+        helper.make_node("Cast", ["t64"], ["tl"], to=TensorProto.INT32),
+        helper.make_node("ReduceSum", ["mask", "axes"], ["sum"], keepdims=0),
+        helper.make_node("Sub", ["sum", "one"], ["sl64"]),
+        helper.make_node("Cast", ["sl64"], ["sl"], to=TensorProto.INT32),
+        helper.make_node(
+            "GroupQueryAttention",
+            ["q", "k", "v", "pk", "pv", "sl", "tl"],
+            ["o", "ppk", "ppv"],
+            domain=MS,
+            num_heads=n,
+            kv_num_heads=nkv,
+            local_window_size=window,
+            sliding_window_cache=sliding,
+        ),
+    ]
+    ins = [
+        vi("q", F, ["B", "S", n * h]),
+        vi("k", F, ["B", "S", nkv * h]),
+        vi("v", F, ["B", "S", nkv * h]),
+        vi("pk", F, ["B", nkv, "P", h]),
+        vi("pv", F, ["B", nkv, "P", h]),
+        vi("mask", TensorProto.INT64, ["B", "T"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+        numpy_helper.from_array(np.array([1], np.int64), "axes"),
+    ]
+    g = helper.make_graph(nodes, "g", ins, [vi(x, F, None) for x in ("o", "ppk", "ppv")], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+
+    def feeds(b: int, p: int, s: int, t: int) -> dict:
+        z = np.zeros
+        return {
+            "q": z((b, s, n * h), np.float32),
+            "k": z((b, s, nkv * h), np.float32),
+            "v": z((b, s, nkv * h), np.float32),
+            "pk": z((b, nkv, p, h), np.float32),
+            "pv": z((b, nkv, p, h), np.float32),
+            "mask": np.ones((b, t), np.int64),
+        }
+
+    return m, feeds

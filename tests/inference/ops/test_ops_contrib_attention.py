@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
+from support.builders import gqa_with_mask
 from support.contrib_oracle import F16, I32, MS, Case, F, check_against_formula, check_against_onnxruntime
 
 import shapeinfer
@@ -856,3 +857,32 @@ def test_sliding_window_cache_needs_a_whole_window(window: int) -> None:
 
     for p in (1, window - 1, window, window + 1, 2 * window):
         assert runs(p) == (window <= p), p
+
+
+@pytest.mark.parametrize("sliding", [0, 1])
+def test_gqa_lengths_are_guards_exactly_where_onnxruntime_checks_them(sliding: int) -> None:
+    """onnxruntime runs GroupQueryAttention after a past only at some lengths; qwen2 from
+    onnxruntime-genai said only "holds when: kv_cache_dim == 16" and verify's example failed in
+    onnxruntime ("total_sequence_length must equal past_sequence_length + kv_sequence_length
+    ..."). Over B, P, S, T in a grid, the guards hold exactly where onnxruntime runs the node
+    (a cache that does not slide); a sliding cache runs nowhere a guard fails, and fails where
+    they hold only for T < S, where seqlens_k (the mask's sum, a value) is what is too small."""
+    import itertools
+
+    from shapeinfer.symbolic.guards import check
+
+    ort = pytest.importorskip("onnxruntime")
+    m, feeds = gqa_with_mask(1 if sliding else -1, sliding)
+    guards = shapeinfer.infer(m).guards()
+    either = "B <= 1 or T <= S or S <= 1"
+    want = {either} if sliding else {"S <= T", "T <= P or T == P + S", either}
+    assert {g.text for g in guards} == want
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for b, p, s, t in itertools.product((1, 2), (1, 3, 4), (1, 2, 3), range(1, 9)):
+        try:
+            sess.run(None, feeds(b, p, s, t))
+            runs = True
+        except Exception:
+            runs = False
+        holds = all(check(g, {"B": b, "P": p, "S": s, "T": t}) for g in guards)
+        assert runs == holds or (sliding and holds and t < s), (b, p, s, t, runs)

@@ -283,6 +283,8 @@ def group_query_attention(ctx, ins: list) -> list:
     if sliding and isinstance(window, int) and window > 0 and _rank(past_k) == 4:
         ctx.assume("bound", window, past_k.shape[2], report=True)  # the cache holds a whole window
     total = _value_dim(_arg(ins, 6))
+    if total is not None and _rank(past_k) == 4:
+        _guard_lengths(ctx, b, s, past_k.shape[2], total, sliding)
     kv_type = past_k.dtype if past_k is not None and past_k.dtype else dtype
     if past_k is not None and past_k.shape is not None and ctx.attr("sliding_window_cache", 0) == 1:
         pk = tensor(kv_type, past_k.shape)
@@ -302,6 +304,23 @@ def group_query_attention(ctx, ins: list) -> list:
         pv = tensor(past_v.dtype if past_v is not None and past_v.dtype else kv_type, shape)
     qk = tensor(dtype, (b, _or_fresh(ctx, n), s, _or_fresh(ctx, total)))
     return [out, pk, pv, qk]
+
+
+def _guard_lengths(ctx, b: D.Dim, s: D.Dim, past: D.Dim, total: D.Dim, sliding: bool) -> None:
+    """The lengths onnxruntime's GroupQueryAttention accepts beside a past of length ``past``,
+    for a query of ``b`` x ``s`` and a total_sequence_length ``total`` (guards, each a bound of
+    a ``min``: its arguments' alternatives, see :class:`~shapeinfer.symbolic.guards.Guard`):
+
+    - a cache that does not slide: ``s <= total``, and ``total == past + s`` (the past grows by
+      the new tokens) or ``total <= past`` (a buffer of the maximum length, shared);
+    - any cache: ``b == 1`` or ``s == 1`` or ``total <= s`` (several new tokens after a past
+      context only for one sequence).
+    """
+    grows = D.sub(total, D.add(past, s))
+    if not sliding:
+        ctx.assume("bound", s, total, report=True)
+        ctx.assume("bound", D.dmin(D.dmax(grows, D.neg(grows)), D.sub(total, past)), 0, report=True)
+    ctx.assume("bound", D.dmin(D.sub(b, 1), D.sub(s, 1), D.sub(total, s)), 0, report=True)
 
 
 @register("SparseAttention", domain=MS)
