@@ -454,28 +454,52 @@ def _example(
     missing: set[str], binding: Mapping[str, int], guards: Sequence = (), ranges: Mapping | None = None
 ) -> dict:
     """``binding`` with a size for each ``missing`` symbol: distinct ones, where the ``guards``
-    and ``ranges`` allow (each symbol in turn takes the first size that breaks no guard whose
-    symbols are all given, 2 to 64, then 1, then each number a guard names and the one after
-    it: ``4096 <= past``); the plain distinct sizes when that fails."""
+    and ``ranges`` allow. The symbols are taken in name order, each trying its distinct size,
+    then 2 to 64, then 1, then each number over 64 a guard names and the one after it (``4096
+    <= past``), keeping a size when it breaks no guard whose symbols all have one, and going
+    back to an earlier symbol's next size when a later one has none (at most
+    ``_EXAMPLE_TRIES`` sizes tried in all); the plain distinct sizes when that fails."""
     sizes = (7, 3, 5, 11, 13, 17) if binding else (2, 7, 3, 5, 11, 13)
     plain = dict(binding) | {m: sizes[k] if k < len(sizes) else 19 + 2 * k for k, m in enumerate(sorted(missing))}
     ranges = ranges or {}
     if not guards and not ranges:
         return plain
     named = sorted({c + k for g in guards for c in (g.lhs, g.rhs) if type(c) is int and c > 64 for k in (0, 1)})
-    chosen = dict(binding)
-    for name in sorted(missing):
+    names = sorted(missing)
+    options = []
+    for name in names:
         lo, hi = ranges.get(name, (1, None))[:2]
         step = step_of(ranges[name]) if name in ranges else 1
+        seen: set[int] = set()
+        mine = []
         for v in (plain[name], *range(2, 65), 1, *named):
-            if v < lo or (hi is not None and v > hi) or (v - lo) % step:
+            if v in seen or v < lo or (hi is not None and v > hi) or (v - lo) % step:
                 continue
-            if all(check(g, {**chosen, name: v}) is not False for g in guards):
-                chosen[name] = v
-                break
-        else:
-            return plain
-    return chosen
+            seen.add(v)
+            mine.append(v)
+        options.append(mine)
+    chosen = dict(binding)
+    tries = 0
+
+    def fill(k: int) -> bool:
+        nonlocal tries
+        if k == len(names):
+            return True
+        for v in options[k]:
+            tries += 1
+            if tries > _EXAMPLE_TRIES:
+                return False
+            chosen[names[k]] = v
+            if all(check(g, chosen) is not False for g in guards) and fill(k + 1):
+                return True
+        del chosen[names[k]]
+        return False
+
+    return chosen if fill(0) else plain
+
+
+#: Sizes :func:`_example` tries at most before it gives the plain example.
+_EXAMPLE_TRIES = 20_000
 
 
 def _missing_message(

@@ -269,6 +269,36 @@ def test_the_example_reaches_a_lower_bound_past_64():
     assert report.ok and report.checked > 0
 
 
+def test_the_example_goes_back_when_a_later_symbol_has_no_size():
+    """qwen2 from onnxruntime-genai: with batch 2, past 3 and sequence 5 taken first, no total
+    length T satisfies the GroupQueryAttention guards (S <= T; T <= P or T == P + S; B <= 1 or
+    T <= S or S <= 1), and the example fell back to sizes that break them (onnxruntime failed at
+    verify's own suggestion). It now goes back to an earlier symbol's next size; verify
+    passes with the example."""
+    import re
+
+    from support.builders import gqa_with_mask
+
+    pytest.importorskip("onnxruntime")
+    m, _ = gqa_with_mask(-1, 0)
+    names = {"B": "batch_size", "P": "past_sequence_length", "S": "sequence_length", "T": "total_sequence_length"}
+    for vi in m.graph.input:  # qwen2's names, and its head size a symbol the guards pin to 8
+        for k, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.dim_param:
+                d.dim_param = names[d.dim_param]
+            elif vi.name in ("pk", "pv") and k == 3:
+                d.dim_param = "kv_cache_dim"
+    with pytest.raises(VerifyError) as e:
+        verify(m, [])
+    example = re.search(r"e\.g\. --bind (\S+)", str(e.value)).group(1)
+    given = {k: int(v) for k, v in (kv.split("=") for kv in example.split(","))}
+    assert set(given) == {*names.values(), "kv_cache_dim"}
+    s, t, p = given["sequence_length"], given["total_sequence_length"], given["past_sequence_length"]
+    assert given["kv_cache_dim"] == 8 and s <= t and (t <= p or t == p + s)
+    report = verify(m, [given])
+    assert report.ok and report.checked > 0
+
+
 def _gated_model() -> onnx.ModelProto:
     """y = Where(flag, x * rate, x): the output's values depend on a bool and an int64 input
     whose generated values would not exercise what a user wants checked."""
