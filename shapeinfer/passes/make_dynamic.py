@@ -160,7 +160,8 @@ class _Rewriter(ShapeBuilder, Proof):
             result = infer(self.model, base_dir=self.base_dir)
             self.result = result
             self.producers = {o: n for n in self.graph.node for o in n.output}
-            self.index = {n.name: i for i, n in enumerate(self.graph.node)}
+            # guards name a node by its name, else "<op_type> #<index>" (NodeContext.label)
+            self.index = {n.name or f"{n.op_type} #{i}": i for i, n in enumerate(self.graph.node)}
             guard = self._first_guard(result)
             # an equality guard is applied to every fact inferred: the facts before the node that
             # raised it are read from an inference of the graph up to that node

@@ -9,6 +9,7 @@ from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.io.onnxio import fact_type, type_fact
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, is_dim_value
+from shapeinfer.symbolic.intervals import holds_le
 
 #: The largest rank a rule builds from a length the model gives (a shape tensor's length, a
 #: count of spatial dims): past it the output rank is left unknown rather than expanded.
@@ -119,6 +120,23 @@ def known_ints(f: Fact | None) -> tuple[int, ...] | None:
     if all(type(v) is int for v in f.value):
         return f.value
     return None
+
+
+def guard_indices(ctx, values: Sequence[int], n: D.Dim, what: str) -> None:
+    """Known indices ``values`` into an axis of size ``n``: onnxruntime refuses one outside
+    ``[-n, n - 1]``. An error for a static ``n``; for a symbolic one the guard that every index
+    fits (``8 <= n`` for an index 7 or -8), unless that is proven."""
+    if not values:
+        return
+    need = max(max(values) + 1, -min(values))  # the least size every index fits in
+    if type(n) is int:
+        if need > n:
+            raise InferenceError(
+                codes.GATHER_INDEX_OUT_OF_RANGE, f"{what} index out of range for dim {n}: it needs {need}"
+            )
+        return
+    if not holds_le(need, n):
+        ctx.assume("bound", need, n, report=True)
 
 
 def scalar_value(f: Fact | None):

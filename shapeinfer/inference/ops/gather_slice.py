@@ -11,6 +11,7 @@ from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import (
     carry_bounds,
     flat_index,
+    guard_indices,
     is_static_shape,
     known_ints,
     norm_axis,
@@ -40,10 +41,10 @@ def gather(ctx, ins: list) -> list:
     shape = data.shape[:axis] + idx.shape + data.shape[axis + 1 :]
     value = None
     iv = known_ints(idx)
+    if iv is not None:
+        guard_indices(ctx, iv, data.shape[axis], "Gather")
     if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         n_axis = data.shape[axis]
-        if any(not -n_axis <= i < n_axis for i in iv):
-            raise InferenceError(codes.GATHER_INDEX_OUT_OF_RANGE, f"Gather index out of range for dim {n_axis}")
         iv = [i + n_axis if i < 0 else i for i in iv]
         outer = 1
         for d in data.shape[:axis]:
@@ -62,7 +63,8 @@ def gather(ctx, ins: list) -> list:
 @register("GatherElements", since=11)
 def gather_elements(ctx, ins: list) -> list:
     """GatherElements: the output has the indices' shape. onnxruntime refuses indices longer
-    than the data on any other axis than ``axis``: a bound guard where that is not proved."""
+    than the data on any other axis than ``axis``, and index values outside ``axis``: bound
+    guards where that is not proved."""
     data, idx = ins[0], ins[1]
     shape = idx.shape
     value = None
@@ -72,6 +74,8 @@ def gather_elements(ctx, ins: list) -> list:
             if d != along and not (type(i) is int and type(n) is int) and not holds_le(i, n):
                 ctx.assume("bound", i, n, report=True)
     iv = known_ints(idx)
+    if iv is not None and data.shape:
+        guard_indices(ctx, iv, data.shape[norm_axis(ctx.attr("axis", 0), len(data.shape))], "GatherElements")
     if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         axis = norm_axis(ctx.attr("axis", 0), len(data.shape))
         value = []
@@ -416,8 +420,15 @@ def _numel(shape) -> int:
 
 
 def split_sizes(ctx, dim: D.Dim, n_out: int, split: list | None, num_outputs: int | None) -> list:
-    """The per-output sizes Split gives along its axis."""
+    """The per-output sizes Split gives along its axis ``dim``. onnxruntime refuses sizes that
+    do not add up to it, equal parts that do not divide it, and ``num_outputs`` parts whose
+    last would be negative: an error for a static dim, a guard for a symbolic one."""
     if split is not None:
+        total = sum(split)
+        if type(dim) is int and total != dim:
+            raise InferenceError(codes.SPLIT_INVALID, f"Split sizes {list(split)} add up to {total}, not {dim}")
+        if type(dim) is not int:
+            ctx.unify(dim, total)
         return list(split)
     n = num_outputs or n_out
     if type(dim) is int:
@@ -437,7 +448,10 @@ def split_sizes(ctx, dim: D.Dim, n_out: int, split: list | None, num_outputs: in
         return [q] * n
     if ctx.version >= 18 and num_outputs:
         chunk = D.ceildiv(dim, n)
+        if not holds_le(D.mul(chunk, n - 1), dim):
+            ctx.assume("bound", D.mul(chunk, n - 1), dim, report=True)
         return [chunk] * (n - 1) + [D.sub(dim, D.mul(chunk, n - 1))]
+    ctx.assume("divisibility", dim, n, report=True)
     return [D.floordiv(dim, n)] * n
 
 

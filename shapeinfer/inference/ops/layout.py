@@ -15,14 +15,18 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
 
-def valid_div(a: D.Dim, b: int, what: str) -> D.Dim:
-    """``a / b`` for a division a valid model makes exact."""
+def valid_div(ctx, a: D.Dim, b: int, what: str) -> D.Dim:
+    """``a / b`` for a division a valid model makes exact: an error where it is not, a guard
+    ``a % b == 0`` where that is not proven."""
     if type(a) is int:
         if a % b:
             raise InferenceError(codes.DEPTH_SPACE_INVALID, f"{what}: {a} is not a multiple of {b}")
         return a // b
     q = D.exact_div(a, b)
-    return q if q is not None else D.floordiv(a, b)
+    if q is not None:
+        return q
+    ctx.assume("divisibility", a, b, report=True)
+    return D.floordiv(a, b)
 
 
 def _block(ctx, x: Fact) -> int:
@@ -46,7 +50,7 @@ def depth_to_space(ctx, ins: list) -> list:
     if x.shape is None:
         return [tensor(x.dtype, ctx.fresh_shape(4))]
     n, c, h, w = x.shape
-    return [tensor(x.dtype, (n, valid_div(c, b * b, "DepthToSpace channels"), D.mul(h, b), D.mul(w, b)))]
+    return [tensor(x.dtype, (n, valid_div(ctx, c, b * b, "DepthToSpace channels"), D.mul(h, b), D.mul(w, b)))]
 
 
 @register("SpaceToDepth")
@@ -60,7 +64,12 @@ def space_to_depth(ctx, ins: list) -> list:
     return [
         tensor(
             x.dtype,
-            (n, D.mul(c, b * b), valid_div(h, b, "SpaceToDepth height"), valid_div(w, b, "SpaceToDepth width")),
+            (
+                n,
+                D.mul(c, b * b),
+                valid_div(ctx, h, b, "SpaceToDepth height"),
+                valid_div(ctx, w, b, "SpaceToDepth width"),
+            ),
         )
     ]
 

@@ -14,13 +14,15 @@ from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import norm_axis, scalar_value
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
+from shapeinfer.symbolic.intervals import holds_le
 
 INT64 = TensorProto.INT64
 
 
 @register("TopK", since=1)
 def topk(ctx, ins: list) -> list:
-    """TopK: the axis dim becomes K (attribute ``k`` before 10, input from 10); Indices int64."""
+    """TopK: the axis dim becomes K (attribute ``k`` before 10, input from 10); Indices int64.
+    K must not exceed the axis: an error for static sizes, a guard otherwise."""
     x = ins[0]
     if ctx.version >= 10:
         kv = scalar_value(ins[1]) if len(ins) > 1 else None
@@ -35,6 +37,8 @@ def topk(ctx, ins: list) -> list:
             raise InferenceError(codes.TOPK_K_INVALID, f"TopK k={k} is negative")
         if type(x.shape[axis]) is int and k > x.shape[axis]:
             raise InferenceError(codes.TOPK_K_INVALID, f"TopK k={k} exceeds dim {x.shape[axis]}")
+    if k is not None and not (type(k) is int and type(x.shape[axis]) is int) and not holds_le(k, x.shape[axis]):
+        ctx.assume("bound", k, x.shape[axis], report=True)  # onnxruntime refuses a k past the axis
     shape = list(x.shape)
     shape[axis] = ctx.fresh() if k is None else k
     return [tensor(x.dtype, shape), tensor(INT64, shape)]
