@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 
 from shapeinfer.inference.ops.elementwise import INT_TYPES
+from shapeinfer.io.onnxio import graphs_with_paths
 from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.intervals import holds_le
@@ -71,6 +72,7 @@ class Proof:
         if refusals:
             raise MakeDynamicError(refusals)
         self._write_outputs()
+        self._refresh_declared()
 
     def _data_derived(self) -> set[str]:
         """Tensors computed from graph input data (not only from shapes and constants)."""
@@ -159,6 +161,27 @@ class Proof:
             if node.op_type in ("Shape", "Size") or any(i in out for i in node.input if i):
                 out.update(node.output)
         return out
+
+    def _refresh_declared(self) -> None:
+        """The types the model declares of its tensors (``value_info`` in every graph, the
+        outputs of subgraphs): a static dim the rewrite made follow the new symbols is written
+        as the expression inference proves, or left unknown when that has other symbols too.
+        (Left as they were, an export's ``[1, 128]`` would claim the old size at every size.)"""
+        for path, g in graphs_with_paths(self.graph):
+            facts = self.result.graph_facts.get(path) or {}
+            declared = list(g.value_info) if path == "main" else [*g.value_info, *g.output]
+            for vi in declared:
+                f = facts.get(vi.name)
+                tt = vi.type.tensor_type
+                if f is None or f.shape is None or not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+                    continue
+                if len(tt.shape.dim) != len(f.shape):
+                    continue
+                for d, e in zip(tt.shape.dim, f.shape, strict=True):
+                    if d.HasField("dim_value") and self._dim_new(e):
+                        d.Clear()
+                        if all(s in self.new for s in D.symbols(e)):
+                            d.dim_param = D.format(e)
 
     def _write_outputs(self) -> None:
         """The graph outputs' declared dims: the proved expressions where they follow the size."""

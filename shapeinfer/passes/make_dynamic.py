@@ -55,7 +55,9 @@ removed, and nothing else changes.
 The proof: the rewritten model is inferred again and must have no equality or broadcast guard
 on a new symbol (no condition tying it to one size; a bound such as ``seq <= 512`` from a
 table's rows is the model's own range, as its dynamic export has it) and every graph output's
-rank known; the graph outputs then declare the dims inference proves.
+rank known; the graph outputs then declare the dims inference proves, and so does every
+declared type (``value_info`` in every graph, a subgraph's outputs) whose static dim now
+follows the symbols.
 """
 
 from __future__ import annotations

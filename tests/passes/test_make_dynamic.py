@@ -404,3 +404,43 @@ def test_a_reshape_to_a_dim_with_no_static_value_is_refused_not_a_crash(tmp_path
     assert r.exception is None or isinstance(r.exception, SystemExit), r.output
     assert r.exit_code == 1 and "nothing written" in r.output and "cannot trace" in r.output
     assert not (tmp_path / "out.onnx").exists()
+
+
+def test_declared_types_follow_the_new_symbol_in_every_graph():
+    """A static export whose tensors are declared (value_info, as onnx's shape inference or
+    onnxsim leave them; a branch's outputs) kept the old size there: the written model claimed
+    [1, 4] at every batch (G006 when read again; onnxruntime warned of the output shape). Each
+    such dim now follows the symbol, in the main graph and in the branches."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    flag = helper.make_tensor_value_info("flag", TensorProto.BOOL, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+
+    def branch(op: str) -> onnx.GraphProto:
+        g = helper.make_graph(
+            [helper.make_node(op, ["r"], [f"{op}_y"]), helper.make_node("Identity", [f"{op}_y"], [f"{op}_out"])],
+            op,
+            [],
+            [helper.make_tensor_value_info(f"{op}_out", TensorProto.FLOAT, [1, 4])],
+        )
+        g.value_info.append(helper.make_tensor_value_info(f"{op}_y", TensorProto.FLOAT, [1, 4]))
+        return g
+
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("If", ["flag"], ["y"], then_branch=branch("Neg"), else_branch=branch("Abs")),
+    ]
+    m = _model(nodes, [x, flag], [y])
+    m.graph.value_info.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 4]))
+    made = shapeinfer.make_dynamic(m, dims={"x": {0: "batch"}})
+
+    def dims(vi) -> list:
+        return [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim]
+
+    branches = [a.g for a in made.graph.node[1].attribute]
+    declared = [made.graph.value_info[0], *(v for g in branches for v in [*g.value_info, *g.output])]
+    assert [dims(v) for v in declared] == [["batch", 4]] * 5
+    assert not [d for d in shapeinfer.infer(made).diagnostics if d.code == "G006"]
+    s = _session(made)
+    for cond in (True, False):
+        out = s.run(None, {"x": -np.ones((3, 4), np.float32), "flag": np.array(cond)})[0]
+        assert out.shape == (3, 4)
