@@ -118,11 +118,14 @@ class Report:
     unresolved: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     per_binding: list[dict[str, Any]] = field(default_factory=list)
+    #: bindings the guards allow at which onnxruntime failed: ``{"binding", "error"}`` (a
+    #: condition of the model no guard states, or input values it cannot take)
+    failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """True when no tensor mismatches."""
-        return not self.mismatches
+        """True when no tensor mismatches and onnxruntime ran at every binding."""
+        return not self.mismatches and not self.failures
 
     def to_dict(self) -> dict[str, Any]:
         """The ``verify --json`` document, described by ``shapeinfer/schemas/verify.schema.json``
@@ -134,11 +137,13 @@ class Report:
             "per_binding": self.per_binding,
             "mismatches": [asdict(m) for m in self.mismatches],
             "unresolved": [asdict(u) for u in self.unresolved],
+            "failures": self.failures,
             "notes": self.notes,
             "summary": {
                 "checked": self.checked,
                 "mismatches": len(self.mismatches),
                 "unresolved": len(self.unresolved),
+                "failed": len(self.failures),
             },
         }
 
@@ -649,8 +654,9 @@ def verify(
     (:func:`estimate_memory`) is above ``max_memory`` bytes is refused before anything is
     allocated. Every binding is checked against the guards inference recorded (and
     ``dim_ranges``) first: :class:`GuardViolation` names the first guard one violates, before
-    anything runs. Raises :class:`VerifyError` when the check
-    cannot run (onnxruntime missing, a symbol unbound, the model failing in onnxruntime), and
+    anything runs. onnxruntime failing at a binding the guards allow is a finding of the
+    report (:attr:`Report.failures`), and the other bindings still run. Raises
+    :class:`VerifyError` when the check cannot run (onnxruntime missing, a symbol unbound), and
     :class:`~shapeinfer.inference.bindings.BindError` (the rules of ``infer``) for a value that is not an
     int of at least 1, a symbol no graph input has, or a range that cannot be right.
     ``name`` names the model in the report (default: its path, or its graph's name in memory).
@@ -709,8 +715,11 @@ def verify(
             ro = onnxruntime.RunOptions()
             ro.log_severity_level = 4
             outs = sess.run(None, feeds, ro)
-        except Exception as e:
-            raise VerifyError(f"onnxruntime failed at {format_binding(b)}: {_first_line(e)}") from None
+        except Exception as e:  # the guards hold here: a finding, and the other bindings still run
+            error = _first_line(e)
+            report.failures.append({"binding": dict(b), "error": error})
+            report.per_binding.append({"binding": b, "checked": 0, "mismatches": 0, "unresolved": 0, "failed": error})
+            continue
         checked = mism = unres = 0
         for tname, actual in zip(names, outs):
             if tname not in producer:

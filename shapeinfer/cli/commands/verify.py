@@ -75,9 +75,11 @@ def verify_cmd(
     gives an input's values where generated ones would not do (--input-value sample_rate=16000).
     A binding that violates a guard (a condition the inferred shapes
     need, such as seq <= 512) is named in one line before anything runs, and so is a
-    --dim-range that contradicts a guard (seq=513: where the model needs seq <= 512). Exit
-    codes: 0 no mismatch, 1 mismatches, a violated guard or a contradicted range, 2 could not
-    run.
+    --dim-range that contradicts a guard (seq=513: where the model needs seq <= 512).
+    onnxruntime failing at a binding the guards allow is a finding (a condition of the model
+    no guard states, or input values it cannot take), and the other bindings still run. Exit
+    codes: 0 no mismatch, 1 mismatches, onnxruntime failures, a violated guard or a
+    contradicted range, 2 could not run.
     """
     bindings = [parse_bind((b,)) for b in bind]
     values = parse_input_values(input_value)
@@ -121,6 +123,9 @@ def _verify_text(report) -> None:
 
     click.echo(show(report.model))
     for pb in report.per_binding:
+        if "failed" in pb:
+            click.echo(f"  {format_binding(pb['binding'])}: onnxruntime failed where the guards hold: {pb['failed']}")
+            continue
         click.echo(
             f"  {format_binding(pb['binding'])}: {pb['checked']} tensors, {pb['mismatches']} mismatches, "
             f"{pb['unresolved']} unresolved"
@@ -138,9 +143,10 @@ def _verify_text(report) -> None:
     for note in report.notes:
         click.echo(f"note: {note}")
     nb = len(report.bindings)
+    failed = f", onnxruntime failed at {len(report.failures)}" if report.failures else ""
     click.echo(
         f"{report.checked} tensor checks at {nb} binding{'s' if nb != 1 else ''}: "
-        f"{len(report.mismatches)} mismatches, {len(report.unresolved)} unresolved"
+        f"{len(report.mismatches)} mismatches, {len(report.unresolved)} unresolved{failed}"
     )
 
 
