@@ -66,6 +66,9 @@ class Profile:
     bad_opt: bool = False
     #: each graph input's declared dims: an int, a dim_param name, or None (no name, no value)
     declared: dict[str, list[int | str | None] | None] = field(default_factory=dict)
+    #: the bindings (min / opt / max) at which the model cannot run, with the guard each
+    #: violates: they give no trtexec shapes and no onnxruntime overrides
+    violated: dict[str, str] = field(default_factory=dict)
 
     def _shapes(self, key: str) -> list[tuple[str, list[int]]] | None:
         """Each input's shape at binding ``key`` (min/opt/max); None when some dim has none."""
@@ -85,7 +88,7 @@ class Profile:
         names = {i["name"]: trtexec_name(i["name"]) for i in self.inputs}
         for key in ("min", "opt", "max"):
             shapes = self._shapes(key)
-            if shapes is None or any(names[n] is None for n, _ in shapes):
+            if key in self.violated or shapes is None or any(names[n] is None for n, _ in shapes):
                 out[f"{key}Shapes"] = None
                 continue
             out[f"{key}Shapes"] = ",".join(f"{names[n]}:{'x'.join(str(d) for d in shape)}" for n, shape in shapes)
@@ -99,7 +102,7 @@ class Profile:
         value or two different ones (e.g. no max)."""
         out: dict[str, dict[str, int] | None] = {}
         for key in ("min", "opt", "max"):
-            got: dict[str, int] | None = None if self.errors else {}
+            got: dict[str, int] | None = None if self.errors or key in self.violated else {}
             if got is None:  # no profile
                 out[key] = None
                 continue
@@ -165,6 +168,7 @@ class Profile:
             "assumes": ASSUMES,
             "notes": self.notes,
             "errors": self.errors,
+            "violated": self.violated,
         }
 
 
@@ -272,12 +276,17 @@ def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Pro
         prof = _no_profile(result, name, ranges, guards, errors)
         prof.bad_opt = True
         return prof
+    violated: dict[str, str] = {}
     for label, b in (("min", lo_b), ("opt", opt_b), ("max", hi_b)):
         if any(v is None for v in b.values()):
             continue
         for g in guards:
             if check(g, b) is False:
-                notes.append(f"the {label} binding violates {g.text}: pick the profile by hand")
+                violated.setdefault(label, g.text)
+                notes.append(
+                    f"the {label} binding violates {g.text}: the model cannot run there, so no {label} shapes"
+                    " are given (pick them by hand, or narrow --dim-range)"
+                )
     for s, v in hi_b.items():
         if v is None:
             notes.append(f"{s} has no upper bound: no max shapes (give --dim-range {s}=LO:HI)")
@@ -333,7 +342,7 @@ def profile(result, opt: Mapping[str, int] | None = None, name: str = "") -> Pro
             {"name": text(tname), "op": text(producer_op.get(tname, "input")), "elements": elems, "bytes": nbytes}
         )
     peak, peak_at = _peak(graph, sizes, init)
-    return Profile(name, ranges, guards, inputs, tensors, peak, peak_at, notes, declared=declared)
+    return Profile(name, ranges, guards, inputs, tensors, peak, peak_at, notes, declared=declared, violated=violated)
 
 
 def _declared(vi: onnx.ValueInfoProto) -> list[int | str | None] | None:

@@ -230,3 +230,44 @@ def test_long_tensor_names_keep_both_ends_around_an_ellipsis():
         if len(t["name"]) > 48
     ]
     assert long_names and all(_fit(t["name"], 48) in r.stdout for t in long_names)
+
+
+def test_a_binding_the_model_cannot_run_at_gives_no_shapes(tmp_path):
+    """x[a] and y[b] concatenated and reshaped to [2, 3] run only where a + b == 6: over a, b in
+    [1, 5] the min (1, 1) and the max (5, 5) break it. profile printed their trtexec flags and
+    -f overrides ready to paste (onnxruntime fails there), with a note at the end (the review's
+    DETR). Each such binding now gives none, saying why; --json's `violated` names the guard."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    jsonschema = pytest.importorskip("jsonschema")
+    ort = pytest.importorskip("onnxruntime")
+    from support.common import ROOT
+
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(
+        [helper.make_node("Concat", ["x", "y"], ["c"], axis=0), helper.make_node("Reshape", ["c", "s"], ["z"])],
+        "g",
+        [vi("x", TensorProto.FLOAT, ["a"]), vi("y", TensorProto.FLOAT, ["b"])],
+        [vi("z", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([2, 3], np.int64), "s")],
+    )
+    path = tmp_path / "cat.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    p = profile(infer(str(path), dim_ranges={"a": (1, 5), "b": (1, 5)}))
+    assert [g.text for g in p.guards] == ["a + b == 6"]
+    assert p.violated == {"min": "a + b == 6", "opt": "a + b == 6", "max": "a + b == 6"}
+    assert p.trtexec() == {"minShapes": None, "optShapes": None, "maxShapes": None}
+    assert p.onnxruntime() == {"min": None, "opt": None, "max": None}
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception):  # noqa: B017 (the oracle: the min binding cannot run)
+        sess.run(None, {"x": np.zeros(1, np.float32), "y": np.zeros(1, np.float32)})
+    args = ["profile", str(path), "--dim-range", "a=1:5", "--dim-range", "b=1:5"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0
+    assert "--minShapes: none (the model cannot run at the min binding: a + b == 6)" in res.output
+    assert "  max: none (the model cannot run at the max binding)" in res.output
+    doc = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    schema = json.loads((ROOT / "shapeinfer" / "schemas" / "profile.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert doc["violated"]["max"] == "a + b == 6" and doc["trtexec"]["maxShapes"] is None

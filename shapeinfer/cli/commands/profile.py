@@ -111,6 +111,8 @@ def _profile_text(prof, show_all: bool) -> None:
     for k, v in prof.trtexec().items():
         if v is not None:
             click.echo(shell_word(f"--{k}={v}"))
+        elif k[:3] in prof.violated:
+            click.echo(f"--{k}: none (the model cannot run at the {k[:3]} binding: {prof.violated[k[:3]]})")
         elif bad:
             click.echo(f"--{k}: none (trtexec's flags cannot name the input {bad[0]!r}: a ',' or a quote in it)")
         else:
@@ -118,7 +120,9 @@ def _profile_text(prof, show_all: bool) -> None:
     ort = prof.onnxruntime()
     click.echo("onnxruntime free dimension overrides (one fixed size per named dim):")
     for k, v in ort.items():
-        if v is None:
+        if v is None and k in prof.violated:
+            click.echo(f"  {k}: none (the model cannot run at the {k} binding)")
+        elif v is None:
             click.echo(f"  {k}: none (a named dim has no {k} value)")
         elif not v:
             click.echo(f"  {k}: none needed (no named dims)")
