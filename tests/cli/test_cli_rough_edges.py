@@ -53,8 +53,12 @@ def test_dash_o_to_a_terminal_is_refused_in_one_line(monkeypatch, tmp_path):
     from shapeinfer.cli.main import main
 
     monkeypatch.setattr(common, "_stdout_is_terminal", lambda: True)
-    for cmd in ([], ["optimize"]):
-        r = CliRunner().invoke(main, [*cmd, str(model_path("bert_ts")), "-o", "-"])
+    from support.common import ROOT
+
+    cnn = str(ROOT / "tests" / "models" / "static" / "cnn.static.onnx")
+    for args in ([str(model_path("bert_ts"))], ["optimize", str(model_path("bert_ts"))], ["make-dynamic", cnn]):
+        dims = ["--dim", "images:0=batch"] if args[0] == "make-dynamic" else []
+        r = CliRunner().invoke(main, [*args, "-o", "-", *dims])
         assert r.exit_code == 2 and r.stdout == "", r.output
         assert r.stderr.strip() == (
             "shapeinfer: error: -o - writes the binary model to standard output, which is a terminal:"

@@ -19,6 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 import shapeinfer
 from shapeinfer.cli.main import main
 from shapeinfer.passes.make_dynamic import MakeDynamicError
+from shapeinfer.symbolic import dims as D
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -444,3 +445,45 @@ def test_declared_types_follow_the_new_symbol_in_every_graph():
     for cond in (True, False):
         out = s.run(None, {"x": -np.ones((3, 4), np.float32), "flag": np.array(cond)})[0]
         assert out.shape == (3, 4)
+
+
+def test_cli_writes_as_infer_o_writes(tmp_path):
+    """make-dynamic's write is infer's -o: a data file of another model in the output's folder
+    is refused with exit 1 (it was exit 2, with hints at --external-data and --in-place, flags
+    it lacked), --external-data gathers the data under a name of its own, a data file holding
+    the same bytes is read with a note, -o naming the input needs --in-place, and `-o -` on a
+    terminal is refused (the review)."""
+    from support.common import ROOT, run_cli
+
+    src_dir = tmp_path / "src"
+    src_dir.mkdir()
+    m = onnx.load(ROOT / "tests" / "models" / "static" / "cnn.static.onnx")
+    onnx.save(m, src_dir / "cnn.onnx", save_as_external_data=True, location="cnn.data", size_threshold=0)
+    src = str(src_dir / "cnn.onnx")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    (out_dir / "cnn.data").write_bytes(b"another model's weights")
+    dim = ["--dim", "images:0=batch"]
+
+    r = run_cli("make-dynamic", src, "-o", str(out_dir / "m.onnx"), *dim)
+    assert r.returncode == 1 and not (out_dir / "m.onnx").exists()
+    assert "would replace" in r.stderr and "--external-data NAME" in r.stderr
+    assert (out_dir / "cnn.data").read_bytes() == b"another model's weights"
+
+    r = run_cli("make-dynamic", src, "-o", str(out_dir / "m.onnx"), "--external-data", "m.data", *dim)
+    assert r.returncode == 0, r.stderr
+    assert (out_dir / "cnn.data").read_bytes() == b"another model's weights"
+    s = _session(str(out_dir / "m.onnx"))
+    assert s.run(None, {"images": np.zeros((3, 3, 64, 64), np.float32)})[0].shape[0] == 3
+
+    again = tmp_path / "again"
+    again.mkdir()
+    for name in ("a.onnx", "b.onnx"):
+        r = run_cli("make-dynamic", src, "-o", str(again / name), *dim)
+        assert r.returncode == 0, r.stderr
+    assert "already holds this external data, byte for byte" in r.stderr
+
+    r = run_cli("make-dynamic", src, "-o", src, *dim)
+    assert r.returncode == 2 and "--in-place" in r.stderr
+    r = run_cli("make-dynamic", src, "-o", src, "--in-place", *dim)
+    assert r.returncode == 0 and shapeinfer.infer(src).dims("images")[0] == D.sym("batch")

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import click
 
-from shapeinfer.cli.common import CliError, _run_guarded, show
+from shapeinfer.cli.common import (
+    EXTERNAL_DATA_HELP,
+    CliError,
+    _run_guarded,
+    check_output,
+    refusal_line,
+    show,
+    write_notes,
+)
 
 
 def _parse_dims(specs: tuple[str, ...]) -> dict[str, dict[int, str]]:
@@ -37,23 +45,36 @@ def _parse_dims(specs: tuple[str, ...]) -> dict[str, dict[int, str]]:
 @click.option("-o", "--output", required=True, help="Where to write the rewritten model.")
 @click.option("--dim", "dims", multiple=True, required=True, metavar="INPUT:AXIS=SYMBOL",
               help="An input axis to make the symbol (repeatable).")  # fmt: skip
+@click.option("--in-place", is_flag=True, help="Allow -o to name the input model itself.")
+@click.option("--external-data", "external_data", metavar="NAME", help=EXTERNAL_DATA_HELP)
+@click.option("--force", is_flag=True, help="Write -o even when the model's external data file is missing.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-def make_dynamic_cmd(model: str, output: str, dims: tuple[str, ...], debug: bool) -> None:
+def make_dynamic_cmd(
+    model: str,
+    output: str,
+    dims: tuple[str, ...],
+    in_place: bool,
+    external_data: str | None,
+    force: bool,
+    debug: bool,
+) -> None:
     """Make each --dim input axis of MODEL the symbol named, and rewrite every constant that
     baked its old size in (Reshape targets, Expand / ConstantOfShape / Tile shapes, Range
     limits, Slice ends, position ids) into a computation from the input shapes; the rewritten
     model is inferred again and must follow the symbols with no guard on them.
 
-    Exit codes: 0 written; 1 refused (each node that cannot follow the size is named, nothing
-    is written); 2 usage errors (a file that is no model, a --dim that is malformed or names no
-    static input axis, an output that cannot be written).
+    The write is infer's -o (--in-place, --external-data, --force as there). Exit codes: 0
+    written; 1 refused (each node that cannot follow the size is named, nothing is written) or
+    a write refused (a data file of that name exists, the model's data file is missing); 2
+    usage errors (a file that is no model, a --dim that is malformed or names no static input
+    axis, an output that cannot be written).
     """
-    from shapeinfer.document import check_output
     from shapeinfer.document import open as open_model
+    from shapeinfer.io.userfiles import WriteRefused
     from shapeinfer.passes.make_dynamic import MakeDynamicError, make_dynamic
 
     wanted = _parse_dims(dims)
-    _run_guarded(debug, lambda: check_output(output, model), model)
+    check_output(output, model, in_place)
     doc = _run_guarded(debug, lambda: open_model(model), model)
     try:
         rewritten = make_dynamic(doc.model, wanted, base_dir=doc.folder)
@@ -64,5 +85,18 @@ def make_dynamic_cmd(model: str, output: str, dims: tuple[str, ...], debug: bool
             click.echo(show(f"shapeinfer: refused: {r}"), err=True)
         click.echo(f"shapeinfer: nothing written: {len(e.refusals)} node(s) cannot follow the size", err=True)
         raise SystemExit(1) from None
-    _run_guarded(debug, lambda: doc.write(output, model=rewritten), model)
+
+    def write() -> WriteRefused | None:
+        try:
+            doc.write(output, model=rewritten, in_place=in_place, external_data=external_data, force=force)
+        except WriteRefused as e:
+            return e
+        return None
+
+    refused = _run_guarded(debug, write, model)
+    if refused is not None:
+        click.echo(refusal_line(refused), err=True)
+        raise SystemExit(1)
+    for note in write_notes(doc, external_data):
+        click.echo(show(f"note: {note}"), err=True)
     click.echo(show(f"wrote {output}"), err=True)
