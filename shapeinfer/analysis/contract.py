@@ -158,7 +158,8 @@ def _match_symbols(old: list[Port], new: list[Port]) -> tuple[dict[str, D.Dim], 
     changes = []
     for n, places in by_new.items():
         olds = sorted({po[p] for p in places})
-        rename[n] = D.sym(olds[0])
+        if len(olds) == 1 and {pn[p] for p in by_old[olds[0]]} == {n}:  # one to one: the same size
+            rename[n] = D.sym(olds[0])
         if len(olds) > 1:
             where = ", ".join(f"{i} dim {k}" for i, k in places)
             changes.append(Change("inputs", "shared sizes", " / ".join(olds) + " independent", f"{where} all {n}"))
@@ -167,6 +168,12 @@ def _match_symbols(old: list[Port], new: list[Port]) -> tuple[dict[str, D.Dim], 
         if len(news) > 1:
             where = ", ".join(f"{i} dim {k}" for i, k in places)
             changes.append(Change("inputs", "shared sizes", f"{where} all {o}", " / ".join(news) + " independent"))
+    # a symbol that is no longer (or not yet) one size with old's keeps its name, primed where
+    # that name is one old's symbols take: two sizes never print as one
+    taken = {D.format(v) for v in rename.values()}
+    for n in by_new:
+        if n not in rename and n in taken:
+            rename[n] = D.sym(f"{n}'")
     return rename, changes
 
 

@@ -65,6 +65,34 @@ def test_each_synthetic_change_is_caught():
     assert _diff(base, swapped) == ["outputs: order y, m -> m, y"]
 
 
+def test_sizes_that_came_apart_print_as_two():
+    """x[a, b] + z[a, b] against x[a, b] + z[c, d]: new's c and d were read as old's a and b, so
+    its broadcast guard printed as the tautology "a == a or a == 1 or a == 1" (the review; and
+    qwen2 against gemma2 from onnxruntime-genai said "4096 <= past_sequence_length" of a
+    sliding-window length). A symbol is read as old's only where the two are one to one; a
+    name that would then print as another size is primed."""
+
+    def add(zdims: list) -> onnx.ModelProto:
+        g = h.make_graph(
+            [h.make_node("Add", ["x", "z"], ["y"])],
+            "add",
+            [h.make_tensor_value_info("x", T.FLOAT, ["a", "b"]), h.make_tensor_value_info("z", T.FLOAT, zdims)],
+            [h.make_tensor_value_info("y", T.FLOAT, None)],
+        )
+        return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+    diff = _diff(add(["a", "b"]), add(["c", "d"]))
+    assert "guards: added - -> a == c or a == 1 or c == 1" in diff
+    assert "output y: dim 0 a -> max(a, c)" in diff
+    assert not [c for c in diff if "a == a" in c]
+    # new's b is old's a (one to one); new's a, which old's b and c now are, prints as a'
+    swapped = add(["b", "c"])
+    for k, name in enumerate(("b", "a")):
+        swapped.graph.input[0].type.tensor_type.shape.dim[k].dim_param = name
+    diff = _diff(add(["a", "b"]), swapped)
+    assert "input x: dim 1 b -> a'" in diff and "input z: dim 1 b -> c" in diff
+
+
 def test_a_new_guard_is_a_change():
     """Reshape(y, [-1, 4]) needs 4 | batch*seq*6 when y is [batch, seq, 6] (a guard), nothing
     when y is [batch, seq, 8]."""
