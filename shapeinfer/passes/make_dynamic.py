@@ -113,8 +113,8 @@ def _symbolise_inputs(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, st
     inputs = {i.name: i for i in model.graph.input}
     init = {t.name for t in model.graph.initializer}
     old: dict[str, int] = {}
-    if not dims:
-        raise ValueError("no --dim given: name at least one INPUT:AXIS=SYMBOL")
+    if not dims or not any(dims.values()):
+        raise ValueError("no axis to make dynamic: name at least one (dims={'x': {0: 'batch'}}, --dim x:0=batch)")
     for name, axes in dims.items():
         if not isinstance(axes, Mapping):
             raise ValueError(f"dims[{name!r}] maps axes to symbol names ({{0: 'batch'}}), not {axes!r}")
@@ -137,7 +137,10 @@ def _symbolise_inputs(model: onnx.ModelProto, dims: Mapping[str, Mapping[int, st
             if not d.HasField("dim_value") or d.dim_value < 1:
                 raise ValueError(f"input {name!r} axis {a} is not a static dim (nothing to make dynamic)")
             if old.setdefault(symbol, d.dim_value) != d.dim_value:
-                raise ValueError(f"symbol {symbol!r} stands for {old[symbol]} and {d.dim_value}: one size a symbol")
+                raise ValueError(
+                    f"symbol {symbol!r} names axes of sizes {old[symbol]} and {d.dim_value}: one symbol is one"
+                    " size (give each size a symbol of its own)"
+                )
             d.Clear()
             d.dim_param = symbol
     return old

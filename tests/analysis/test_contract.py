@@ -195,3 +195,16 @@ def test_float_exactness_assumptions_are_kept_apart_not_compared():
     # a bound the model does ask for stays in the contract: BERT's 512 positions
     bert = _contract(onnx.load(str(model_path("bert_ts"))))
     assert [g.text for g in bert.guards] == ["seq <= 512"] and not bert.precision
+
+
+def test_diff_of_standard_input_twice_is_a_usage_error():
+    """`diff - -` said "-: empty file, not an ONNX model" (standard input read once)."""
+    from click.testing import CliRunner
+
+    from shapeinfer.cli.main import main
+
+    r = CliRunner().invoke(main, ["diff", "-", "-"], input=model_path("bert_ts").read_bytes())
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        "shapeinfer: error: OLD and NEW are both '-': standard input can be read once; give one of them as a file"
+    )

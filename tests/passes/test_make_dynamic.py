@@ -487,3 +487,15 @@ def test_cli_writes_as_infer_o_writes(tmp_path):
     assert r.returncode == 2 and "--in-place" in r.stderr
     r = run_cli("make-dynamic", src, "-o", src, "--in-place", *dim)
     assert r.returncode == 0 and shapeinfer.infer(src).dims("images")[0] == D.sym("batch")
+
+
+def test_requests_that_cannot_be_right_say_what_to_give():
+    """dims={"images": {}} returned the model unchanged (dims={} said "no --dim given", the CLI's
+    words, in the API); one symbol for two sizes said "stands for 16 and 2: one size a symbol"."""
+    cnn = str(Path(__file__).parents[1] / "models" / "static" / "cnn.static.onnx")
+    for dims in ({"images": {}}, {}):
+        with pytest.raises(ValueError, match=r"^no axis to make dynamic: name at least one"):
+            shapeinfer.make_dynamic(cnn, dims=dims)
+    bert = str(Path(__file__).parents[1] / "models" / "static" / "bert.static.onnx")
+    with pytest.raises(ValueError, match=r"'seq' names axes of sizes 16 and 2: one symbol is one size"):
+        shapeinfer.make_dynamic(bert, dims={"input_ids": {1: "seq"}, "attention_mask": {0: "seq"}})

@@ -11,7 +11,7 @@ import json
 
 import click
 
-from shapeinfer.cli.common import _run_guarded, show
+from shapeinfer.cli.common import CliError, _run_guarded, show
 
 
 @click.command("diff", short_help="Did the input/output shape contract change between two models?")
@@ -32,6 +32,9 @@ def diff_cmd(old: str, new: str, as_json: bool, debug: bool) -> None:
     changed (each change on a line: output logits: dim 0 batch -> 1), 2 usage errors (a file
     that is no model).
     """
+
+    if old == "-" and new == "-":
+        raise CliError("OLD and NEW are both '-': standard input can be read once; give one of them as a file")
 
     def run():
         from shapeinfer.analysis.contract import compare, contract_of

@@ -27,8 +27,8 @@ def explain_cmd(model: str, tensor: str, as_json: bool, debug: bool) -> None:
     the input symbols, why: a data-dependent op, a size taken from values computed from data
     or in floating point, If branches that disagree, a limit, an invalid node, no rule.
 
-    Exit codes: 0 explained, 2 usage errors (a file that is no model, a tensor the main graph
-    does not have: the closest names are suggested).
+    Exit codes: 0 explained, 2 usage errors (a file that is no model, a tensor no graph of the
+    model has: the closest names are suggested).
     """
     from shapeinfer.analysis.explain import UnknownTensor, explain
     from shapeinfer.api import infer
