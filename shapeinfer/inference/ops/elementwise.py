@@ -366,8 +366,13 @@ def where(ctx, ins: list) -> list:
 
 @register("PRelu")
 def prelu(ctx, ins: list) -> list:
-    """PRelu: the slope broadcasts unidirectionally to X's shape."""
-    return [tensor(ins[0].dtype, ins[0].shape)]
+    """PRelu: X and the slope broadcast both ways, as onnxruntime runs it (a slope ``[3]``
+    against X ``[1]`` gives ``[3]``; the spec's one-way broadcast is the case of a slope no
+    larger than X); X's shape when the slope's is unknown (the spec's reading)."""
+    x, slope = ins[0], ins[1] if len(ins) > 1 else None
+    if x.shape is None or slope is None or slope.shape is None:
+        return [tensor(x.dtype, x.shape)]
+    return [tensor(x.dtype, broadcast_shapes(ctx, [x.shape, slope.shape]))]
 
 
 # ---------------------------------------------------------------- unary, same shape

@@ -5,7 +5,7 @@ from __future__ import annotations
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
-from shapeinfer.inference.ops.common import broadcast_shapes
+from shapeinfer.inference.ops.common import broadcast_dim, broadcast_shapes
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
@@ -70,14 +70,16 @@ def _einsum_terms(eq: str, n_in: int) -> tuple[list[str], str | None]:
 
 
 def _unify_letter(ctx, c: str, a: D.Dim, b: D.Dim, contracted: bool) -> D.Dim:
-    """The size of Einsum letter ``c`` met as ``a`` and ``b`` (G002 when they are different
-    ints). Under ``onnxruntime_conventions`` a *contracted* letter with two sizes is an error
-    diagnostic instead, the first size kept: the node fails at run time, and the output dims,
-    which its other letters give, are the ones onnxruntime's tool states."""
+    """The size of Einsum letter ``c`` met as ``a`` and ``b`` in two operands: onnxruntime
+    broadcasts a size of 1 against the other (guards where a symbol may be 1, as for Add; G002
+    when they are different ints). Under ``onnxruntime_conventions`` a *contracted* letter
+    with two sizes is an error diagnostic instead, the first size kept: the node fails at run
+    time, and the output dims, which its other letters give, are the ones onnxruntime's tool
+    states."""
     if not (contracted and ctx.policy.onnxruntime_conventions):
-        return ctx.unify(a, b)
+        return broadcast_dim(ctx, a, b)
     try:
-        return ctx.unify(a, b)
+        return broadcast_dim(ctx, a, b)
     except InferenceError as e:
         if e.code != codes.BROADCAST_INCOMPATIBLE:
             raise
@@ -87,7 +89,8 @@ def _unify_letter(ctx, c: str, a: D.Dim, b: D.Dim, contracted: bool) -> D.Dim:
 
 @register("Einsum", since=12)
 def einsum(ctx, ins: list) -> list:
-    """Einsum: labels map to dims (equal labels unify), ellipses broadcast; implicit output sorted."""
+    """Einsum: labels map to dims (a label twice in one operand unifies, across operands it
+    broadcasts as onnxruntime does), ellipses broadcast; implicit output sorted."""
     facts = list(ins)
     dtype = next((f.dtype for f in facts if f is not None and f.dtype), 0)
     terms, out_term = _einsum_terms(ctx.attr("equation", ""), len(facts))
@@ -122,17 +125,12 @@ def einsum(ctx, ins: list) -> list:
                     codes.EINSUM_EQUATION_INVALID, f"Einsum term {t!r} does not match rank {len(shape)}"
                 )
             letters = list(t)
+        here: dict[str, D.Dim] = {}  # a letter twice in one operand (a diagonal): equal dims
         for c, d in zip(letters, shape):
-            if c is None:
-                continue
-            if c in labels:
-                # numpy broadcasts a labelled dim of 1 against the others
-                if labels[c] == 1:
-                    labels[c] = d
-                elif d != 1:
-                    labels[c] = _unify_letter(ctx, c, labels[c], d, c not in out_term)
-            else:
-                labels[c] = d
+            if c is not None:
+                here[c] = ctx.unify(here[c], d) if c in here else d
+        for c, d in here.items():
+            labels[c] = _unify_letter(ctx, c, labels[c], d, c not in out_term) if c in labels else d
     ell = broadcast_shapes(ctx, ell_shapes) if ell_shapes else ()
     out: list[D.Dim] = []
     pre, sep, post = out_term.partition("...")

@@ -145,3 +145,55 @@ def test_a_static_gather_index_out_of_range_is_an_error() -> None:
     m = _model(helper.make_node("Gather", ["x", "i"], ["y"], axis=0), [5, 3], 1, [("i", _i64(7))])
     errors = [d for d in shapeinfer.infer(m).diagnostics if d.severity == "error"]
     assert [d.message for d in errors] == ["Gather index out of range for dim 5: it needs 8"]
+
+
+def _two_inputs(node, a_shape, b_shape, opset=17, inits=()):
+    g = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("a", F, a_shape), helper.make_tensor_value_info("b", F, b_shape)],
+        [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+BROADCASTS = {
+    "einsum contracted letter": (helper.make_node("Einsum", ["a", "b"], ["y"], equation="i,i->"), ["n"], [4]),
+    "einsum matmul": (helper.make_node("Einsum", ["a", "b"], ["y"], equation="ab,bc->ac"), ["n", "m"], [4, 2]),
+    "einsum output letter": (helper.make_node("Einsum", ["a", "b"], ["y"], equation="i,i->i"), ["n"], ["m"]),
+    "einsum diagonal": (helper.make_node("Einsum", ["a", "b"], ["y"], equation="ii,j->ij"), ["n", 1], [2]),
+    "prelu slope larger": (helper.make_node("PRelu", ["a", "b"], ["y"]), ["n"], [3]),
+    "prelu slope of more rows": (helper.make_node("PRelu", ["a", "b"], ["y"]), ["n", 2], [3, 1]),
+    "prelu symbolic slope": (helper.make_node("PRelu", ["a", "b"], ["y"]), ["n", 3], ["m", 1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROADCASTS))
+def test_broadcasts_onnxruntime_makes_are_neither_refused_nor_misread(case: str) -> None:
+    """Einsum and PRelu broadcast a size of 1 both ways in onnxruntime: the op sweep found
+    Einsum guarding ``n == 4`` where n = 1 runs (a false guard), and PRelu giving X's shape where
+    a larger slope makes the output larger (a wrong dim). Over n and m in 1..8 the guards hold
+    exactly where onnxruntime runs, and the dims are onnxruntime's there."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    node, a_shape, b_shape = BROADCASTS[case]
+    m = _two_inputs(node, a_shape, b_shape)
+    result = shapeinfer.infer(m)
+    guards, dims = result.guards(), result.dims("y")
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in range(1, 9):
+        for mm in range(1, 9):
+            b = {"n": n, "m": mm}
+            feeds = {
+                "a": np.ones([b.get(d, d) for d in a_shape], np.float32),
+                "b": np.ones([b.get(d, d) for d in b_shape], np.float32),
+            }
+            try:
+                (y,) = sess.run(None, feeds)
+            except Exception:
+                y = None
+            assert (y is not None) == all(check(g, b) for g in guards), (b, [g.text for g in guards])
+            if y is not None:
+                assert tuple(d if type(d) is int else D.evaluate(d, b) for d in dims) == y.shape, (b, dims)
