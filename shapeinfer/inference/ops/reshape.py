@@ -146,10 +146,39 @@ def _finish(ctx, data: Fact | None, target: Sequence | None, target_len: D.Dim |
     def on_count(total: D.Dim, count: D.Dim) -> None:
         ctx.assume("equality", total, count, report=True)
 
+    target = _literal_entries(ctx, target, in_dims, zero_copies)
     dims = reshape_dims(in_dims, target, zero_copies, on_floor, on_count)
     shape = tuple(ctx.fresh() if d is None else d for d in dims)
     value = data.value if data is not None and data.value is not None else None
     return [tensor(dtype, shape, value)]
+
+
+def _literal_entries(ctx, target: Sequence, in_dims: Sequence | None, zero_copies: bool) -> list:
+    """``target`` with its symbolic entries as the dims they give. An entry is the dim it says
+    where it is at least 1 (at least 0 with ``allowzero``): a 0 copies the input dim at its
+    index (with ``zero_copies``) and a -1 is inferred, so an entry such as ``n//2`` (0 at
+    ``n = 1``) is read literally under the soft guard ``1 <= n//2`` when that is not proven
+    (the model runs where it fails, with other shapes). Without soft guards: an entry proven
+    at least 0 gives ``t + (1 - min(t, 1))*d``, the input dim ``d`` where ``t`` is 0 (with
+    ``zero_copies``); any other is unknown (None). An entry of a fresh symbol (a size inference
+    does not know, such as a count of detections) is read as it says, as is one the input dim a
+    0 would copy is a multiple of (``2*(seq//2)`` for ``seq//2``: 0 where it is 0)."""
+    least = 1 if zero_copies else 0
+    out = list(target)
+    for i, t in enumerate(target):
+        if t is None or type(t) is int or ctx.symbols.prove_le(least, t):
+            continue
+        if any(ctx.symbols.is_fresh(s) for s in D.symbols(t)):
+            continue  # a size inference does not know: read as the dim it says (documented)
+        if zero_copies and in_dims is not None and i < len(in_dims) and D.exact_div(in_dims[i], t) is not None:
+            continue  # the dim a 0 copies is a multiple of it, so 0 too: both readings agree
+        if ctx.engine.soft_guards:
+            ctx.assume("bound", least, t, report=True, soft=True)
+        elif zero_copies and in_dims is not None and i < len(in_dims) and ctx.symbols.prove_le(0, t):
+            out[i] = D.add(t, D.mul(D.sub(1, D.dmin(t, 1)), in_dims[i]))
+        else:
+            out[i] = None
+    return out
 
 
 @register("Reshape", since=1)
