@@ -281,7 +281,6 @@ def test_element_counts_equal_only_at_one_size_are_a_guard() -> None:
 
 def _target_from_size(entry_nodes: list, allowzero: int | None = None, width: int = 3) -> onnx.ModelProto:
     """x[n, width] reshaped to [e, -1], e computed from n by ``entry_nodes`` (output "e")."""
-    i64 = TensorProto.INT64
     inits = [
         numpy_helper.from_array(np.array([0], np.int64), "zero"),
         numpy_helper.from_array(np.array([-1], np.int64), "m1"),
