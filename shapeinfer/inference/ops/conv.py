@@ -173,8 +173,9 @@ def _ints_attr(ctx, name: str, n: int, default: int) -> list[int]:
 def spatial_dims(ctx, sizes, kernel, ceil_mode: int | None = None) -> list[D.Dim]:
     """The output spatial dims of a convolution (``ceil_mode`` None) or a pool (``ceil_mode``
     its attribute) over input spatial ``sizes``: :func:`conv_out_dim` per dim, a fresh symbol
-    where it gives None. A convolution's dims are at least 1 wherever it runs (onnxruntime
-    refuses a window that does not fit the padded input): a hard guard where not proven."""
+    where it gives None. A convolution's dims are at least 1 wherever it runs, a pool's at
+    least 0 (onnxruntime refuses a window that does not fit the padded input, and a pool's
+    negative size; it pools to an empty axis): a hard guard where not proven."""
     n_sp = len(sizes)
     if len(kernel) != n_sp:
         raise InferenceError(
@@ -187,8 +188,9 @@ def spatial_dims(ctx, sizes, kernel, ceil_mode: int | None = None) -> list[D.Dim
     out = []
     for i in range(n_sp):
         d = conv_out_dim(sizes[i], kernel[i], strides[i], dil[i], pads[i], pads[i + n_sp], auto_pad, ceil_mode)
-        if ceil_mode is None and isinstance(d, D.Expr) and not ctx.symbols.prove_le(1, d):
-            ctx.assume("bound", 1, d)  # onnxruntime refuses a convolution whose window does not fit
+        least = 1 if ceil_mode is None else 0
+        if isinstance(d, D.Expr) and not ctx.symbols.prove_le(least, d):
+            ctx.assume("bound", least, d)  # onnxruntime refuses a window that does not fit
         out.append(ctx.fresh() if d is None else d)
     return out
 

@@ -10,8 +10,13 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
 
 
-def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None) -> tuple:
-    """``shape`` with ``pads`` ([begins..., ends...] over ``axes``) added; fresh where unknown."""
+def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode: str = "constant") -> tuple:
+    """``shape`` with ``pads`` ([begins..., ends...] over ``axes``) added; fresh where unknown.
+
+    What onnxruntime runs (probed over every pair of pads in -3..3 and sizes 1..7): a result of
+    at least 0; for ``reflect``, ``edge`` and ``wrap`` an input left of at least 1 after the
+    negative pads crop it, and for ``reflect`` each positive pad less than that. An error where
+    the sizes are known, a guard where they are not proven."""
     r = len(shape)
     if axes is None:
         axes = list(range(r))
@@ -34,8 +39,28 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None) -> tu
         d = D.add(D.add(shape[a], b), e)
         if type(d) is int and d < 0:
             raise InferenceError(codes.PAD_INVALID, f"Pad gives a negative dim {d} on axis {a}")
+        _guard_pads(ctx, shape[a], b, e, d, a, mode)
         out[a] = d
     return tuple(out)
+
+
+def _guard_pads(ctx, size: D.Dim, b: D.Dim, e: D.Dim, out: D.Dim, axis: int, mode: str) -> None:
+    """The conditions of :func:`pad_dims` on one axis of ``size`` padded by ``b`` and ``e``."""
+    need = [(0, out)]
+    if mode != "constant":
+        left = D.add(size, D.add(D.dmin(b, 0), D.dmin(e, 0)))  # the input the negative pads leave
+        need.append((1, left))
+        if mode == "reflect":
+            need += [(D.add(D.dmax(p, 0), 1), left) for p in (b, e)]
+    for lo, hi in need:
+        if type(lo) is int and type(hi) is int:
+            if lo > hi:
+                raise InferenceError(
+                    codes.PAD_INVALID,
+                    f"{mode} Pad of axis {axis} by ({D.format(b)}, {D.format(e)}) cannot run: it needs {lo} <= {hi}",
+                )
+        elif not ctx.symbols.prove_le(lo, hi):
+            ctx.assume("bound", lo, hi, report=True)
 
 
 def pad_values(x: Fact, out_shape: tuple, pads: list, axes: list[int] | None, fill) -> tuple | None:
@@ -71,6 +96,12 @@ def pad_values(x: Fact, out_shape: tuple, pads: list, axes: list[int] | None, fi
     return tuple(out)
 
 
+def _mode(ctx) -> str:
+    """The Pad's ``mode`` attribute as text (``constant`` by default)."""
+    mode = ctx.attr("mode", "constant")
+    return mode.decode("utf-8", "replace") if isinstance(mode, bytes) else str(mode)
+
+
 @register("Pad", since=1)
 def pad_v1(ctx, ins: list) -> list:
     """Pad-1/2: ``paddings`` / ``pads`` attribute."""
@@ -80,7 +111,7 @@ def pad_v1(ctx, ins: list) -> list:
         return [Fact(x.dtype, None)]
     if pads is None:
         raise InferenceError(codes.PAD_INVALID, "Pad needs pads")
-    return [tensor(x.dtype, pad_dims(ctx, x.shape, list(pads), None))]
+    return [tensor(x.dtype, pad_dims(ctx, x.shape, list(pads), None, _mode(ctx)))]
 
 
 @register("Pad", since=11)
@@ -97,9 +128,9 @@ def pad_v11(ctx, ins: list) -> list:
             return [tensor(x.dtype, ctx.fresh_shape(len(x.shape)))]
         axes = list(axes)
     pads = dim_values(pf)
-    shape = pad_dims(ctx, x.shape, None if pads is None else list(pads), axes)
+    shape = pad_dims(ctx, x.shape, None if pads is None else list(pads), axes, _mode(ctx))
     value = None
-    if pads is not None and x.value is not None and ctx.attr("mode", "constant") in ("constant", b"constant"):
+    if pads is not None and x.value is not None and _mode(ctx) == "constant":
         cf = ins[2] if len(ins) > 2 else None
         fill = 0 if cf is None else (cf.value[0] if cf.value is not None and len(cf.value) == 1 else None)
         value = pad_values(x, shape, list(pads), axes, fill)
