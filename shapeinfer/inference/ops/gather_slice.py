@@ -5,6 +5,8 @@ Values flow through all of them, which is what carries a Shape's dims on to a Re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
@@ -89,13 +91,25 @@ def gather_elements(ctx, ins: list) -> list:
 
 @register("GatherND", since=11)
 def gather_nd(ctx, ins: list) -> list:
-    """GatherND: ``indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]``."""
+    """GatherND: ``indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]``; known
+    indices fit the axes they index (guards; onnxruntime refuses anything else)."""
     data, idx = ins[0], ins[1]
     b = ctx.attr("batch_dims", 0)
     if data.shape is None or idx.shape is None or not idx.shape or type(idx.shape[-1]) is not int:
         return [Fact(data.dtype, None)]
     k = idx.shape[-1]
+    if type(b) is int and b >= 0 and b + k <= len(data.shape):
+        _guard_coordinates(ctx, known_ints(idx), k, data.shape[b : b + k], "GatherND")
     return [tensor(data.dtype, idx.shape[:-1] + data.shape[b + k :])]
+
+
+def _guard_coordinates(ctx, values, k: int, axes: Sequence, what: str) -> None:
+    """Known index tuples ``values`` (``k`` coordinates each, flattened) into ``axes``: each
+    coordinate fits its axis (:func:`guard_indices`)."""
+    if values is None or k < 1 or len(axes) < k:
+        return
+    for j in range(k):
+        guard_indices(ctx, values[j::k], axes[j], what)
 
 
 # ------------------------------------------------------------------------------ Slice
@@ -558,13 +572,50 @@ def identity(ctx, ins: list) -> list:
     return [ins[0]]
 
 
-@register("Scatter", since=9)
-@register(["ScatterElements", "ScatterND"], since=11)
 @register("ReverseSequence", since=10)
 def like_data(ctx, ins: list) -> list:
-    """Scatter, ScatterElements, ScatterND, ReverseSequence: the data input's type and shape."""
+    """ReverseSequence: the data input's type and shape."""
     x = ins[0]
     return [tensor(x.dtype, x.shape)]
+
+
+@register("Scatter", since=9)
+@register("ScatterElements", since=11)
+def scatter_elements(ctx, ins: list) -> list:
+    """Scatter, ScatterElements: the data input's type and shape. indices and updates are one
+    shape, no longer than data on any other axis than ``axis``, and known indices fit ``axis``
+    (guards where not proven, as onnxruntime checks them)."""
+    data, idx = ins[0], ins[1]
+    upd = ins[2] if len(ins) > 2 else None
+    shape = idx.shape
+    if data.shape is not None and shape is not None and len(shape) == len(data.shape) and shape:
+        along = norm_axis(ctx.attr("axis", 0), len(shape))
+        if upd is not None and upd.shape is not None and len(upd.shape) == len(shape):
+            for x, y in zip(shape, upd.shape):
+                ctx.unify(x, y)
+        for d, (i, n) in enumerate(zip(shape, data.shape, strict=True)):
+            if d != along and not (type(i) is int and type(n) is int) and not holds_le(i, n):
+                ctx.assume("bound", i, n, report=True)
+        iv = known_ints(idx)
+        if iv is not None:
+            guard_indices(ctx, iv, data.shape[along], ctx.op_type)
+    return [tensor(data.dtype, data.shape)]
+
+
+@register("ScatterND", since=11)
+def scatter_nd(ctx, ins: list) -> list:
+    """ScatterND: the data input's type and shape. updates are ``indices.shape[:-1] +
+    data.shape[k:]`` and known indices fit the axes they index (guards)."""
+    data, idx = ins[0], ins[1]
+    upd = ins[2] if len(ins) > 2 else None
+    if data.shape is not None and idx.shape and type(idx.shape[-1]) is int and idx.shape[-1] <= len(data.shape):
+        k = idx.shape[-1]
+        want = tuple(idx.shape[:-1]) + tuple(data.shape[k:])
+        if upd is not None and upd.shape is not None and len(upd.shape) == len(want):
+            for x, y in zip(want, upd.shape):
+                ctx.unify(x, y)
+        _guard_coordinates(ctx, known_ints(idx), k, data.shape[:k], "ScatterND")
+    return [tensor(data.dtype, data.shape)]
 
 
 def gather_bounds(ctx, ins: list, outs: list, bounds: list):
