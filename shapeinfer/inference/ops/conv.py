@@ -262,7 +262,9 @@ def deform_conv(ctx, ins: list) -> list:
 @register("ConvTranspose")
 def conv_transpose(ctx, ins: list) -> list:
     """ConvTranspose: ``N x (W.shape[1]*group) x spatial`` per output_shape, auto_pad or pads; the
-    input's channels must be W's first dim."""
+    input's channels must be W's first dim. onnxruntime refuses a computed size below 1, and an
+    ``output_shape`` the input is too short for (its padding ``s*(in - 1) + op + eff - out``
+    below ``op + 1 - s``, probed): guards where not proven."""
     x, w = ins[0], ins[1]
     if x.shape is None:
         return [Fact(x.dtype, None)]
@@ -281,6 +283,15 @@ def conv_transpose(ctx, ins: list) -> list:
             raise InferenceError(
                 codes.CONV_OR_SEQUENCE_INVALID, f"ConvTranspose output_shape has {len(out_shape)} entries for {n_sp}"
             )
+        kernel = conv_kernel(ctx, w, n_sp)
+        if kernel is not None and len(kernel) == n_sp:
+            strides = _ints_attr(ctx, "strides", n_sp, 1)
+            dil = _ints_attr(ctx, "dilations", n_sp, 1)
+            outpad = _ints_attr(ctx, "output_padding", n_sp, 0)
+            for i in range(n_sp):
+                eff = D.add(D.mul(D.sub(kernel[i], 1), dil[i]), 1)
+                total = D.add(D.mul(strides[i], D.sub(x.shape[2 + i], 1)), D.sub(D.add(eff, outpad[i]), out_shape[i]))
+                _at_least(ctx, outpad[i] + 1 - strides[i], total, f"ConvTranspose output_shape {out_shape[i]}")
         return [tensor(x.dtype, (x.shape[0], m) + tuple(out_shape))]
     kernel = conv_kernel(ctx, w, n_sp)
     if kernel is None:
@@ -303,8 +314,18 @@ def conv_transpose(ctx, ins: list) -> list:
             raise InferenceError(
                 codes.CONV_OR_SEQUENCE_INVALID, f"ConvTranspose output size {full} is not positive (spatial dim {i})"
             )
+        _at_least(ctx, 1, full, "ConvTranspose output size")
         spatial.append(full)
     return [tensor(x.dtype, (x.shape[0], m) + tuple(spatial))]
+
+
+def _at_least(ctx, least: int, d: D.Dim, what: str) -> None:
+    """``least <= d``: an error for an int ``d`` below it, a guard where not proven."""
+    if type(d) is int:
+        if d < least:
+            raise InferenceError(codes.CONV_OR_SEQUENCE_INVALID, f"{what}: needs {least} <= {d}")
+    elif not ctx.symbols.prove_le(least, d):
+        ctx.assume("bound", least, d, report=True)
 
 
 @register(["MaxPool", "AveragePool", "LpPool"])

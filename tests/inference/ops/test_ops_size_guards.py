@@ -116,6 +116,22 @@ CASES = {
         17,
         {"7 <= n"},
     ),
+    "convtranspose padded": (
+        helper.make_node("ConvTranspose", ["x", "w"], ["y"], pads=[3, 2], strides=[2], output_padding=[1]),
+        [1, 1, "n"],
+        1,
+        [("w", np.ones((1, 1, 4), np.float32))],
+        17,
+        {"2 <= n"},
+    ),
+    "convtranspose output_shape": (
+        helper.make_node("ConvTranspose", ["x", "w"], ["y"], output_shape=[12], strides=[2]),
+        [1, 1, "n"],
+        1,
+        [("w", np.ones((1, 1, 3), np.float32))],
+        17,
+        {"5 <= n"},
+    ),
     "topk": (
         helper.make_node("TopK", ["x", "k"], ["y", "yi"], axis=1),
         [2, "n"],
