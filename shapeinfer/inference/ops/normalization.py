@@ -4,9 +4,42 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
+from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import norm_axis
+from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
+
+
+def _params_broadcast(ctx, x_dims: tuple, params: list) -> None:
+    """Scale and bias of a layer norm broadcast one way to ``x_dims`` (X's dims from the axis):
+    onnxruntime refuses anything else. A parameter dim must be 1 or X's (a guard where a symbol
+    is involved: equality against a number above 1, a broadcast guard between symbols)."""
+    for p in params:
+        if p is None or p.shape is None:
+            continue
+        if len(p.shape) > len(x_dims):
+            raise InferenceError(
+                codes.BROADCAST_INCOMPATIBLE, f"{ctx.op_type} scale/bias of rank {len(p.shape)} over {len(x_dims)} dims"
+            )
+        for d, x in zip(p.shape, x_dims[len(x_dims) - len(p.shape) :]):
+            if d == 1 or D.sub(d, x) == 0:
+                continue
+            if type(d) is int or type(x) is int:
+                ctx.unify(d, x)  # a number above 1 against a symbol: the one size it can be
+            else:
+                ctx.assume("broadcast", d, x, report=True)
+
+
+def _per_channel(ctx, c, params: list) -> None:
+    """Each 1-D parameter (scale, B, mean, var) has one entry per channel ``c`` (onnxruntime
+    refuses anything else): an equality."""
+    if c is None:
+        return
+    for p in params:
+        if p is not None and p.shape is not None and len(p.shape) == 1:
+            ctx.unify(c, p.shape[0])
 
 
 @register("LayerNormalization", since=17)
@@ -18,21 +51,41 @@ def layer_norm(ctx, ins: list) -> list:
         return [Fact(x.dtype, None), Fact(stash, None), Fact(stash, None)]
     r = len(x.shape)
     axis = norm_axis(ctx.attr("axis", -1), r)
+    _params_broadcast(ctx, tuple(x.shape[axis:]), [ins[k] if len(ins) > k else None for k in (1, 2)])
     stat = tuple(x.shape[:axis]) + (1,) * (r - axis)
     return [tensor(x.dtype, x.shape), tensor(stash, stat), tensor(stash, stat)]
 
 
 @register(["RMSNormalization"], since=23)
 def rms_norm(ctx, ins: list) -> list:
-    """RMSNormalization: Y like X."""
+    """RMSNormalization: Y like X; the scale broadcasts one way to X's dims from the axis."""
     x = ins[0]
+    if x.shape is not None:
+        axis = norm_axis(ctx.attr("axis", -1), len(x.shape))
+        _params_broadcast(ctx, tuple(x.shape[axis:]), [ins[1] if len(ins) > 1 else None])
     return [tensor(x.dtype, x.shape)]
 
 
 @register(["InstanceNormalization", "LpNormalization", "MeanVarianceNormalization", "LRN", "GroupNormalization"])
 def same_shape_norm(ctx, ins: list) -> list:
-    """Normalizations whose output has the input's shape."""
+    """Normalizations whose output has the input's shape. InstanceNormalization's scale and B
+    have one entry per channel; GroupNormalization's channels divide into num_groups, and its
+    scale and bias have one entry per group before opset 21; guards where a symbol is involved."""
     x = ins[0]
+    c = x.shape[1] if x.shape is not None and len(x.shape) > 1 else None
+    params = [ins[k] if len(ins) > k else None for k in (1, 2)]
+    if ctx.op_type == "InstanceNormalization":
+        _per_channel(ctx, c, params)
+    elif ctx.op_type == "GroupNormalization":
+        groups = ctx.attr("num_groups")
+        if type(groups) is int and groups > 0 and c is not None:
+            if type(c) is int:
+                if c % groups:
+                    raise InferenceError(codes.INVALID_NODE, f"GroupNormalization of {c} channels into {groups} groups")
+            elif D.exact_div(c, groups) is None:
+                ctx.assume("divisibility", c, groups, report=True)
+            if ctx.version < 21:  # (from 21 onnxruntime broadcasts a scale of 1 over the channels)
+                _per_channel(ctx, groups, params)
     return [tensor(x.dtype, x.shape)]
 
 
@@ -63,5 +116,7 @@ def batch_norm(ctx, ins: list) -> list:
         c = x.shape[1]
     else:
         c = next((t.shape[0] for t in stats if len(t.shape) == 1), None)
+    if x.shape is not None and len(x.shape) > 1:
+        _per_channel(ctx, c, list(ins[1:5]))
     stat = Fact(stat_dt, None) if c is None else tensor(stat_dt, (c,))
     return [tensor(x.dtype, x.shape)] + [stat] * (ctx.num_outputs - 1)
