@@ -150,12 +150,18 @@ def _value_now(ctx, name: str, depth: int) -> Fact | None:
 # ------------------------------------------------------------------------------ loops
 
 
-def _iterate(ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_carried_out_offset: int):
+def _iterate(
+    ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_carried_out_offset: int, may_skip: bool = False
+):
     """Run ``body`` to the loop-carried fixpoint.
 
     ``make_inputs(carried)`` builds the body's input facts; the body's outputs from
     ``n_carried_out_offset`` on are the new carried values. Returns (carried at the fixpoint,
     the body's outputs from the last run, which is the one whose equalities are kept).
+    ``may_skip``: the body may run no iteration (a trip count or a condition not proven to
+    let it run once), so what it needs of the sizes holds only where it runs: that last run's
+    equalities and guards are not kept either (its diagnostics are), as for an If branch that
+    may not be taken.
     """
     widened: set[str] = set()
     for _ in range(MAX_FIXPOINT_ITERATIONS):
@@ -164,12 +170,19 @@ def _iterate(ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_ca
             new = outs[n_carried_out_offset : n_carried_out_offset + len(carried)]
             new += [None] * (len(carried) - len(new))
             nxt = [widen(ctx, p, q, widened) for p, q in zip(carried, new)]
-            box.keep = nxt == carried  # at the fixpoint: this run is the one that counts
-        if box.keep:
+            settled = nxt == carried  # at the fixpoint: this run is the one that counts
+            box.keep = settled and not may_skip
+        if settled:
+            if may_skip:
+                with sandbox(ctx, keep_diagnostics=True):
+                    outs = run_body(ctx, body, attr, make_inputs(carried))
             return carried, outs
         carried = nxt
     carried = [top_fact(f) for f in carried]
     ctx.diag("info", codes.LOOP_NOT_SETTLED, "loop-carried values did not settle: their shapes are left unknown")
+    if may_skip:
+        with sandbox(ctx, keep_diagnostics=True):
+            return carried, run_body(ctx, body, attr, make_inputs(carried))
     outs = run_body(ctx, body, attr, make_inputs(carried))
     return carried, outs
 
@@ -215,7 +228,9 @@ def loop(ctx, ins: list) -> list:
         return [*initial, *scans]
 
     mark = len(ctx.symbols.fresh_symbols)
-    carried, outs = _iterate(ctx, body, "body", _loop_inputs, initial, 1)
+    # the first iteration runs when the condition holds on entry and M (if given) is at least 1
+    first = c0 is True and (not has_m or (m is not None and _at_least_one(ctx.symbols, m)))
+    carried, outs = _iterate(ctx, body, "body", _loop_inputs, initial, 1, may_skip=not first)
     for k, f in enumerate(carried):  # an optional carried in, its element carried out
         out = outs[1 + k] if 1 + k < len(outs) else None
         if (
@@ -227,8 +242,7 @@ def loop(ctx, ins: list) -> list:
         ):
             carried[k] = f.elem
     trip = trip_count(ctx, body, initial, carried, outs, m if has_m else NO_M, c0, mark)
-    # the first iteration runs when the condition holds on entry and M (if given) is at least 1
-    runs = c0 is True and (not has_m or (m is not None and _at_least_one(ctx.symbols, m)))
+    runs = first
     if trip is None:
         trip = ctx.fresh()
     runs = runs or _at_least_one(ctx.symbols, trip)

@@ -319,3 +319,63 @@ def test_pad_guards_hold_exactly_where_onnxruntime_pads(mode: str) -> None:
             assert (y is not None) == all(check(g, {"n": n}) for g in guards), (b, e, n, [g.text for g in guards])
             if y is not None:
                 assert D.evaluate(dims[0], {"n": n}) == y.shape[0], (b, e, n)
+
+
+def test_a_loop_body_that_may_not_run_imposes_nothing() -> None:
+    """A Loop of n - 1 iterations whose body splits x into [2, 3]: the body needs n == 5, but at
+    n = 1 it never runs and onnxruntime runs the model. The body's equality was kept as a guard
+    (a false guard) and narrowed x to [5] outside the loop (a wrong dim; the second op sweep).
+    Where a Loop may run no iteration, its body's guards are not the model's: at n = 1 to 8 no
+    guard fails where onnxruntime runs, and every dim is its size there."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    i64 = TensorProto.INT64
+    body = helper.make_graph(
+        [
+            helper.make_node("Split", ["xin", "sizes"], ["a", "b"], axis=0),
+            helper.make_node("Concat", ["a", "b"], ["xout"], axis=0),
+            helper.make_node("Identity", ["cond"], ["cond_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", i64, []),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("xin", F, None),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("xout", F, None),
+        ],
+        [numpy_helper.from_array(np.array([2, 3], np.int64), "sizes")],
+    )
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Sub", ["s", "one"], ["trip"]),
+        helper.make_node("Squeeze", ["trip"], ["m"]),
+        helper.make_node("Loop", ["m", "", "x"], ["y"], body=body),
+        helper.make_node("Identity", ["x"], ["xo"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n"])],
+        [helper.make_tensor_value_info("y", F, None), helper.make_tensor_value_info("xo", F, None)],
+        [numpy_helper.from_array(np.array([1], np.int64), "one")],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    result = shapeinfer.infer(m)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    ran = []
+    for n in range(1, 9):
+        try:
+            y, xo = sess.run(None, {"x": np.zeros(n, np.float32)})
+        except Exception:
+            continue
+        ran.append(n)
+        assert all(check(g, {"n": n}) is not False for g in result.guards()), (n, [g.text for g in result.guards()])
+        for name, actual in (("y", y), ("xo", xo)):
+            for d, a in zip(result.dims(name), actual.shape, strict=True):
+                if D.symbols(d) <= {"n"}:
+                    assert D.evaluate(d, {"n": n}) == a, (name, n, d)
+    assert ran == [1, 5]
