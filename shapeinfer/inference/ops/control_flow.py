@@ -32,6 +32,7 @@ from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import dim_values, norm_axis
 from shapeinfer.inference.ops.loop_trips import NO_M, trip_count
 from shapeinfer.inference.ops.subgraph_facts import known_bool, merge_facts, run_body, sandbox, top_fact, widen
+from shapeinfer.io.onnxio import graph_path
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
@@ -176,15 +177,28 @@ def _iterate(
             if may_skip:
                 with sandbox(ctx, keep_diagnostics=True):
                     outs = run_body(ctx, body, attr, make_inputs(carried))
+                    _resolve_body(ctx, attr)
             return carried, outs
         carried = nxt
     carried = [top_fact(f) for f in carried]
     ctx.diag("info", codes.LOOP_NOT_SETTLED, "loop-carried values did not settle: their shapes are left unknown")
     if may_skip:
         with sandbox(ctx, keep_diagnostics=True):
-            return carried, run_body(ctx, body, attr, make_inputs(carried))
+            outs = run_body(ctx, body, attr, make_inputs(carried))
+            _resolve_body(ctx, attr)
+            return carried, outs
     outs = run_body(ctx, body, attr, make_inputs(carried))
     return carried, outs
+
+
+def _resolve_body(ctx, attr: str) -> None:
+    """The facts of the body at ``attr`` (and of the graphs nested in it) resolved under the
+    equalities its run assumed, before they are rolled back: they hold wherever it runs."""
+    path = graph_path(ctx.graph, ctx.index, attr)
+    for name, facts in ctx.engine.graph_facts.items():
+        if name == path or name.startswith(path + "/"):
+            for k, f in facts.items():
+                facts[k] = ctx.engine.resolve_fact(f)
 
 
 def _stack(f: Fact | None, n: D.Dim, axis: int = 0) -> Fact:
