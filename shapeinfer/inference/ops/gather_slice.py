@@ -369,7 +369,10 @@ def slice_v10(ctx, ins: list) -> list:
 
 @register("Concat")
 def concat(ctx, ins: list) -> list:
-    """Concat: dims equal except ``axis``, which sums; values concatenated."""
+    """Concat: dims equal except ``axis``, which sums; values concatenated. onnxruntime checks
+    the other dims of the inputs that have elements only (an empty input's are not read, its
+    ``axis`` dim still sums): they are equated among the inputs proven non-empty, and an input
+    that may be empty (a dim not proven at least 1) is not equated to them."""
     facts = [f for f in ins if f is not None]
     dtype = next((f.dtype for f in facts if f.dtype), 0)
     shapes = [f.shape for f in facts]
@@ -393,13 +396,19 @@ def concat(ctx, ins: list) -> list:
                 if i != axis:
                     shape[i] = ctx.unify(shape[i], s[i])
         return [tensor(dtype, shape)]
-    shape = list(known[0])
+    full = [s for s in known if all(ctx.symbols.prove_le(1, d) for d in s)]
+    shape = list(full[0] if full else known[0])
     total: D.Dim = 0
     for s in known:
         total = D.add(total, s[axis])
+    for s in full[1:]:
         for i in range(r):
-            if i != axis and s is not known[0]:
+            if i != axis:
                 shape[i] = ctx.unify(shape[i], s[i])
+    if not full:  # every input may be empty: a dim all of them agree on, else unknown
+        for i in range(r):
+            if i != axis and any(D.sub(s[i], shape[i]) != 0 for s in known[1:]):
+                shape[i] = ctx.fresh()
     shape[axis] = total
     value = None
     if any(f.value is not None for f in facts) and is_static_shape(shape):

@@ -379,3 +379,45 @@ def test_a_loop_body_that_may_not_run_imposes_nothing() -> None:
                 if D.symbols(d) <= {"n"}:
                     assert D.evaluate(d, {"n": n}) == a, (name, n, d)
     assert ran == [1, 5]
+
+
+def test_concat_does_not_equate_an_input_that_may_be_empty() -> None:
+    """onnxruntime checks the other dims of a Concat's non-empty inputs only: x[:, None] ([n, 1])
+    beside a [1, L] of L = max(n - 5, 0) runs at every n <= 5 (L = 0). The other axes were
+    equated, guarding n == 1 and narrowing n (the second op sweep). An input that may be empty
+    is not equated: no guard fails where onnxruntime runs, and the dims are its sizes."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    nodes = [
+        helper.make_node("Slice", ["x", "five", "big"], ["tail"]),
+        helper.make_node("Shape", ["tail"], ["len"]),
+        helper.make_node("Concat", ["one", "len"], ["shape"], axis=0),
+        helper.make_node("ConstantOfShape", ["shape"], ["row"], value=helper.make_tensor("v", F, [1], [0.0])),
+        helper.make_node("Unsqueeze", ["x", "ax1"], ["col"]),
+        helper.make_node("Concat", ["col", "row"], ["y"], axis=1),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([5], np.int64), "five"),
+        numpy_helper.from_array(np.array([1 << 30], np.int64), "big"),
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+        numpy_helper.from_array(np.array([1], np.int64), "ax1"),
+    ]
+    g = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, ["n"])], [helper.make_tensor_value_info("y", F, None)], inits
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    result = shapeinfer.infer(m)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    ran = []
+    for n in range(1, 9):
+        try:
+            (y,) = sess.run(None, {"x": np.zeros(n, np.float32)})
+        except Exception:
+            continue
+        ran.append(n)
+        assert all(check(g, {"n": n}) is not False for g in result.guards()), (n, [g.text for g in result.guards()])
+        for d, a in zip(result.dims("y"), y.shape, strict=True):
+            if D.symbols(d) <= {"n"}:
+                assert D.evaluate(d, {"n": n}) == a, (n, d)
+    assert ran == [1, 2, 3, 4, 5]
