@@ -50,9 +50,17 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
     # side: the result is the known side, and the unknown stays unknown (no unify).
     fa, fb = (type(d) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(d)) for d in (a, b))
     if fa != fb:
+        unknown, known = (a, b) if fa else (b, a)
+        if not ctx.symbols.prove_le(2, known):
+            # the known side may be 1, where the result is the unknown one's size
+            lows = (ctx.symbols.interval(known)[0], ctx.symbols.interval(unknown)[0])
+            if any(lo is None or lo < 1 for lo in lows):
+                return ctx.fresh()
+            ctx.assume("mutual_broadcast", a, b)
+            return D.dmax(a, b)
         # the unknown side is assumed to be 1 or the known one: a guard, said as G012
-        ctx.assume("broadcast", a if fa else b, b if fa else a, report=True)
-        return b if fa else a
+        ctx.assume("broadcast", unknown, known, report=True)
+        return known
     # A symbolic dim against an int above 1 (``[b, 4, 128] + [b, 1, 4, 1, 128]``): the result is
     # the int whether the symbol is 1 or equal to it; equating them would refuse b = 1, which runs.
     if (type(a) is int) != (type(b) is int) and D.lower_bound(a if type(b) is int else b) is not None:

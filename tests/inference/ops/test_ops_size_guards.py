@@ -421,3 +421,33 @@ def test_concat_does_not_equate_an_input_that_may_be_empty() -> None:
             if D.symbols(d) <= {"n"}:
                 assert D.evaluate(d, {"n": n}) == a, (n, d)
     assert ran == [1, 2, 3, 4, 5]
+
+
+def test_a_size_that_may_be_1_broadcast_against_an_unknown_one_is_not_kept() -> None:
+    """x[n] + Compress(y, y > 0): the compressed length is unknown (a fresh symbol), and the sum
+    was [n] under the guard "unk == 1 or unk == n", wrong at n = 1 where the result is the
+    compressed length (the second op sweep). Where the known side may be 1 the result is no
+    longer it; with n of at least 2 it still is."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    nodes = [
+        helper.make_node("Greater", ["y", "zero"], ["pos"]),
+        helper.make_node("Compress", ["y", "pos"], ["c"], axis=0),
+        helper.make_node("Add", ["x", "c"], ["s"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n"]), helper.make_tensor_value_info("y", F, [3])],
+        [helper.make_tensor_value_info("s", F, None)],
+        [numpy_helper.from_array(np.array(0.0, np.float32), "zero")],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    (d,) = shapeinfer.infer(m).dims("s")
+    assert not D.symbols(d) <= {"n"}  # not n: at n = 1 the sum has the compressed length
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (s,) = sess.run(None, {"x": np.zeros(1, np.float32), "y": np.array([1.0, 2.0, -1.0], np.float32)})
+    assert s.shape == (2,)
+    (d2,) = shapeinfer.infer(m, dim_ranges={"n": (2, None)}).dims("s")
+    assert d2 == D.sym("n")  # n >= 2: the unknown side is 1 or n, and the sum is n
