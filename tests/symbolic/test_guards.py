@@ -256,8 +256,10 @@ def test_feeds_are_numpy():  # make_feeds is what the oracle runs: keep it hones
 
 
 def test_fresh_dim_broadcast_is_a_guard_and_g012():
-    """NonZero's count is unknown (a fresh symbol); broadcast against [M] inference takes M, which
-    holds only when the count is 1 or M: recorded, reported as G012, not checkable at a binding."""
+    """NonZero's count is unknown (a fresh symbol); broadcast against [M] of at least 2 inference
+    takes M, which holds only when the count is 1 or M: recorded, reported as G012, not checkable
+    at a binding. Where M may be 1 the sum has the count's length there: not M (the second op
+    sweep)."""
     g = helper.make_graph(
         [
             helper.make_node("NonZero", ["x"], ["nz"]),
@@ -271,12 +273,14 @@ def test_fresh_dim_broadcast_is_a_guard_and_g012():
         ],
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
     )
-    r = infer(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    r = infer(m, dim_ranges={"M": (2, None)})
     (guard,) = r.guards()
     assert guard.kind == "broadcast" and guard.text.endswith("== 1 or " + guard.text.split(" ")[0] + " == M")
     assert check(guard, {"M": 3}) is None
     assert [d.code for d in r.diagnostics if d.code == "G012"] == ["G012"]
     assert r.dims("z") == (1, D.sym("M"))
+    assert infer(m).dims("z")[1] != D.sym("M")
 
 
 def test_reshape_divisibility_is_reported_as_g012():
