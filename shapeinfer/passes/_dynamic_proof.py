@@ -164,12 +164,15 @@ class Proof:
 
     def _refresh_declared(self) -> None:
         """The types the model declares of its tensors (``value_info`` in every graph, the
-        outputs of subgraphs): a static dim the rewrite made follow the new symbols is written
+        outputs of If branches): a static dim the rewrite made follow the new symbols is written
         as the expression inference proves, or left unknown when that has other symbols too.
         (Left as they were, an export's ``[1, 128]`` would claim the old size at every size.)"""
         for path, g in graphs_with_paths(self.graph):
             facts = self.result.graph_facts.get(path) or {}
-            declared = list(g.value_info) if path == "main" else [*g.value_info, *g.output]
+            # a Loop or Scan body's outputs keep their types: onnxruntime shapes the scan
+            # outputs of a loop that runs no iteration from them ([0, 0, 8], not [0, 0, 0])
+            body = path.endswith(".body")
+            declared = list(g.value_info) if path == "main" or body else [*g.value_info, *g.output]
             for vi in declared:
                 f = facts.get(vi.name)
                 tt = vi.type.tensor_type

@@ -499,3 +499,34 @@ def test_requests_that_cannot_be_right_say_what_to_give():
     bert = str(Path(__file__).parents[1] / "models" / "static" / "bert.static.onnx")
     with pytest.raises(ValueError, match=r"'seq' names axes of sizes 16 and 2: one symbol is one size"):
         shapeinfer.make_dynamic(bert, dims={"input_ids": {1: "seq"}, "attention_mask": {0: "seq"}})
+
+
+def test_a_loop_bodys_outputs_keep_their_types():
+    """onnxruntime shapes the scan outputs of a Loop that runs no iteration from the body's
+    declared output types: a body output [2, 3] made [2, w] gave [0, 2, 0] where the input gave
+    [0, 2, 3] (fuzz seed 181, case 1858: a TF while loop). The body's outputs keep their types;
+    the written model gives the input's outputs at 0 and 2 iterations."""
+    i64 = TensorProto.INT64
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]), helper.make_node("Relu", ["x"], ["row"])],
+        "body",
+        [
+            helper.make_tensor_value_info("i", i64, []),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("row", TensorProto.FLOAT, [2, 3]),
+        ],
+    )
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    n = helper.make_tensor_value_info("n", i64, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    m = _model([helper.make_node("Loop", ["n", ""], ["y"], body=body)], [x, n], [y])
+    made = shapeinfer.make_dynamic(m, dims={"x": {1: "w"}})
+    assert [d.dim_value for d in made.graph.node[0].attribute[0].g.output[1].type.tensor_type.shape.dim] == [2, 3]
+    before, after = _session(m), _session(made)
+    for trips in (0, 2):
+        feeds = {"x": np.ones((2, 3), np.float32), "n": np.array(trips, np.int64)}
+        np.testing.assert_array_equal(before.run(None, feeds)[0], after.run(None, feeds)[0])
+        assert after.run(None, feeds)[0].shape == (trips, 2, 3)
