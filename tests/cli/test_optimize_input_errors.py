@@ -189,3 +189,26 @@ def test_a_binding_no_input_can_have_still_prints_the_json_report(tmp_path):
     assert [d["code"] for d in doc["diagnostics"]] == ["G015"]
     assert "seq=600 contradicts the guard seq <= 512" in doc["diagnostics"][0]["message"]
     assert "not written: no input size satisfies the guards (G015)" in res.stderr
+
+
+def test_a_model_that_cannot_run_at_any_size_is_refused_not_a_traceback(tmp_path):
+    """A model whose own guards cannot all hold (its G015, no --bind) crashed optimize -o with
+    an AttributeError since 0a76967 read its first error as a --bind no input can have (fuzz
+    seed 182, case 437). It is refused as any model with errors is: exit 1, nothing written."""
+    g = h.make_graph(  # row 7 needs 8 <= n, the Reshape to [5] needs n == 5
+        [h.make_node("Gather", ["x", "seven"], ["r"]), h.make_node("Reshape", ["x", "five"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", TP.FLOAT, ["n"])],
+        [h.make_tensor_value_info("y", TP.FLOAT, None), h.make_tensor_value_info("r", TP.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.array(7, np.int64), "seven"),
+            numpy_helper.from_array(np.array([5], np.int64), "five"),
+        ],
+    )
+    path = tmp_path / "never.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), path)
+    out = tmp_path / "o.onnx"
+    for extra in ([], ["--json"]):
+        res = CliRunner().invoke(main, ["optimize", str(path), "-o", str(out), *extra])
+        assert res.exit_code == 1 and not isinstance(res.exception, AttributeError), res.output
+        assert "not written: the model has 1 error" in res.stderr and not out.exists()

@@ -156,7 +156,9 @@ def optimize_cmd(
         return report, refusal
 
     report, refusal = _run_guarded(debug, run)
-    if report.errors and report.errors[0].code == codes.UNSATISFIABLE_GUARD:  # nothing ran
+    from shapeinfer.inference.bindings import Unsatisfiable
+
+    if isinstance(refusal, Unsatisfiable):  # no input size satisfies the guards: nothing ran
         if as_json:
             _optimize_report(report, model, output, as_json, refused=True)
         click.echo(f"shapeinfer: {refusal.flag_message()}", err=True)
