@@ -388,15 +388,18 @@ def concat(ctx, ins: list) -> list:
         axis = norm_axis(1, r)  # Concat-1's default
     else:
         raise InferenceError(codes.CONCAT_INVALID, "Concat needs an axis attribute")
-    if len(known) < len(shapes):
-        shape = list(known[0])
-        shape[axis] = ctx.fresh()
-        for s in known[1:]:
+    full = [s for s in known if all(ctx.symbols.prove_le(1, d) for d in s)]
+    if len(known) < len(shapes):  # an input of unknown shape: the axis unknown, the others as below
+        shape = list(full[0] if full else known[0])
+        for s in full[1:]:
             for i in range(r):
                 if i != axis:
                     shape[i] = ctx.unify(shape[i], s[i])
+        for i in range(r):
+            if not full and i != axis and any(D.sub(s[i], shape[i]) != 0 for s in known[1:]):
+                shape[i] = ctx.fresh()
+        shape[axis] = ctx.fresh()
         return [tensor(dtype, shape)]
-    full = [s for s in known if all(ctx.symbols.prove_le(1, d) for d in s)]
     shape = list(full[0] if full else known[0])
     total: D.Dim = 0
     for s in known:
@@ -504,6 +507,8 @@ def split(ctx, ins: list) -> list:
         split = ctx.attr("split")
         if ctx.version < 2 and split is None and len(ins) > 1 and ins[1] is not None:
             split = known_ints(ins[1])
+    if split is not None and len(split) == 0:
+        split = None  # an empty split is none: equal parts
     sizes = split_sizes(ctx, data.shape[axis], n_out, split, num_outputs)
     if len(sizes) != n_out:
         raise InferenceError(codes.SPLIT_INVALID, f"Split gives {len(sizes)} parts for {n_out} outputs")

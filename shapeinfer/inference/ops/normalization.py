@@ -13,21 +13,19 @@ from shapeinfer.symbolic.facts import Fact, tensor
 
 
 def _params_broadcast(ctx, x_dims: tuple, params: list) -> None:
-    """Scale and bias of a layer norm broadcast one way to ``x_dims`` (X's dims from the axis):
-    onnxruntime refuses anything else. A parameter dim must be 1 or X's (a guard where a symbol
-    is involved: equality against a number above 1, a broadcast guard between symbols)."""
+    """Scale and bias of a layer norm broadcast one way to ``x_dims`` (X's dims from the axis),
+    right-aligned: onnxruntime refuses anything else. A parameter dim must be 1 or X's: an
+    equality for a number above 1 against X's symbol, a broadcast guard (``p == 1 or p == x``)
+    for a parameter's symbol. Dims of a parameter of higher rank than ``x_dims`` are not
+    checked (onnxruntime takes a scale of X's full rank, ``[1, 1, 4]``)."""
     for p in params:
         if p is None or p.shape is None:
             continue
-        if len(p.shape) > len(x_dims):
-            raise InferenceError(
-                codes.BROADCAST_INCOMPATIBLE, f"{ctx.op_type} scale/bias of rank {len(p.shape)} over {len(x_dims)} dims"
-            )
-        for d, x in zip(p.shape, x_dims[len(x_dims) - len(p.shape) :]):
+        for d, x in zip(p.shape[::-1], x_dims[::-1]):
             if d == 1 or D.sub(d, x) == 0:
                 continue
-            if type(d) is int or type(x) is int:
-                ctx.unify(d, x)  # a number above 1 against a symbol: the one size it can be
+            if type(d) is int:
+                ctx.unify(d, x)  # a number above 1: the one size X's dim can be
             else:
                 ctx.assume("broadcast", d, x, report=True)
 

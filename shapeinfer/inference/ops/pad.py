@@ -14,9 +14,10 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode:
     """``shape`` with ``pads`` ([begins..., ends...] over ``axes``) added; fresh where unknown.
 
     What onnxruntime runs (probed over every pair of pads in -3..3 and sizes 1..7): a result of
-    at least 0; for ``reflect``, ``edge`` and ``wrap`` an input left of at least 1 after the
-    negative pads crop it, and for ``reflect`` each positive pad less than that. An error where
-    the sizes are known, a guard where they are not proven."""
+    at least 0; for ``reflect``, ``edge`` and ``wrap`` on an axis with a pad, an input left of
+    at least 1 after the negative pads crop it, and for ``reflect`` each positive pad less than
+    that, unless the input is empty (another axis left with 0: then nothing is read). An error
+    where the sizes are known, a guard where they are not proven."""
     r = len(shape)
     if axes is None:
         axes = list(range(r))
@@ -31,6 +32,10 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode:
     if len(pads) != 2 * len(axes):
         raise InferenceError(codes.PAD_INVALID, f"Pad has {len(pads)} pads for {len(axes)} axes")
     n = len(axes)
+    left = list(shape)  # each axis as the negative pads leave it
+    for i, a in enumerate(axes):
+        b, e = pads[i], pads[i + n]
+        left[a] = None if b is None or e is None else D.add(shape[a], D.add(D.dmin(b, 0), D.dmin(e, 0)))
     for i, a in enumerate(axes):
         b, e = pads[i], pads[i + n]
         if b is None or e is None:
@@ -39,19 +44,29 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode:
         d = D.add(D.add(shape[a], b), e)
         if type(d) is int and d < 0:
             raise InferenceError(codes.PAD_INVALID, f"Pad gives a negative dim {d} on axis {a}")
-        _guard_pads(ctx, shape[a], b, e, d, a, mode)
+        others = [x for j, x in enumerate(left) if j != a]
+        if mode == "constant" or not any(x is None or x == 0 for x in others):
+            empty = [x for x in others if not ctx.symbols.prove_le(1, x)]  # axes that may leave 0
+            _guard_pads(ctx, left[a], b, e, d, a, mode, empty)
         out[a] = d
     return tuple(out)
 
 
-def _guard_pads(ctx, size: D.Dim, b: D.Dim, e: D.Dim, out: D.Dim, axis: int, mode: str) -> None:
-    """The conditions of :func:`pad_dims` on one axis of ``size`` padded by ``b`` and ``e``."""
+def _guard_pads(
+    ctx, left: D.Dim, b: D.Dim, e: D.Dim, out: D.Dim, axis: int, mode: str, empty: list | None = None
+) -> None:
+    """The conditions of :func:`pad_dims` on one axis padded by ``b`` and ``e``, ``left`` of it
+    after the negative pads; ``empty``: the other axes' sizes left that may be 0 (where one is,
+    the input is empty and a mode reads nothing: each condition of the mode is then an
+    alternative of those)."""
     need = [(0, out)]
-    if mode != "constant":
-        left = D.add(size, D.add(D.dmin(b, 0), D.dmin(e, 0)))  # the input the negative pads leave
-        need.append((1, left))
+    if mode != "constant" and not (b == 0 and e == 0):  # (an axis not padded may be empty)
+        reads = [(1, left)]
         if mode == "reflect":
-            need += [(D.add(D.dmax(p, 0), 1), left) for p in (b, e)]
+            reads += [(D.add(D.dmax(p, 0), 1), left) for p in (b, e)]
+        if empty:  # lo <= hi or some other axis is 0: min(lo - hi, x, ...) <= 0
+            reads = [(D.dmin(D.sub(lo, hi), *empty), 0) for lo, hi in reads]
+        need += reads
     for lo, hi in need:
         if type(lo) is int and type(hi) is int:
             if lo > hi:

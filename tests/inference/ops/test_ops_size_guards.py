@@ -52,6 +52,14 @@ CASES = {
         11,
         {"n == 5"},
     ),
+    "split by an empty split": (
+        helper.make_node("Split", ["x", "sp"], ["a", "b"], axis=0),
+        ["n", 3],
+        2,
+        [("sp", np.array([], np.int64))],
+        13,
+        {"n % 2 == 0"},
+    ),
     "split into equal parts": (
         helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0),
         ["n", 3],
@@ -259,6 +267,12 @@ BROADCASTS = {
     "einsum matmul": (helper.make_node("Einsum", ["a", "b"], ["y"], equation="ab,bc->ac"), ["n", "m"], [4, 2]),
     "einsum output letter": (helper.make_node("Einsum", ["a", "b"], ["y"], equation="i,i->i"), ["n"], ["m"]),
     "einsum diagonal": (helper.make_node("Einsum", ["a", "b"], ["y"], equation="ii,j->ij"), ["n", 1], [2]),
+    "layernorm scale of 1 or the axis": (
+        helper.make_node("LayerNormalization", ["a", "b"], ["y"], axis=-1),
+        [2, 3, 4],
+        ["n"],
+    ),
+    "layernorm scale of full rank": (helper.make_node("LayerNormalization", ["a", "b"], ["y"]), [2, "n"], [1, "n"]),
     "prelu slope larger": (helper.make_node("PRelu", ["a", "b"], ["y"]), ["n"], [3]),
     "prelu slope of more rows": (helper.make_node("PRelu", ["a", "b"], ["y"]), ["n", 2], [3, 1]),
     "prelu symbolic slope": (helper.make_node("PRelu", ["a", "b"], ["y"]), ["n", 3], ["m", 1]),
@@ -422,9 +436,10 @@ def test_a_size_that_may_be_1_broadcast_against_an_unknown_one_is_not_kept() -> 
     assert d2 == D.sym("n")  # n >= 2: the unknown side is 1 or n, and the sum is n
 
 
-def _never_contradicted(m, outputs: list[str]) -> list[int]:
-    """The sizes n in 1..8 of x[n] at which onnxruntime runs ``m``; at each, no guard fails and
-    every dim of ``outputs`` in n alone is onnxruntime's size (a fresh symbol: unknown)."""
+def _never_contradicted(m, outputs: list[str], rest: tuple = ()) -> list[int]:
+    """The sizes n in 1..8 of x[n, *rest] at which onnxruntime runs ``m``; at each, no guard
+    fails and every dim of ``outputs`` in n alone is onnxruntime's size (a fresh symbol:
+    unknown)."""
     ort = pytest.importorskip("onnxruntime")
     from shapeinfer.symbolic import dims as D
 
@@ -433,7 +448,7 @@ def _never_contradicted(m, outputs: list[str]) -> list[int]:
     ran = []
     for n in range(1, 9):
         try:
-            got = sess.run(outputs, {"x": np.zeros(n, np.float32)})
+            got = sess.run(outputs, {"x": np.zeros((n, *rest), np.float32)})
         except Exception:
             continue
         ran.append(n)
@@ -443,3 +458,28 @@ def _never_contradicted(m, outputs: list[str]) -> list[int]:
                 if D.symbols(d) <= {"n"}:
                     assert D.evaluate(d, {"n": n}) == a, (name, n, d)
     return ran
+
+
+def test_pad_of_an_empty_input_reads_nothing() -> None:
+    """x[1:] of [n, 3] padded by edge on axis 1: at n = 1 the input is empty and onnxruntime
+    pads it to [0, 5]; the guard that axis 1 keeps an element (its pad crops 1) held only where
+    the input has one (the diff review: 2 <= p where n = 1, p = 1 runs)."""
+    nodes = [
+        helper.make_node("Slice", ["x", "one", "big", "zero"], ["s"]),
+        helper.make_node("Pad", ["s", "pads"], ["y"], mode="edge"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+        numpy_helper.from_array(np.array([1 << 40], np.int64), "big"),
+        numpy_helper.from_array(np.array([0], np.int64), "zero"),
+        numpy_helper.from_array(np.array([0, -1, 0, 2], np.int64), "pads"),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n", 3])],
+        [helper.make_tensor_value_info("y", F, None)],
+        inits,
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    assert _never_contradicted(m, ["y"], (3,)) == list(range(1, 9))
