@@ -14,7 +14,9 @@ Contract (main graph only):
 - Nothing an Expand's shape input is computed from folds when that shape holds a 0: as a
   constant, onnxruntime's ExpandElimination takes a target dim of 0 for one of 1 and removes
   the Expand (the output then has 1 where the input model gives 0, or fails to load). Computed
-  at runtime, as in the input, it stays an Expand.
+  at runtime, as in the input, it stays an Expand. Nor does a Reshape target whose ints (a 0
+  read as the dim it copies) multiply to 0 beside a -1 or a symbolic entry: onnx's load-time
+  inference, which onnxruntime runs, reads the symbol as -1 and refuses the constant parts.
 """
 
 from __future__ import annotations
@@ -58,9 +60,33 @@ def _distinct_values(facts) -> list:
     return [f.value for f in {id(f): f for f in facts.values() if f.value is not None}.values()]
 
 
+def _zero_count_target(n, facts) -> bool:
+    """Whether Reshape ``n`` (allowzero 0) has a known target whose int entries, a 0 read as the
+    input dim it copies, multiply to 0 beside an entry that is -1 or not a number: onnx's
+    load-time inference, which onnxruntime runs, propagates a symbolic entry as -1 and refuses
+    such a target once its ints are constants ("Invalid Target shape product of 0 ... in
+    combination with -1"), though the model runs (a computed 0 copies a dim of 0)."""
+    if n.attrs.get("allowzero", 0):
+        return False
+    data, target = facts.get(n.inputs[0].name), facts.get(n.inputs[1].name)
+    if target is None or target.value is None or data is None or data.shape is None:
+        return False
+    count, open_entry = 1, False
+    for i, v in enumerate(target.value):
+        if type(v) is not int or v == -1:
+            open_entry = True
+            continue
+        d = v if v != 0 else (data.shape[i] if i < len(data.shape) else None)
+        if type(d) is int:
+            count *= d
+    return open_entry and count == 0
+
+
 def zero_expand_sources(g, facts) -> set[int]:
     """Ids of the nodes an Expand's shape input is computed from (itself included) when inference
-    knows a 0 in that shape (see the module docstring: they must not become constants)."""
+    knows a 0 in that shape, and those of a Reshape target whose entries other than -1 multiply
+    to 0 (:func:`_zero_count_target`): see the module docstring, they must not become
+    constants."""
     if not any(0 in v for v in _distinct_values(facts)):
         return set()  # no tensor holds a 0 (ints compare equal to floats and bools alike: a superset)
     stack = []
@@ -69,6 +95,8 @@ def zero_expand_sources(g, facts) -> set[int]:
             f = facts.get(n.inputs[1].name)
             if f is not None and f.value is not None and any(type(v) is int and v == 0 for v in f.value):
                 stack.append(n.inputs[1])
+        elif n.op == "Reshape" and not n.domain and len(n.inputs) > 1 and _zero_count_target(n, facts):
+            stack.append(n.inputs[1])
     seen: set[int] = set()
     while stack:
         p = producer(stack.pop())

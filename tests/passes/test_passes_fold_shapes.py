@@ -92,3 +92,25 @@ def test_small_static_constant_of_shape_folds_and_the_cap_is_respected():
     capped, changes = fold(m, cap=4)  # 6 elements > 4: stays a node
     assert [n.op_type for n in capped.graph.node] == ["ConstantOfShape", "Mul"]
     assert changes.get("tensors folded to initializers", 0) == 0
+
+
+def test_a_reshape_target_of_zero_count_beside_a_symbol_stays_computed():
+    """optimize --bind seq=1 of paddle's floordiv export folded the target [batch, seq//2, 32]
+    of a [batch, 0, 16] input into Concat(Shape slice, [0], [32]): onnx's load-time inference
+    reads the symbolic entry as -1 and the rest multiplies to 0, and onnxruntime refused the
+    written model ("Invalid Target shape product of 0"), which its input loads and runs (fuzz
+    seed 182, case 1189). Such a target's sources stay computed; the written model loads and
+    gives the input's outputs."""
+    import pytest
+
+    ort = pytest.importorskip("onnxruntime")
+    from support.common import ROOT
+
+    import shapeinfer
+
+    src = ROOT / "tests" / "models" / "exporters" / "paddle_floordiv_shape.onnx"
+    out = shapeinfer.optimize(str(src), bind={"seq": 1})
+    x = np.random.default_rng(0).standard_normal((2, 1, 16)).astype(np.float32)
+    want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = ort.InferenceSession(out.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert [w.shape for w in want] == [g.shape for g in got] == [(2, 0, 32), (2, 0, 48)]
