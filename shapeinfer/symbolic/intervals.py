@@ -210,6 +210,9 @@ def holds_le(a: D.Dim, b: D.Dim, ranges: Ranges | None = None) -> bool:
     """True when ``a <= b`` is proven for every binding inside ``ranges``."""
     if D.compare(a, b) in (-1, 0):
         return True
+    lo = D.lower_bound(D.sub(b, a))  # over all sizes (every range is within them): ``1 <= seq``
+    if lo is not None and lo >= 0:
+        return True
     view = _stepped_view(D.sub(b, a), ranges or {})
     if view is not None:
         return holds_le(0, view[0], view[1])

@@ -367,15 +367,6 @@ def slice_v10(ctx, ins: list) -> list:
 # ------------------------------------------------------------------------------ Concat / Split
 
 
-def _at_least_one(ctx, d: D.Dim) -> bool:
-    """Whether dim ``d`` is proven at least 1 (an int at once, a sum of symbols by its lower
-    bound, else over the ranges)."""
-    if type(d) is int:
-        return d >= 1
-    lb = D.lower_bound(d)
-    return (lb is not None and lb >= 1) or ctx.symbols.prove_le(1, d)
-
-
 @register("Concat")
 def concat(ctx, ins: list) -> list:
     """Concat: dims equal except ``axis``, which sums; values concatenated. onnxruntime checks
@@ -397,7 +388,7 @@ def concat(ctx, ins: list) -> list:
         axis = norm_axis(1, r)  # Concat-1's default
     else:
         raise InferenceError(codes.CONCAT_INVALID, "Concat needs an axis attribute")
-    full = [s for s in known if all(_at_least_one(ctx, d) for d in s)]
+    full = [s for s in known if all(ctx.symbols.prove_le(1, d) for d in s)]
     if len(known) < len(shapes):  # an input of unknown shape: the axis unknown, the others as below
         shape = list(full[0] if full else known[0])
         for s in full[1:]:

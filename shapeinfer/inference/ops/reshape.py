@@ -168,8 +168,7 @@ def _literal_entries(ctx, target: Sequence, in_dims: Sequence | None, zero_copie
     for i, t in enumerate(target):
         if t is None or type(t) is int:
             continue
-        lb = D.lower_bound(t)
-        if (lb is not None and lb >= least) or ctx.symbols.prove_le(least, t):
+        if ctx.symbols.prove_le(least, t):
             continue
         if any(ctx.symbols.is_fresh(s) for s in D.symbols(t)):
             continue  # a size inference does not know: read as the dim it says (documented)
