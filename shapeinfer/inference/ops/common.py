@@ -93,6 +93,19 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
     return D.dmax(a, b)
 
 
+def broadcast_one_way(ctx, shape: Sequence[D.Dim], target: Sequence[D.Dim]) -> None:
+    """``shape`` broadcast one way to ``target``, right-aligned (onnxruntime refuses anything
+    else): each dim is 1 or ``target``'s, an equality for an int above 1, the guard ``p == 1 or
+    p == x`` for a symbolic ``p``. Dims past ``target``'s rank are the caller's to check."""
+    for d, x in zip(shape[::-1], target[::-1]):
+        if d == 1 or D.sub(d, x) == 0:
+            continue
+        if type(d) is int:
+            ctx.unify(d, x)  # a number above 1: the one size the target's dim can be
+        else:
+            ctx.assume("broadcast", d, x, report=True)
+
+
 def broadcast_shapes(ctx, shapes: Sequence[tuple[D.Dim, ...] | None]) -> tuple[D.Dim, ...] | None:
     """Numpy-style broadcast of several shapes (None if any rank is unknown)."""
     if any(s is None for s in shapes):
@@ -145,6 +158,23 @@ def guard_indices(ctx, values: Sequence[int], n: D.Dim, what: str) -> None:
         return
     if not holds_le(need, n):
         ctx.assume("bound", need, n, report=True)
+
+
+def guard_sizes(ctx, values: Sequence, least: int) -> None:
+    """Sizes ``values`` computed in the graph (an output dim, a repeat count, a depth) that
+    onnxruntime refuses below ``least``: the guard ``least <= v`` for each symbolic one, unless
+    proven. Known ints and unknown entries (None) are the caller's; an entry of a fresh symbol
+    (a size inference does not know, such as a count of detections) is read as it says.
+    Where the run has taken soft guards, the guard is soft too: the value may be a form that
+    holds only under them (a floor where int64 Div truncates: ``(n - 3)//2`` is -1 at n = 2,
+    where the model runs with 0), and the run without soft guards says it in exact forms."""
+    soft = ctx.engine.soft_guards and bool(ctx.symbols.soft)
+    for v in values:
+        if v is None or type(v) is int or holds_le(least, v):
+            continue
+        if any(ctx.symbols.is_fresh(s) for s in D.symbols(v)):
+            continue
+        ctx.assume("bound", least, v, report=True, soft=soft)
 
 
 def scalar_value(f: Fact | None):

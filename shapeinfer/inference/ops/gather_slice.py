@@ -587,9 +587,27 @@ def identity(ctx, ins: list) -> list:
 
 
 @register("ReverseSequence", since=10)
-def like_data(ctx, ins: list) -> list:
-    """ReverseSequence: the data input's type and shape."""
+def reverse_sequence(ctx, ins: list) -> list:
+    """ReverseSequence: the data input's type and shape. onnxruntime takes one length per
+    entry of ``batch_axis``, each at most the size of ``time_axis``: an equality, and for known
+    lengths the guard that the longest fits (an error where the size is known)."""
     x = ins[0]
+    lens = ins[1] if len(ins) > 1 else None
+    b_axis, t_axis = ctx.attr("batch_axis", 1), ctx.attr("time_axis", 0)
+    if x.shape is None or len(x.shape) < 2 or {b_axis, t_axis} != {0, 1} or lens is None:
+        return [tensor(x.dtype, x.shape)]
+    if lens.shape is not None and len(lens.shape) == 1:
+        ctx.unify(lens.shape[0], x.shape[b_axis])
+    vals = known_ints(lens)
+    if vals:
+        need, n = max(vals), x.shape[t_axis]
+        if min(vals) < 0:
+            raise InferenceError(codes.INVALID_NODE, f"sequence length {min(vals)} is negative")
+        if type(n) is int:
+            if need > n:
+                raise InferenceError(codes.INVALID_NODE, f"sequence length {need} is longer than the time axis ({n})")
+        elif not holds_le(need, n):
+            ctx.assume("bound", need, n, report=True)
     return [tensor(x.dtype, x.shape)]
 
 

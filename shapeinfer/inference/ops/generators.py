@@ -14,6 +14,7 @@ from shapeinfer.inference.ops.common import (
     broadcast_values,
     carry_bounds,
     dim_values,
+    guard_sizes,
     rank_from_model,
     scalar_value,
 )
@@ -57,6 +58,7 @@ def shape_from_values(ctx, f: Fact | None) -> tuple | None:
         for v in vals:
             if type(v) is int and v < 0:
                 raise InferenceError(codes.NEGATIVE_SHAPE_VALUE, f"negative dim {v} in shape {list(vals)}")
+        guard_sizes(ctx, vals, 0)
         return tuple(ctx.fresh() if v is None else v for v in vals)
     if f.shape is not None and len(f.shape) == 1:
         n = rank_from_model(ctx, f.shape[0])
@@ -140,6 +142,7 @@ def expand(ctx, ins: list) -> list:
             # a dim other than 1 survives any valid broadcast
             return [tensor(data.dtype, tuple(x if type(x) is int and x != 1 else ctx.fresh() for x in a))]
         return [Fact(data.dtype, None)]
+    guard_sizes(ctx, target, 0)
     if data.shape is None:
         return [Fact(data.dtype, None)]  # the output rank is max(len(target), rank(data))
     r = max(len(target), len(data.shape))
@@ -170,6 +173,7 @@ def tile(ctx, ins: list) -> list:
                 codes.TILE_REPEATS_RANK, f"Tile repeats has {len(rv)} entries for rank {len(data.shape)}"
             )
         return [tensor(data.dtype, ctx.fresh_shape(len(data.shape)))]
+    guard_sizes(ctx, rv, 0)
     shape = tuple(ctx.fresh() if r is None else D.mul(d, r) for d, r in zip(data.shape, rv))
     value = None
     if data.value is not None and data.is_static and all(type(d) is int for d in shape):
@@ -209,6 +213,7 @@ def one_hot(ctx, ins: list) -> list:
         depth = int(dv)
     if type(depth) is int and depth < 1:
         raise InferenceError(codes.ONEHOT_DEPTH_INVALID, f"OneHot depth {depth} must be positive")
+    guard_sizes(ctx, [depth], 1)
     shape = list(idx.shape)
     shape.insert(axis, ctx.fresh() if depth is None else depth)
     return [tensor(dtype, shape)]

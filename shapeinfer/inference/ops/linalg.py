@@ -5,7 +5,7 @@ from __future__ import annotations
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
-from shapeinfer.inference.ops.common import broadcast_dim, broadcast_shapes
+from shapeinfer.inference.ops.common import broadcast_dim, broadcast_one_way, broadcast_shapes
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
@@ -42,7 +42,8 @@ def matmul(ctx, ins: list) -> list:
 
 @register("Gemm")
 def gemm(ctx, ins: list) -> list:
-    """Gemm: ``(M, K) x (K, N) -> (M, N)`` with transA / transB."""
+    """Gemm: ``(M, K) x (K, N) -> (M, N)`` with transA / transB; C broadcasts one way to
+    ``(M, N)``."""
     a, b = ins[0], ins[1]
     if a.shape is None or b.shape is None:
         return [tensor(a.dtype, ctx.fresh_shape(2))]
@@ -51,6 +52,11 @@ def gemm(ctx, ins: list) -> list:
     m, k1 = a.shape[::-1] if ctx.attr("transA", 0) else a.shape
     k2, n = b.shape[::-1] if ctx.attr("transB", 0) else b.shape
     ctx.unify(k1, k2)
+    c = ins[2] if len(ins) > 2 else None
+    if c is not None and c.shape is not None:
+        if len(c.shape) > 2:
+            raise InferenceError(codes.OPERAND_STRUCTURE_MISMATCH, f"Gemm C has rank {len(c.shape)}, above 2")
+        broadcast_one_way(ctx, c.shape, (m, n))
     return [tensor(a.dtype, (m, n))]
 
 

@@ -7,27 +7,18 @@ from onnx import TensorProto
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
-from shapeinfer.inference.ops.common import norm_axis
+from shapeinfer.inference.ops.common import broadcast_one_way, norm_axis
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
 
 def _params_broadcast(ctx, x_dims: tuple, params: list) -> None:
-    """Scale and bias of a layer norm broadcast one way to ``x_dims`` (X's dims from the axis),
-    right-aligned: onnxruntime refuses anything else. A parameter dim must be 1 or X's: an
-    equality for a number above 1 against X's symbol, a broadcast guard (``p == 1 or p == x``)
-    for a parameter's symbol. Dims of a parameter of higher rank than ``x_dims`` are not
-    checked (onnxruntime takes a scale of X's full rank, ``[1, 1, 4]``)."""
+    """Scale and bias of a layer norm broadcast one way to ``x_dims`` (X's dims from the axis).
+    Dims of a parameter of higher rank than ``x_dims`` are not checked (onnxruntime takes a
+    scale of X's full rank, ``[1, 1, 4]``)."""
     for p in params:
-        if p is None or p.shape is None:
-            continue
-        for d, x in zip(p.shape[::-1], x_dims[::-1]):
-            if d == 1 or D.sub(d, x) == 0:
-                continue
-            if type(d) is int:
-                ctx.unify(d, x)  # a number above 1: the one size X's dim can be
-            else:
-                ctx.assume("broadcast", d, x, report=True)
+        if p is not None and p.shape is not None:
+            broadcast_one_way(ctx, p.shape, x_dims)
 
 
 def _per_channel(ctx, c, params: list) -> None:

@@ -22,7 +22,7 @@ import struct
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import dim_values, norm_axis
+from shapeinfer.inference.ops.common import dim_values, guard_sizes, norm_axis
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
@@ -97,6 +97,10 @@ def resize(ctx, ins: list) -> list:
             return [tensor(x.dtype, _fresh_axes(ctx, x.shape, axes))]
         if len(vals) != len(axes):
             raise InferenceError(codes.RESIZE_INVALID, f"Resize sizes has {len(vals)} entries for {len(axes)} axes")
+        bad = [v for v in vals if type(v) is int and v < 1]
+        if bad:
+            raise InferenceError(codes.RESIZE_INVALID, f"Resize sizes {list(vals)}: a size below 1")
+        guard_sizes(ctx, vals, 1)  # onnxruntime refuses a size of 0 (its scale is 0)
         return [tensor(x.dtype, _sizes_out(ctx, x.shape, vals, axes, ctx.attr("keep_aspect_ratio_policy", "stretch")))]
     if scales_f is None:
         raise InferenceError(codes.RESIZE_INVALID, "Resize needs scales or sizes")
