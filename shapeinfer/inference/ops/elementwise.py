@@ -528,7 +528,8 @@ def _unknown_small_float(x: Fact | None) -> int | None:
 def _rational_values(ctx, kind: str) -> tuple | None:
     """The values of ``kind`` (``floor``, ``ceil``, ``trunc``) of this node's float input when it
     is a dim times ``m / e`` (:func:`_float_rational`), each under the guard that float
-    arithmetic rounds it right (``|a*m| < 2**24`` in float32); None when it is not one."""
+    arithmetic rounds it right (``|a*m| <= 2**24`` in float32: every integer up to it is exact,
+    and so is its quotient by the power of two ``e``); None when it is not one."""
     q = _float_rational(ctx)
     if q is None:
         return None
@@ -553,8 +554,8 @@ def _rational_values(ctx, kind: str) -> tuple | None:
         out.append(D.floordiv(n, e) if kind_a == "floor" else D.ceildiv(n, e))
     for a in dims:
         n = D.mul(a, m)
-        ctx.assume("bound", n, limit - 1, report=True)
-        ctx.assume("bound", 1 - limit, n, report=True)
+        ctx.assume("bound", n, limit, report=True)
+        ctx.assume("bound", -limit, n, report=True)
     return tuple(out)
 
 

@@ -322,9 +322,11 @@ def test_float_division_is_not_integer_division():
 
 @pytest.mark.parametrize(("op", "want"), [("Floor", "seq//2"), ("Ceil", "(seq + 1)//2")])
 def test_floor_of_a_float_quotient_is_floor_division_under_a_guard(op, want):
-    r = _agrees(float_div_then(op), [{"b": 2, "seq": 7}, {"b": 1, "seq": 4}])
+    """Every integer up to 2**24 is exact in float32, 2**24 included: the guard was one too
+    strict (``seq <= 16777215``; the vision sweep ran seq = 2**24 in onnxruntime, exact)."""
+    r = _agrees(float_div_then(op), [{"b": 2, "seq": 7}, {"b": 1, "seq": 4}, {"b": 1, "seq": 2**24}])
     assert r.dims("y") == (D.sym("b"), D.parse(want))
-    assert "seq <= 16777215" in [g.text for g in r.guards()]
+    assert "seq <= 16777216" in [g.text for g in r.guards()]
 
 
 @settings(max_examples=300, deadline=None)
