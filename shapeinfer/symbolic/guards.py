@@ -116,6 +116,8 @@ def _alternative_text(d: D.Dim) -> str:
     atom = _minmax_atom(d)
     if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
         p, q = _signed_sides(atom.args[0])
+        if p == 0:  # every symbol negative in this one: the other reads h == 2, not 0 == h - 2
+            p, q = _signed_sides(atom.args[1])
         return f"{D.format(p)} == {D.format(q)}"
     p, q = _signed_sides(d)
     if p == 0:
@@ -193,12 +195,17 @@ def narrow_broadcast(kind: str, a: D.Dim, b: D.Dim) -> tuple[str, D.Dim, D.Dim]:
     """A broadcast guard with the alternatives that never hold left out: ``a == 1 or a == b``
     is ``a == b`` where ``a`` is never 1 and ``a == 1`` where ``a`` never equals ``b``
     (``seq == 1 or seq == seq + 1`` reads ``seq == 1``); a mutual broadcast whose side is never
-    1 is a broadcast of the other side, and its sides are in text order."""
+    1 is a broadcast of the other side, one whose sides are never equal is ``a == 1 or b == 1``
+    (a bound of a ``min``, said as its alternatives), and its sides are in text order."""
     if kind == "mutual_broadcast":
         if _never_is(a, 1):
             kind, a, b = "broadcast", b, a
         elif _never_is(b, 1):
             kind = "broadcast"
+        elif _never_is(D.sub(a, b), 0):
+            a, b = sorted((a, b), key=D.format)
+            one_a, one_b = D.sub(a, 1), D.sub(b, 1)
+            return "bound", D.dmin(D.dmax(one_a, D.neg(one_a)), D.dmax(one_b, D.neg(one_b))), 0
         else:
             a, b = sorted((a, b), key=D.format)  # one text whatever the operands' order
             return kind, a, b

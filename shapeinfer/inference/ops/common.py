@@ -83,6 +83,10 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         return other
     lows = (symbols.interval(a)[0], symbols.interval(b)[0])
     if fa or any(lo is None or lo < 1 for lo in lows):
+        # a side that may be 0 (x[1::2]): the size is not max(a, b) (1 against 0 is 0), but
+        # the sides still broadcast (x[0::2] + x[1::2] runs at h = 1 and where h is even)
+        if not fa:
+            ctx.assume("mutual_broadcast", a, b, report=True)
         return ctx.fresh()
     ctx.diag(
         "warning",

@@ -367,6 +367,26 @@ def slice_v10(ctx, ins: list) -> list:
 # ------------------------------------------------------------------------------ Concat / Split
 
 
+def _equal_unless_empty(ctx, s: Sequence, shape: Sequence, axis: int, ref: Sequence) -> None:
+    """Guards that a Concat input ``s`` that may be empty has ``shape``'s dims off ``axis``
+    wherever it has elements, and so does the input ``ref`` that ``shape`` came from when that
+    may be empty too (``()`` when it cannot): ``min(..., |s[i] - shape[i]|) <= 0``, said as
+    ``s_k <= 0 or ... or s[i] == shape[i]`` (Focus: x[0::2] beside x[1::2], h even or 1)."""
+    zeros = []
+    for d in (*s, *ref):
+        if d == 0:
+            return  # empty: onnxruntime reads none of its dims
+        if type(d) is not int and not ctx.symbols.prove_le(1, d):
+            zeros.append(d)
+    for i in range(len(s)):
+        w = D.sub(s[i], shape[i])
+        if i == axis or w == 0:
+            continue
+        alternatives = zeros if type(w) is int else [*zeros, D.dmax(w, D.neg(w))]
+        if alternatives:
+            ctx.assume("bound", D.dmin(*alternatives) if len(alternatives) > 1 else alternatives[0], 0, report=True)
+
+
 @register("Concat")
 def concat(ctx, ins: list) -> list:
     """Concat: dims equal except ``axis``, which sums; values concatenated. onnxruntime checks
@@ -408,6 +428,10 @@ def concat(ctx, ins: list) -> list:
         for i in range(r):
             if i != axis:
                 shape[i] = ctx.unify(shape[i], s[i])
+    ref = full[0] if full else known[0]
+    for s in known:
+        if s is not ref and not any(s is f for f in full):
+            _equal_unless_empty(ctx, s, shape, axis, () if full else ref)
     if not full:  # every input may be empty: a dim all of them agree on, else unknown
         for i in range(r):
             if i != axis and any(D.sub(s[i], shape[i]) != 0 for s in known[1:]):
