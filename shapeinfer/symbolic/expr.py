@@ -663,6 +663,11 @@ def symbols(d: Dim) -> frozenset[str]:
     return frozenset(a.name for a in _walk_atoms(d) if a.kind == "sym")
 
 
+def atom_kinds(d: Dim) -> frozenset[str]:
+    """The kinds of the atoms ``d`` is built of (``sym``, ``min``, ``max``, ``floordiv``...)."""
+    return frozenset(a.kind for a in _walk_atoms(d))
+
+
 # --------------------------------------------------------------------------- text
 
 

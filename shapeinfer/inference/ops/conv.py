@@ -328,9 +328,57 @@ def _at_least(ctx, least: int, d: D.Dim, what: str) -> None:
         ctx.assume("bound", least, d, report=True)
 
 
+def _pool_input_has_elements(ctx, shape: tuple) -> None:
+    """onnxruntime pools an input with elements, or one of batch 0 ("Only N can be zero"): for
+    each other dim that may be 0, the guard ``1 <= d`` (``N <= 0 or 1 <= d`` where the batch
+    may be 0); an error where the sizes are known."""
+    n = shape[0]
+    if n == 0:
+        return
+    n_pos = type(n) is int or ctx.symbols.prove_le(1, n)
+    for d in shape[1:]:
+        if type(d) is int:
+            if d < 1 and n_pos:
+                raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, f"{ctx.op_type} of an empty input {list(shape)}")
+            continue
+        if ctx.symbols.prove_le(1, d) or any(ctx.symbols.is_fresh(s) for s in D.symbols(d)):
+            continue
+        ctx.assume("bound", 1 if n_pos else D.dmin(n, D.sub(1, d)), d if n_pos else 0, report=True)
+
+
+def _same_pads_nonnegative(ctx, sizes: tuple, kernel: list) -> None:
+    """MaxPool and AveragePool before opset 19 with auto_pad SAME_*: onnxruntime pads each axis by
+    ``(ceil(in/s) - 1)*s + k - in`` and refuses a negative padding ("padding values must be
+    non-negative"), which a kernel shorter than its stride gives at some sizes (k 1, s 2: every
+    even size). That padding is ``k - 1 - (in - 1) % s``: the guard ``(in - 1) % s == 0`` for
+    k = 1, ``(in - 1) % s <= k - 1`` otherwise, where not proven; an error where the size is
+    known. (With a dilation onnxruntime pads otherwise: not checked.)"""
+    n_sp = len(sizes)
+    strides = _ints_attr(ctx, "strides", n_sp, 1)
+    dil = _ints_attr(ctx, "dilations", n_sp, 1)
+    for size, k, s, d in zip(sizes, kernel, strides, dil):
+        if d != 1 or type(k) is not int or k >= s or s <= 0:
+            continue
+        pad = D.add(D.sub(D.mul(D.sub(D.ceildiv(size, s), 1), s), size), k)
+        if type(pad) is int:
+            if pad < 0:
+                raise InferenceError(
+                    codes.CONV_OR_SEQUENCE_INVALID,
+                    f"{ctx.op_type} auto_pad pads an axis of {size} by {pad} (kernel {k}, stride {s})",
+                )
+        elif not ctx.symbols.prove_le(0, pad):
+            if k == 1:
+                ctx.assume("divisibility", D.sub(size, 1), s, report=True)
+            else:
+                ctx.assume("bound", D.mod(D.sub(size, 1), s), k - 1, report=True)
+
+
 @register(["MaxPool", "AveragePool", "LpPool"])
 def pool(ctx, ins: list) -> list:
-    """Pools: channels kept, spatial sizes per kernel_shape, with ceil_mode; MaxPool's Indices int64."""
+    """Pools: channels kept, spatial sizes per kernel_shape, with ceil_mode; MaxPool's Indices
+    int64. The input has elements (:func:`_pool_input_has_elements`), and MaxPool's SAME
+    padding is not negative, nor AveragePool's before opset 19 (:func:`_same_pads_nonnegative`;
+    onnxruntime's AveragePool-19 kernel runs there)."""
     x = ins[0]
     if x.shape is None:
         return [Fact(x.dtype, None), Fact(INT64, None)]
@@ -339,16 +387,23 @@ def pool(ctx, ins: list) -> list:
     kernel = ctx.attr("kernel_shape")
     if kernel is None:
         raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, f"{ctx.op_type} needs kernel_shape")
+    _pool_input_has_elements(ctx, tuple(x.shape))
+    checks_pads = ctx.op_type == "MaxPool" or (ctx.op_type == "AveragePool" and ctx.version < 19)
+    if checks_pads and ctx.attr("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER"):
+        _same_pads_nonnegative(ctx, tuple(x.shape[2:]), list(kernel))
     shape = tuple(x.shape[:2]) + tuple(spatial_dims(ctx, x.shape[2:], list(kernel), ctx.attr("ceil_mode", 0)))
     return [tensor(x.dtype, shape), tensor(INT64, shape)]
 
 
 @register(["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"])
 def global_pool(ctx, ins: list) -> list:
-    """Global pools: spatial dims become 1."""
+    """Global pools: spatial dims become 1; the input has elements
+    (:func:`_pool_input_has_elements`)."""
     x = ins[0]
     if x.shape is None:
         return [Fact(x.dtype, None)]
+    if x.shape:
+        _pool_input_has_elements(ctx, tuple(x.shape))
     return [tensor(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from shapeinfer.inference.op_registry import register
-from shapeinfer.inference.ops.common import dim_values
+from shapeinfer.inference.ops.common import dim_values, guard_sizes
 from shapeinfer.symbolic.facts import Fact, tensor
 
 
@@ -26,7 +26,8 @@ def grid_sample(ctx, ins: list) -> list:
 
 @register("AffineGrid", since=20)
 def affine_grid(ctx, ins: list) -> list:
-    """AffineGrid: size ``(N, C, H, W)`` -> ``(N, H, W, 2)``; ``(N, C, D, H, W)`` -> ``(N, D, H, W, 3)``."""
+    """AffineGrid: size ``(N, C, H, W)`` -> ``(N, H, W, 2)``; ``(N, C, D, H, W)`` -> ``(N, D, H, W, 3)``.
+    onnxruntime refuses a spatial size below 1."""
     theta, size = ins[0], ins[1]
     vals = dim_values(size)
     n_sp = None
@@ -38,6 +39,7 @@ def affine_grid(ctx, ins: list) -> list:
         return [Fact(theta.dtype, None)]
     if vals is None:
         vals = (None,) * (n_sp + 2)
+    guard_sizes(ctx, vals[2:], 1)  # onnxruntime: "size[2] (H=0) must be positive"
     sp = tuple(ctx.fresh() if v is None else v for v in vals[2:])
     n = vals[0]
     if n is None and theta.shape is not None and theta.shape:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from shapeinfer.base import codes
+from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import known_ints, norm_axis
+from shapeinfer.inference.ops.common import guard_sizes, known_ints, norm_axis
 from shapeinfer.inference.ops.elementwise import fit_value
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -118,12 +120,18 @@ _VALUE_FNS = {"ReduceSum": _dsum, "ReduceProd": _dprod, "ReduceMax": _dmax, "Red
 
 @register(["ArgMax", "ArgMin"])
 def arg_reduce(ctx, ins: list) -> list:
-    """ArgMax / ArgMin: int64, ``axis`` kept as 1 or dropped."""
+    """ArgMax / ArgMin: int64, ``axis`` kept as 1 or dropped. onnxruntime refuses an empty
+    ``axis`` in an input whose other dims have elements: where they are proven to, the guard
+    that the axis is not empty (an error where its size is known)."""
     data = ins[0]
     if data.shape is None:
         return [Fact(TensorProto.INT64, None)]
     r = len(data.shape)
     axis = norm_axis(ctx.attr("axis", 0), r)
+    if all(ctx.symbols.prove_le(1, d) for i, d in enumerate(data.shape) if i != axis):
+        if data.shape[axis] == 0:
+            raise InferenceError(codes.INVALID_NODE, f"{ctx.op_type} over an empty axis {axis}")
+        guard_sizes(ctx, [data.shape[axis]], 1)
     keep = ctx.attr("keepdims", 1)
     shape = tuple(1 if i == axis else d for i, d in enumerate(data.shape) if keep or i != axis)
     return [tensor(TensorProto.INT64, shape)]

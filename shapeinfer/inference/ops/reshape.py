@@ -13,7 +13,7 @@ from onnx import TensorProto
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import carry_bounds, dim_values
+from shapeinfer.inference.ops.common import carry_bounds, dim_values, guard_sizes
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -25,6 +25,7 @@ def reshape_dims(
     zero_copies: bool,
     on_floor: Callable[[D.Dim, D.Dim], None] | None = None,
     on_count: Callable[[D.Dim, D.Dim], None] | None = None,
+    on_divisor: Callable[[list], None] | None = None,
 ) -> tuple[D.Dim | None, ...]:
     """The output dims of reshaping ``input_dims`` to ``target``.
 
@@ -36,7 +37,9 @@ def reshape_dims(
     whose quotient is not provably exact is the floor quotient: exact wherever the model runs,
     and ``on_floor(total, known)`` is called so the caller can record that condition (a guard).
     Element counts that are not provably equal (``b*16`` in, 32 out) are equal only where the
-    model runs: ``on_count(total, count)`` is called for the caller to record it.
+    model runs: ``on_count(total, count)`` is called for the caller to record it. A ``-1``
+    beside other dims whose product is symbolic calls ``on_divisor(product)``: onnxruntime
+    refuses a product of 0 there (the other dims are passed).
 
     Raises InferenceError (code R001-R005) for: more than one -1 (R001); both 0 and -1 with
     literal zeros (R002); a copying 0 at an index >= input rank (R003); element counts that
@@ -82,6 +85,8 @@ def reshape_dims(
                     codes.RESHAPE_ELEMENT_COUNT_MISMATCH,
                     f"cannot infer -1 in {_fmt(target)}: the other dims multiply to 0",
                 )
+            if type(known) is not int and on_divisor is not None:
+                on_divisor(others)
             q = D.exact_div(total, known)
             if q is None and type(total) is int and type(known) is int:
                 raise InferenceError(
@@ -146,8 +151,13 @@ def _finish(ctx, data: Fact | None, target: Sequence | None, target_len: D.Dim |
     def on_count(total: D.Dim, count: D.Dim) -> None:
         ctx.assume("equality", total, count, report=True)
 
+    def on_divisor(others: list) -> None:
+        # none of them 0; an entry in exact form (``t + (1 - min(t, 1))*d``) is d where t is 0,
+        # and t is at least 0: the guard would be true and unprovable, so it is not said
+        guard_sizes(ctx, [d for d in others if not D.atom_kinds(d) & {"min", "max"}], 1)
+
     target = _literal_entries(ctx, target, in_dims, zero_copies)
-    dims = reshape_dims(in_dims, target, zero_copies, on_floor, on_count)
+    dims = reshape_dims(in_dims, target, zero_copies, on_floor, on_count, on_divisor)
     shape = tuple(ctx.fresh() if d is None else d for d in dims)
     value = data.value if data is not None and data.value is not None else None
     return [tensor(dtype, shape, value)]

@@ -587,3 +587,150 @@ def test_sizes_computed_in_the_graph_say_where_they_run(case: str) -> None:
         assert (y is not None) == all(check(g, {"n": n}) for g in guards), (n, [g.text for g in guards])
         if y is not None:
             assert [D.evaluate(d, {"n": n}) for d in dims] == list(y.shape), (n, dims)
+
+
+def _graph_on(nodes: list, x_shape: list, inits: dict, opset: int = 20, y_type: int = F):
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, x_shape)],
+        [helper.make_tensor_value_info("y", y_type, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _strided(axis: int, start: int, step: int, out: str) -> object:
+    return helper.make_node("Slice", ["x", f"s{start}", "big", f"ax{axis}", f"st{step}"], [out])
+
+
+_SLICE_INITS = {
+    "s0": _i64([0]),
+    "s1": _i64([1]),
+    "big": _i64([1 << 40]),
+    "ax0": _i64([0]),
+    "ax2": _i64([2]),
+    "st1": _i64([1]),
+    "st2": _i64([2]),
+}
+
+#: name -> (model, x's shape): the vision sweep's missing guards (an input of a size that may be
+#: 0, onnxruntime's SAME padding of a pool)
+EMPTY_OR_PADDED = {
+    "concat of even and odd rows (Focus)": (
+        _graph_on(
+            [_strided(0, 0, 2, "a"), _strided(0, 1, 2, "b"), helper.make_node("Concat", ["a", "b"], ["y"], axis=1)],
+            ["n", 2],
+            _SLICE_INITS,
+        ),
+        ["n", 2],
+    ),
+    "sum of even and odd rows": (
+        _graph_on(
+            [_strided(0, 0, 2, "a"), _strided(0, 1, 2, "b"), helper.make_node("Add", ["a", "b"], ["y"])],
+            ["n"],
+            _SLICE_INITS,
+        ),
+        ["n"],
+    ),
+    "expand of a crop to the input's shape": (
+        _graph_on(
+            [
+                _strided(0, 1, 1, "a"),
+                helper.make_node("Shape", ["x"], ["s"]),
+                helper.make_node("Expand", ["a", "s"], ["y"]),
+            ],
+            ["n"],
+            _SLICE_INITS,
+        ),
+        ["n"],
+    ),
+    "global pool of a crop": (
+        _graph_on(
+            [_strided(2, 1, 1, "a"), helper.make_node("GlobalAveragePool", ["a"], ["y"])], [1, 1, "n", 3], _SLICE_INITS
+        ),
+        [1, 1, "n", 3],
+    ),
+    "max pool of a crop": (
+        _graph_on(
+            [_strided(2, 1, 1, "a"), helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=[1, 1])],
+            [1, 1, "n", 3],
+            _SLICE_INITS,
+        ),
+        [1, 1, "n", 3],
+    ),
+    "reshape of a crop with -1": (
+        _graph_on(
+            [_strided(2, 1, 1, "a"), helper.make_node("Reshape", ["a", "t"], ["y"])],
+            [1, 1, "n", 3],
+            {**_SLICE_INITS, "t": _i64([0, 0, 0, 0, -1])},
+        ),
+        [1, 1, "n", 3],
+    ),
+    "argmax over a crop": (
+        _graph_on(
+            [_strided(2, 1, 1, "a"), helper.make_node("ArgMax", ["a"], ["y"], axis=2)],
+            [1, 1, "n", 3],
+            _SLICE_INITS,
+            y_type=TensorProto.INT64,
+        ),
+        [1, 1, "n", 3],
+    ),
+    "affine grid of half the height": (
+        _graph_on(
+            [
+                helper.make_node("Shape", ["x"], ["s"]),
+                helper.make_node("Div", ["s", "halve"], ["size"]),
+                helper.make_node("AffineGrid", ["theta", "size"], ["y"]),
+            ],
+            [1, 1, "n", 4],
+            {"halve": _i64([1, 1, 2, 1]), "theta": np.zeros((1, 2, 3), np.float32)},
+        ),
+        [1, 1, "n", 4],
+    ),
+    "max pool k1 s2 SAME (TF shortcut)": (
+        _graph_on(
+            [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1], strides=[2], auto_pad="SAME_UPPER")],
+            [1, 1, "n"],
+            {},
+        ),
+        [1, 1, "n"],
+    ),
+    "average pool k2 s3 SAME_LOWER, opset 18": (
+        _graph_on(
+            [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2], strides=[3], auto_pad="SAME_LOWER")],
+            [1, 1, "n"],
+            {},
+            18,
+        ),
+        [1, 1, "n"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_OR_PADDED))
+def test_inputs_that_may_be_empty_and_same_pool_padding_say_where_they_run(case: str) -> None:
+    """The vision sweep's missing guards: a Concat, a broadcast or an Expand of x[1::2] or x[1:]
+    (0 rows at n = 1, and unequal to x[0::2] at odd n), a pool, an ArgMax or a Reshape with -1
+    of an empty crop, AffineGrid of a height of 0, and a MaxPool / AveragePool whose SAME padding
+    is negative (kernel shorter than the stride: onnxruntime refuses). Each ran with no guard
+    ("holds when: always"). Over n in 1..12 the guards hold exactly where onnxruntime runs, and
+    every dim in n is onnxruntime's size there."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    m, x_shape = EMPTY_OR_PADDED[case]
+    result = shapeinfer.infer(m)
+    guards, dims = result.guards(), result.dims("y")
+    assert guards
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in range(1, 13):
+        try:
+            (y,) = sess.run(None, {"x": np.ones([n if d == "n" else d for d in x_shape], np.float32)})
+        except Exception:
+            y = None
+        assert (y is not None) == all(check(g, {"n": n}) for g in guards), (n, [g.text for g in guards])
+        if y is not None:
+            for d, a in zip(dims, y.shape, strict=True):
+                if D.symbols(d) <= {"n"}:
+                    assert D.evaluate(d, {"n": n}) == a, (n, dims, y.shape)
