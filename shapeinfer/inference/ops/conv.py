@@ -333,8 +333,8 @@ def _pool_input_has_elements(ctx, shape: tuple) -> None:
     each other dim that may be 0, the guard ``1 <= d`` (``N <= 0 or 1 <= d`` where the batch
     may be 0); an error where the sizes are known."""
     n = shape[0]
-    if n == 0:
-        return
+    if n == 0 or any(ctx.symbols.is_fresh(x) for x in D.symbols(n)):
+        return  # (a batch inference does not know, such as a count of detections, may be 0)
     n_pos = type(n) is int or ctx.symbols.prove_le(1, n)
     for d in shape[1:]:
         if type(d) is int:

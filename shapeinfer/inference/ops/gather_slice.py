@@ -383,6 +383,8 @@ def _equal_unless_empty(ctx, s: Sequence, shape: Sequence, axis: int, ref: Seque
         if i == axis or w == 0:
             continue
         alternatives = zeros if type(w) is int else [*zeros, D.dmax(w, D.neg(w))]
+        if any(ctx.symbols.is_fresh(x) for a in alternatives for x in D.symbols(a)):
+            continue  # a size inference does not know: no condition on the inputs to say
         if alternatives:
             ctx.assume("bound", D.dmin(*alternatives) if len(alternatives) > 1 else alternatives[0], 0, report=True)
 
