@@ -181,6 +181,23 @@ def guard_sizes(ctx, values: Sequence, least: int) -> None:
         ctx.assume("bound", least, v, report=True, soft=soft)
 
 
+def guard_computed_indices(ctx, values: Sequence, n: D.Dim) -> None:
+    """Indices ``values`` computed in the graph (``seq - 1``: the last position) into an axis of
+    size ``n``: onnxruntime refuses one outside ``[-n, n - 1]``, the guards ``-n <= v`` and
+    ``v <= n - 1`` where not proven (soft as :func:`guard_sizes` says). Known ints are
+    :func:`guard_indices`'; an unknown entry, or one of a fresh symbol, is not checked."""
+    if type(n) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(n)):
+        return
+    soft = ctx.engine.soft_guards and bool(ctx.symbols.soft)
+    for v in values:
+        if not isinstance(v, D.Expr) or any(ctx.symbols.is_fresh(s) for s in D.symbols(v)):
+            continue
+        if not holds_le(v, D.sub(n, 1)):
+            ctx.assume("bound", v, D.sub(n, 1), report=True, soft=soft)
+        if not holds_le(D.neg(n), v):
+            ctx.assume("bound", D.neg(n), v, report=True, soft=soft)
+
+
 def scalar_value(f: Fact | None):
     """The single value of a one-element tensor, or None."""
     if f is None or f.value is None or len(f.value) != 1:

@@ -13,6 +13,7 @@ from shapeinfer.inference.op_registry import declare_traits, register
 from shapeinfer.inference.ops.common import (
     carry_bounds,
     flat_index,
+    guard_computed_indices,
     guard_indices,
     is_static_shape,
     known_ints,
@@ -45,6 +46,8 @@ def gather(ctx, ins: list) -> list:
     iv = known_ints(idx)
     if iv is not None:
         guard_indices(ctx, iv, data.shape[axis], "Gather")
+    elif idx.value is not None:
+        guard_computed_indices(ctx, idx.value, data.shape[axis])
     if data.value is not None and iv is not None and is_static_shape(data.shape) and is_static_shape(shape):
         n_axis = data.shape[axis]
         iv = [i + n_axis if i < 0 else i for i in iv]

@@ -676,6 +676,20 @@ EMPTY_OR_PADDED = {
         ),
         [1, 1, "n", 3],
     ),
+    "gather of the last row of a crop": (
+        _graph_on(
+            [
+                _strided(0, 1, 1, "a"),
+                helper.make_node("Shape", ["x"], ["sh"]),
+                helper.make_node("Gather", ["sh", "z"], ["n"], axis=0),
+                helper.make_node("Sub", ["n", "two"], ["last"]),
+                helper.make_node("Gather", ["a", "last"], ["y"], axis=0),
+            ],
+            ["n", 3],
+            {**_SLICE_INITS, "z": np.array(0, np.int64), "two": np.array(2, np.int64)},
+        ),
+        ["n", 3],
+    ),
     "affine grid of half the height": (
         _graph_on(
             [
@@ -710,12 +724,13 @@ EMPTY_OR_PADDED = {
 
 @pytest.mark.parametrize("case", sorted(EMPTY_OR_PADDED))
 def test_inputs_that_may_be_empty_and_same_pool_padding_say_where_they_run(case: str) -> None:
-    """The vision sweep's missing guards: a Concat, a broadcast or an Expand of x[1::2] or x[1:]
-    (0 rows at n = 1, and unequal to x[0::2] at odd n), a pool, an ArgMax or a Reshape with -1
-    of an empty crop, AffineGrid of a height of 0, and a MaxPool / AveragePool whose SAME padding
-    is negative (kernel shorter than the stride: onnxruntime refuses). Each ran with no guard
-    ("holds when: always"). Over n in 1..12 the guards hold exactly where onnxruntime runs, and
-    every dim in n is onnxruntime's size there."""
+    """The vision and transformer sweeps' missing guards: a Concat, a broadcast or an Expand of
+    x[1::2] or x[1:] (0 rows at n = 1, and unequal to x[0::2] at odd n), a pool, an ArgMax or a
+    Reshape with -1 of an empty crop, a Gather of its last row (index n - 2), AffineGrid of a
+    height of 0, and a MaxPool / AveragePool whose SAME padding is negative (kernel shorter
+    than the stride: onnxruntime refuses). Each ran with no guard ("holds when: always"). Over
+    n in 1..12 the guards hold exactly where onnxruntime runs, and every dim in n is
+    onnxruntime's size there."""
     ort = pytest.importorskip("onnxruntime")
     from shapeinfer.symbolic import dims as D
 
