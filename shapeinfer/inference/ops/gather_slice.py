@@ -20,6 +20,7 @@ from shapeinfer.inference.ops.common import (
     norm_axis,
     provably_nonneg,
     row_major_strides,
+    soft_now,
     unravel_index,
 )
 from shapeinfer.symbolic import dims as D
@@ -389,7 +390,8 @@ def _equal_unless_empty(ctx, s: Sequence, shape: Sequence, axis: int, ref: Seque
         if any(ctx.symbols.is_fresh(x) for a in alternatives for x in D.symbols(a)):
             continue  # a size inference does not know: no condition on the inputs to say
         if alternatives:
-            ctx.assume("bound", D.dmin(*alternatives) if len(alternatives) > 1 else alternatives[0], 0, report=True)
+            bound = D.dmin(*alternatives) if len(alternatives) > 1 else alternatives[0]
+            ctx.assume("bound", bound, 0, report=True, soft=soft_now(ctx))
 
 
 @register("Concat")

@@ -749,3 +749,52 @@ def test_inputs_that_may_be_empty_and_same_pool_padding_say_where_they_run(case:
             for d, a in zip(dims, y.shape, strict=True):
                 if D.symbols(d) <= {"n"}:
                     assert D.evaluate(d, {"n": n}) == a, (n, dims, y.shape)
+
+
+def test_a_guard_on_a_dim_read_under_a_soft_guard_is_soft() -> None:
+    """x[1, 1, n, 4] reshaped to [1, 1, n//2, -1], then pooled: the entry n//2 is read as the dim
+    it says under the soft guard 1 <= n//2, and the pool's guard that its input has elements
+    (1 <= n//2) was hard, so it implied the soft one and stood: "2 <= n", false at n = 1, where
+    the entry is 0, copies the input's 1, and onnxruntime pools [1, 1, 1, 4]. A guard on a dim
+    read under soft guards is soft: the run without them gives the exact forms, and no guard
+    fails where onnxruntime runs."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"]),
+        helper.make_node("Gather", ["sh", "i2"], ["n"], axis=0),
+        helper.make_node("Div", ["n", "two"], ["half"]),
+        helper.make_node("Concat", ["ones", "half", "m1"], ["t"], axis=0),
+        helper.make_node("Reshape", ["x", "t"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[1, 1]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [1, 1, "n", 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [i64("i2", [2]), i64("two", [2]), i64("ones", [1, 1]), i64("m1", [-1])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    assert 1 in _never_contradicted_4d(m)
+
+
+def _never_contradicted_4d(m) -> list[int]:
+    """The sizes n in 1..8 of x[1, 1, n, 4] at which onnxruntime runs ``m``; at each, no guard
+    fails and every dim of y in n alone is onnxruntime's size."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    result = shapeinfer.infer(m)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    ran = []
+    for n in range(1, 9):
+        try:
+            (y,) = sess.run(None, {"x": np.ones((1, 1, n, 4), np.float32)})
+        except Exception:
+            continue
+        ran.append(n)
+        assert all(check(g, {"n": n}) is not False for g in result.guards()), (n, [g.text for g in result.guards()])
+        for d, a in zip(result.dims("y"), y.shape, strict=True):
+            if D.symbols(d) <= {"n"}:
+                assert D.evaluate(d, {"n": n}) == a, (n, d)
+    return ran
