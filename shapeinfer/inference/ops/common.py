@@ -191,7 +191,7 @@ def guard_sizes(ctx, values: Sequence, least: int) -> None:
 def guard_computed_indices(ctx, values: Sequence, n: D.Dim) -> None:
     """Indices ``values`` computed in the graph (``seq - 1``: the last position) into an axis of
     size ``n``: onnxruntime refuses one outside ``[-n, n - 1]``, the guards ``-n <= v`` and
-    ``v <= n - 1`` where not proven (soft as :func:`guard_sizes` says). Known ints are
+    ``v <= n - 1`` where not proven (soft as :func:`soft_now` says). Known ints are
     :func:`guard_indices`'; an unknown entry, or one of a fresh symbol, is not checked."""
     if type(n) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(n)):
         return

@@ -751,6 +751,23 @@ def test_inputs_that_may_be_empty_and_same_pool_padding_say_where_they_run(case:
                     assert D.evaluate(d, {"n": n}) == a, (n, dims, y.shape)
 
 
+def _reshaped_to_half(x_shape: list, lead: int, tail: list, inits: dict):
+    """x of ``x_shape`` (n its last symbolic dim) reshaped to ``[1] * lead + [n//2, -1]`` as ``r``
+    (the target computed from its shape), then ``tail`` making ``y``: at n = 1 the entry n//2 is
+    0 and copies x's dim at that index."""
+    axis = x_shape.index("n")
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"]),
+        helper.make_node("Gather", ["sh", "i"], ["n"], axis=0),
+        helper.make_node("Div", ["n", "two"], ["half"]),
+        helper.make_node("Concat", ["ones", "half", "m1"], ["t"], axis=0),
+        helper.make_node("Reshape", ["x", "t"], ["r"]),
+        *tail,
+    ]
+    consts = {"i": _i64([axis]), "two": _i64([2]), "ones": _i64([1] * lead), "m1": _i64([-1]), **inits}
+    return _graph_on(nodes, x_shape, consts, 17)
+
+
 def test_a_guard_on_a_dim_read_under_a_soft_guard_is_soft() -> None:
     """x[1, 1, n, 4] reshaped to [1, 1, n//2, -1], then pooled: the entry n//2 is read as the dim
     it says under the soft guard 1 <= n//2, and the pool's guard that its input has elements
@@ -758,23 +775,7 @@ def test_a_guard_on_a_dim_read_under_a_soft_guard_is_soft() -> None:
     the entry is 0, copies the input's 1, and onnxruntime pools [1, 1, 1, 4]. A guard on a dim
     read under soft guards is soft: the run without them gives the exact forms, and no guard
     fails where onnxruntime runs."""
-    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
-    nodes = [
-        helper.make_node("Shape", ["x"], ["sh"]),
-        helper.make_node("Gather", ["sh", "i2"], ["n"], axis=0),
-        helper.make_node("Div", ["n", "two"], ["half"]),
-        helper.make_node("Concat", ["ones", "half", "m1"], ["t"], axis=0),
-        helper.make_node("Reshape", ["x", "t"], ["r"]),
-        helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[1, 1]),
-    ]
-    g = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", F, [1, 1, "n", 4])],
-        [helper.make_tensor_value_info("y", F, None)],
-        [i64("i2", [2]), i64("two", [2]), i64("ones", [1, 1]), i64("m1", [-1])],
-    )
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m = _reshaped_to_half([1, 1, "n", 4], 2, [helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[1, 1])], {})
     assert 1 in _never_contradicted(m, ["y"], rest=(4,), lead=(1, 1))
 
 
@@ -803,21 +804,5 @@ def test_older_guards_on_a_dim_read_under_a_soft_guard_are_soft(name: str, tail:
     wherever the run has soft guards fixes them but also softens guards on dims that are no
     soft form (a conv of the raw input then no longer implies a Div's soft guard): the fix
     needs to know which dims rest on a soft reading."""
-    nodes = [
-        helper.make_node("Shape", ["x"], ["sh"]),
-        helper.make_node("Gather", ["sh", "i2"], ["n"], axis=0),
-        helper.make_node("Div", ["n", "two"], ["half"]),
-        helper.make_node("Concat", ["one", "half", "m1"], ["t"], axis=0),
-        helper.make_node("Reshape", ["x", "t"], ["r"]),
-        *tail,
-    ]
-    consts = {"i2": _i64([2]), "two": _i64([2]), "one": _i64([1]), "m1": _i64([-1]), **inits}
-    g = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", F, [1, 64, "n"])],
-        [helper.make_tensor_value_info("y", F, None)],
-        [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()],
-    )
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m = _reshaped_to_half([1, 64, "n"], 1, tail, inits)
     assert 1 in _never_contradicted(m, ["y"], lead=(1, 64))
