@@ -42,6 +42,10 @@ class Walker(Protocol):
     policy: InferencePolicy
     #: whether rules may take soft guards (see :meth:`NodeContext.assume`)
     soft_guards: bool
+    #: whether the node being inferred rests on a soft reading, and the tensors that may (see
+    #: :meth:`NodeContext.assume`)
+    node_soft: bool
+    soft_values: set[str]
     #: opset imports by domain (``""`` for onnx's), as the node being inferred reads them
     opsets: dict[str, int]
     #: small initializers of graph inputs (defaults a caller may override), by name
@@ -120,6 +124,7 @@ class NodeContext:
         "graph",
         "index",
         "node",
+        "on_soft",
         "op_type",
         "policy",
         "scope",
@@ -150,6 +155,9 @@ class NodeContext:
         self.scope = scope
         self.call_attrs = call_attrs
         self._attrs: dict[str, AttributeProto] | None = None
+        #: the node's dims may be forms that hold only under the run's soft guards: it reads a
+        #: tensor computed from a soft reading, or has taken a soft guard (see :meth:`assume`)
+        self.on_soft = engine.node_soft
 
     # ---- attributes
     def _attr_protos(self) -> dict[str, AttributeProto]:
@@ -233,11 +241,16 @@ class NodeContext:
         """The node as guards name it: its name, else ``<op_type> #<index>``."""
         return self.node.name or f"{self.op_type} #{self.index}"
 
+    def _took_soft(self) -> None:
+        """The node has taken a soft guard: its outputs may rest on the soft reading."""
+        self.on_soft = True
+        self.engine.soft_values.update(o for o in self.node.output if o)
+
     def unify(self, a: D.Dim, b: D.Dim) -> D.Dim:
         """Record that dims ``a`` and ``b`` must be equal (a guard of this node, and a G003
         warning when it equates symbols that are not all fresh); returns the representative.
         Two different ints raise G002."""
-        rep, other = self.symbols.unify(a, b, self.label)
+        rep, other = self.symbols.unify(a, b, self.label, self.on_soft)
         if other is not None and not all(self.symbols.is_fresh(s) for s in D.symbols(other)):
             self.diag("warning", codes.ASSUMED_DIM_EQUALITY, f"assuming {D.format(other)} == {D.format(rep)}")
         return rep
@@ -248,8 +261,13 @@ class NodeContext:
         the guards no other code reports: G003 says the equalities, G009 the float bounds).
         ``soft``: the model may run where it does not hold (see :meth:`SymbolScope.assume`); a
         rule asks :attr:`soft_guards` first, and gives a form that holds everywhere when they
-        are off."""
-        lhs, rhs = self.symbols.assume(kind, lhs, rhs, self.label, soft)
+        are off. Every guard of a node :attr:`on_soft` is soft as well: it speaks of a form
+        that holds only under the soft guards (a Reshape entry ``n//2`` read literally, 0 at
+        n = 1 where it copies the input's dim), and may fail where the model runs (the run
+        without soft guards says it of the exact forms)."""
+        if soft and not self.on_soft and self.engine.soft_guards:
+            self._took_soft()
+        lhs, rhs = self.symbols.assume(kind, lhs, rhs, self.label, soft or self.on_soft)
         if report:
             led = Ledger()
             led.add(kind, lhs, rhs)
@@ -263,6 +281,11 @@ class NodeContext:
         """
         if attr is None:
             attr = next((name for name, g in subgraph_attrs(self.node) if g == graph), "?")
-        return self.engine.run_graph(
+        soft_values = self.engine.soft_values
+        nvalues = len(soft_values)
+        outs = self.engine.run_graph(
             graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr), call_attrs=self.call_attrs
         )
+        if len(soft_values) > nvalues and not self.on_soft:
+            self._took_soft()  # the subgraph took a soft guard
+        return outs

@@ -117,6 +117,14 @@ class Engine:
         #: Small initializers of graph inputs (defaults a caller may override), by name.
         self.defaults: dict[str, onnx.TensorProto] = {}
         self._missing_files: list | None = None  # see missing_data
+        #: tensors whose facts may rest on a soft reading (see :meth:`NodeContext.assume`): the
+        #: outputs of a node that took a soft guard or read such a tensor, by name in any graph;
+        #: empty in a run without soft guards
+        self.soft_values: set[str] = set()
+        #: whether the node being inferred rests on a soft reading (its NodeContext reads it),
+        #: and whether the nodes of the subgraphs and function bodies it infers all do
+        self.node_soft = False
+        self.soft_context = False
 
     def missing_data(self, e: ExternalDataError) -> bool:
         """Whether ``e`` (raised reading a tensor of the model) is a data file missing from the
@@ -365,6 +373,7 @@ class Engine:
         private: dict[str, D.Dim] | None = None if graph == MAIN else {}
         own_from = len(self.symbols.fresh_symbols)
         declared_types = self.declared_types
+        soft_values = self.soft_values
         for k in range(len(nodes)) if order is None else order:
             if deadline is not None:
                 if count % 64 == 0 and time.monotonic() > deadline:
@@ -408,6 +417,19 @@ class Engine:
             out_names = node.output[:]
             op_type = node.op_type
             raw_domain = node.domain
+            on_soft = False
+            if soft_values:
+                # a node reading a tensor that may rest on a soft reading rests on it, as does
+                # every node of a subgraph or function body it infers (the body may read such a
+                # tensor of the outer graph by name); a node taking a soft guard marks its own
+                # outputs (NodeContext.assume)
+                outer = self.soft_context
+                on_soft = (
+                    outer
+                    or any(n in soft_values for n in in_names)
+                    or any(a.type in _GRAPH_ATTRS for a in node.attribute)
+                )
+                self.node_soft = self.soft_context = on_soft
             if reads is not None:
                 reads[k] = (op_type, raw_domain, in_names, out_names)
             dv = versions.get(raw_domain)
@@ -417,7 +439,10 @@ class Engine:
             fn = functions.get((raw_domain, op_type, node.overload)) if functions else None
             if fn is not None:
                 ctx = NodeContext(self, node, version, k, graph, scope, call_attrs)
+                nvalues = len(soft_values)
                 outs = infer_function(self, ctx, fn, ins)
+                if len(soft_values) > nvalues:  # the body took a soft guard
+                    soft_values.update(o for o in out_names if o)
             else:
                 # Memoise on (op, version, attributes, outputs used, input facts): repeated
                 # layers infer once (see infer_node for what is stored).
@@ -454,7 +479,11 @@ class Engine:
                     # the rule runs where an input has bounds, or where it makes them from none
                     in_bounds = [value_bounds.get((graph, n)) for n in in_names] if value_bounds else []
                     if bounds[1] or in_bounds.count(None) < len(in_bounds):
+                        self.node_soft = on_soft
                         self.follow_bounds(bounds[0], node, ins, outs, in_bounds, version, k, graph, scope, call_attrs)
+            if on_soft:
+                self.soft_context = outer
+                soft_values.update(o for o in out_names if o)
             n_outs = len(outs)
             for i, o in enumerate(out_names):
                 if o:

@@ -167,10 +167,11 @@ class SymbolScope:
         self.subst[name] = value
         self.generation += 1
 
-    def unify(self, a: D.Dim, b: D.Dim, node: str = "") -> tuple[D.Dim, D.Dim | None]:
+    def unify(self, a: D.Dim, b: D.Dim, node: str = "", soft: bool = False) -> tuple[D.Dim, D.Dim | None]:
         """Record that ``a`` and ``b`` are equal: ``(representative, other side)``, the other
         side None when they already were. A lone symbol on the other side is bound to the
-        representative; the equality is recorded and assumed (a guard of ``node``)."""
+        representative; the equality is recorded and assumed (a guard of ``node``, ``soft`` as
+        :meth:`assume` says)."""
         a, b = self.resolve(a), self.resolve(b)
         if a == b:
             return a, None
@@ -196,7 +197,7 @@ class SymbolScope:
             if name not in D.symbols(rep):
                 self._bind(name, rep)
         self.equalities.append((D.format(rep), D.format(other)))
-        self.assume("equality", other, rep, node)
+        self.assume("equality", other, rep, node, soft)
         return rep, other
 
     def assume(self, kind: str, lhs: D.Dim, rhs: D.Dim, node: str = "", soft: bool = False) -> tuple[D.Dim, D.Dim]:

@@ -86,7 +86,7 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         # a side that may be 0 (x[1::2]): the size is not max(a, b) (1 against 0 is 0), but
         # the sides still broadcast (x[0::2] + x[1::2] runs at h = 1 and where h is even)
         if not fa:
-            ctx.assume("mutual_broadcast", a, b, report=True, soft=soft_now(ctx))
+            ctx.assume("mutual_broadcast", a, b, report=True)
         return ctx.fresh()
     ctx.diag(
         "warning",
@@ -164,45 +164,35 @@ def guard_indices(ctx, values: Sequence[int], n: D.Dim, what: str) -> None:
         ctx.assume("bound", need, n, report=True)
 
 
-def soft_now(ctx) -> bool:
-    """Whether a guard this rule records on dims it was given should be soft: where the run
-    has taken soft guards, a dim may be a form that holds only under them (a floor where int64
-    Div truncates, a Reshape entry read literally), and a hard guard on it could fail where the
-    model runs; the run without soft guards says it in exact forms."""
-    return ctx.engine.soft_guards and bool(ctx.symbols.soft)
-
-
 def guard_sizes(ctx, values: Sequence, least: int) -> None:
     """Sizes ``values`` computed in the graph (an output dim, a repeat count, a depth) that
     onnxruntime refuses below ``least``: the guard ``least <= v`` for each symbolic one, unless
     proven. Known ints and unknown entries (None) are the caller's; an entry of a fresh symbol
     (a size inference does not know, such as a count of detections) is read as it says.
-    Soft as :func:`soft_now` says (a floor where int64 Div truncates: ``(n - 3)//2`` is -1 at
-    n = 2, where the model runs with 0)."""
-    soft = soft_now(ctx)
+    Soft where the node rests on a soft reading (a floor where int64 Div truncates: ``(n - 3)//2``
+    is -1 at n = 2, where the model runs with 0; see ``NodeContext.assume``)."""
     for v in values:
         if v is None or type(v) is int or holds_le(least, v):
             continue
         if any(ctx.symbols.is_fresh(s) for s in D.symbols(v)):
             continue
-        ctx.assume("bound", least, v, report=True, soft=soft)
+        ctx.assume("bound", least, v, report=True)
 
 
 def guard_computed_indices(ctx, values: Sequence, n: D.Dim) -> None:
     """Indices ``values`` computed in the graph (``seq - 1``: the last position) into an axis of
     size ``n``: onnxruntime refuses one outside ``[-n, n - 1]``, the guards ``-n <= v`` and
-    ``v <= n - 1`` where not proven (soft as :func:`soft_now` says). Known ints are
+    ``v <= n - 1`` where not proven (soft where the node rests on a soft reading). Known ints are
     :func:`guard_indices`'; an unknown entry, or one of a fresh symbol, is not checked."""
     if type(n) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(n)):
         return
-    soft = soft_now(ctx)
     for v in values:
         if not isinstance(v, D.Expr) or any(ctx.symbols.is_fresh(s) for s in D.symbols(v)):
             continue
         if not holds_le(v, D.sub(n, 1)):
-            ctx.assume("bound", v, D.sub(n, 1), report=True, soft=soft)
+            ctx.assume("bound", v, D.sub(n, 1), report=True)
         if not holds_le(D.neg(n), v):
-            ctx.assume("bound", D.neg(n), v, report=True, soft=soft)
+            ctx.assume("bound", D.neg(n), v, report=True)
 
 
 def scalar_value(f: Fact | None):

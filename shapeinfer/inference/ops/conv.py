@@ -28,7 +28,7 @@ from onnx import TensorProto
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
-from shapeinfer.inference.ops.common import dim_values, known_ints, rank_from_model, soft_now
+from shapeinfer.inference.ops.common import dim_values, known_ints, rank_from_model
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -331,7 +331,7 @@ def _at_least(ctx, least: int, d: D.Dim, what: str) -> None:
 def _pool_input_has_elements(ctx, shape: tuple) -> None:
     """onnxruntime pools an input with elements, or one of batch 0 ("Only N can be zero"): for
     each other dim that may be 0, the guard ``1 <= d`` (``N <= 0 or 1 <= d`` where the batch
-    may be 0; soft as :func:`~shapeinfer.inference.ops.common.soft_now` says); an error where
+    may be 0); an error where
     the sizes are known. A dim with a ``min`` or ``max`` is not guarded."""
     n = shape[0]
     if n == 0 or any(ctx.symbols.is_fresh(x) for x in D.symbols(n)):
@@ -347,7 +347,7 @@ def _pool_input_has_elements(ctx, shape: tuple) -> None:
         if D.atom_kinds(d) & {"min", "max"}:
             continue  # an exact form such as Reshape's t + (1 - min(t, 1))*d: true, unprovable
         lo, hi = (1, d) if n_pos else (D.dmin(n, D.sub(1, d)), 0)
-        ctx.assume("bound", lo, hi, report=True, soft=soft_now(ctx))
+        ctx.assume("bound", lo, hi, report=True)
 
 
 def _same_pads_nonnegative(ctx, sizes: tuple, kernel: list) -> None:
@@ -372,9 +372,9 @@ def _same_pads_nonnegative(ctx, sizes: tuple, kernel: list) -> None:
                 )
         elif not ctx.symbols.prove_le(0, pad):
             if k == 1:
-                ctx.assume("divisibility", D.sub(size, 1), s, report=True, soft=soft_now(ctx))
+                ctx.assume("divisibility", D.sub(size, 1), s, report=True)
             else:
-                ctx.assume("bound", D.mod(D.sub(size, 1), s), k - 1, report=True, soft=soft_now(ctx))
+                ctx.assume("bound", D.mod(D.sub(size, 1), s), k - 1, report=True)
 
 
 @register(["MaxPool", "AveragePool", "LpPool"])

@@ -20,7 +20,6 @@ from shapeinfer.inference.ops.common import (
     norm_axis,
     provably_nonneg,
     row_major_strides,
-    soft_now,
     unravel_index,
 )
 from shapeinfer.symbolic import dims as D
@@ -391,7 +390,7 @@ def _equal_unless_empty(ctx, s: Sequence, shape: Sequence, axis: int, ref: Seque
             continue  # a size inference does not know: no condition on the inputs to say
         if alternatives:
             bound = D.dmin(*alternatives) if len(alternatives) > 1 else alternatives[0]
-            ctx.assume("bound", bound, 0, report=True, soft=soft_now(ctx))
+            ctx.assume("bound", bound, 0, report=True)
 
 
 @register("Concat")

@@ -779,30 +779,98 @@ def test_a_guard_on_a_dim_read_under_a_soft_guard_is_soft() -> None:
     assert 1 in _never_contradicted(m, ["y"], rest=(4,), lead=(1, 1))
 
 
-@pytest.mark.parametrize(
-    ("name", "tail", "inits"),
-    [
-        ("gather row 5", [helper.make_node("Gather", ["r", "five"], ["y"], axis=1)], {"five": np.array(5, np.int64)}),
-        ("topk 5", [helper.make_node("TopK", ["r", "k5"], ["y", "yi"], axis=1)], {"k5": _i64([5])}),
-        (
-            "conv window 3",
-            [
-                helper.make_node("Unsqueeze", ["r", "a0"], ["r4"]),
-                helper.make_node("Conv", ["r4", "w"], ["y"], kernel_shape=[3, 1]),
-            ],
-            {"a0": _i64([0]), "w": np.ones((1, 1, 3, 1), np.float32)},
-        ),
-    ],
-)
-@pytest.mark.xfail(strict=True, reason="known false guard: a hard guard on a dim read under a soft guard")
-def test_older_guards_on_a_dim_read_under_a_soft_guard_are_soft(name: str, tail: list, inits: dict) -> None:
+def _gather_row_5(x: str, y: str) -> list:
+    five = helper.make_node("Constant", [], [f"{y}_five"], value=numpy_helper.from_array(np.array(5, np.int64)))
+    return [five, helper.make_node("Gather", [x, f"{y}_five"], [y], axis=1)]
+
+
+_ON_THE_HALF = {
+    "gather row 5": ([helper.make_node("Gather", ["r", "five"], ["y"], axis=1)], {"five": np.array(5, np.int64)}),
+    "topk 5": ([helper.make_node("TopK", ["r", "k5"], ["y", "yi"], axis=1)], {"k5": _i64([5])}),
+    "conv window 3": (
+        [
+            helper.make_node("Unsqueeze", ["r", "a0"], ["r4"]),
+            helper.make_node("Conv", ["r4", "w"], ["y"], kernel_shape=[3, 1]),
+        ],
+        {"a0": _i64([0]), "w": np.ones((1, 1, 3, 1), np.float32)},
+    ),
+    "broadcast against 64": ([helper.make_node("Add", ["r", "c64"], ["y"])], {"c64": np.ones((1, 64, 1), np.float32)}),
+    "a later node": (
+        [helper.make_node("Relu", ["r"], ["r2"]), helper.make_node("Gather", ["r2", "five"], ["y"], axis=1)],
+        {"five": np.array(5, np.int64)},
+    ),
+    "in an If branch": (
+        [
+            helper.make_node(
+                "If",
+                ["yes"],
+                ["y"],
+                then_branch=helper.make_graph(
+                    _gather_row_5("r", "yt"), "t", [], [helper.make_tensor_value_info("yt", F, None)]
+                ),
+                else_branch=helper.make_graph(
+                    _gather_row_5("r", "ye"), "e", [], [helper.make_tensor_value_info("ye", F, None)]
+                ),
+            )
+        ],
+        {"yes": np.array(True)},
+    ),
+    "in a function": ([helper.make_node("Row5", ["r"], ["y"], domain="local")], {}),
+}
+
+
+@pytest.mark.parametrize("name", list(_ON_THE_HALF))
+def test_guards_on_a_dim_read_under_a_soft_guard_are_soft(name: str) -> None:
     """x[1, 64, n] reshaped to [1, n//2, -1]: at n = 1 the entry n//2 is 0 and copies 64. A
-    Gather of row 5, a TopK of 5 and a convolution window of 3 along that axis guard
-    ``12 <= n``, ``10 <= n``, ``6 <= n`` of the literal reading, hard, so the soft guard
-    ``1 <= n//2`` is implied and they stand: false at n = 1, where onnxruntime runs. Open
-    (strict xfail: the fix makes it pass, and must drop the mark). Making these guards soft
-    wherever the run has soft guards fixes them but also softens guards on dims that are no
-    soft form (a conv of the raw input then no longer implies a Div's soft guard): the fix
-    needs to know which dims rest on a soft reading."""
+    Gather of row 5, a TopK of 5, a convolution window of 3 and a broadcast against 64 along
+    that axis guarded ``12 <= n``, ``10 <= n``, ``6 <= n`` and ``n//2 == 1 or n//2 == 64`` of
+    the literal reading, hard, so they implied the soft guard ``1 <= n//2`` and stood: false at
+    n = 1, where onnxruntime runs. Every guard of a node that reads a tensor computed from a soft
+    reading is soft, also a node further on, one in a subgraph reading it from the outer graph,
+    and one in the body of a function it is given to."""
+    tail, inits = _ON_THE_HALF[name]
     m = _reshaped_to_half([1, 64, "n"], 1, tail, inits)
+    if name == "in a function":
+        m.functions.append(
+            helper.make_function("local", "Row5", ["a"], ["b"], _gather_row_5("a", "b"), [helper.make_opsetid("", 17)])
+        )
+        m.opset_import.append(helper.make_opsetid("local", 1))
     assert 1 in _never_contradicted(m, ["y"], lead=(1, 64))
+
+
+@pytest.mark.parametrize("where", ["if branch", "function"])
+def test_a_soft_reading_in_a_subgraph_or_function_makes_later_guards_soft(where: str) -> None:
+    """x[n]: (n - 3)/2 in int64 (truncated: 0 at n = 2, where the floor is -1) computed inside an
+    If branch or a function body, then in the main graph a ConstantOfShape of that plus 1 and a
+    Gather of its row 0. The Div inside takes the floor under the soft guard 3 <= n; the If's or
+    the call's output rests on it, so the Gather's guard (3 <= n of the floor) is soft too:
+    onnxruntime runs at n = 2 (a length 1), and the run without soft guards says so."""
+    div = [helper.make_node("Sub", ["sh", "three"], ["a"]), helper.make_node("Div", ["a", "two"], ["len"])]
+    if where == "if branch":
+        out = [helper.make_tensor_value_info("len", TensorProto.INT64, None)]
+        call = helper.make_node(
+            "If",
+            ["yes"],
+            ["half"],
+            then_branch=helper.make_graph(div, "t", [], out),
+            else_branch=helper.make_graph(div, "e", [], out),
+        )
+        functions = []
+    else:
+        call = helper.make_node("Half", ["sh", "three", "two"], ["half"], domain="local")
+        functions = [
+            helper.make_function("local", "Half", ["sh", "three", "two"], ["len"], div, [helper.make_opsetid("", 17)])
+        ]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"]),
+        call,
+        helper.make_node("Add", ["half", "one"], ["l1"]),
+        helper.make_node("ConstantOfShape", ["l1"], ["c"]),
+        helper.make_node("Gather", ["c", "zero"], ["y"], axis=0),
+    ]
+    inits = {"yes": np.array(True), "three": _i64([3]), "two": _i64([2]), "one": _i64([1]), "zero": np.array(0)}
+    m = _graph_on(nodes, ["n"], inits, 17)
+    if functions:
+        m.functions.extend(functions)
+        m.opset_import.append(helper.make_opsetid("local", 1))
+    assert 2 in _never_contradicted(m, ["y"])
