@@ -611,6 +611,24 @@ def if_branch_declared_rank(length: int | str, declared: bool = True) -> onnx.Mo
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def dilated_conv(auto_pad: str, dilations: Sequence[int], op: str = "Conv") -> onnx.ModelProto:
+    """y = ``op``(x, w) (node ``bad``) of x [1, 1, h, w] and a 3x3 kernel, with ``dilations`` and
+    ``auto_pad`` (NOTSET: pads of 2 on each side). ``ConvInteger`` reads uint8."""
+    integer = op == "ConvInteger"
+    dtype, np_dtype = (T.UINT8, np.uint8) if integer else (T.FLOAT, np.float32)
+    attrs = {"kernel_shape": [3, 3], "dilations": list(dilations)}
+    if auto_pad == "NOTSET":
+        attrs["pads"] = [2, 2, 2, 2]
+    else:
+        attrs["auto_pad"] = auto_pad
+    return make(
+        [h.make_node(op, ["x", "w"], ["y"], name="bad", **attrs)],
+        [vi("x", dtype, [1, 1, "h", "w"])],
+        [out("y", T.INT32 if integer else T.FLOAT)],
+        [numpy_helper.from_array(np.ones((1, 1, 3, 3), np_dtype), "w")],
+    )
+
+
 def fp16_transpose_matmul(
     perm: Sequence[int] = (1, 0, 2),
     weight: Sequence[int] = (8, 4),
@@ -804,6 +822,26 @@ CASES: list[Case] = [
     Case("P202", "fp16-rank-3-weight", lambda: fp16_transpose_matmul(weight=(1, 8, 4)), False, "onnxruntime"),
     Case("P202", "fp32-batch-transpose", lambda: fp16_transpose_matmul(dtype=T.FLOAT), False, "onnxruntime"),
     Case("P202", "fp16-onnx-target", fp16_transpose_matmul, False, "onnx"),
+    Case("P203", "conv-dilated-same-upper", lambda: dilated_conv("SAME_UPPER", [2, 2]), True, "onnxruntime"),
+    Case("P203", "conv-one-dilated-axis-same-lower", lambda: dilated_conv("SAME_LOWER", [1, 3]), True, "onnxruntime"),
+    Case(
+        "P203",
+        "conv-integer-dilated-same",
+        lambda: dilated_conv("SAME_UPPER", [2, 2], "ConvInteger"),
+        True,
+        "onnxruntime",
+    ),
+    Case("P203", "conv-undilated-same", lambda: dilated_conv("SAME_UPPER", [1, 1]), False, "onnxruntime"),
+    Case("P203", "conv-dilated-explicit-pads", lambda: dilated_conv("NOTSET", [2, 2]), False, "onnxruntime"),
+    Case("P203", "conv-dilated-valid", lambda: dilated_conv("VALID", [2, 2]), False, "onnxruntime"),
+    Case(
+        "P203",
+        "conv-transpose-dilated-same",
+        lambda: dilated_conv("SAME_UPPER", [2, 2], "ConvTranspose"),
+        False,
+        "onnxruntime",
+    ),
+    Case("P203", "conv-dilated-same-onnx-target", lambda: dilated_conv("SAME_UPPER", [2, 2]), False, "onnx"),
     Case("P009", "softcap-50", lambda: group_query_attention(50.0), True, "openvino"),
     Case("P009", "softcap-0", lambda: group_query_attention(0.0), False, "openvino"),
     Case("P009", "softcap-50-onnxruntime", lambda: group_query_attention(50.0), False, "onnxruntime"),

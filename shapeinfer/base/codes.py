@@ -1997,6 +1997,31 @@ ONNXRUNTIME_FP16_BATCH_TRANSPOSE_MATMUL = _code(
     fixture="P202-hit-fp16-batch-transpose-matmul",
 )
 
+ONNXRUNTIME_CONV_DILATED_SAME = _code(
+    "P203",
+    "onnxruntime-conv-dilated-same-pad",
+    "error",
+    "a convolution with dilations and auto_pad SAME_UPPER or SAME_LOWER (onnxruntime refuses to run it)",
+    """
+    ONNX defines ``auto_pad`` SAME_UPPER and SAME_LOWER with any dilation, and onnx's checker,
+    its shape inference and its reference evaluator take them; onnxruntime's CPU provider
+    computes a convolution's padding with ``ORT_ENFORCE(dilation == 1, "Dilation not supported
+    for AutoPadType::SAME_UPPER or AutoPadType::SAME_LOWER.")``
+    (onnxruntime/core/providers/cpu/nn/conv_attributes.h): the session loads, and every run
+    fails, at every input size. Checked against onnxruntime 1.32 (CPU): ``Conv`` at opsets 1, 11,
+    17 and 22, ``ConvInteger``, ``QLinearConv`` and ``com.microsoft`` ``FusedConv``, with a
+    dilation above 1 on any axis, any kernel (1 too), with and without graph optimizations,
+    batch 0 too; with dilations of ones, or ``auto_pad`` NOTSET or VALID, they run
+    (``ConvTranspose`` and the pools pad otherwise and run). Reported for those ops, in every
+    graph. Write the padding out instead: with strides of 1 the total padding of an axis is
+    ``dilation*(kernel - 1)``, its first half (rounded down for SAME_UPPER, up for SAME_LOWER)
+    at the start; with larger strides it depends on the input size.
+    """,
+    target="onnxruntime",
+    by=(CHECK,),
+    fixture="P203-hit-conv-dilated-same-upper",
+)
+
 OPENVINO_IF_CONDITION_RANK = _code(
     "P007",
     "openvino-if-condition-rank",

@@ -451,3 +451,29 @@ def test_model_folders_are_searched_recursively_each_file_once(tmp_path):
         onnx.save(m, str(tmp_path / rel))
     found = discover([str(tmp_path), str(tmp_path / "a")])
     assert sorted(os.path.relpath(f, tmp_path) for f in found) == ["a/b/deep.onnx", "a/mid.onnx", "top.onnx"]
+
+
+@pytest.mark.parametrize("op", ["Conv", "ConvInteger", "ConvTranspose"])
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET"])
+@pytest.mark.parametrize("dilations", [[2, 2], [1, 3], [1, 1]])
+def test_onnxruntime_fails_a_dilated_same_convolution_exactly_where_p203_says(op, auto_pad, dilations):
+    """onnxruntime loads a convolution with dilations and auto_pad SAME_* and fails every run
+    (its conv padding enforces dilation 1); P203 under --target onnxruntime says exactly that
+    (ConvTranspose pads otherwise and runs)."""
+    ort = pytest.importorskip("onnxruntime")
+    from testkit.lint_models import dilated_conv
+
+    m = dilated_conv(auto_pad, dilations, op)
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    x = np.ones((1, 1, 9, 9), np.uint8 if op == "ConvInteger" else np.float32)
+    try:
+        sess.run(None, {"x": x})
+        refused = False
+    except Exception as e:
+        assert "Dilation not supported" in str(e)
+        refused = True
+    reported = "P203" in codes(lint_model(m, target="onnxruntime"))
+    assert reported == refused
+    assert "P203" not in codes(lint_model(m, target="onnx"))

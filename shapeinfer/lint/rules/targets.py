@@ -358,6 +358,29 @@ def onnxruntime_fp16_batch_transpose_matmul(ctx: LintContext) -> None:
             break
 
 
+#: (domain, op) of the convolutions onnxruntime pads through ConvAttributes (P203)
+_ORT_SAME_PAD_CONVS = {("", "Conv"), ("", "ConvInteger"), ("", "QLinearConv"), ("com.microsoft", "FusedConv")}
+
+
+@check("P203")
+def onnxruntime_conv_dilated_same(ctx: LintContext) -> None:
+    for ref in ctx.nodes():
+        n = ref.node
+        if (n.domain if n.domain != "ai.onnx" else "", n.op_type) not in _ORT_SAME_PAD_CONVS:
+            continue
+        pad = ref.attr("auto_pad", b"NOTSET")
+        pad = pad.decode() if isinstance(pad, bytes) else str(pad)
+        dilations = ref.attr("dilations") or []
+        if pad in ("SAME_UPPER", "SAME_LOWER") and any(d != 1 for d in dilations):
+            ctx.report(
+                "P203",
+                f"{n.op_type} with dilations {list(dilations)} and auto_pad {pad}: onnxruntime "
+                f'{runtimes.version("onnxruntime")} (CPU) loads it and fails every run ("Dilation not supported '
+                'for AutoPadType::SAME_UPPER or AutoPadType::SAME_LOWER"); write the pads out (see the rule)',
+                ref,
+            )
+
+
 @check("P007")
 def openvino_if_condition_rank(ctx: LintContext) -> None:
     from shapeinfer.passes.scalar_if_condition import condition_refused
