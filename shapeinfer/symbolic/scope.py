@@ -145,6 +145,11 @@ class SymbolScope:
     def is_fresh(self, name: str) -> bool:
         return name.startswith(FRESH_PREFIX) and name not in self.input_symbols
 
+    def has_fresh(self, d: D.Dim) -> bool:
+        """Whether dim ``d`` holds a fresh symbol: a size inference does not know (a count of
+        detections, a value read at run time), so a condition on it names no input."""
+        return type(d) is not int and any(self.is_fresh(s) for s in D.symbols(d))
+
     def adoptable(self, d: D.Dim) -> bool:
         """Whether a declared dim may stand for ``d``: ``d`` is not an int and every symbol in
         it (if any) is fresh and not a join."""

@@ -48,7 +48,7 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         raise InferenceError(codes.BROADCAST_INCOMPATIBLE, f"dims {a} and {b} cannot broadcast")
     # An unknown (fresh) dim may be 1, so broadcasting does not make it equal to a known other
     # side: the result is the known side, and the unknown stays unknown (no unify).
-    fa, fb = (type(d) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(d)) for d in (a, b))
+    fa, fb = (ctx.symbols.has_fresh(d) for d in (a, b))
     if fa != fb:
         unknown, known = (a, b) if fa else (b, a)
         if not ctx.symbols.prove_le(2, known):
@@ -174,7 +174,7 @@ def guard_sizes(ctx, values: Sequence, least: int) -> None:
     for v in values:
         if v is None or type(v) is int or holds_le(least, v):
             continue
-        if any(ctx.symbols.is_fresh(s) for s in D.symbols(v)):
+        if ctx.symbols.has_fresh(v):
             continue
         ctx.assume("bound", least, v, report=True)
 
@@ -184,10 +184,10 @@ def guard_computed_indices(ctx, values: Sequence, n: D.Dim) -> None:
     size ``n``: onnxruntime refuses one outside ``[-n, n - 1]``, the guards ``-n <= v`` and
     ``v <= n - 1`` where not proven (soft where the node rests on a soft reading). Known ints are
     :func:`guard_indices`'; an unknown entry, or one of a fresh symbol, is not checked."""
-    if type(n) is not int and any(ctx.symbols.is_fresh(s) for s in D.symbols(n)):
+    if ctx.symbols.has_fresh(n):
         return
     for v in values:
-        if not isinstance(v, D.Expr) or any(ctx.symbols.is_fresh(s) for s in D.symbols(v)):
+        if not isinstance(v, D.Expr) or ctx.symbols.has_fresh(v):
             continue
         if not holds_le(v, D.sub(n, 1)):
             ctx.assume("bound", v, D.sub(n, 1), report=True)

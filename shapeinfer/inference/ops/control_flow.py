@@ -282,7 +282,7 @@ def _zero_trip_dims(f: Fact, declared: TypeProto, symbols) -> list[D.Dim | None]
             out.append(d.dim_value)
             continue
         x = None if inferred is None else inferred[k]
-        if x is not None and type(x) is not int and not any(symbols.is_fresh(s) for s in D.symbols(x)):
+        if x is not None and type(x) is not int and not symbols.has_fresh(x):
             out.append(0)
         else:
             out.append(None)
@@ -294,7 +294,7 @@ def _at_least_one(symbols, trip: D.Dim) -> bool:
     least 1; a fresh symbol is not taken to be (an unknown count, a data-dependent size may be 0)."""
     if type(trip) is int:
         return trip >= 1
-    return not any(symbols.is_fresh(s) for s in D.symbols(trip)) and symbols.prove_le(1, trip)
+    return not symbols.has_fresh(trip) and symbols.prove_le(1, trip)
 
 
 def _scan_output(ctx, f: Fact | None, trip: D.Dim, declared: TypeProto, runs: bool) -> Fact:
@@ -318,7 +318,7 @@ def _scan_output(ctx, f: Fact | None, trip: D.Dim, declared: TypeProto, runs: bo
         return Fact(f.dtype, None, None, f.kind)
     # min(1, trip) is 1 when the loop ran, else 0; not for a count that is a made-up symbol
     # (symbols count as sizes of at least 1): there the dim is one of the two, a join
-    some = None if any(sym.is_fresh(s) for s in D.symbols(trip)) else D.dmin(1, trip)
+    some = None if sym.has_fresh(trip) else D.dmin(1, trip)
     dims = []
     for x, zd in zip(f.shape, z):
         if zd is None:

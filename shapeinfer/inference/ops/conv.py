@@ -334,7 +334,7 @@ def _pool_input_has_elements(ctx, shape: tuple) -> None:
     may be 0); an error where
     the sizes are known. A dim with a ``min`` or ``max`` is not guarded."""
     n = shape[0]
-    if n == 0 or any(ctx.symbols.is_fresh(x) for x in D.symbols(n)):
+    if n == 0 or ctx.symbols.has_fresh(n):
         return  # (a batch inference does not know, such as a count of detections, may be 0)
     n_pos = type(n) is int or ctx.symbols.prove_le(1, n)
     for d in shape[1:]:
@@ -342,7 +342,7 @@ def _pool_input_has_elements(ctx, shape: tuple) -> None:
             if d < 1 and n_pos:
                 raise InferenceError(codes.POOL_OR_SEQUENCE_INVALID, f"{ctx.op_type} of an empty input {list(shape)}")
             continue
-        if ctx.symbols.prove_le(1, d) or any(ctx.symbols.is_fresh(s) for s in D.symbols(d)):
+        if ctx.symbols.prove_le(1, d) or ctx.symbols.has_fresh(d):
             continue
         if D.atom_kinds(d) & {"min", "max"}:
             continue  # an exact form such as Reshape's t + (1 - min(t, 1))*d: true, unprovable

@@ -386,7 +386,7 @@ def _equal_unless_empty(ctx, s: Sequence, shape: Sequence, axis: int, ref: Seque
         if i == axis or w == 0:
             continue
         alternatives = zeros if type(w) is int else [*zeros, D.dmax(w, D.neg(w))]
-        if any(ctx.symbols.is_fresh(x) for a in alternatives for x in D.symbols(a)):
+        if any(ctx.symbols.has_fresh(a) for a in alternatives):
             continue  # a size inference does not know: no condition on the inputs to say
         if alternatives:
             bound = D.dmin(*alternatives) if len(alternatives) > 1 else alternatives[0]

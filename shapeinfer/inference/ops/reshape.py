@@ -180,7 +180,7 @@ def _literal_entries(ctx, target: Sequence, in_dims: Sequence | None, zero_copie
             continue
         if ctx.symbols.prove_le(least, t):
             continue
-        if any(ctx.symbols.is_fresh(s) for s in D.symbols(t)):
+        if ctx.symbols.has_fresh(t):
             continue  # a size inference does not know: read as the dim it says (documented)
         if zero_copies and in_dims is not None and i < len(in_dims) and D.exact_div(in_dims[i], t) is not None:
             continue  # the dim a 0 copies is a multiple of it, so 0 too: both readings agree
