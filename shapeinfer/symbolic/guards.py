@@ -101,6 +101,10 @@ def _signed_sides(d: D.Dim) -> tuple[D.Dim, D.Dim]:
 
 def _bound_text(lhs: D.Dim, rhs: D.Dim) -> str:
     """``lhs <= rhs`` said plainly (see :attr:`Guard.text`)."""
+    if lhs == 1:
+        atom = _minmax_atom(rhs)
+        if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
+            return _sides_text(atom.args, "!=")  # 1 <= max(w, -w): w is not 0
     zero_side = lhs if rhs == 0 else (rhs if lhs == 0 else None)
     if zero_side is None or type(zero_side) is int:
         return f"{D.format(lhs)} <= {D.format(rhs)}"
@@ -115,14 +119,20 @@ def _alternative_text(d: D.Dim) -> str:
     """``d <= 0`` as ``p <= q`` (``p == q`` for ``max(w, -w) <= 0``)."""
     atom = _minmax_atom(d)
     if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
-        p, q = _signed_sides(atom.args[0])
-        if p == 0:  # every symbol negative in this one: the other reads h == 2, not 0 == h - 2
-            p, q = _signed_sides(atom.args[1])
-        return f"{D.format(p)} == {D.format(q)}"
+        return _sides_text(atom.args, "==")
     p, q = _signed_sides(d)
     if p == 0:
         return f"{D.format(d)} <= 0"
     return f"{D.format(p)} <= {D.format(q)}"
+
+
+def _sides_text(args: tuple, op: str) -> str:
+    """``w op 0`` for ``args`` ``(w, -w)`` said as ``p op q`` with ``w == p - q``, from the
+    argument that has a positive symbol (``h == 2``, not ``0 == h - 2``)."""
+    p, q = _signed_sides(args[0])
+    if p == 0:
+        p, q = _signed_sides(args[1])
+    return f"{D.format(p)} {op} {D.format(q)}"
 
 
 def _wrap(d: D.Dim) -> str:

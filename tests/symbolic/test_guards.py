@@ -92,6 +92,20 @@ def test_bounds_between_symbols_and_alternatives_read_plainly():
     assert [check(g, {**at, "t": 6}) for g in gs] == [True, False, False]
 
 
+def test_a_value_that_must_not_be_zero_reads_as_not_equal():
+    """``1 <= max(w, -w)`` (a Slice step or Range delta ``w`` onnxruntime refuses at 0) reads
+    ``w != 0`` as its sides: ``n != 3``, ``w != h``; it narrows no range (the sizes either side
+    run)."""
+    n, h, w = D.sym("n"), D.sym("h"), D.sym("w")
+    for step, text in ((D.sub(n, 3), "n != 3"), (D.sub(3, n), "n != 3"), (D.sub(h, w), "w != h")):
+        led = Ledger()
+        led.add("bound", 1, D.dmax(step, D.neg(step)), "x")
+        (g,) = led.simplified()
+        assert g.text == text
+        assert [check(g, {"n": k, "h": k, "w": 3}) for k in (2, 3, 4)] == [True, False, True]
+        assert led.ranges(None, ["n", "h", "w"]) == {"n": (1, None), "h": (1, None), "w": (1, None)}
+
+
 def test_position_limits_on_shipped_models():
     bert = infer(model_path("bert_ts"))
     assert texts(bert.guards()) == ["seq <= 512"]

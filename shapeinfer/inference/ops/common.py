@@ -179,6 +179,17 @@ def guard_sizes(ctx, values: Sequence, least: int) -> None:
         ctx.assume("bound", least, v, report=True)
 
 
+def guard_nonzero(ctx, v) -> None:
+    """A value ``v`` computed in the graph that onnxruntime refuses at 0 (a Slice step, a Range
+    delta): the guard ``1 <= max(v, -v)`` where ``v`` is symbolic and not proven non-zero. Ints
+    are the caller's; an unknown value, or one of a fresh symbol, is not checked."""
+    if not isinstance(v, D.Expr) or ctx.symbols.has_fresh(v) or D.never_zero(v):
+        return
+    if ctx.symbols.prove_le(1, v) or ctx.symbols.prove_le(v, -1):
+        return
+    ctx.assume("bound", 1, D.dmax(v, D.neg(v)), report=True)
+
+
 def guard_computed_indices(ctx, values: Sequence, n: D.Dim) -> None:
     """Indices ``values`` computed in the graph (``seq - 1``: the last position) into an axis of
     size ``n``: onnxruntime refuses one outside ``[-n, n - 1]``, the guards ``-n <= v`` and

@@ -15,6 +15,7 @@ from shapeinfer.inference.ops.common import (
     flat_index,
     guard_computed_indices,
     guard_indices,
+    guard_nonzero,
     is_static_shape,
     known_ints,
     norm_axis,
@@ -291,6 +292,7 @@ def _slice(ctx, data: Fact, starts, ends, axes, steps) -> list:
         seen.add(a)
         if k == 0:
             raise InferenceError(codes.SLICE_INVALID, "Slice step 0")
+        guard_nonzero(ctx, k)
         if s is None or e is None or k is None:
             shape[a] = ctx.fresh()
             plan = None

@@ -14,6 +14,7 @@ from shapeinfer.inference.ops.common import (
     broadcast_values,
     carry_bounds,
     dim_values,
+    guard_nonzero,
     guard_sizes,
     rank_from_model,
     scalar_value,
@@ -122,6 +123,7 @@ def range_(ctx, ins: list) -> list:
     # symbolic value only where it is exact, see elementwise.exact_in_float). With integral
     # start and delta the difference is an exact integer, and ceil of its quotient is the count.
     start, limit, delta = (_integral(v) for v in (start, limit, delta))
+    guard_nonzero(ctx, delta)
     if isinstance(delta, float) or isinstance(start, float) or isinstance(limit, float) or type(delta) is not int:
         return [tensor(dtype, (ctx.fresh(),))]
     if delta == 0:

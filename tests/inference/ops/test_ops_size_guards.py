@@ -589,6 +589,50 @@ def test_sizes_computed_in_the_graph_say_where_they_run(case: str) -> None:
             assert [D.evaluate(d, {"n": n}) for d in dims] == list(y.shape), (n, dims)
 
 
+_STEP_OR_DELTA = {
+    "slice": (
+        [helper.make_node("Slice", ["x", "s0", "big", "s0", "v"], ["y"])],
+        [("s0", _i64([0])), ("big", _i64([1 << 40]))],
+    ),
+    "range": (
+        [
+            helper.make_node("Squeeze", ["v"], ["d"]),
+            helper.make_node("Range", ["z", "ten", "d"], ["r"]),
+            helper.make_node("Cast", ["r"], ["y"], to=F),
+        ],
+        [("z", np.array(0, np.int64)), ("ten", np.array(10, np.int64))],
+    ),
+}
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("op", sorted(_STEP_OR_DELTA))
+def test_a_step_or_delta_computed_from_the_sizes_is_not_zero(op: str, k: int) -> None:
+    """A Slice step or a Range delta of n - k: onnxruntime refuses it at 0 ("step cannot be
+    0"), and runs a negative one. Nothing was said; now ``1 <= max(n - k, k - n)`` (said
+    ``2 <= n`` for k = 1). Over n in 1..12 the guards hold exactly where onnxruntime runs, and
+    the dims in n alone are its sizes there."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    tail, inits = _STEP_OR_DELTA[op]
+    m = _from_n_minus(k, tail, inits, ["y"], 17)
+    result = shapeinfer.infer(m)
+    guards = result.guards()
+    assert guards
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in range(1, 13):
+        try:
+            (y,) = sess.run(None, {"x": np.ones((n, 3), np.float32)})
+        except Exception:
+            y = None
+        assert (y is not None) == all(check(g, {"n": n}) for g in guards), (n, [g.text for g in guards])
+        if y is not None:
+            for d, a in zip(result.dims("y"), y.shape, strict=True):
+                if D.symbols(d) <= {"n"}:
+                    assert D.evaluate(d, {"n": n}) == a, (n, d)
+
+
 def _graph_on(nodes: list, x_shape: list, inits: dict, opset: int = 20, y_type: int = F):
     g = helper.make_graph(
         nodes,
