@@ -629,6 +629,26 @@ def dilated_conv(auto_pad: str, dilations: Sequence[int], op: str = "Conv") -> o
     )
 
 
+def conv_transpose(strides: Sequence[int], dilations: Sequence[int], output_padding: Sequence[int]) -> onnx.ModelProto:
+    """y = ConvTranspose(x, w) (node ``bad``) of x [1, 1, h, w] and a 2x2 kernel."""
+    node = h.make_node(
+        "ConvTranspose",
+        ["x", "w"],
+        ["y"],
+        name="bad",
+        kernel_shape=[2, 2],
+        strides=list(strides),
+        dilations=list(dilations),
+        output_padding=list(output_padding),
+    )
+    return make(
+        [node],
+        [vi("x", T.FLOAT, [1, 1, "h", "w"])],
+        [out("y")],
+        [numpy_helper.from_array(np.ones((1, 1, 2, 2), np.float32), "w")],
+    )
+
+
 def fp16_transpose_matmul(
     perm: Sequence[int] = (1, 0, 2),
     weight: Sequence[int] = (8, 4),
@@ -842,6 +862,18 @@ CASES: list[Case] = [
         "onnxruntime",
     ),
     Case("P203", "conv-dilated-same-onnx-target", lambda: dilated_conv("SAME_UPPER", [2, 2]), False, "onnx"),
+    Case(
+        "P204",
+        "output-padding-1-stride-1-dilation-2",
+        lambda: conv_transpose([1, 1], [2, 2], [1, 0]),
+        True,
+        "onnxruntime",
+    ),
+    Case("P204", "output-padding-2-stride-2", lambda: conv_transpose([2, 2], [1, 1], [0, 2]), True, "onnxruntime"),
+    Case("P204", "output-padding-1-stride-2", lambda: conv_transpose([2, 2], [1, 1], [1, 1]), False, "onnxruntime"),
+    Case(
+        "P204", "output-padding-1-stride-1-onnx-target", lambda: conv_transpose([1, 1], [2, 2], [1, 0]), False, "onnx"
+    ),
     Case("P009", "softcap-50", lambda: group_query_attention(50.0), True, "openvino"),
     Case("P009", "softcap-0", lambda: group_query_attention(0.0), False, "openvino"),
     Case("P009", "softcap-50-onnxruntime", lambda: group_query_attention(50.0), False, "onnxruntime"),

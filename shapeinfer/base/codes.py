@@ -2022,6 +2022,29 @@ ONNXRUNTIME_CONV_DILATED_SAME = _code(
     fixture="P203-hit-conv-dilated-same-upper",
 )
 
+ONNXRUNTIME_CONVTRANSPOSE_OUTPUT_PADDING = _code(
+    "P204",
+    "onnxruntime-convtranspose-output-padding",
+    "error",
+    "a ConvTranspose whose output_padding is not below its stride (onnxruntime refuses to run it)",
+    """
+    ONNX asks a ConvTranspose's ``output_padding`` to be below the stride or the dilation of its
+    axis, and onnx's checker and shape inference take any; onnxruntime's CPU provider runs it
+    only below the stride: with an output_padding at or above the stride it loads the model
+    and fails every run ("output_padding[0] (1) must be less than max(stride, dilation)", or,
+    where the dilation is larger, "Computed output shape is inconsistent with input spatial
+    dimensions", "Explicit output_shape is inconsistent ..."). Checked against onnxruntime 1.32
+    (CPU) over strides and dilations 1 to 3, output paddings 0 to 3 and kernels 1 to 3, with and
+    without ``auto_pad`` or ``output_shape``: it runs exactly where every output padding is
+    below its stride. Reported for the default domain's ConvTranspose in every graph. An output
+    padding adds that many elements at the end of its axis (a stride-1 axis needs none: drop it,
+    or pad the output with ``Pad``).
+    """,
+    target="onnxruntime",
+    by=(CHECK,),
+    fixture="P204-hit-output-padding-1-stride-1-dilation-2",
+)
+
 OPENVINO_IF_CONDITION_RANK = _code(
     "P007",
     "openvino-if-condition-rank",

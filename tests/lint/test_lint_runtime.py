@@ -477,3 +477,26 @@ def test_onnxruntime_fails_a_dilated_same_convolution_exactly_where_p203_says(op
     reported = "P203" in codes(lint_model(m, target="onnxruntime"))
     assert reported == refused
     assert "P203" not in codes(lint_model(m, target="onnx"))
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("dilation", [1, 2, 3])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+def test_onnxruntime_fails_a_convtranspose_exactly_where_p204_says(stride, dilation, padding):
+    """onnxruntime loads a ConvTranspose and fails every run where an output padding is not
+    below its stride (also where the spec allows it, below the dilation); P204 under --target
+    onnxruntime says exactly that. One axis varies, the other is stride 2, padding 1 (runs)."""
+    ort = pytest.importorskip("onnxruntime")
+    from testkit.lint_models import conv_transpose
+
+    m = conv_transpose([2, stride], [1, dilation], [1, padding])
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    try:
+        sess.run(None, {"x": np.ones((1, 1, 4, 5), np.float32)})
+        refused = False
+    except Exception:
+        refused = True
+    assert ("P204" in codes(lint_model(m, target="onnxruntime"))) == refused
+    assert refused == (padding >= stride)

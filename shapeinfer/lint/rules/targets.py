@@ -381,6 +381,25 @@ def onnxruntime_conv_dilated_same(ctx: LintContext) -> None:
             )
 
 
+@check("P204")
+def onnxruntime_convtranspose_output_padding(ctx: LintContext) -> None:
+    for ref in ctx.nodes():
+        n = ref.node
+        if n.op_type != "ConvTranspose" or n.domain not in ("", "ai.onnx"):
+            continue
+        padding = list(ref.attr("output_padding") or [])
+        strides = list(ref.attr("strides") or [1] * len(padding))
+        over = [i for i, (p, s) in enumerate(zip(padding, strides)) if p >= s]
+        if over:
+            ctx.report(
+                "P204",
+                f"output_padding {padding} with strides {strides}: onnxruntime "
+                f"{runtimes.version('onnxruntime')} (CPU) loads it and fails every run (an output padding "
+                f"must be below its stride; axis {', '.join(map(str, over))} is not)",
+                ref,
+            )
+
+
 @check("P007")
 def openvino_if_condition_rank(ctx: LintContext) -> None:
     from shapeinfer.passes.scalar_if_condition import condition_refused
