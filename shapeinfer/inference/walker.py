@@ -150,15 +150,30 @@ class Engine:
         return self.symbols.fresh()
 
     def resolve_fact(self, f: Fact) -> Fact:
+        """``f`` with the bound symbols replaced (see :meth:`SymbolScope.resolve`). A dim the
+        bindings leave undefined (a divisor they make 0: ``4*n//(n - 1)`` under ``n == 1``,
+        where the model cannot run as read) becomes a fresh symbol, a value unknown."""
         if not self.symbols.subst or (f.shape is None and f.value is None and f.elem is None):
             return f
         resolve = self.symbols.resolve
-        shape = None if f.shape is None else tuple(resolve(d) for d in f.shape)
-        value = None
-        if f.value is not None:
-            value = tuple(resolve(v) if isinstance(v, D.Expr) else v for v in f.value)
+        try:
+            shape = None if f.shape is None else tuple(resolve(d) for d in f.shape)
+            value = None
+            if f.value is not None:
+                value = tuple(resolve(v) if isinstance(v, D.Expr) else v for v in f.value)
+        except ZeroDivisionError:
+            shape = None if f.shape is None else tuple(self._resolve_or(d, self.fresh) for d in f.shape)
+            value = None
+            if f.value is not None:
+                value = tuple(self._resolve_or(v, lambda: None) if isinstance(v, D.Expr) else v for v in f.value)
         elem = None if f.elem is None else self.resolve_fact(f.elem)
         return Fact(f.dtype, shape, value, f.kind, elem)
+
+    def _resolve_or(self, d: D.Dim, undefined) -> D.Dim | None:
+        try:
+            return self.symbols.resolve(d)
+        except ZeroDivisionError:
+            return undefined()
 
     # ---------------------------------------------------------------- graphs
     def input_fact(self, vi: onnx.ValueInfoProto) -> Fact:

@@ -176,7 +176,9 @@ class SymbolScope:
         """Record that ``a`` and ``b`` are equal: ``(representative, other side)``, the other
         side None when they already were. A lone symbol on the other side is bound to the
         representative; the equality is recorded and assumed (a guard of ``node``, ``soft`` as
-        :meth:`assume` says)."""
+        :meth:`assume` says). A soft equality binds nothing: the run that takes one is always
+        made again without soft guards, and its forms may not even be defined where it says
+        (``32//(n - 1)`` read under ``n == 1``)."""
         a, b = self.resolve(a), self.resolve(b)
         if a == b:
             return a, None
@@ -192,7 +194,8 @@ class SymbolScope:
             (a, b) if type(a) is int or (type(b) is not int and self._rank_key(a) <= self._rank_key(b)) else (b, a)
         )
         if (
-            isinstance(other, D.Expr)
+            not soft
+            and isinstance(other, D.Expr)
             and len(other.terms) == 1
             and other.terms[0][1] == 1
             and len(other.terms[0][0]) == 1
@@ -332,9 +335,13 @@ class SymbolScope:
             or self.generation != mark.generation
         )
 
-    def rollback(self, mark: Mark, release_fresh: bool = False) -> None:
+    def rollback(self, mark: Mark, release_fresh: bool = False, keep_soft: bool = False) -> None:
         """Undo every binding, equality and guard since ``mark`` (and the fresh symbols drawn
-        since, with ``release_fresh``: only when no fact kept names them)."""
+        since, with ``release_fresh``: only when no fact kept names them). ``keep_soft`` keeps
+        the soft guards taken since, as soft guards: facts computed in the undone run that
+        outlive it (an If branch that may run) rest on them, and the run without soft guards
+        must be made where the hard guards do not imply them."""
+        kept = [self.guard_events[i] for i in self.soft if i >= mark.guards] if keep_soft else ()
         undo = self._undo
         if len(undo) > mark.undo:
             subst = self.subst
@@ -349,6 +356,9 @@ class SymbolScope:
         del self.guard_events[mark.guards :]
         while self.soft and self.soft[-1] >= mark.guards:
             self.soft.pop()
+        for kind, lhs, rhs, node in kept:
+            self.soft.append(len(self.guard_events))
+            self.guard_events.append((kind, lhs, rhs, node))
         au = self._assumed_undo
         if len(au) > mark.assumed:
             while len(au) > mark.assumed:

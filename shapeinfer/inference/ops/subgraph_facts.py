@@ -169,7 +169,9 @@ def sandbox(ctx, keep_diagnostics: bool = True, never_runs: bool = False):
     ``keep_diagnostics`` is False. Facts computed inside stay (with the fresh symbols they
     name). Setting ``keep = True`` on the yielded box keeps everything after all (the run
     turned out to be the one that counts). ``never_runs``: the subgraph provably never runs;
-    an error dropped from it is counted (``Engine.dead_with_errors``).
+    an error dropped from it is counted (``Engine.dead_with_errors``). Soft guards taken inside
+    are kept unless it never runs: the facts that stay may rest on them
+    (:meth:`SymbolScope.rollback`'s ``keep_soft``).
     """
     diagnostics = ctx.engine.diagnostics
     mark = ctx.symbols.checkpoint()
@@ -179,7 +181,7 @@ def sandbox(ctx, keep_diagnostics: bool = True, never_runs: bool = False):
         yield box
     finally:
         if not box.keep:
-            ctx.symbols.rollback(mark)
+            ctx.symbols.rollback(mark, keep_soft=not never_runs)
             if not keep_diagnostics:
                 if never_runs and any(d.severity == "error" for d in diagnostics[ndiag:]):
                     ctx.engine.dead_with_errors += 1

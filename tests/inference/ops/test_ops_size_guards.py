@@ -589,6 +589,68 @@ def test_sizes_computed_in_the_graph_say_where_they_run(case: str) -> None:
             assert [D.evaluate(d, {"n": n}) for d in dims] == list(y.shape), (n, dims)
 
 
+def _in_a_branch_that_may_run(x_shape: list, branch: list, inits: dict):
+    """x of ``x_shape`` (n its symbolic dim) and ``y = If(n > 1000)`` whose two branches are
+    ``branch`` (nodes reading x, making ``y_b``): a condition inference does not decide."""
+    out = [helper.make_tensor_value_info("y_b", F, None)]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s0"]),
+        helper.make_node("ReduceSum", ["s0", "zero"], ["ss"], keepdims=0),
+        helper.make_node("Greater", ["ss", "big"], ["cond"]),
+        helper.make_node(
+            "If",
+            ["cond"],
+            ["y"],
+            then_branch=helper.make_graph(branch, "t", [], out),
+            else_branch=helper.make_graph(branch, "e", [], out),
+        ),
+    ]
+    return _graph_on(nodes, x_shape, {"zero": _i64([0]), "big": np.array(1000, np.int64), **inits}, 17)
+
+
+_IN_A_BRANCH = {
+    "int div": (
+        ["n"],
+        [
+            helper.make_node("Shape", ["x"], ["sh"]),
+            helper.make_node("Sub", ["sh", "three"], ["a"]),
+            helper.make_node("Div", ["a", "two"], ["q"]),
+            helper.make_node("Add", ["q", "one"], ["l"]),
+            helper.make_node("ConstantOfShape", ["l"], ["y_b"], value=numpy_helper.from_array(np.ones(1, np.float32))),
+        ],
+        {"three": _i64([3]), "two": _i64([2]), "one": _i64([1])},
+        (),
+    ),
+    "reshape entry n//2": (
+        [1, 64, "n"],
+        [
+            helper.make_node("Shape", ["x"], ["sh"]),
+            helper.make_node("Gather", ["sh", "i"], ["nn"], axis=0),
+            helper.make_node("Div", ["nn", "two"], ["half"]),
+            helper.make_node("Concat", ["one", "half", "m1"], ["t"], axis=0),
+            helper.make_node("Reshape", ["x", "t"], ["y_b"]),
+        ],
+        {"i": _i64([2]), "two": _i64([2]), "one": _i64([1]), "m1": _i64([-1])},
+        (1, 64),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_IN_A_BRANCH))
+def test_a_soft_reading_in_a_branch_that_may_run_is_not_dropped(case: str) -> None:
+    """The soft readings inside an If branch whose condition inference does not decide (it may
+    run): (n - 3)/2 in int64 taken as the floor under 3 <= n, a Reshape entry n//2 read
+    literally under 2 <= n. The branch's guards are undone (it may not run), and its soft
+    guards went with them, so the first run stood and its floor forms flowed out of the If:
+    y of (n - 1)//2 where onnxruntime gives 1 at n = 2, [1, n//2, ...] where it gives
+    [1, 64, 1] at n = 1 (wrong dims, the soft-reading sweep of session 20). The soft guards now
+    stay, and the run without them gives the exact forms."""
+    x_shape, branch, inits, lead = _IN_A_BRANCH[case]
+    m = _in_a_branch_that_may_run(x_shape, branch, inits)
+    ran = _never_contradicted(m, ["y"], lead=lead)
+    assert 1 in ran and 2 in ran
+
+
 _STEP_OR_DELTA = {
     "slice": (
         [helper.make_node("Slice", ["x", "s0", "big", "s0", "v"], ["y"])],
