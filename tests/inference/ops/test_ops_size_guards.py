@@ -651,6 +651,37 @@ def test_a_soft_reading_in_a_branch_that_may_run_is_not_dropped(case: str) -> No
     assert 1 in ran and 2 in ran
 
 
+def _reshaped_with_n_minus_1(x_shape: list, target_head: list, allowzero: int, tail: list):
+    """x reshaped to ``target_head + [n - 1]`` (n the last symbolic dim of x, the entry computed
+    from its shape), then ``tail`` making ``y``."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"]),
+        helper.make_node("Gather", ["sh", "i"], ["nn"], axis=0),
+        helper.make_node("Sub", ["nn", "one"], ["e"]),
+        helper.make_node("Concat", ["head", "e"], ["t"], axis=0),
+        helper.make_node("Reshape", ["x", "t"], ["r"], allowzero=allowzero),
+        *tail,
+    ]
+    inits = {"i": _i64([x_shape.index("n")]), "one": _i64([1]), "head": _i64(target_head)}
+    return _graph_on(nodes, x_shape, inits, 17)
+
+
+def test_a_binding_that_leaves_a_soft_form_undefined_is_not_a_crash() -> None:
+    """x[1, 8, n, 4] reshaped to [-1, 1, 0, n - 1] and squeezed on axis 2 (the n the 0 copies):
+    onnxruntime runs it at n = 1 only, where the entry n - 1 is 0 and copies 4 (y [8, 1, 4]).
+    The Squeeze's n == 1 bound n in the literal reading and its -1 entry 32//(n - 1) divided
+    by zero ("internal error", the soft-reading sweep of session 20). With allowzero the 0 is a
+    0, and the model runs nowhere: a contradiction (G015), not a crash."""
+    squeeze = [helper.make_node("Squeeze", ["r", "ax2"], ["y"])]
+    m = _reshaped_with_n_minus_1([1, 8, "n", 4], [-1, 1, 0], 0, squeeze)
+    m.graph.initializer.append(numpy_helper.from_array(_i64([2]), "ax2"))
+    assert _never_contradicted(m, ["y"], rest=(4,), lead=(1, 8)) == [1]
+    assert shapeinfer.infer(m).dims("y") == (8, 1, 4)
+    m = _reshaped_with_n_minus_1(["n", 4], [-1], 1, [helper.make_node("Squeeze", ["x", "ax0"], ["y"])])
+    m.graph.initializer.append(numpy_helper.from_array(_i64([0]), "ax0"))
+    assert "G015" in {d.code for d in shapeinfer.infer(m).diagnostics if d.severity == "error"}
+
+
 _STEP_OR_DELTA = {
     "slice": (
         [helper.make_node("Slice", ["x", "s0", "big", "s0", "v"], ["y"])],
