@@ -121,9 +121,25 @@ def _alternative_text(d: D.Dim) -> str:
     if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
         return _sides_text(atom.args, "==")
     p, q = _signed_sides(d)
-    if p == 0:
-        return f"{D.format(d)} <= 0"
+    if p == 0:  # every symbol negative: the constant moves left (3 - n <= 0 reads 3 <= n)
+        c = -q if type(q) is int else -sum(coef for m, coef in q.terms if not m)
+        p, q = c, D.add(q, c)
+    g = _common_factor(p, q)
+    if g > 1:  # 2*n <= 2 reads n <= 1 (the sides are integers: dividing keeps the condition)
+        p, q = D.exact_div(p, g), D.exact_div(q, g)
     return f"{D.format(p)} <= {D.format(q)}"
+
+
+def _common_factor(p: D.Dim, q: D.Dim) -> int:
+    """The gcd of every coefficient (constants too) of ``p`` and ``q``; 0 when both are 0."""
+    g = 0
+    for side in (p, q):
+        if type(side) is int:
+            g = math.gcd(g, side)
+        else:
+            for _, coef in side.terms:
+                g = math.gcd(g, coef)
+    return g
 
 
 def _sides_text(args: tuple, op: str) -> str:

@@ -16,8 +16,9 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode:
     What onnxruntime runs (probed over every pair of pads in -3..3 and sizes 1..7): a result of
     at least 0; for ``reflect``, ``edge`` and ``wrap`` on an axis with a pad, an input left of
     at least 1 after the negative pads crop it, and for ``reflect`` each positive pad less than
-    that, unless the input is empty (another axis left with 0: then nothing is read). An error
-    where the sizes are known, a guard where they are not proven."""
+    that, unless the input is empty (another axis left with 0, or this one 0 with pads that sum
+    to 0: then nothing is read); ``wrap`` of no empty input at all (probed with sizes 0..4 too).
+    An error where the sizes are known, a guard where they are not proven."""
     r = len(shape)
     if axes is None:
         axes = list(range(r))
@@ -31,6 +32,12 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode:
         return tuple(out)
     if len(pads) != 2 * len(axes):
         raise InferenceError(codes.PAD_INVALID, f"Pad has {len(pads)} pads for {len(axes)} axes")
+    if mode == "wrap":  # onnxruntime wraps no empty input, whatever the pads
+        for a, x in enumerate(shape):
+            if x == 0:
+                raise InferenceError(codes.PAD_INVALID, f"wrap Pad of an empty input (axis {a} is 0)")
+            if type(x) is not int and not ctx.symbols.prove_le(1, x):
+                ctx.assume("bound", 1, x, report=True)
     n = len(axes)
     left = list(shape)  # each axis as the negative pads leave it
     for i, a in enumerate(axes):
@@ -47,25 +54,38 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode:
         others = [x for j, x in enumerate(left) if j != a]
         if mode == "constant" or not any(x is None or x == 0 for x in others):
             empty = [x for x in others if not ctx.symbols.prove_le(1, x)]  # axes that may leave 0
-            _guard_pads(ctx, left[a], b, e, d, a, mode, empty)
+            _guard_pads(ctx, left[a], b, e, d, a, mode, empty, shape[a])
         out[a] = d
     return tuple(out)
 
 
 def _guard_pads(
-    ctx, left: D.Dim, b: D.Dim, e: D.Dim, out: D.Dim, axis: int, mode: str, empty: list | None = None
+    ctx,
+    left: D.Dim,
+    b: D.Dim,
+    e: D.Dim,
+    out: D.Dim,
+    axis: int,
+    mode: str,
+    empty: list | None = None,
+    size: D.Dim | None = None,
 ) -> None:
     """The conditions of :func:`pad_dims` on one axis padded by ``b`` and ``e``, ``left`` of it
     after the negative pads; ``empty``: the other axes' sizes left that may be 0 (where one is,
     the input is empty and a mode reads nothing: each condition of the mode is then an
-    alternative of those)."""
+    alternative of those). ``size``: the axis's input size; where it may be 0, onnxruntime also
+    runs a mode whose pads sum to 0 (an empty axis cropped by 1 and padded by 1 stays empty:
+    the alternative ``size + out <= 0``, both being at least 0)."""
     need = [(0, out)]
     if mode != "constant" and not (b == 0 and e == 0):  # (an axis not padded may be empty)
         reads = [(1, left)]
         if mode == "reflect":
             reads += [(D.add(D.dmax(p, 0), 1), left) for p in (b, e)]
-        if empty:  # lo <= hi or some other axis is 0: min(lo - hi, x, ...) <= 0
-            reads = [(D.dmin(D.sub(lo, hi), *empty), 0) for lo, hi in reads]
+        alternatives = [] if mode == "wrap" else list(empty or ())  # (wrap: see pad_dims)
+        if mode != "wrap" and size is not None and (size == 0 or not ctx.symbols.prove_le(1, size)):
+            alternatives.append(D.add(size, out))
+        if alternatives:  # lo <= hi or the input is empty: min(lo - hi, x, ...) <= 0
+            reads = [(D.dmin(D.sub(lo, hi), *alternatives), 0) for lo, hi in reads]
         need += reads
     for lo, hi in need:
         if type(lo) is int and type(hi) is int:

@@ -335,6 +335,57 @@ def test_pad_guards_hold_exactly_where_onnxruntime_pads(mode: str) -> None:
                 assert D.evaluate(dims[0], {"n": n}) == y.shape[0], (b, e, n)
 
 
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+def test_pad_of_an_axis_that_may_be_empty(mode: str) -> None:
+    """The same grid on x[1:] of [n], an axis of n - 1 that is 0 at n = 1: onnxruntime pads an
+    empty axis where the pads sum to 0 (it stays empty) in constant, reflect and edge modes,
+    and the guard that a mode reads an element said "3 <= n" for pads (-1, 1), false at n = 1
+    (the soft-reading sweep of session 20); it wraps no empty input at all, whatever the pads
+    (no guard said so). Over n in 1..7 the guards hold exactly where onnxruntime runs; and where
+    the other axis is the empty one."""
+    import itertools
+
+    ort = pytest.importorskip("onnxruntime")
+    from shapeinfer.symbolic import dims as D
+
+    for b, e in itertools.product(range(-3, 4), repeat=2):
+        nodes = [
+            helper.make_node("Slice", ["x", "s1", "big", "s0"], ["s"]),
+            helper.make_node("Pad", ["s", "p"], ["y"], mode=mode),
+        ]
+        inits = {"s0": _i64([0]), "s1": _i64([1]), "big": _i64([1 << 40]), "p": _i64([b, e])}
+        m = _graph_on(nodes, ["n"], inits, 19)
+        result = shapeinfer.infer(m)
+        guards, dims = result.guards(), result.dims("y")
+        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        for n in range(1, 8):
+            try:
+                (y,) = sess.run(None, {"x": np.arange(n, dtype=np.float32)})
+            except Exception:
+                y = None
+            assert (y is not None) == all(check(g, {"n": n}) for g in guards), (b, e, n, [g.text for g in guards])
+            if y is not None:
+                assert D.evaluate(dims[0], {"n": n}) == y.shape[0], (b, e, n)
+    # the other axis empty: x[1:] of [n, 3] padded on axis 1 (wrap pads no empty input at all)
+    for b, e in itertools.product(range(-1, 2), repeat=2):
+        nodes = [
+            helper.make_node("Slice", ["x", "s1", "big", "s0"], ["s"]),
+            helper.make_node("Pad", ["s", "p"], ["y"], mode=mode),
+        ]
+        inits = {"s0": _i64([0]), "s1": _i64([1]), "big": _i64([1 << 40]), "p": _i64([0, b, 0, e])}
+        m = _graph_on(nodes, ["n", 3], inits, 19)
+        result = shapeinfer.infer(m)
+        guards = result.guards()
+        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        for n in range(1, 5):
+            try:
+                sess.run(None, {"x": np.ones((n, 3), np.float32)})
+                ran = True
+            except Exception:
+                ran = False
+            assert ran == all(check(g, {"n": n}) for g in guards), (b, e, n, [g.text for g in guards])
+
+
 def test_a_loop_body_that_may_not_run_imposes_nothing() -> None:
     """A Loop of n - 1 iterations whose body splits x into [2, 3]: the body needs n == 5, but at
     n = 1 it never runs and onnxruntime runs the model. The body's equality was kept as a guard
