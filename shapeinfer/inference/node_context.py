@@ -46,6 +46,7 @@ class Walker(Protocol):
     #: :meth:`NodeContext.assume`)
     node_soft: bool
     soft_values: set[str]
+    soft_marks: int
     #: opset imports by domain (``""`` for onnx's), as the node being inferred reads them
     opsets: dict[str, int]
     #: small initializers of graph inputs (defaults a caller may override), by name
@@ -245,6 +246,7 @@ class NodeContext:
         """The node has taken a soft guard: its outputs may rest on the soft reading."""
         self.on_soft = True
         self.engine.soft_values.update(o for o in self.node.output if o)
+        self.engine.soft_marks += 1
 
     def unify(self, a: D.Dim, b: D.Dim) -> D.Dim:
         """Record that dims ``a`` and ``b`` must be equal (a guard of this node, and a G003
@@ -281,11 +283,10 @@ class NodeContext:
         """
         if attr is None:
             attr = next((name for name, g in subgraph_attrs(self.node) if g == graph), "?")
-        soft_values = self.engine.soft_values
-        nvalues = len(soft_values)
+        marks = self.engine.soft_marks
         outs = self.engine.run_graph(
             graph, self.scope, inputs, name=graph_path(self.graph, self.index, attr), call_attrs=self.call_attrs
         )
-        if len(soft_values) > nvalues and not self.on_soft:
+        if self.engine.soft_marks > marks and not self.on_soft:
             self._took_soft()  # the subgraph took a soft guard
         return outs

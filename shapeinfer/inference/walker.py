@@ -121,6 +121,9 @@ class Engine:
         #: outputs of a node that took a soft guard or read such a tensor, by name in any graph;
         #: empty in a run without soft guards
         self.soft_values: set[str] = set()
+        #: how many nodes have marked their outputs so (a subgraph or function body that took a
+        #: soft guard is seen by its growth, even where its names were marked before)
+        self.soft_marks = 0
         #: whether the node being inferred rests on a soft reading (its NodeContext reads it),
         #: and whether the nodes of the subgraphs and function bodies it infers all do
         self.node_soft = False
@@ -454,10 +457,11 @@ class Engine:
             fn = functions.get((raw_domain, op_type, node.overload)) if functions else None
             if fn is not None:
                 ctx = NodeContext(self, node, version, k, graph, scope, call_attrs)
-                nvalues = len(soft_values)
+                marks = self.soft_marks
                 outs = infer_function(self, ctx, fn, ins)
-                if len(soft_values) > nvalues:  # the body took a soft guard
+                if self.soft_marks > marks:  # the body took a soft guard
                     soft_values.update(o for o in out_names if o)
+                    self.soft_marks += 1
             else:
                 # Memoise on (op, version, attributes, outputs used, input facts): repeated
                 # layers infer once (see infer_node for what is stored).
@@ -499,6 +503,7 @@ class Engine:
             if on_soft:
                 self.soft_context = outer
                 soft_values.update(o for o in out_names if o)
+                self.soft_marks += 1
             n_outs = len(outs)
             for i, o in enumerate(out_names):
                 if o:

@@ -733,6 +733,33 @@ def test_a_binding_that_leaves_a_soft_form_undefined_is_not_a_crash() -> None:
     assert "G015" in {d.code for d in shapeinfer.infer(m).diagnostics if d.severity == "error"}
 
 
+def test_a_second_call_of_a_function_that_takes_a_soft_guard_marks_its_outputs() -> None:
+    """Two calls of one local function whose body takes (n - 3)/2 in int64 as the floor: the
+    second call's body has the names the first one's marked. Its output then feeds
+    ConstantOfShape(. + 1) and a Gather of row 0, whose guard (3 <= n of the floor) implies the
+    soft guard: it must be soft. onnxruntime runs at n = 2 (a length 1)."""
+    body = [
+        helper.make_node("Shape", ["a"], ["sh"]),
+        helper.make_node("Sub", ["sh", "three"], ["d"]),
+        helper.make_node("Div", ["d", "two"], ["q"]),
+    ]
+    nodes = [
+        helper.make_node("Half", ["x", "three", "two"], ["q1"], domain="local"),
+        helper.make_node("Half", ["x", "three", "two"], ["q2"], domain="local"),
+        helper.make_node("Add", ["q2", "one"], ["l1"]),
+        helper.make_node("ConstantOfShape", ["l1"], ["c"]),
+        helper.make_node("Gather", ["c", "z"], ["y"], axis=0),
+    ]
+    inits = {"three": _i64([3]), "two": _i64([2]), "one": _i64([1]), "z": np.array(0, np.int64)}
+    m = _graph_on(nodes, ["n"], inits, 17)
+    m.graph.output.append(helper.make_tensor_value_info("q1", TensorProto.INT64, None))
+    m.functions.append(
+        helper.make_function("local", "Half", ["a", "three", "two"], ["q"], body, [helper.make_opsetid("", 17)])
+    )
+    m.opset_import.append(helper.make_opsetid("local", 1))
+    assert 2 in _never_contradicted(m, ["y"])
+
+
 _STEP_OR_DELTA = {
     "slice": (
         [helper.make_node("Slice", ["x", "s0", "big", "s0", "v"], ["y"])],
