@@ -12,7 +12,7 @@ from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
 
-def _params_broadcast(ctx, x_dims: tuple, params: list) -> None:
+def params_broadcast(ctx, x_dims: tuple, params: list) -> None:
     """Scale and bias of a layer norm broadcast one way to ``x_dims`` (X's dims from the axis).
     Dims of a parameter of higher rank than ``x_dims`` are not checked (onnxruntime takes a
     scale of X's full rank, ``[1, 1, 4]``)."""
@@ -40,7 +40,7 @@ def layer_norm(ctx, ins: list) -> list:
         return [Fact(x.dtype, None), Fact(stash, None), Fact(stash, None)]
     r = len(x.shape)
     axis = norm_axis(ctx.attr("axis", -1), r)
-    _params_broadcast(ctx, tuple(x.shape[axis:]), [ins[k] if len(ins) > k else None for k in (1, 2)])
+    params_broadcast(ctx, tuple(x.shape[axis:]), [ins[k] if len(ins) > k else None for k in (1, 2)])
     stat = tuple(x.shape[:axis]) + (1,) * (r - axis)
     return [tensor(x.dtype, x.shape), tensor(stash, stat), tensor(stash, stat)]
 
@@ -51,7 +51,7 @@ def rms_norm(ctx, ins: list) -> list:
     x = ins[0]
     if x.shape is not None:
         axis = norm_axis(ctx.attr("axis", -1), len(x.shape))
-        _params_broadcast(ctx, tuple(x.shape[axis:]), [ins[1] if len(ins) > 1 else None])
+        params_broadcast(ctx, tuple(x.shape[axis:]), [ins[1] if len(ins) > 1 else None])
     return [tensor(x.dtype, x.shape)]
 
 

@@ -172,6 +172,14 @@ CASES = {
         17,
         {"n == 3"},
     ),
+    "layernorm scale before opset 17 (onnxruntime's schema)": (
+        helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1),
+        [2, "n"],
+        1,
+        [("s", np.ones(4, np.float32)), ("b", np.ones(4, np.float32))],
+        13,
+        {"n == 4"},
+    ),
     "topk": (
         helper.make_node("TopK", ["x", "k"], ["y", "yi"], axis=1),
         [2, "n"],

@@ -15,6 +15,7 @@ from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import norm_axis
+from shapeinfer.inference.ops.normalization import params_broadcast
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact, tensor
 
@@ -91,8 +92,14 @@ def simplified_layer_norm(ctx, ins: list) -> list:
 @register("LayerNormalization", domain=MS)
 def layer_norm_contrib(ctx, ins: list) -> list:
     """LayerNormalization before ai.onnx opset 17 (onnxruntime's own default-domain schema): Y like
-    X in the scale's type; Mean and InvStdDev in ``stash_type`` with X's dims up to ``axis``, then 1s."""
+    X in the scale's type; Mean and InvStdDev in ``stash_type`` with X's dims up to ``axis``, then 1s.
+    onnxruntime runs it with the kernel of opset 17's, which takes the same scale and bias (the
+    guards of :func:`~shapeinfer.inference.ops.normalization.layer_norm`; probed over axes and
+    parameter shapes at opsets 13 and 17 alike)."""
     x, scale = ins[0], _arg(ins, 1)
+    if x.shape is not None:
+        axis = norm_axis(ctx.attr("axis", -1), len(x.shape))
+        params_broadcast(ctx, tuple(x.shape[axis:]), [scale, _arg(ins, 2)])
     dtype = scale.dtype if scale is not None and scale.dtype else x.dtype
     stash = ctx.attr("stash_type", 1)
     stat = _stats(ctx, x)
