@@ -13,7 +13,7 @@ from onnx import TensorProto
 from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.inference.op_registry import declare_traits, register
-from shapeinfer.inference.ops.common import carry_bounds, dim_values, guard_sizes
+from shapeinfer.inference.ops.common import carry_bounds, dim_values, guard_nonzero, guard_sizes
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.dims import INT64_MAX
 from shapeinfer.symbolic.facts import Fact, tensor
@@ -172,16 +172,26 @@ def _literal_entries(ctx, target: Sequence, in_dims: Sequence | None, zero_copie
     at least 0 gives ``t + (1 - min(t, 1))*d``, the input dim ``d`` where ``t`` is 0 (with
     ``zero_copies``); any other is unknown (None). An entry of a fresh symbol (a size inference
     does not know, such as a count of detections) is read as it says, as is one the input dim a
-    0 would copy is a multiple of (``2*(seq//2)`` for ``seq//2``: 0 where it is 0)."""
+    0 would copy is a multiple of (``2*(seq//2)`` for ``seq//2``: 0 where it is 0). Every other
+    symbolic entry is guarded at least -1, at least 0 beside a -1 (onnxruntime refuses a
+    dimension below -1 and a second -1), and not 0 past the input's rank (with ``zero_copies``
+    a 0 there has no dim to copy)."""
     least = 1 if zero_copies else 0
+    # onnxruntime refuses an entry below -1, and a second -1: where the target has a -1, every
+    # computed entry is at least 0, else at least -1 (a hard guard: it fails there)
+    lowest = 0 if -1 in (t for t in target if type(t) is int) else -1
     out = list(target)
     for i, t in enumerate(target):
-        if t is None or type(t) is int:
-            continue
+        if t is None or type(t) is int or ctx.symbols.prove_le(least, t) or ctx.symbols.has_fresh(t):
+            continue  # (proven at least ``least``, so at least -1 too; a fresh size: see above)
+        copies_nothing = zero_copies and in_dims is not None and i >= len(in_dims)  # a 0 there is refused
+        low = 1 if copies_nothing and lowest == 0 else lowest
+        if not ctx.symbols.prove_le(low, t):
+            ctx.assume("bound", low, t, report=True)
+        if copies_nothing and low == -1:
+            guard_nonzero(ctx, t)
         if ctx.symbols.prove_le(least, t):
             continue
-        if ctx.symbols.has_fresh(t):
-            continue  # a size inference does not know: read as the dim it says (documented)
         if zero_copies and in_dims is not None and i < len(in_dims) and D.exact_div(in_dims[i], t) is not None:
             continue  # the dim a 0 copies is a multiple of it, so 0 too: both readings agree
         if ctx.engine.soft_guards:
