@@ -47,6 +47,9 @@ class Walker(Protocol):
     node_soft: bool
     soft_values: set[str]
     soft_marks: int
+
+    def mark_soft(self, names: Sequence[str]) -> None: ...
+
     #: opset imports by domain (``""`` for onnx's), as the node being inferred reads them
     opsets: dict[str, int]
     #: small initializers of graph inputs (defaults a caller may override), by name
@@ -245,8 +248,7 @@ class NodeContext:
     def _took_soft(self) -> None:
         """The node has taken a soft guard: its outputs may rest on the soft reading."""
         self.on_soft = True
-        self.engine.soft_values.update(o for o in self.node.output if o)
-        self.engine.soft_marks += 1
+        self.engine.mark_soft(self.node.output)
 
     def unify(self, a: D.Dim, b: D.Dim) -> D.Dim:
         """Record that dims ``a`` and ``b`` must be equal (a guard of this node, and a G003

@@ -129,6 +129,12 @@ class Engine:
         self.node_soft = False
         self.soft_context = False
 
+    def mark_soft(self, names: Sequence[str]) -> None:
+        """Tensors ``names`` (a node's outputs) may rest on a soft reading: add them to
+        :attr:`soft_values` and count the marking in :attr:`soft_marks`."""
+        self.soft_values.update(o for o in names if o)
+        self.soft_marks += 1
+
     def missing_data(self, e: ExternalDataError) -> bool:
         """Whether ``e`` (raised reading a tensor of the model) is a data file missing from the
         model's folder. Each such file is reported once, as one E003 error naming it and the
@@ -460,8 +466,7 @@ class Engine:
                 marks = self.soft_marks
                 outs = infer_function(self, ctx, fn, ins)
                 if self.soft_marks > marks:  # the body took a soft guard
-                    soft_values.update(o for o in out_names if o)
-                    self.soft_marks += 1
+                    self.mark_soft(out_names)
             else:
                 # Memoise on (op, version, attributes, outputs used, input facts): repeated
                 # layers infer once (see infer_node for what is stored).
@@ -502,8 +507,7 @@ class Engine:
                         self.follow_bounds(bounds[0], node, ins, outs, in_bounds, version, k, graph, scope, call_attrs)
             if on_soft:
                 self.soft_context = outer
-                soft_values.update(o for o in out_names if o)
-                self.soft_marks += 1
+                self.mark_soft(out_names)
             n_outs = len(outs)
             for i, o in enumerate(out_names):
                 if o:

@@ -102,9 +102,9 @@ def _signed_sides(d: D.Dim) -> tuple[D.Dim, D.Dim]:
 def _bound_text(lhs: D.Dim, rhs: D.Dim) -> str:
     """``lhs <= rhs`` said plainly (see :attr:`Guard.text`)."""
     if lhs == 1:
-        atom = _minmax_atom(rhs)
-        if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
-            return _sides_text(atom.args, "!=")  # 1 <= max(w, -w): w is not 0
+        args = _abs_args(rhs)
+        if args is not None:
+            return _sides_text(args, "!=")  # 1 <= max(w, -w): w is not 0
     zero_side = lhs if rhs == 0 else (rhs if lhs == 0 else None)
     if zero_side is None or type(zero_side) is int:
         return f"{D.format(lhs)} <= {D.format(rhs)}"
@@ -117,9 +117,9 @@ def _bound_text(lhs: D.Dim, rhs: D.Dim) -> str:
 
 def _alternative_text(d: D.Dim) -> str:
     """``d <= 0`` as ``p <= q`` (``p == q`` for ``max(w, -w) <= 0``)."""
-    atom = _minmax_atom(d)
-    if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
-        return _sides_text(atom.args, "==")
+    args = _abs_args(d)
+    if args is not None:
+        return _sides_text(args, "==")
     p, q = _signed_sides(d)
     if p == 0:  # every symbol negative: the constant moves left (3 - n <= 0 reads 3 <= n)
         c = -q if type(q) is int else -sum(coef for m, coef in q.terms if not m)
@@ -140,6 +140,14 @@ def _common_factor(p: D.Dim, q: D.Dim) -> int:
             for _, coef in side.terms:
                 g = math.gcd(g, coef)
     return g
+
+
+def _abs_args(d: D.Dim) -> tuple | None:
+    """``(w, -w)`` when ``d`` is ``max(w, -w)``, |w|; else None."""
+    atom = _minmax_atom(d)
+    if atom is not None and atom.kind == "max" and len(atom.args) == 2 and D.add(*atom.args) == 0:
+        return atom.args
+    return None
 
 
 def _sides_text(args: tuple, op: str) -> str:

@@ -331,8 +331,8 @@ def _at_least(ctx, least: int, d: D.Dim, what: str) -> None:
 def _pool_input_has_elements(ctx, shape: tuple) -> None:
     """onnxruntime pools an input with elements, or one of batch 0 ("Only N can be zero"): for
     each other dim that may be 0, the guard ``1 <= d`` (``N <= 0 or 1 <= d`` where the batch
-    may be 0); an error where
-    the sizes are known. A dim with a ``min`` or ``max`` is not guarded."""
+    may be 0); an error where the sizes are known. A dim with a ``min`` or ``max`` is not
+    guarded."""
     n = shape[0]
     if n == 0 or ctx.symbols.has_fresh(n):
         return  # (a batch inference does not know, such as a count of detections, may be 0)

@@ -184,6 +184,7 @@ def _literal_entries(ctx, target: Sequence, in_dims: Sequence | None, zero_copie
     for i, t in enumerate(target):
         if t is None or type(t) is int or ctx.symbols.prove_le(least, t) or ctx.symbols.has_fresh(t):
             continue  # (proven at least ``least``, so at least -1 too; a fresh size: see above)
+        copied = in_dims[i] if zero_copies and in_dims is not None and i < len(in_dims) else None
         copies_nothing = zero_copies and in_dims is not None and i >= len(in_dims)  # a 0 there is refused
         low = 1 if copies_nothing and lowest == 0 else lowest
         if not ctx.symbols.prove_le(low, t):
@@ -192,12 +193,12 @@ def _literal_entries(ctx, target: Sequence, in_dims: Sequence | None, zero_copie
             guard_nonzero(ctx, t)
         if ctx.symbols.prove_le(least, t):
             continue
-        if zero_copies and in_dims is not None and i < len(in_dims) and D.exact_div(in_dims[i], t) is not None:
+        if copied is not None and D.exact_div(copied, t) is not None:
             continue  # the dim a 0 copies is a multiple of it, so 0 too: both readings agree
         if ctx.engine.soft_guards:
             ctx.assume("bound", least, t, report=True, soft=True)
-        elif zero_copies and in_dims is not None and i < len(in_dims) and ctx.symbols.prove_le(0, t):
-            out[i] = D.add(t, D.mul(D.sub(1, D.dmin(t, 1)), in_dims[i]))
+        elif copied is not None and ctx.symbols.prove_le(0, t):
+            out[i] = D.add(t, D.mul(D.sub(1, D.dmin(t, 1)), copied))
         else:
             out[i] = None
     return out
