@@ -86,6 +86,27 @@ class Guard:
         return {"kind": self.kind, "text": self.text, "nodes": [text(n) for n in self.nodes]}
 
 
+def _off(a: D.Dim, b: D.Dim) -> D.Dim:
+    """``|a - b|``: 0 exactly where ``a == b``."""
+    return D.dmax(D.sub(a, b), D.sub(b, a))
+
+
+def violation(kind: str, lhs: D.Dim, rhs: D.Dim) -> D.Dim:
+    """``m`` with ``m <= 0`` exactly where the guard ``lhs <kind> rhs`` holds, as one bound
+    (a divisibility's divisor is not 0: a guard that says it is, is never taken)."""
+    if kind == "bound":
+        return D.sub(lhs, rhs)
+    if kind == "equality":
+        return _off(lhs, rhs)
+    if kind == "divisibility":
+        return _off(D.mod(lhs, rhs), 0)
+    if kind == "broadcast":
+        return D.dmin(_off(lhs, 1), _off(lhs, rhs))
+    if kind == "mutual_broadcast":
+        return D.dmin(_off(lhs, rhs), _off(lhs, 1), _off(rhs, 1))
+    raise ValueError(f"unknown guard kind {kind!r}")
+
+
 def _signed_sides(d: D.Dim) -> tuple[D.Dim, D.Dim]:
     """``(p, q)`` with ``d == p - q``: ``p`` the terms of positive coefficient, ``q`` the others
     negated, the constant on ``q``'s side."""
@@ -116,10 +137,14 @@ def _bound_text(lhs: D.Dim, rhs: D.Dim) -> str:
 
 
 def _alternative_text(d: D.Dim) -> str:
-    """``d <= 0`` as ``p <= q`` (``p == q`` for ``max(w, -w) <= 0``)."""
+    """``d <= 0`` as ``p <= q`` (``p == q`` for ``max(w, -w) <= 0``, ``a % b == 0`` for the
+    remainder ``a - b*(a//b)`` by a positive ``b``)."""
     args = _abs_args(d)
     if args is not None:
         return _sides_text(args, "==")
+    rem = _remainder_args(d)
+    if rem is not None:
+        return f"{_wrap(rem[0])} % {rem[1]} == 0"
     p, q = _signed_sides(d)
     if p == 0:  # every symbol negative: the constant moves left (3 - n <= 0 reads 3 <= n)
         c = -q if type(q) is int else -sum(coef for m, coef in q.terms if not m)
@@ -128,6 +153,19 @@ def _alternative_text(d: D.Dim) -> str:
     if g > 1:  # 2*n <= 2 reads n <= 1 (the sides are integers: dividing keeps the condition)
         p, q = D.exact_div(p, g), D.exact_div(q, g)
     return f"{D.format(p)} <= {D.format(q)}"
+
+
+def _remainder_args(d: D.Dim) -> tuple[D.Dim, int] | None:
+    """``(a, b)`` when ``d`` is ``a - b*(a//b)`` for an int ``b >= 2`` (``a % b``, never
+    negative); else None."""
+    if type(d) is int:
+        return None
+    for mono, c in d.terms:
+        if len(mono) == 1 and mono[0].kind == "floordiv" and type(mono[0].args[1]) is int:
+            a, b = mono[0].args
+            if b >= 2 and c == -b and D.sub(d, D.mod(a, b)) == 0:
+                return a, b
+    return None
 
 
 def _common_factor(p: D.Dim, q: D.Dim) -> int:

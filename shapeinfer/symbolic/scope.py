@@ -42,7 +42,7 @@ from shapeinfer.base import codes
 from shapeinfer.base.diagnostics import InferenceError
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic import intervals
-from shapeinfer.symbolic.guards import as_symbol_bound, lone_symbol, monotone_bound, normal_bound
+from shapeinfer.symbolic.guards import as_symbol_bound, lone_symbol, monotone_bound, normal_bound, violation
 
 __all__ = ["FRESH_PREFIX", "GuardEvent", "Mark", "SymbolScope"]
 
@@ -335,13 +335,29 @@ class SymbolScope:
             or self.generation != mark.generation
         )
 
-    def rollback(self, mark: Mark, release_fresh: bool = False, keep_soft: bool = False) -> None:
+    def rollback(
+        self, mark: Mark, release_fresh: bool = False, keep_soft: bool = False, runs_when: D.Dim | None = None
+    ) -> None:
         """Undo every binding, equality and guard since ``mark`` (and the fresh symbols drawn
         since, with ``release_fresh``: only when no fact kept names them). ``keep_soft`` keeps
         the soft guards taken since, as soft guards: facts computed in the undone run that
         outlive it (an If branch that may run) rest on them, and the run without soft guards
-        must be made where the hard guards do not imply them."""
+        must be made where the hard guards do not imply them. ``runs_when``: the undone run
+        is one that happens exactly where ``runs_when >= 1`` (a Loop body whose first
+        iteration runs where its trip count is at least 1); each hard guard it took on input
+        symbols is kept as that guard or ``runs_when <= 0``, one bound ``min(m, runs_when) <=
+        0`` (``m``: the guard's :func:`~shapeinfer.symbolic.guards.violation`), unless
+        ``runs_when >= 1`` implies it."""
         kept = [self.guard_events[i] for i in self.soft if i >= mark.guards] if keep_soft else ()
+        if runs_when is not None and not self.has_fresh(runs_when):
+            soft = set(self.soft)
+            conditional = [
+                (kind, lhs, rhs, node)
+                for i, (kind, lhs, rhs, node) in enumerate(self.guard_events[mark.guards :], mark.guards)
+                if i not in soft and not self.has_fresh(lhs) and not self.has_fresh(rhs)
+            ]
+        else:
+            conditional = ()
         undo = self._undo
         if len(undo) > mark.undo:
             subst = self.subst
@@ -372,6 +388,13 @@ class SymbolScope:
             for name in self.fresh_symbols[mark.fresh :]:
                 self.joins.pop(name, None)
             del self.fresh_symbols[mark.fresh :]
+        for kind, lhs, rhs, node in conditional:
+            off = violation(kind, lhs, rhs)
+            with self.trial():  # a guard the run's own condition implies says nothing
+                self.assume("bound", 1, runs_when)
+                implied = self.prove_le(off, 0)
+            if not implied:
+                self.assume("bound", D.dmin(off, runs_when), 0, node)
 
     @contextmanager
     def trial(self) -> Iterator[Trial]:

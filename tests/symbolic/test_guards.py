@@ -106,6 +106,27 @@ def test_a_value_that_must_not_be_zero_reads_as_not_equal():
         assert led.ranges(None, ["n", "h", "w"]) == {"n": (1, None), "h": (1, None), "w": (1, None)}
 
 
+@pytest.mark.parametrize(
+    ("kind", "lhs", "rhs", "text", "holds_at"),
+    [
+        ("equality", "n", "64", "n <= 3 or n == 64", {1, 2, 3, 64}),
+        ("bound", "n", "5", "n <= 5", {1, 2, 3, 4, 5}),
+        ("bound", "5", "n", "5 <= n or n <= 3", set(range(1, 70)) - {4}),
+        ("divisibility", "n", "4", "n <= 3 or n % 4 == 0", {1, 2, 3, *range(4, 70, 4)}),
+        ("broadcast", "n", "5", "n <= 3 or n == 5", {1, 2, 3, 5}),
+    ],
+)
+def test_a_guard_or_a_condition_reads_as_its_alternatives(kind, lhs, rhs, text, holds_at):
+    """:func:`violation` of a guard, in a ``min`` with a run's condition: one bound that holds
+    exactly where the guard does or the condition ``n - 3 >= 1`` fails, said as alternatives."""
+    from shapeinfer.symbolic.guards import Guard, violation
+
+    n = D.sym("n")
+    g = Guard("bound", D.dmin(violation(kind, D.parse(lhs), D.parse(rhs)), D.sub(n, 3)), 0)
+    assert g.text == text
+    assert {v for v in range(1, 70) if check(g, {"n": v})} == holds_at
+
+
 def test_position_limits_on_shipped_models():
     bert = infer(model_path("bert_ts"))
     assert texts(bert.guards()) == ["seq <= 512"]

@@ -47,6 +47,31 @@ def test_rollback_restores_substitution_equalities_and_guards():
     assert s.fresh_symbols == ["unk_0"]
 
 
+def test_rollback_of_a_run_that_may_not_happen_keeps_its_guards_as_alternatives():
+    """``runs_when``: the undone run happens exactly where that dim is at least 1, so each hard
+    guard on input symbols it took stays as "the guard, or runs_when <= 0"; nothing it bound
+    stays; a guard on a fresh symbol, a soft guard and a guard runs_when >= 1 implies are not
+    made conditional (the soft one stays soft, as keep_soft says)."""
+    s = SymbolScope()
+    s.add_inputs({"n"})
+    mark = s.checkpoint()
+    s.unify(n, 64, "gemm")  # binds n
+    s.assume("bound", 4, n, "pool")  # implied by n - 3 >= 1
+    s.assume("bound", s.fresh(), n, "nonzero")  # names a fresh symbol
+    s.assume("bound", 2, n, "div", soft=True)
+    s.rollback(mark, keep_soft=True, runs_when=D.sub(n, 3))
+    assert s.subst == {} and s.resolve(n) == n
+    kept = [(kind, D.format(a), D.format(b), node) for kind, a, b, node in s.guard_events]
+    assert kept == [("bound", "2", "n", "div"), ("bound", "min(n - 3, max(-n + 64, n - 64))", "0", "gemm")]
+    assert s.soft == [0]
+    s2 = SymbolScope()
+    s2.add_inputs({"n"})
+    mark = s2.checkpoint()
+    s2.unify(n, 64, "gemm")
+    s2.rollback(mark, runs_when=s2.fresh())  # no dim over the inputs says where it runs
+    assert s2.guard_events == []
+
+
 def test_rollback_restores_a_rebound_symbol():
     s = SymbolScope()
     a, b = s.fresh(), s.fresh()

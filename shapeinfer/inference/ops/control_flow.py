@@ -43,11 +43,13 @@ MAX_FIXPOINT_ITERATIONS = 8
 # ------------------------------------------------------------------------------ If
 
 
-def _branch(ctx, graph, attr: str, taken: bool | None) -> list[Fact]:
-    """Infer one If branch: in a sandbox unless it is known to run (``taken`` True)."""
+def _branch(ctx, graph, attr: str, taken: bool | None, runs_when: D.Dim | None = None) -> list[Fact]:
+    """Infer one If branch: in a sandbox unless it is known to run (``taken`` True); a branch
+    that may run keeps its guards as alternatives of ``runs_when <= 0`` where it runs exactly
+    where ``runs_when >= 1``."""
     if taken:
         return run_body(ctx, graph, attr, [])
-    with sandbox(ctx, keep_diagnostics=taken is None, never_runs=taken is False):
+    with sandbox(ctx, keep_diagnostics=taken is None, never_runs=taken is False, runs_when=runs_when):
         return run_body(ctx, graph, attr, [])
 
 
@@ -58,8 +60,9 @@ def if_(ctx, ins: list) -> list:
     then_g, else_g = ctx.attr("then_branch"), ctx.attr("else_branch")
     if then_g is None or else_g is None:
         raise InferenceError(codes.MISSING_ATTRIBUTE_OR_OPERAND, "If needs both then_branch and else_branch")
-    then_out = _branch(ctx, then_g, "then_branch", None if cond is None else cond)
-    else_out = _branch(ctx, else_g, "else_branch", None if cond is None else not cond)
+    when = _condition_dim(ctx, ctx.node.input[0]) if cond is None and ctx.node.input else None
+    then_out = _branch(ctx, then_g, "then_branch", None if cond is None else cond, when)
+    else_out = _branch(ctx, else_g, "else_branch", None if cond is None else not cond, _negated(when))
     n = ctx.num_outputs
     if len(then_out) != len(else_out) or len(then_out) < n:
         raise InferenceError(
@@ -84,6 +87,75 @@ def if_(ctx, ins: list) -> list:
     if cond is not None:
         return list((then_out if cond else else_out)[:n])
     return [merge_facts(ctx, [t, e]) for t, e in zip(then_out[:n], else_out[:n])]
+
+
+#: comparison -> c(a, b): the comparison holds exactly where c >= 1 (a, b integers)
+_COMPARISONS = {
+    "Greater": lambda a, b: D.sub(a, b),
+    "Less": lambda a, b: D.sub(b, a),
+    "GreaterOrEqual": lambda a, b: D.add(D.sub(a, b), 1),
+    "LessOrEqual": lambda a, b: D.add(D.sub(b, a), 1),
+    "Equal": lambda a, b: D.sub(1, D.dmax(D.sub(a, b), D.sub(b, a))),
+}
+
+
+def _negated(c: D.Dim | None) -> D.Dim | None:
+    """``c'`` with ``c' >= 1`` exactly where ``c <= 0`` (integers)."""
+    return None if c is None else D.sub(1, c)
+
+
+def _condition_dim(ctx, name: str, depth: int = 0) -> D.Dim | None:
+    """A dim ``c`` over the input symbols such that the boolean scalar ``name`` is true
+    exactly where ``c >= 1``: an integer comparison of sizes (``Greater(n, 3)``: ``n - 3``),
+    through Not, And, Or and the ops that pass one value on; None otherwise (a value that is
+    read at run time, a float comparison, a fresh size)."""
+    if not name or depth > 8:
+        return None
+    found = ctx.producer(name, anywhere=depth > 0)
+    if found is None:
+        return None
+    _, p = found
+    if p.domain not in ("", "ai.onnx"):
+        return None
+    op = p.op_type
+    if op in ("Identity", "Squeeze", "Unsqueeze", "Reshape", "Cast"):
+        src = ctx.scope.get(p.input[0]) if p.input else None
+        if src is None or src.dtype != TensorProto.BOOL:
+            return None
+        return _condition_dim(ctx, p.input[0], depth + 1)
+    if op == "Not":
+        return _negated(_condition_dim(ctx, p.input[0], depth + 1))
+    if op in ("And", "Or") and len(p.input) == 2:
+        a, b = (_condition_dim(ctx, i, depth + 1) for i in p.input)
+        if a is None or b is None:
+            return None
+        return D.dmin(a, b) if op == "And" else D.dmax(a, b)
+    if op in _COMPARISONS and len(p.input) == 2:
+        sides = []
+        for i in p.input:
+            f = ctx.scope.get(i)
+            v = None if f is None else ctx.engine.resolve_fact(f).value
+            if f is None or f.dtype not in _INT_TYPES or v is None or len(v) != 1 or v[0] is None:
+                return None
+            if not isinstance(v[0], (int, D.Expr)) or ctx.symbols.has_fresh(v[0]):
+                return None
+            sides.append(v[0])
+        return _COMPARISONS[op](*sides)
+    return None
+
+
+_INT_TYPES = frozenset(
+    (
+        TensorProto.INT64,
+        TensorProto.INT32,
+        TensorProto.INT16,
+        TensorProto.INT8,
+        TensorProto.UINT64,
+        TensorProto.UINT32,
+        TensorProto.UINT16,
+        TensorProto.UINT8,
+    )
+)
 
 
 def _rank(f: Fact | None) -> int | None:
@@ -152,7 +224,14 @@ def _value_now(ctx, name: str, depth: int) -> Fact | None:
 
 
 def _iterate(
-    ctx, body, attr: str, make_inputs, carried: list[Fact | None], n_carried_out_offset: int, may_skip: bool = False
+    ctx,
+    body,
+    attr: str,
+    make_inputs,
+    carried: list[Fact | None],
+    n_carried_out_offset: int,
+    may_skip: bool = False,
+    runs_when: D.Dim | None = None,
 ):
     """Run ``body`` to the loop-carried fixpoint.
 
@@ -161,8 +240,9 @@ def _iterate(
     the body's outputs from the last run, which is the one whose equalities are kept).
     ``may_skip``: the body may run no iteration (a trip count or a condition not proven to
     let it run once), so what it needs of the sizes holds only where it runs: that last run's
-    equalities and guards are not kept either (its diagnostics are), as for an If branch that
-    may not be taken.
+    equalities are not kept (its diagnostics are), and its guards are kept only as
+    alternatives of ``runs_when <= 0`` where the body runs exactly where ``runs_when >= 1``
+    (given; else they are dropped, as for an If branch that may not be taken).
     """
     widened: set[str] = set()
     for _ in range(MAX_FIXPOINT_ITERATIONS):
@@ -175,7 +255,7 @@ def _iterate(
             box.keep = settled and not may_skip
         if settled:
             if may_skip:
-                with sandbox(ctx, keep_diagnostics=True):
+                with sandbox(ctx, keep_diagnostics=True, runs_when=runs_when):
                     outs = run_body(ctx, body, attr, make_inputs(carried))
                     _resolve_body(ctx, attr)
             return carried, outs
@@ -183,7 +263,7 @@ def _iterate(
     carried = [top_fact(f) for f in carried]
     ctx.diag("info", codes.LOOP_NOT_SETTLED, "loop-carried values did not settle: their shapes are left unknown")
     if may_skip:
-        with sandbox(ctx, keep_diagnostics=True):
+        with sandbox(ctx, keep_diagnostics=True, runs_when=runs_when):
             outs = run_body(ctx, body, attr, make_inputs(carried))
             _resolve_body(ctx, attr)
             return carried, outs
@@ -244,7 +324,9 @@ def loop(ctx, ins: list) -> list:
     mark = len(ctx.symbols.fresh_symbols)
     # the first iteration runs when the condition holds on entry and M (if given) is at least 1
     first = c0 is True and (not has_m or (m is not None and _at_least_one(ctx.symbols, m)))
-    carried, outs = _iterate(ctx, body, "body", _loop_inputs, initial, 1, may_skip=not first)
+    # where the condition holds on entry, the body runs exactly where M is at least 1
+    runs_when = m if not first and c0 is True and has_m and m is not None else None
+    carried, outs = _iterate(ctx, body, "body", _loop_inputs, initial, 1, may_skip=not first, runs_when=runs_when)
     for k, f in enumerate(carried):  # an optional carried in, its element carried out
         out = outs[1 + k] if 1 + k < len(outs) else None
         if (

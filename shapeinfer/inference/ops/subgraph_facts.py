@@ -160,7 +160,7 @@ class _Box:
 
 
 @contextmanager
-def sandbox(ctx, keep_diagnostics: bool = True, never_runs: bool = False):
+def sandbox(ctx, keep_diagnostics: bool = True, never_runs: bool = False, runs_when: D.Dim | None = None):
     """Run a subgraph inference whose symbolic effects must not outlive it.
 
     On exit the run's symbolic scope is rolled back (:meth:`SymbolScope.rollback`: the
@@ -171,7 +171,9 @@ def sandbox(ctx, keep_diagnostics: bool = True, never_runs: bool = False):
     turned out to be the one that counts). ``never_runs``: the subgraph provably never runs;
     an error dropped from it is counted (``Engine.dead_with_errors``). Soft guards taken inside
     are kept unless it never runs: the facts that stay may rest on them
-    (:meth:`SymbolScope.rollback`'s ``keep_soft``).
+    (:meth:`SymbolScope.rollback`'s ``keep_soft``). ``runs_when``: the subgraph runs exactly
+    where this dim is at least 1; its hard guards are kept as alternatives of that dim being at
+    most 0 (``runs_when`` of :meth:`SymbolScope.rollback`).
     """
     diagnostics = ctx.engine.diagnostics
     mark = ctx.symbols.checkpoint()
@@ -181,7 +183,7 @@ def sandbox(ctx, keep_diagnostics: bool = True, never_runs: bool = False):
         yield box
     finally:
         if not box.keep:
-            ctx.symbols.rollback(mark, keep_soft=not never_runs)
+            ctx.symbols.rollback(mark, keep_soft=not never_runs, runs_when=runs_when)
             if not keep_diagnostics:
                 if never_runs and any(d.severity == "error" for d in diagnostics[ndiag:]):
                     ctx.engine.dead_with_errors += 1
