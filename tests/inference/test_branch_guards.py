@@ -147,6 +147,20 @@ def test_a_loop_body_that_may_not_run_keeps_its_guards_where_it_runs(trip: str, 
     _runs_exactly_where_guards_hold(_loop(trip, op, nested))
 
 
+@pytest.mark.parametrize("count", ["", "trip"], ids=["while", "for"])
+@pytest.mark.parametrize("op", ["gemm", "broadcast", "divisible", "index"])
+@pytest.mark.parametrize("condition", ["n > 3", "not n >= 6"])
+def test_a_loop_whose_condition_on_entry_is_a_comparison_of_sizes(condition: str, op: str, count: str) -> None:
+    """A Loop entered under a condition on the sizes (with or without a trip count of n - 3;
+    the body stops after its third iteration) keeps its body's guards where it runs."""
+    body = _body(op)
+    body.node[0].CopyFrom(helper.make_node("Less", ["i", "k2"], ["c_out"]))
+    loop = helper.make_node("Loop", [count, "cond0"], ["y"], body=body)
+    trip = _TRIPS["n - 3"] if count else []
+    squeeze = helper.make_node("Squeeze", ["cond"], ["cond0"])  # (the body's c_in is a scalar)
+    _runs_exactly_where_guards_hold(_model([*trip, *_CONDITIONS[condition], squeeze, loop]))
+
+
 @pytest.mark.parametrize("branch", ["then", "else"])
 @pytest.mark.parametrize("op", ["gemm", "broadcast", "divisible", "index", "pool"])
 @pytest.mark.parametrize("condition", list(_CONDITIONS))

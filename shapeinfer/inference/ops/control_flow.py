@@ -324,8 +324,7 @@ def loop(ctx, ins: list) -> list:
     mark = len(ctx.symbols.fresh_symbols)
     # the first iteration runs when the condition holds on entry and M (if given) is at least 1
     first = c0 is True and (not has_m or (m is not None and _at_least_one(ctx.symbols, m)))
-    # where the condition holds on entry, the body runs exactly where M is at least 1
-    runs_when = m if not first and c0 is True and has_m and m is not None else None
+    runs_when = None if first else _loop_runs_when(ctx, c0, has_m, m)
     carried, outs = _iterate(ctx, body, "body", _loop_inputs, initial, 1, may_skip=not first, runs_when=runs_when)
     for k, f in enumerate(carried):  # an optional carried in, its element carried out
         out = outs[1 + k] if 1 + k < len(outs) else None
@@ -344,6 +343,17 @@ def loop(ctx, ins: list) -> list:
     runs = runs or _at_least_one(ctx.symbols, trip)
     scans = [_scan_output(ctx, f, trip, t, runs) for f, t in zip(outs[1 + n_carried :], declared)]
     return [*carried, *scans]
+
+
+def _loop_runs_when(ctx, c0: bool | None, has_m: bool, m: D.Dim | None) -> D.Dim | None:
+    """A dim ``c`` with the Loop's first iteration running exactly where ``c >= 1``: its trip
+    count M (where given) and its condition on entry (true, or a comparison of sizes:
+    :func:`_condition_dim`) both at least 1; None where either is not such a dim."""
+    cond = 1 if c0 is True else (_condition_dim(ctx, ctx.node.input[1]) if c0 is None else None)
+    count = (m if m is not None else None) if has_m else 1
+    if cond is None or count is None:
+        return None
+    return count if cond == 1 else cond if count == 1 else D.dmin(count, cond)
 
 
 def _zero_trip_dims(f: Fact, declared: TypeProto, symbols) -> list[D.Dim | None] | None:
