@@ -55,10 +55,19 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
     Returns the model and how many functions were inlined.
 
     The converter drops model-local functions (and a function must import the model's
-    opset), so functions are inlined first: the values computed are the same.
+    opset), so functions are inlined first: the values computed are the same. What else it
+    drops and no opset changes is put back (:func:`_keep_unconverted`). A model with
+    ``training_info`` is refused (OptimizeError): its graphs would run at the new opset
+    unconverted.
     """
     src = default_opset(model)
+    if len(model.training_info):
+        raise OptimizeError(
+            f"onnx's version converter cannot lift opset {src} to {target}: the model has training_info, "
+            "whose graphs it does not convert"
+        )
     inlined = len(model.functions)
+    original = model
     try:
         if model.functions:
             model = onnx.inliner.inline_local_functions(model)
@@ -72,7 +81,20 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
         raise OptimizeError(f"onnx's version converter cannot lift opset {src} to {target}: {msg}") from None
     for g in graphs_within(out.graph):
         del g.value_info[:]
+    _keep_unconverted(original.graph, out.graph)
     return out, inlined
+
+
+def _keep_unconverted(src: onnx.GraphProto, out: onnx.GraphProto) -> None:
+    """Put back into the converter's ``out`` what it drops of ``src`` that no opset changes:
+    the graph's ``metadata_props`` and ``quantization_annotation``, and the sparse
+    initializers no node reads (one a node reads makes the converter fail)."""
+    if not out.metadata_props:
+        out.metadata_props.extend(src.metadata_props)
+    if not out.quantization_annotation:
+        out.quantization_annotation.extend(src.quantization_annotation)
+    have = {t.values.name for t in out.sparse_initializer}
+    out.sparse_initializer.extend(t for t in src.sparse_initializer if t.values.name not in have)
 
 
 def needed(model: onnx.ModelProto) -> bool:

@@ -303,6 +303,45 @@ def test_target_opset_below_the_model_is_refused():
     assert e.value.flag_message().startswith("--target-opset 3 is below the model's opset 5")
 
 
+def _with_parts(m: onnx.ModelProto) -> onnx.ModelProto:
+    """``m`` with the parts onnx's version converter drops: a graph metadata entry, a
+    quantization annotation and a sparse initializer no node reads."""
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+    m.graph.metadata_props.add(key="owner", value="team")
+    qa = m.graph.quantization_annotation.add(tensor_name="x")
+    qa.quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="W")
+    sp = m.graph.sparse_initializer.add()
+    sp.values.CopyFrom(numpy_helper.from_array(np.array([1.0], np.float32), "unused_sparse"))
+    sp.indices.CopyFrom(numpy_helper.from_array(np.array([0], np.int64), "unused_sparse_idx"))
+    sp.dims.extend([4])
+    return m
+
+
+def _parts(m: onnx.ModelProto) -> tuple:
+    g = m.graph
+    return (list(g.metadata_props), list(g.quantization_annotation), list(g.sparse_initializer))
+
+
+@pytest.mark.parametrize("opset", [3, 4])
+def test_a_lift_keeps_what_the_converter_drops_and_no_opset_changes(opset):
+    """The graph's metadata, quantization annotations and unused sparse initializers survive a
+    lift by onnx's converter (a model below opset 4 in any optimize, --target-opset in any),
+    as they survive every other pass."""
+    m = _with_parts(cnn(opset))
+    out = shapeinfer.optimize(m, target_opset=13)
+    assert max(o.version for o in out.opset_import if o.domain in ("", "ai.onnx")) == 13
+    assert _parts(out) == _parts(m)
+
+
+def test_a_lift_of_a_model_with_training_info_is_refused():
+    """The converter drops training_info, whose graphs would run at the new opset unconverted
+    if kept: the lift is refused, nothing is written."""
+    m = cnn(4)
+    m.training_info.add().algorithm.CopyFrom(h.make_graph([h.make_node("Identity", ["x"], ["x2"])], "algo", [], []))
+    with pytest.raises(OptimizeError, match="training_info"):
+        shapeinfer.optimize(m, target_opset=13)
+
+
 def roi_align(opset: int, *, inside_if: bool = False) -> onnx.ModelProto:
     """RoiAlign (onnxruntime 1.32 has CPU kernels for RoiAlign-10 and -16, none for -22) over a
     Relu, at ``opset``; ``inside_if``: in the then branch of an If."""
