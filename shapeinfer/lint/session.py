@@ -28,7 +28,7 @@ from shapeinfer.lint.config import ConfigError, LintConfig, resolve
 from shapeinfer.lint.context import Finding
 from shapeinfer.lint.registry import RULES, split_codes
 from shapeinfer.lint.report import github_lines, summary_line, text_lines, to_json, to_sarif
-from shapeinfer.lint.runner import FileResult, LintUsageError, default_jobs, discover, lint_paths
+from shapeinfer.lint.runner import FileResult, LintUsageError, default_jobs, discover, fixed_path, lint_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_FAILED = 0, 1, 2
 
@@ -154,7 +154,7 @@ def lint_run(
 ) -> LintRun:
     """Lint ``paths`` under ``cfg`` (with ``fix``, fixing them). LintError, before any model is
     read, for a flag combination that cannot run, a missing path, or an ``output_file`` the
-    report may not be written to (one of the inputs)."""
+    report may not be written to (one of the inputs, or a model ``fix`` writes)."""
     if in_place and not fix:
         raise LintError("--in-place only applies with --fix")
     if statistics and fmt not in ("text", "json"):
@@ -164,8 +164,13 @@ def lint_run(
     except LintUsageError as e:
         raise LintError(str(e)) from None
     if output_file is not None:  # refused before any work, like a model's -o
+        written = [fixed_path(f) for f in files] if fix and not in_place else []  # (--fix's outputs)
+        target = os.path.realpath(output_file)
+        for w in written:
+            if os.path.realpath(w) == target:
+                raise LintError(f"{output_file}: the report would overwrite {w}, the model --fix writes")
         try:
-            output_target(output_file, inputs=[*files, *cfg_files(cfg)], what="report")
+            output_target(output_file, inputs=[*files, *written, *cfg_files(cfg)], what="report")
         except UserFileError as e:
             raise LintError(str(e)) from None
     n_jobs = jobs or default_jobs(len(files))

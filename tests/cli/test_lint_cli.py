@@ -311,6 +311,26 @@ def test_fix_in_place_and_shipped_model(tmp_path):
     assert all(np.allclose(x, y, atol=1e-5) for x, y in zip(a, b))
 
 
+@pytest.mark.parametrize("existing", [False, True])
+def test_the_report_never_replaces_the_model_fix_writes(tmp_path, existing):
+    """``-o MODEL.fixed.onnx`` with ``--fix`` named the file the fix writes: the report replaced
+    the fixed model just written. Refused before any work (exit 2), whether or not an earlier
+    run left that file."""
+    src = tmp_path / "m.onnx"
+    onnx.save(fix_models()["R009"], str(src))
+    fixed = tmp_path / "m.fixed.onnx"
+    if existing:
+        fixed.write_bytes(b"an earlier fix")
+    r = invoke(str(src), "--fix", "-o", str(fixed))
+    assert r.exit_code == 2 and "the model --fix writes" in r.stderr
+    if existing:
+        assert fixed.read_bytes() == b"an earlier fix"
+    else:
+        assert not fixed.exists()
+        r = invoke(str(src), "--fix", "-o", str(tmp_path / "report.txt"))
+        assert r.exit_code == 0 and onnx.load(str(fixed)).graph.node
+
+
 def test_fix_without_the_passes_says_so_and_writes_nothing(tmp_path, monkeypatch):
     import shapeinfer.lint.runner as runner
 
