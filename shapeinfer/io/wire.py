@@ -56,6 +56,33 @@ def field_tag(message, name: str) -> bytes:
     return varint(message.DESCRIPTOR.fields_by_name[name].number << 3 | 2)
 
 
+def unknown_fields(message) -> bytes:
+    """The fields of ``message`` (a protobuf message, not its sub-messages) that its schema does
+    not know (a newer ONNX's), serialised: what ``SerializeToString`` of a copy made field by
+    field would leave out. Empty where the protobuf runtime cannot list them (before 4.22)."""
+    try:
+        from google.protobuf.unknown_fields import UnknownFieldSet
+    except ImportError:
+        return b""
+    return b"".join(_unknown_field(f) for f in UnknownFieldSet(message))
+
+
+def _unknown_field(f) -> bytes:
+    tag = varint(f.field_number << 3 | f.wire_type)
+    wire, data = f.wire_type, f.data
+    if wire == 0:
+        return tag + varint(data)
+    if wire == 1:
+        return tag + data.to_bytes(8, "little")
+    if wire == 2:
+        return tag + varint(len(data)) + bytes(data)
+    if wire == 5:
+        return tag + data.to_bytes(4, "little")
+    if wire == 3:  # a group: its fields, then the end-group tag
+        return tag + b"".join(_unknown_field(g) for g in data) + varint(f.field_number << 3 | 4)
+    return b""
+
+
 def read_varint(data, i: int) -> tuple[int, int]:
     """The varint at ``data[i]`` and the index after it (IndexError past the end)."""
     value = shift = 0

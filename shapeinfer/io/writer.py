@@ -35,7 +35,7 @@ from shapeinfer.io.datacopy import DataCopy, Relocation, plan_copy, plan_relocat
 from shapeinfer.io.external import ExternalDataError, data_files, external_tensors, missing_data_files
 from shapeinfer.io.source import Source
 from shapeinfer.io.userfiles import STDIO, WriteRefused, output_target, show, write_output
-from shapeinfer.io.wire import field_tag, graph_layout, length_prefix, varint
+from shapeinfer.io.wire import field_tag, graph_layout, length_prefix, unknown_fields, varint
 
 #: :attr:`WriteRefused.kind` of a refusal because the model's external data file is missing.
 MISSING_DATA = "missing-data"
@@ -290,7 +290,7 @@ def model_chunks(
     for fd, value in model.ListFields():
         if fd.name != "graph":
             _copy_field(head, fd, value)
-    chunks = [head.SerializeToString()]
+    chunks = [head.SerializeToString() + unknown_fields(model)]
     if model.HasField("graph") or graph_tail:
         rest = onnx.GraphProto()
         body: list[bytes] = []
@@ -318,7 +318,7 @@ def model_chunks(
                     h = headers[n] = tag + varint(n)
                 body.append(h)
                 body.append(b)
-        body.insert(0, rest.SerializeToString())
+        body.insert(0, rest.SerializeToString() + unknown_fields(model.graph))
         if graph_tail:
             body.append(graph_tail)
         chunks.append(field_tag(onnx.ModelProto, "graph") + varint(sum(map(len, body))))

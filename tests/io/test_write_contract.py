@@ -174,3 +174,33 @@ def test_every_front_end_keeps_every_entry(tmp_path):
     assert _refined(opt) == (["n", 4], TensorProto.FLOAT)
     assert [vi.name for vi in opt.functions[0].value_info] == ["b"]
     assert _checker_error(opt) is None
+
+
+def _ld(number: int, payload: bytes) -> bytes:
+    from shapeinfer.io.wire import varint
+
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+@pytest.mark.parametrize("command", [[], ["optimize"], ["make-dynamic", "--dim", "x:0=b"]])
+def test_fields_of_a_newer_onnx_are_kept(command, tmp_path):
+    """A model from a newer ONNX has fields this onnx does not know (field 99 here, in the
+    model, its graph and a node): every write keeps them, as onnx's load and save do (the
+    model and graph ones were lost: the writer copies the fields it knows)."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="r")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.graph.node[0].MergeFromString(_ld(99, b"node-extra"))
+    m.graph.MergeFromString(_ld(99, b"graph-extra"))
+    m.MergeFromString(_ld(99, b"model-extra"))
+    src, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
+    src.write_bytes(m.SerializeToString())
+    _cli(*command[:1], str(src), "-o", str(out), *command[1:])
+    written = out.read_bytes()
+    assert [t in written for t in (b"model-extra", b"graph-extra", b"node-extra")] == [True] * 3
+    again = onnx.load(str(out))
+    assert again.graph.node[0].op_type == "Relu"
