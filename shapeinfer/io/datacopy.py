@@ -32,7 +32,7 @@ from shapeinfer.io.external import (
     resolve,
     safe_location,
 )
-from shapeinfer.io.userfiles import WriteRefused, new_file_mode, show
+from shapeinfer.io.userfiles import UserFileError, WriteRefused, new_file_mode, show
 
 
 @dataclass(frozen=True)
@@ -263,39 +263,52 @@ def stage_copies(plan: list[DataCopy]) -> StagedData:
     Kernel copy, holes kept sparse. A target that exists keeps its permission bits; a new one
     gets the umask's default limited to what its sources allow (as ``cp`` does: a copy of a
     0600 data file is 0600). On any failure everything staged so far is removed and the error
-    raised; no target is touched either way until :meth:`StagedData.commit`."""
+    raised (what the file system refuses, a full disk or a file-size limit too, as one
+    :class:`~shapeinfer.io.userfiles.UserFileError` line naming the data file); no target is
+    touched either way until :meth:`StagedData.commit`."""
     staged = StagedData()
     try:
         for c in plan:
-            folder = os.path.dirname(c.target)
-            _make_folders(folder, staged.dirs)
-            fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".data.tmp", dir=folder)
-            staged.files.append((tmp, c))
             try:
-                readable_by = 0o777  # a new copy is as private as its most private source (as cp)
-                for source, at in c.sources:
-                    src = open_regular(source)
-                    try:
-                        readable_by &= os.fstat(src).st_mode
-                        sparse_copy(src, fd, at)
-                    finally:
-                        os.close(src)
-                if os.fstat(fd).st_size < c.size:
-                    os.ftruncate(fd, c.size)
-                mode = new_file_mode(c.target)
-                os.fchmod(fd, mode if os.path.lexists(c.target) else mode & readable_by)
-            finally:
-                os.close(fd)
+                _stage(c, staged)
+            except OSError as e:
+                why = e.strerror or e
+                raise UserFileError(f"{show(c.target)}: cannot write the external data file: {why}") from None
     except BaseException:
         staged.discard()
         raise
     return staged
 
 
-def _make_folders(folder: str, made: list[str]) -> None:
-    """Make ``folder`` and its missing parents, appending each one made to ``made``."""
+def _stage(c: DataCopy, staged: StagedData) -> None:
+    folder = os.path.dirname(c.target)
+    _make_folders(folder, staged.dirs, c.target)
+    fd, tmp = tempfile.mkstemp(prefix=".shapeinfer-", suffix=".data.tmp", dir=folder)
+    staged.files.append((tmp, c))
+    try:
+        readable_by = 0o777  # a new copy is as private as its most private source (as cp)
+        for source, at in c.sources:
+            src = open_regular(source)
+            try:
+                readable_by &= os.fstat(src).st_mode
+                sparse_copy(src, fd, at)
+            finally:
+                os.close(src)
+        if os.fstat(fd).st_size < c.size:
+            os.ftruncate(fd, c.size)
+        mode = new_file_mode(c.target)
+        os.fchmod(fd, mode if os.path.lexists(c.target) else mode & readable_by)
+    finally:
+        os.close(fd)
+
+
+def _make_folders(folder: str, made: list[str], target: str) -> None:
+    """Make ``folder`` and its missing parents, appending each one made to ``made``;
+    UserFileError naming ``target`` when a file that is not a folder is in the way."""
     missing = []
     while not os.path.isdir(folder):
+        if os.path.lexists(folder):
+            raise UserFileError(f"{show(target)}: cannot write the external data file: {show(folder)} is not a folder")
         missing.append(folder)
         parent = os.path.dirname(folder)
         if parent == folder:

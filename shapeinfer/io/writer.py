@@ -179,7 +179,8 @@ def save_model(
 
     Raises :class:`~shapeinfer.io.userfiles.WriteRefused` for what the write contract refuses
     (see the module docstring), :class:`~shapeinfer.io.userfiles.UserFileError` for an output
-    path the rule refuses and :class:`~shapeinfer.io.external.ExternalDataError` for external
+    path the rule refuses or a model or data file the file system does not let it write (one
+    line naming the file) and :class:`~shapeinfer.io.external.ExternalDataError` for external
     data that cannot be copied; in each case nothing is written.
     """
     if not isinstance(source, Source):

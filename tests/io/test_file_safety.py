@@ -296,3 +296,52 @@ def test_a_reused_data_file_that_changes_during_the_write_refuses_it(two_models,
     with pytest.raises(WriteRefused, match="changed while the model was written"):
         shapeinfer.open(a).write(str(root / "out" / "b.onnx"))
     assert sorted(os.listdir(root / "out")) == ["a.onnx", "model.data"]
+
+
+def _cannot_write(cmd, **kw):
+    """Run the command line; its one stderr line (exit 2, no traceback, no "internal error")."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "shapeinfer.cli", *cmd], capture_output=True, text=True, **kw)
+    assert r.returncode == 2, r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    return r.stderr.strip().splitlines()[-1]
+
+
+def test_a_data_copy_the_file_system_refuses_is_one_line_and_nothing_written(tmp_path, monkeypatch):
+    """Copying the data beside the output fails as a user-file error (exit 2, one line naming the
+    data file) where it was an internal error: a file where the data's subfolder goes, the
+    file-size limit (EFBIG), a folder that cannot be written; nothing is left behind."""
+    import resource
+
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    src = save_external(tmp_path / "in" / "m.onnx", 1.0, location="sub/w.data")
+    big = save_external(tmp_path / "in" / "big.onnx", 1.0, location="big.data")
+    with open(tmp_path / "in" / "big.data", "r+b") as f:  # past the size limit below, the model still runs
+        f.seek(0, os.SEEK_END)
+        f.write(b"\0" * (64 << 10))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "sub").write_bytes(b"not a folder")
+    before = folder_hashes(tmp_path)
+
+    line = _cannot_write([src, "-o", str(tmp_path / "out" / "a.onnx")])
+    assert line.endswith(f"out/sub/w.data: cannot write the external data file: {tmp_path}/out/sub is not a folder")
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, resource.RLIM_INFINITY))
+
+    line = _cannot_write([big, "-o", str(tmp_path / "out" / "b.onnx")], preexec_fn=small_files)
+    assert line.endswith("out/big.data: cannot write the external data file: File too large"), line
+    assert _changes(before, folder_hashes(tmp_path)) == set()
+
+    from shapeinfer.io import datacopy
+    from shapeinfer.io.writer import save_model
+
+    def refused(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(datacopy.tempfile, "mkstemp", refused)
+    with pytest.raises(UserFileError, match=r"out/big\.data: cannot write the external data file: Permission denied"):
+        save_model(onnx.load(big, load_external_data=False), str(tmp_path / "out" / "b.onnx"), big)
+    assert _changes(before, folder_hashes(tmp_path)) == set()
