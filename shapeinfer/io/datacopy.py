@@ -105,6 +105,9 @@ def plan_copy(
 ) -> list[DataCopy]:
     """The data files a model written to ``out_dir`` needs, each copied under its own name.
 
+    The references are kept as the model spells them: locations naming one file in
+    ``out_dir`` (``b.data`` and ``./b.data``) make one copy, under the first spelling met.
+
     Every external entry is checked first: any problem raises ExternalDataError with one
     line (``-o`` into another folder refuses to copy what it cannot vouch for); with
     ``skip_missing`` an entry whose file is missing is left as it is (the write was asked to
@@ -122,7 +125,7 @@ def plan_copy(
         )
     if os.path.realpath(src_dir) == os.path.realpath(out_dir):
         return []
-    plan: dict[str, DataCopy] = {}
+    plan: dict[str, DataCopy] = {}  # by target: two spellings of one file (b.data, ./b.data) copy it once
     for t in tensors:
         try:
             ref = resolve(t, src_dir)
@@ -130,13 +133,18 @@ def plan_copy(
             if skip_missing and isinstance(e, ExternalDataMissing):
                 continue
             raise ExternalDataError(f"cannot copy external data: {e}") from None
-        if ref.location in plan:
-            continue
         loc = ref.location
         target = _data_target(
             loc, out_dir, f"cannot copy external data into {show(out_dir)}", "cannot copy external data"
         )
-        plan[loc] = DataCopy(target, loc, ((ref.path, 0),), ref.file_size)
+        there = plan.get(target)
+        if there is None:
+            plan[target] = DataCopy(target, loc, ((ref.path, 0),), ref.file_size)
+        elif there.sources[0][0] != ref.path:
+            raise ExternalDataError(
+                f"cannot copy external data: {show(repr(there.location))} and {show(repr(loc))} are two files"
+                f" that would both be copied to {show(target)}"
+            )
     return list(plan.values())
 
 

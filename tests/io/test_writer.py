@@ -7,6 +7,7 @@ import stat
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import shapeinfer
@@ -178,3 +179,42 @@ def test_written_value_info_bytes_give_the_model_annotate_gives(tmp_path):
     assert [d.dim_param or d.dim_value for d in h] == ["n", 3]  # its type refined in place
     then_g = next(a.g for a in mb.graph.node[1].attribute if a.name == "then_branch")
     assert [vi.name for vi in then_g.value_info] == ["u"]
+
+
+def test_one_data_file_named_two_ways_is_copied_once(tmp_path):
+    """Tensors naming one data file as ``b.data`` and ``./b.data`` (onnx and onnxruntime load
+    the model) planned two copies onto ``out/b.data``: the second was refused as a file that
+    "appeared while the model was written". The file is copied once, each reference stays as
+    the model spells it, and the written model computes what the input does."""
+    from support.common import run_cli
+
+    ort = pytest.importorskip("onnxruntime")
+    ws = [numpy_helper.from_array((np.arange(64, dtype=np.float32) / k).reshape(8, 8), f"w{k}") for k in (3, 5)]
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w3"], ["h"]), helper.make_node("MatMul", ["h", "w5"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        ws,
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    data = b""
+    for t, location in zip(m.graph.initializer, ("b.data", "./b.data")):
+        onnx.external_data_helper.set_external_data(t, location, offset=len(data), length=len(t.raw_data))
+        data += t.raw_data
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+    (tmp_path / "in" / "b.data").write_bytes(data)
+    src = str(tmp_path / "in" / "m.onnx")
+    onnx.save(m, src)
+    out = str(tmp_path / "out" / "a.onnx")
+    r = run_cli(src, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.onnx", "b.data"]
+    inits = onnx.load(out, load_external_data=False).graph.initializer
+    assert [{e.key: e.value for e in t.external_data}["location"] for t in inits] == ["b.data", "./b.data"]
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    run = [ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0] for p in (src, out)]
+    np.testing.assert_array_equal(run[1], run[0])
