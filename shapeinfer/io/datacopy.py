@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
@@ -220,34 +221,83 @@ def plan_relocation(
 class StagedData:
     """Data files copied to temporary files beside their targets, not yet in place.
 
-    :meth:`commit` puts them in place: a target that may be replaced is renamed over, any
-    other is linked to its name only if that name is still free (``link`` fails when it
-    exists: a file that appeared since the check is never replaced), then the temporary name
-    goes. :meth:`discard` undoes everything this object did: temporary files, targets it
-    created, folders it made."""
+    :meth:`commit` puts them in place: a target that may be replaced is renamed over, its old
+    file first given a second, hidden name beside it (a hard link; where the file system has
+    none, the old file is renamed to it); any other is linked to its name only if that name is
+    still free (``link`` fails when it exists: a file that appeared since the check is never
+    replaced), then the temporary name goes. Then exactly one of: :meth:`keep`, once the model
+    that reads the new files is in place (the old files' hidden names go), or :meth:`discard`,
+    which undoes everything this object did, whenever it is called, an interrupted
+    :meth:`commit` included: temporary files and targets it created removed, every replaced
+    target back to its old file, folders it made removed."""
 
     def __init__(self) -> None:
         self.files: list[tuple[str, DataCopy]] = []  # (temporary path, copy)
         self.created: list[str] = []  # targets created by commit (not replaced ones)
+        self.kept: list[tuple[str, str]] = []  # (replaced target, the hidden name of its old file)
         self.dirs: list[str] = []  # folders made for targets, parents first
 
     def commit(self) -> None:
         for tmp, c in self.files:
             if c.replace:
+                if not _keep_old(c.target, self.kept):
+                    self.created.append(c.target)
                 os.replace(tmp, c.target)
                 continue
             _link_new(tmp, c.target)
             self.created.append(c.target)
         self.files = []
 
+    def keep(self) -> None:
+        for _, old in self.kept:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+        self.files, self.created, self.kept, self.dirs = [], [], [], []
+
     def discard(self) -> None:
         for path in [tmp for tmp, _ in self.files] + self.created:
             with contextlib.suppress(OSError):
                 os.unlink(path)
+        for target, old in reversed(self.kept):
+            try:
+                os.replace(old, target)
+            except OSError:
+                continue  # never removed: the old bytes stay under the hidden name
+            if os.path.lexists(old):  # the two names were still one file: rename did nothing
+                with contextlib.suppress(OSError):
+                    os.unlink(old)
         for d in reversed(self.dirs):
             with contextlib.suppress(OSError):
                 os.rmdir(d)
-        self.files, self.created, self.dirs = [], [], []
+        self.files, self.created, self.kept, self.dirs = [], [], [], []
+
+
+def _keep_old(target: str, kept: list[tuple[str, str]]) -> bool:
+    """Give the file at ``target`` a second, hidden name in its folder (a hard link; where the
+    file system has none, ``target`` is renamed to it), appended to ``kept`` as ``(target,
+    name)`` before it is made; False (nothing appended) when ``target`` does not exist."""
+    folder = os.path.dirname(target)
+    while True:
+        name = os.path.join(folder, f".shapeinfer-{secrets.token_hex(6)}.data.old")
+        kept.append((target, name))
+        try:
+            os.link(target, name, follow_symlinks=False)
+            return True
+        except FileExistsError:  # the name is taken: another
+            kept.pop()
+        except FileNotFoundError:
+            kept.pop()
+            return False
+        except OSError:  # no hard links here
+            if os.path.lexists(name):
+                kept.pop()
+                continue
+            try:
+                os.rename(target, name)
+            except FileNotFoundError:
+                kept.pop()
+                return False
+            return True
 
 
 def _link_new(tmp: str, target: str) -> None:

@@ -19,19 +19,21 @@ enforced, for every front end (README, "Files and external data"):
   (:class:`~shapeinfer.io.userfiles.WriteRefused`), unless ``allow_missing_data`` (``--force``);
 - everything is checked and every data file copied to a temporary name before the model's
   bytes are complete; the data files are put in place (never replacing a file that appeared
-  meanwhile) just before the model is, and removed again if that fails: a refusal or a
-  failure leaves no file behind.
+  meanwhile) just before the model is, and taken back if the model is not put in place
+  (:func:`write_with_data`: files created removed, a replaced data file restored, on an
+  interrupt too): a refusal or a failure leaves no file behind and every file it would have
+  replaced as it was.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import onnx
 
-from shapeinfer.io.datacopy import DataCopy, Relocation, plan_copy, plan_relocation, stage_copies
+from shapeinfer.io.datacopy import DataCopy, Relocation, StagedData, plan_copy, plan_relocation, stage_copies
 from shapeinfer.io.external import ExternalDataError, data_files, external_tensors, missing_data_files
 from shapeinfer.io.source import Source
 from shapeinfer.io.userfiles import STDIO, WriteRefused, output_target, show, write_output
@@ -199,20 +201,77 @@ def save_model(
         model, spans, nodes = _relocated(model, source, plan.relocation, nodes)
     chunks = model_chunks(model, source.graph_tail, spans, nodes, value_info)
     staged = stage_copies(plan.copies)
+    write_with_data(
+        out,
+        lambda fd: write_chunks(fd, chunks),
+        staged,
+        inputs=plan.protected,
+        allow_inputs=in_place,
+        data_inputs=plan.data,
+        before_commit=plan.check_reused,
+    )
+    return plan
+
+
+def write_with_data(
+    out: str,
+    write: Callable[[int], None],
+    staged: StagedData,
+    *,
+    inputs: Iterable[str] = (),
+    allow_inputs: bool = False,
+    data_inputs: Iterable[str] = (),
+    before_commit: Callable[[], None] | None = None,
+) -> None:
+    """Write a model to ``out`` with its data files: the model's bytes (``write`` writes them to
+    a descriptor) go through :func:`~shapeinfer.io.userfiles.write_output` (its checks, with
+    ``inputs``, ``allow_inputs`` and ``data_inputs``); once they are complete,
+    ``before_commit`` runs, then ``staged``'s files are put in place
+    (:meth:`~shapeinfer.io.datacopy.StagedData.commit`) just before the model is.
+
+    Either the model is in place with its data files, or nothing is changed: whatever fails or
+    interrupts the write (a refusal, an error, KeyboardInterrupt, at any point before the
+    model's rename) takes the data files back, a replaced data file restored to its old bytes,
+    and is raised. ``staged`` is consumed either way."""
+    written: list[os.stat_result] = []
+
+    def model_bytes(fd: int) -> None:
+        write(fd)
+        written.append(os.fstat(fd))
+
+    def commit() -> None:
+        if before_commit is not None:
+            before_commit()
+        staged.commit()
+
     try:
         write_output(
             out,
-            lambda fd: write_chunks(fd, chunks),
-            inputs=plan.protected,
-            allow_inputs=in_place,
+            model_bytes,
+            inputs=inputs,
+            allow_inputs=allow_inputs,
             what="model",
-            data_inputs=plan.data,
-            before_replace=lambda: (plan.check_reused(), staged.commit()),
+            data_inputs=data_inputs,
+            before_replace=commit,
         )
     except BaseException:
-        staged.discard()
+        if _written_at(out, written):  # interrupted after the model's rename: the new files stay
+            staged.keep()
+        else:
+            staged.discard()
         raise
-    return plan
+    staged.keep()
+
+
+def _written_at(out: str, written: list[os.stat_result]) -> bool:
+    """Whether the file at ``out`` is the one written (``written``: its ``fstat``, if any)."""
+    if not written:
+        return False
+    try:
+        st = os.stat(out)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (written[0].st_dev, written[0].st_ino)
 
 
 _INITIALIZER = field_tag(onnx.GraphProto, "initializer")

@@ -345,3 +345,77 @@ def test_a_data_copy_the_file_system_refuses_is_one_line_and_nothing_written(tmp
     with pytest.raises(UserFileError, match=r"out/big\.data: cannot write the external data file: Permission denied"):
         save_model(onnx.load(big, load_external_data=False), str(tmp_path / "out" / "b.onnx"), big)
     assert _changes(before, folder_hashes(tmp_path)) == set()
+
+
+@pytest.mark.parametrize(
+    "failure",
+    ["model-rename-fails", "interrupt-at-model-rename", "interrupt-after-data-rename", "no-hard-links"],
+)
+def test_a_failed_write_over_an_earlier_one_keeps_the_old_model_and_its_data(tmp_path, monkeypatch, failure):
+    """``-o out/a.onnx --external-data a.data`` over an earlier write: the new ``a.data`` was
+    renamed over the old one before the model's rename; when that failed (or Ctrl-C came in
+    between) the old ``a.onnx`` read the new weights. The old data file is kept under a hidden
+    name until the model is in place, and put back otherwise: both files as they were, nothing
+    left behind, the model computing what it did."""
+    import errno
+
+    import shapeinfer
+
+    v1 = save_external(tmp_path / "v1" / "m.onnx", 1.0)
+    v2 = save_external(tmp_path / "v2" / "m.onnx", 2.0)
+    (tmp_path / "out").mkdir()
+    out = str(tmp_path / "out" / "a.onnx")
+    shapeinfer.open(v1).write(out, external_data="a.data")
+    expected = _run(out)
+    np.testing.assert_array_equal(expected, _run(v1))
+    before = folder_hashes(tmp_path)
+    real_replace = os.replace
+    data = str(tmp_path / "out" / "a.data")
+
+    def replace(src, dst, **kw):
+        if failure == "interrupt-after-data-rename" and dst == data:
+            real_replace(src, dst, **kw)
+            raise KeyboardInterrupt
+        if dst == out and failure != "interrupt-after-data-rename":
+            if failure == "interrupt-at-model-rename":
+                raise KeyboardInterrupt
+            raise OSError(errno.EIO, "Input/output error")
+        return real_replace(src, dst, **kw)
+
+    def no_link(*a, **k):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "replace", replace)
+    if failure == "no-hard-links":
+        monkeypatch.setattr(os, "link", no_link)
+    raised = KeyboardInterrupt if failure.startswith("interrupt") else UserFileError
+    with pytest.raises(raised):
+        shapeinfer.open(v2).write(out, external_data="a.data")
+    monkeypatch.undo()
+    assert _changes(before, folder_hashes(tmp_path)) == set()
+    np.testing.assert_array_equal(_run(out), expected)
+
+
+def test_an_interrupt_after_the_models_rename_keeps_the_new_model_and_its_data(tmp_path, monkeypatch):
+    """Ctrl-C once the model is in place: the new data file stays with it (the model reads it),
+    and the old one's hidden name goes."""
+    import shapeinfer
+
+    v1 = save_external(tmp_path / "v1" / "m.onnx", 1.0)
+    v2 = save_external(tmp_path / "v2" / "m.onnx", 2.0)
+    (tmp_path / "out").mkdir()
+    out = str(tmp_path / "out" / "a.onnx")
+    shapeinfer.open(v1).write(out, external_data="a.data")
+    real_replace = os.replace
+
+    def replace(src, dst, **kw):
+        real_replace(src, dst, **kw)
+        if dst == out:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        shapeinfer.open(v2).write(out, external_data="a.data")
+    monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.data", "a.onnx"]
+    np.testing.assert_array_equal(_run(out), _run(v2))
