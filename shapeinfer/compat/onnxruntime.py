@@ -50,9 +50,12 @@ tensor's type or rank is left unknown. How it differs from onnxruntime's:
   working folder); the model given is never modified;
 - the command line writes the model atomically, keeping external data references; with
   ``--save_as_external_data`` it saves through ``onnx.save_model`` with the flags given, as
-  onnxruntime's does, but never over a file the run did not create (a data file name taken in
-  the output's folder is refused, one line, nothing written; the input's own data files may be
-  replaced when the output replaces the input).
+  onnxruntime's does, but by the same rules as every model output: never over a file the run
+  did not create (a data file name taken in the output's folder is refused, one line, nothing
+  written; the input's own data files may be replaced when the output replaces the input),
+  never over a file the input's external data names, a folder or a symlink leaving its folder;
+  a write that fails or is interrupted leaves no file behind and puts back any data file it
+  replaced.
 """
 
 from __future__ import annotations
@@ -73,10 +76,12 @@ from shapeinfer.compat._fresh import spell_fresh_as_onnx
 from shapeinfer.document import Document
 from shapeinfer.document import open as open_model
 from shapeinfer.inference.ops.gather_slice import WITHIN_DIM
-from shapeinfer.io.external import ExternalDataError
+from shapeinfer.io.datacopy import DataCopy, StagedData
+from shapeinfer.io.external import ExternalDataError, data_files, external_tensors, safe_location
 from shapeinfer.io.modelsource import in_memory
 from shapeinfer.io.onnxio import ModelLoadError, graphs_within
-from shapeinfer.io.userfiles import UserFileError, WriteRefused
+from shapeinfer.io.userfiles import UserFileError, WriteRefused, output_target
+from shapeinfer.io.writer import write_chunks, write_with_data
 
 __all__ = ["SymbolicShapeInference", "main"]
 
@@ -285,41 +290,67 @@ def main(argv: list[str] | None = None) -> int:
 
 def _save_with_external_data(model: onnx.ModelProto, args: argparse.Namespace, inputs: list[str]) -> None:
     """``--save_as_external_data``: ``onnx.save_model`` with the flags given, as onnxruntime's tool
-    saves, but by the write contract: into a fresh folder beside the output first, then each data
-    file moved into place only if no file of its name is there (the input's own data files
-    excepted when the output replaces the input), the model last. Raises
-    :class:`~shapeinfer.io.userfiles.WriteRefused` naming the file, with nothing written."""
+    saves, but by the write contract. The output is checked as every model output is
+    (:func:`~shapeinfer.io.userfiles.output_target`: not a folder, not a file the input's
+    external data names (``inputs``), no symlink leaving its folder; the input model itself may
+    be replaced, as onnxruntime's tool does). onnx saves into a fresh folder beside the output;
+    each data file goes in place only if no file of its name is there (the input's own data
+    files excepted when the output replaces the input) and never outside the output's folder,
+    with the model (:func:`~shapeinfer.io.writer.write_with_data`: a failure or an interrupt
+    takes every data file back, a replaced one restored). Raises
+    :class:`~shapeinfer.io.userfiles.UserFileError` (:class:`~shapeinfer.io.userfiles.WriteRefused`)
+    or :class:`~shapeinfer.io.external.ExternalDataError` naming the file, with nothing written."""
 
-    load_external_data_for_model(model, os.path.dirname(os.path.abspath(args.input)))  # onnx writes them
-    out = os.path.abspath(args.output)
-    folder = os.path.dirname(out)
-    in_place = os.path.exists(out) and os.path.samefile(out, os.path.abspath(args.input))
-    mine = {os.path.abspath(p) for p in inputs} if in_place else set()
+    src = os.path.abspath(args.input)
+    target = output_target(args.output, inputs=[src], allow_inputs=True, what="model", data_inputs=inputs)
+    folder = os.path.dirname(target)
+    in_place = os.path.exists(target) and os.path.samefile(target, src)
+    mine = set(inputs) if in_place else set()
+    load_external_data_for_model(model, os.path.dirname(src))  # onnx writes them
     stage = tempfile.mkdtemp(prefix=".shapeinfer-", dir=folder)
     try:
-        staged = os.path.join(stage, os.path.basename(out))
+        saved = os.path.join(stage, os.path.basename(target))
         onnx.save_model(
             model,
-            staged,
+            saved,
             save_as_external_data=True,
             all_tensors_to_one_file=args.all_tensors_to_one_file,
             location=args.external_data_location,
             size_threshold=args.external_data_size_threshold,
             convert_attribute=False,
         )
+        with open(saved, "rb") as f:
+            data = f.read()
+        written = onnx.ModelProto()
+        written.ParseFromString(data)
+        if os.path.realpath(target) in data_files(external_tensors(written), folder):
+            raise WriteRefused(args.output, "its external data file would be the model file itself")
         made = [os.path.relpath(os.path.join(r, f), stage) for r, _, fs in os.walk(stage) for f in fs]
-        made = [m for m in made if m != os.path.basename(out)]
-        for m in made:
-            there = os.path.join(folder, m)
-            if os.path.lexists(there) and os.path.abspath(there) not in mine:
-                raise WriteRefused(
-                    args.output,
-                    f"its external data file {m!r} would replace {there}, a file this run did not create",
-                )
-        for m in made:
-            os.makedirs(os.path.dirname(os.path.join(folder, m)), exist_ok=True)
-            os.replace(os.path.join(stage, m), os.path.join(folder, m))
-        os.replace(staged, out)
+        staged = StagedData()
+        try:
+            for m in sorted(m for m in made if m != os.path.basename(target)):
+                tmp = os.path.join(stage, m)
+                copy = DataCopy(safe_location(m, folder), m, ((tmp, 0),), os.path.getsize(tmp))
+                there = copy.existing(folder)
+                if there is not None:
+                    if copy.target not in mine:
+                        raise WriteRefused(
+                            args.output,
+                            f"its external data file {m!r} would replace {there}, a file this run did not create",
+                        )
+                    copy = DataCopy(copy.target, m, copy.sources, copy.size, replace=True)
+                staged.adopt(tmp, copy)
+        except BaseException:
+            staged.discard()
+            raise
+        write_with_data(
+            args.output,
+            lambda fd: write_chunks(fd, [data]),
+            staged,
+            inputs=[src],
+            allow_inputs=True,
+            data_inputs=inputs,
+        )
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

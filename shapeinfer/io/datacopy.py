@@ -237,6 +237,12 @@ class StagedData:
         self.kept: list[tuple[str, str]] = []  # (replaced target, the hidden name of its old file)
         self.dirs: list[str] = []  # folders made for targets, parents first
 
+    def adopt(self, tmp: str, c: DataCopy) -> None:
+        """Stage ``tmp``, a complete file on the file system of ``c.target`` that this object
+        may remove, as the copy ``c``; the target's folder is made when missing."""
+        _make_folders(os.path.dirname(c.target), self.dirs, c.target)
+        self.files.append((tmp, c))
+
     def commit(self) -> None:
         for tmp, c in self.files:
             if c.replace:

@@ -322,3 +322,88 @@ def test_onnxruntime_drop_in_save_as_external_data_never_replaces_a_file(tmp_pat
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(tmp_path / "src")) == ["a.onnx", "w"]
     np.testing.assert_array_equal(ort.InferenceSession(a).run(None, {"x": x})[0], np.full((2, 8), 8.0, np.float32))
+
+
+def _ort_drop_in(*args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "shapeinfer.compat.onnxruntime", *args]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def test_onnxruntime_drop_in_save_as_external_data_checks_the_output_as_every_write(tmp_path):
+    """``--save_as_external_data`` skipped the checks of every other model output: ``--output``
+    naming the input's data file replaced it (exit 0; the input no longer loaded), and an
+    ``--output`` that is a folder left the new data file behind. Both are refused as the plain
+    write refuses them, one line, nothing written, the input running as before."""
+    import onnxruntime as ort
+
+    a = save_external(tmp_path / "a.onnx", 1.0, location="a.data")
+    (tmp_path / "out" / "m.onnx").mkdir(parents=True)
+    x = np.ones((2, 8), np.float32)
+    expected = ort.InferenceSession(a).run(None, {"x": x})[0]
+    before = folder_hashes(tmp_path)
+    flags = ["--save_as_external_data", "--all_tensors_to_one_file", "--external_data_size_threshold", "16"]
+    r = _ort_drop_in("--input", a, "--output", str(tmp_path / "a.data"), *flags, "--external_data_location", "new.data")
+    assert r.returncode == 1 and "would overwrite an input of this run" in r.stderr, r.stderr
+    r = _ort_drop_in("--input", a, "--output", str(tmp_path / "out" / "m.onnx"), *flags)
+    assert r.returncode == 1 and "it is a folder" in r.stderr, r.stderr
+    assert folder_hashes(tmp_path) == before
+    assert sorted(os.listdir(tmp_path)) == ["a.data", "a.onnx", "out"] and os.listdir(tmp_path / "out") == ["m.onnx"]
+    np.testing.assert_array_equal(ort.InferenceSession(a).run(None, {"x": x})[0], expected)
+
+
+@pytest.mark.parametrize("failure", [OSError(5, "Input/output error"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_onnxruntime_drop_in_in_place_keeps_the_input_when_the_models_write_fails(tmp_path, monkeypatch, failure):
+    """In place with ``--save_as_external_data``, the input's data file was replaced before the
+    model: when the model's rename failed, the old model read the new data file, laid out
+    otherwise (other weights, silently). The old data file is put back: both files as they
+    were, nothing left behind, the model computing what it did."""
+    import onnxruntime as ort
+
+    from shapeinfer.compat import onnxruntime as drop_in
+
+    ws = [numpy_helper.from_array((np.arange(64, dtype=np.float32) / k).reshape(8, 8), f"w{k}") for k in (3, 5, 7)]
+    g = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w3"], ["h"]),
+            helper.make_node("MatMul", ["h", "w5"], ["i"]),
+            helper.make_node("MatMul", ["i", "w7"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        ws,
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    data = b""
+    for t in reversed(m.graph.initializer):  # a layout other than onnx's save gives
+        onnx.external_data_helper.set_external_data(t, "m.data", offset=len(data), length=len(t.raw_data))
+        data += t.raw_data
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+    (tmp_path / "m.data").write_bytes(data)
+    src = str(tmp_path / "m.onnx")
+    onnx.save(m, src)
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    expected = ort.InferenceSession(src).run(None, {"x": x})[0]
+    before = folder_hashes(tmp_path)
+    real_replace = os.replace
+
+    def replace(a, b, **kw):
+        if b == src:
+            raise failure
+        return real_replace(a, b, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+    argv = ["--input", src, "--output", src, "--save_as_external_data", "--all_tensors_to_one_file"]
+    argv += ["--external_data_location", "m.data", "--external_data_size_threshold", "16"]
+    if isinstance(failure, KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt):
+            drop_in.main(argv)
+    else:
+        assert drop_in.main(argv) == 1
+    monkeypatch.undo()
+    assert folder_hashes(tmp_path) == before
+    np.testing.assert_array_equal(ort.InferenceSession(src).run(None, {"x": x})[0], expected)
+    assert drop_in.main(argv) == 0  # and without the failure, written in place
+    assert sorted(os.listdir(tmp_path)) == ["m.data", "m.onnx"]
+    np.testing.assert_array_equal(ort.InferenceSession(src).run(None, {"x": x})[0], expected)
