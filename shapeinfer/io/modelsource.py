@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Union
 import onnx
 
 from shapeinfer.io.onnxio import LoadedModel, ModelLoadError, load_model_file, parse_model
+from shapeinfer.io.userfiles import file_folder
 
 if TYPE_CHECKING:
     import onnx_graphsurgeon
@@ -60,11 +61,12 @@ def read_if_path(model: object, *, lean: bool = False) -> LoadedModel | None:
 
 
 def model_dir(path: str | os.PathLike | None) -> str | None:
-    """The folder external data of the model at ``path`` is read from (None for a model in
-    memory and for ``-``, standard input)."""
+    """The folder external data of the model at ``path`` is read from, as onnx and onnxruntime
+    read it (:func:`~shapeinfer.io.userfiles.file_folder`: the folder of the path as given, its
+    symlinks followed; None for a model in memory and for ``-``, standard input)."""
     if path is None or os.fspath(path) == "-":
         return None
-    return os.path.dirname(os.path.abspath(os.fspath(path)))
+    return file_folder(os.fspath(path))
 
 
 def in_memory(model: object) -> tuple[onnx.ModelProto, bool] | None:

@@ -7,7 +7,6 @@ its data is read only when it is small enough to matter for shapes.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,7 @@ import onnx
 from onnx import TensorProto, TypeProto
 
 from shapeinfer.io.external import ExternalDataError, check_locations, external_tensors, read_external_tensor, resolve
-from shapeinfer.io.userfiles import STDIO, UserFileError, read_input, show
+from shapeinfer.io.userfiles import STDIO, UserFileError, file_folder, read_input, show
 from shapeinfer.io.wire import GraphLayout, graph_layout, without_large_raw_data
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, values_from_array
@@ -161,7 +160,7 @@ def loaded_from_bytes(data: bytes, path: str, *, lean: bool = False) -> LoadedMo
         return LoadedModel(model, None, data, layout, lean)
     tensors = external_tensors(model)
     try:
-        check_locations(model, os.path.dirname(os.path.abspath(path)), tensors)
+        check_locations(model, file_folder(path), tensors)
     except ExternalDataError as e:
         raise ExternalDataError(f"{show(path)}: {e}") from None
     return LoadedModel(model, tensors, data, layout, lean)

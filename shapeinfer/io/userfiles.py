@@ -165,6 +165,13 @@ def _read_stdin(what: str, max_bytes: int) -> bytes:
     return data
 
 
+def file_folder(path: str) -> str:
+    """The absolute folder the file ``path`` is in, as the OS resolves it: the symlinks of the
+    folder part followed (``b/link/..`` is the parent of the link's target, not ``b``), the
+    last component not looked at (a symlinked file is in the folder of the path given)."""
+    return os.path.realpath(os.path.dirname(path) or os.curdir)
+
+
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
@@ -183,19 +190,20 @@ def output_target(
     output replace one of them (``--in-place``). ``data_inputs`` are the files the input
     models' external data names (:func:`shapeinfer.io.external.data_files`): inputs too, which
     nothing lets the output replace (the model's weights would be lost). Hard links and
-    symlinks to an input count as the input.
+    symlinks to an input count as the input. The path returned is in ``out``'s folder as the
+    OS resolves it (:func:`file_folder`).
     """
     name = show(out)
     if not out:
         raise UserFileError("an empty output path")
-    folder = os.path.dirname(os.path.abspath(out))
+    folder = file_folder(out)
     if not os.path.isdir(folder):
         why = "is not a folder" if os.path.exists(folder) else "does not exist"
         raise UserFileError(f"{name}: cannot write the {what}: folder {show(folder)} {why}")
-    target = os.path.abspath(out)
-    if os.path.islink(out):
-        real = os.path.realpath(out)
-        if os.path.dirname(real) != os.path.realpath(folder):
+    target = os.path.join(folder, os.path.basename(out))
+    if os.path.islink(target):
+        real = os.path.realpath(target)
+        if os.path.dirname(real) != folder:
             raise UserFileError(f"{name}: cannot write the {what}: a symlink to {show(real)}, outside its folder")
         target = real
     try:

@@ -419,3 +419,45 @@ def test_an_interrupt_after_the_models_rename_keeps_the_new_model_and_its_data(t
     monkeypatch.undo()
     assert sorted(os.listdir(tmp_path / "out")) == ["a.data", "a.onnx"]
     np.testing.assert_array_equal(_run(out), _run(v2))
+
+
+def test_a_path_through_a_symlink_and_dotdot_is_where_the_os_goes(tmp_path):
+    """``b/link/..`` is ``a/`` when ``b/link`` points into ``a/`` (the OS, onnx and onnxruntime
+    resolve it so, ``..`` after the link): the model read through it is written with its own
+    weights, never those of ``b/``'s model, and an output named through it goes into ``a/``."""
+    a = save_external(tmp_path / "a" / "m.onnx", 1.0)
+    save_external(tmp_path / "b" / "m.onnx", 2.0)  # another model, with its own model.data
+    (tmp_path / "a" / "deep").mkdir()
+    os.symlink("../a/deep", tmp_path / "b" / "link")
+    (tmp_path / "b" / "x.onnx").write_bytes(b"a file the user did not name")
+    (tmp_path / "out").mkdir()
+    via = os.path.join(tmp_path, "b", "link", "..")
+    expected = _run(a)
+    np.testing.assert_array_equal(_run(os.path.join(via, "m.onnx")), expected)  # onnxruntime reads a/
+    before = folder_hashes(tmp_path)
+    out = str(tmp_path / "out" / "m.onnx")
+    r = run_cli(os.path.join(via, "m.onnx"), "-o", out)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(_run(out), expected)
+    r = run_cli(a, "-o", os.path.join(via, "x.onnx"))
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(_run(str(tmp_path / "a" / "x.onnx")), expected)
+    r = run_cli("lint", a, "-o", os.path.join(via, "report.txt"))
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+    assert _changes(before, folder_hashes(tmp_path)) == {"out/m.onnx", "out/model.data", "a/x.onnx", "a/report.txt"}
+
+
+def test_a_symlinked_model_file_reads_the_data_beside_the_link(tmp_path):
+    """A model FILE that is a symlink reads its external data from the folder of the path given,
+    as onnx and onnxruntime do (only the folder part of a path is resolved)."""
+    save_external(tmp_path / "a" / "m.onnx", 1.0)
+    b = save_external(tmp_path / "b" / "m.onnx", 2.0)
+    link = str(tmp_path / "b" / "s.onnx")
+    os.symlink("../a/m.onnx", link)
+    (tmp_path / "out").mkdir()
+    expected = _run(link)
+    np.testing.assert_array_equal(expected, _run(b))  # onnxruntime reads b/model.data
+    out = str(tmp_path / "out" / "s.onnx")
+    r = run_cli(link, "-o", out)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(_run(out), expected)
