@@ -76,8 +76,10 @@ TENSOR_ATTRIBUTE_OPS = frozenset({"Constant", "ConstantOfShape", "If", "Loop", "
 
 
 def iter_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
-    """Every TensorProto a model stores: initializers and tensor attributes, subgraphs included
-    (tensor attributes of the default domain only where the op's schema has them)."""
+    """Every TensorProto a model stores: initializers and tensor attributes of its graph, its
+    functions and its ``training_info`` graphs, subgraphs included (tensor attributes of the
+    default domain only where the op's schema has them; an attribute without its ``type`` by
+    the fields it has set, as onnx reads it)."""
     return iter(_collect(model, external_only=False))
 
 
@@ -112,7 +114,9 @@ def _collect(model: onnx.ModelProto, external_only: bool) -> list[TensorProto]:
     def node(n: onnx.NodeProto) -> None:
         for a in n.attribute:
             kind = a.type
-            if kind == onnx.AttributeProto.TENSOR:
+            if kind == onnx.AttributeProto.UNDEFINED:  # read by the fields set, as onnx does
+                untyped(a)
+            elif kind == onnx.AttributeProto.TENSOR:
                 add((a.t,))
             elif kind == onnx.AttributeProto.SPARSE_TENSOR:
                 add((a.sparse_tensor.values, a.sparse_tensor.indices))
@@ -124,10 +128,24 @@ def _collect(model: onnx.ModelProto, external_only: bool) -> list[TensorProto]:
             elif kind == onnx.AttributeProto.TENSORS:
                 add(a.tensors)
 
+    def untyped(a: onnx.AttributeProto) -> None:
+        if a.HasField("t"):
+            add((a.t,))
+        if a.HasField("sparse_tensor"):
+            add((a.sparse_tensor.values, a.sparse_tensor.indices))
+        add(a.tensors)
+        if a.HasField("g"):
+            graph(a.g)
+        for sg in a.graphs:
+            graph(sg)
+
     graph(model.graph)
     for f in model.functions:
         for n in f.node:
             node(n)
+    for ti in model.training_info:
+        graph(ti.initialization)
+        graph(ti.algorithm)
     return out
 
 

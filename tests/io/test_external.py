@@ -161,3 +161,32 @@ def test_sparse_copy_gives_the_same_bytes_by_every_copy_path(tmp_path, monkeypat
     with open(src, "rb") as s, open(dst, "wb") as d:
         external.sparse_copy(s.fileno(), d.fileno())
     assert dst.read_bytes() == src.read_bytes()
+
+
+def test_the_scan_finds_training_graphs_and_untyped_tensor_attributes():
+    """External tensors in ``training_info`` graphs (initialization and algorithm, subgraphs
+    included) and in a tensor attribute whose ``type`` is not set (onnx reads ``t`` all the
+    same) are found."""
+    from shapeinfer.io.external import external_locations
+
+    def ext_const(name, loc):
+        return helper.make_node(
+            "Constant", [], [name], value=_external(numpy_helper.from_array(np.array([2], np.int64)), loc)
+        )
+
+    untyped = ext_const("u", "untyped.bin")
+    untyped.attribute[0].ClearField("type")
+    g = helper.make_graph(
+        [untyped, helper.make_node("Add", ["x", "u"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [1])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    ti = m.training_info.add()
+    ti.initialization.initializer.append(_external(numpy_helper.from_array(np.array([1.0], np.float32)), "init.bin"))
+    branch = helper.make_graph(
+        [ext_const("c", "in_algo_if.bin")], "b", [], [helper.make_tensor_value_info("c", TensorProto.INT64, [1])]
+    )
+    ti.algorithm.node.append(helper.make_node("If", ["cond"], ["o"], then_branch=branch, else_branch=branch))
+    assert sorted(external_locations(m)) == ["in_algo_if.bin", "init.bin", "untyped.bin"]

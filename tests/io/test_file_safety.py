@@ -461,3 +461,37 @@ def test_a_symlinked_model_file_reads_the_data_beside_the_link(tmp_path):
     r = run_cli(link, "-o", out)
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(_run(out), expected)
+
+
+def test_training_info_data_is_copied_and_never_replaced(tmp_path):
+    """A tensor of ``training_info`` (its initialization or algorithm graph) stored in a data file
+    of its own: ``-o`` into another folder copies that file too, and an output onto it is
+    refused (it is the model's training weights)."""
+    src = save_external(tmp_path / "in" / "m.onnx", 1.0)
+    m = onnx.load(src, load_external_data=False)
+    train = np.arange(4096, dtype=np.float32)
+    (tmp_path / "in" / "train.data").write_bytes(train.tobytes())
+    t = numpy_helper.from_array(train, "train_w")
+    onnx.external_data_helper.set_external_data(t, "train.data")
+    t.ClearField("raw_data")
+    ti = m.training_info.add()
+    ti.initialization.name = "init"
+    ti.initialization.initializer.append(t)
+    ti.initialization.output.append(helper.make_tensor_value_info("train_w", TensorProto.FLOAT, [4096]))
+    onnx.save(m, src)
+    (tmp_path / "out").mkdir()
+    before = folder_hashes(tmp_path)
+    for command in ([], ["optimize"], ["lint"]):
+        r = run_cli(*command, src, "-o", str(tmp_path / "in" / "train.data"))
+        assert r.returncode == 2 and "would overwrite an input of this run" in r.stderr, r.stderr
+    assert _changes(before, folder_hashes(tmp_path)) == set()
+    out = str(tmp_path / "out" / "a.onnx")
+    r = run_cli(src, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert _changes(before, folder_hashes(tmp_path)) == {"out/a.onnx", "out/model.data", "out/train.data"}
+    np.testing.assert_array_equal(_run(out), _run(src))
+    written = onnx.load(out, load_external_data=False)
+    onnx.external_data_helper.load_external_data_for_tensor(
+        written.training_info[0].initialization.initializer[0], str(tmp_path / "out")
+    )
+    np.testing.assert_array_equal(numpy_helper.to_array(written.training_info[0].initialization.initializer[0]), train)
