@@ -191,7 +191,8 @@ def output_target(
     models' external data names (:func:`shapeinfer.io.external.data_files`): inputs too, which
     nothing lets the output replace (the model's weights would be lost). Hard links and
     symlinks to an input count as the input. The path returned is in ``out``'s folder as the
-    OS resolves it (:func:`file_folder`).
+    OS resolves it (:func:`file_folder`): ``PATH/`` (or ``PATH/.``) is in the folder ``PATH``,
+    refused as a folder, as missing or as a file that is no folder, never the file ``PATH``.
     """
     name = show(out)
     if not out:

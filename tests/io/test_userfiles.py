@@ -170,6 +170,35 @@ def test_output_folder_missing_or_a_folder(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["m.onnx"]
 
 
+def test_output_path_ending_in_a_separator_names_a_folder(tmp_path):
+    """``-o PATH/`` never writes the file PATH: neither over a file of that name nor as a new
+    file named like the folder meant."""
+    m = small_model(str(tmp_path / "m.onnx"))
+    (tmp_path / "notes").write_text("my notes")
+    (tmp_path / "sub").mkdir()
+    cwd = str(tmp_path)
+    jobs = [
+        [m, "-o", f"{cwd}/notes/"],  # a regular file
+        [m, "-o", f"{cwd}/results/"],  # nothing there
+        ["optimize", m, "-o", f"{cwd}/results/"],
+        ["lint", m, "-o", f"{cwd}/notes/"],
+        ["lint", m, "-o", f"{cwd}/results/"],
+        [m, "-o", f"{cwd}/notes/."],
+        [m, "-o", f"{cwd}/sub/"],  # a folder
+    ]
+    res = run_batch([{"args": a, "cwd": cwd} for a in jobs], [cwd])
+    for r in res:
+        check_clean(r)
+        assert r["rc"] == 2, r
+    for r in (res[0], res[3], res[5]):
+        assert f"folder {cwd}/notes is not a folder" in r["stderr"], r
+    for r in (res[1], res[2], res[4]):
+        assert f"folder {cwd}/results does not exist" in r["stderr"], r
+    assert "it is a folder" in res[6]["stderr"]
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "notes", "sub"]
+    assert (tmp_path / "notes").read_text() == "my notes" and os.listdir(tmp_path / "sub") == []
+
+
 def test_stdin_and_stdout(tmp_path):
     m = small_model(str(tmp_path / "m.onnx"))
     ext = build(str(tmp_path / "ext"))
