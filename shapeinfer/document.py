@@ -77,7 +77,7 @@ from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, in_memory, model_dir, read_if_path
 from shapeinfer.io.onnxio import LoadedModel, dim_from_proto, loaded_from_bytes
 from shapeinfer.io.source import Source
-from shapeinfer.io.userfiles import STDIO, output_target, show
+from shapeinfer.io.userfiles import STDIO, check_stdout, output_target, show
 from shapeinfer.io.writer import plan_write, save_model
 from shapeinfer.ir.queries import default_opset
 from shapeinfer.symbolic import dims as D
@@ -119,9 +119,12 @@ def open(model: ModelLike, *, base_dir: str | None = None, lean: bool = False) -
 def check_output(out: str | None, model: str, *, in_place: bool = False) -> None:
     """Refuse, before anything is read, an output path a write of the model at path ``model``
     would refuse (a missing folder, a folder, the input itself without ``in_place``, a symlink
-    leaving its folder): :class:`~shapeinfer.io.userfiles.UserFileError`. None and ``-``
-    (standard output) pass."""
-    if out is None or out == STDIO:
+    leaving its folder, standard output that is the model's file):
+    :class:`~shapeinfer.io.userfiles.UserFileError`. None passes."""
+    if out is None:
+        return
+    if out == STDIO:
+        check_stdout([model], what="model")
         return
     output_target(out, inputs=[model], allow_inputs=in_place, what="model")
 

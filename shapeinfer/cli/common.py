@@ -183,9 +183,9 @@ def refusal_line(e) -> str:
 
 def check_output(out: str | None, src: str, in_place: bool) -> None:
     """:func:`shapeinfer.document.check_output` (an output path the write would refuse: a missing
-    folder, a folder, the input without ``--in-place``, a symlink leaving its folder), and ``-o -``
-    when standard output is a terminal, and ``--in-place`` without a file to write, before any
-    work is done, as a usage error."""
+    folder, a folder, the input without ``--in-place``, a symlink leaving its folder, ``-o -``
+    when standard output is the input), and ``-o -`` when standard output is a terminal, and
+    ``--in-place`` without a file to write, before any work is done, as a usage error."""
     from shapeinfer.document import check_output as check
     from shapeinfer.io.userfiles import UserFileError
 

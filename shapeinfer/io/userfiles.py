@@ -238,6 +238,29 @@ def output_target(
     return target
 
 
+def check_stdout(inputs: Iterable[str] = (), *, what: str = "output", data_inputs: Iterable[str] = ()) -> None:
+    """UserFileError when standard output is a file this run reads (``-o - >> MODEL``): one of
+    ``inputs`` (``-``: standard input) or ``data_inputs`` (as in :func:`output_target`). What
+    is written to standard output lands in that file, whatever opened it."""
+    stream = getattr(sys.stdout, "buffer", None)
+    try:
+        out = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # no descriptor (an in-memory stream): no file
+        return
+    if not stat.S_ISREG(out.st_mode):
+        return
+    for i, whose in [*((i, "") for i in inputs), *((i, ", the external data of an input model") for i in data_inputs)]:
+        try:
+            same = _same_file(out, os.fstat(sys.stdin.fileno()) if i == STDIO else os.stat(i))
+        except (AttributeError, OSError, ValueError):
+            continue
+        if same:
+            name = "the file on standard input" if i == STDIO else show(i)
+            raise UserFileError(
+                f"-: the {what} would be written into an input of this run: standard output is {name}{whose}"
+            )
+
+
 def write_output(
     out: str,
     data: bytes | Callable[[int], None],
@@ -250,12 +273,14 @@ def write_output(
 ) -> None:
     """Write ``data`` (bytes, or a function writing to a descriptor) to ``out`` atomically.
 
-    ``-`` writes to standard output. See :func:`output_target` for what is refused.
+    ``-`` writes to standard output, refused when that is an input (:func:`check_stdout`). See
+    :func:`output_target` for what else is refused.
     ``before_replace`` runs once the bytes are complete in the temporary file, just before it
     replaces the target: what it raises leaves the target as it was and the temporary file
     removed (the writer puts the model's data files in place there).
     """
     if out == STDIO:
+        check_stdout(inputs, what=what, data_inputs=data_inputs)
         stream = sys.stdout.buffer
         if callable(data):
             stream.flush()

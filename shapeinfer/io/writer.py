@@ -36,7 +36,7 @@ import onnx
 from shapeinfer.io.datacopy import DataCopy, Relocation, StagedData, plan_copy, plan_relocation, stage_copies
 from shapeinfer.io.external import ExternalDataError, data_files, external_tensors, missing_data_files
 from shapeinfer.io.source import Source
-from shapeinfer.io.userfiles import STDIO, WriteRefused, output_target, show, write_output
+from shapeinfer.io.userfiles import STDIO, WriteRefused, check_stdout, output_target, show, write_output
 from shapeinfer.io.wire import field_tag, graph_layout, length_prefix, unknown_fields, varint
 
 #: :attr:`WriteRefused.kind` of a refusal because the model's external data file is missing.
@@ -97,14 +97,14 @@ def plan_write(
     if src_dir is not None:
         if external is None:
             external = external_tensors(model)
-        if out != STDIO:
-            data += data_files(external, src_dir)
+        data += data_files(external, src_dir)
     missing = missing_data_files(external, src_dir) if external and src_dir is not None else []
     if missing and not allow_missing_data:
         more = len(missing) - 1
         also = f" (and {more} more missing file{'s' if more > 1 else ''})" if more else ""
         raise WriteRefused(out, f"its {missing[0].what()}{also}", MISSING_DATA)
     if out == STDIO:  # standard output: references are written as they are
+        check_stdout(protected, what="model", data_inputs=data)
         return WritePlan("", protected, data, missing=missing)
     target = output_target(out, inputs=protected, allow_inputs=in_place, what="model", data_inputs=data)
     plan = WritePlan(target, protected, data, missing=missing)

@@ -23,7 +23,7 @@ from shapeinfer.base.codes import Code
 from shapeinfer.base.diagnostics import SEVERITIES
 from shapeinfer.base.progress import Progress
 from shapeinfer.base.suggest import did_you_mean
-from shapeinfer.io.userfiles import UserFileError, output_target
+from shapeinfer.io.userfiles import STDIO, UserFileError, check_stdout, output_target
 from shapeinfer.lint.config import ConfigError, LintConfig, resolve
 from shapeinfer.lint.context import Finding
 from shapeinfer.lint.registry import RULES, split_codes
@@ -170,7 +170,10 @@ def lint_run(
             if os.path.realpath(w) == target:
                 raise LintError(f"{output_file}: the report would overwrite {w}, the model --fix writes")
         try:
-            output_target(output_file, inputs=[*files, *written, *cfg_files(cfg)], what="report")
+            if output_file == STDIO:
+                check_stdout([*files, *cfg_files(cfg)], what="report")
+            else:
+                output_target(output_file, inputs=[*files, *written, *cfg_files(cfg)], what="report")
         except UserFileError as e:
             raise LintError(str(e)) from None
     n_jobs = jobs or default_jobs(len(files))

@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -235,6 +236,44 @@ def test_stdout_model_is_the_binary_model(tmp_path):
     with open(m, "rb") as f:
         r2 = subprocess.run([sys.executable, "-m", "shapeinfer.cli", "-", "-o", "-"], stdin=f, capture_output=True)
     assert r2.returncode == 0 and r2.stdout == r.stdout
+
+
+def test_stdout_that_is_an_input_is_refused(tmp_path):
+    """``-o - >> MODEL`` (or ``>> DATA``, its external data file) would append the model to a
+    file the run reads: refused with one line and exit 2, the file unchanged; standard output
+    appended to any other file is written."""
+    from support.files import save_external
+
+    m = small_model(str(tmp_path / "m.onnx"))
+    ext = save_external(tmp_path / "e" / "e.onnx")
+    data = str(tmp_path / "e" / "model.data")
+    cases = [
+        ([m, "-o", "-"], None, m),
+        (["optimize", m, "-o", "-"], None, m),
+        (["lint", m, "-o", "-"], None, m),
+        (["-", "-o", "-"], m, m),  # standard input and output both the model
+        ([ext, "-o", "-"], None, data),
+        (["optimize", ext, "-o", "-"], None, data),
+    ]
+    for args, stdin, appended in cases:
+        before = {p: Path(p).read_bytes() for p in (m, ext, data)}
+        with open(appended, "ab") as out, open(stdin or os.devnull, "rb") as inp:
+            r = subprocess.run(
+                [sys.executable, "-m", "shapeinfer.cli", *args],
+                stdin=inp,
+                stdout=out,
+                stderr=subprocess.PIPE,
+                timeout=60,
+            )
+        err = r.stderr.decode()
+        assert r.returncode == 2 and len(err.strip().splitlines()) == 1, (args, err)
+        assert "would be written into an input of this run: standard output is" in err, (args, err)
+        assert {p: Path(p).read_bytes() for p in before} == before, args
+    with open(tmp_path / "log.onnx", "ab") as out:
+        r = subprocess.run([sys.executable, "-m", "shapeinfer.cli", m, "-o", "-"], stdout=out, timeout=60)
+    assert r.returncode == 0
+    out = onnx.load(str(tmp_path / "log.onnx"))
+    assert out.graph.output[0].type.tensor_type.shape.dim[1].dim_value == 6
 
 
 def test_huge_numbers_on_the_command_line(tmp_path):
