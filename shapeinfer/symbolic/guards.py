@@ -30,7 +30,6 @@ from shapeinfer.base.diagnostics import Diagnostic
 from shapeinfer.base.text import text
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.intervals import (
-    DEFAULT_RANGE,
     Range,
     Ranges,
     holds_eq,
@@ -328,19 +327,20 @@ class Ledger:
     def ranges(
         self, user: Ranges | None, symbols: Iterable[str], guards: Iterable[Guard] | None = None
     ) -> dict[str, Range]:
-        """Each symbol's range: the user's (default ``[1, inf)``) tightened by bound guards
-        between the symbol and an int (of ``guards``, by default the ledger's)."""
-        out = {s: (user or {}).get(s, DEFAULT_RANGE) for s in symbols}
+        """Each symbol's range: the user's (default ``[1, inf)``; for a fresh symbol, an unknown
+        dim's, which may be 0: :func:`~shapeinfer.symbolic.dims.range_of`) tightened by bound
+        guards between the symbol and an int (of ``guards``, by default the ledger's)."""
+        out = {s: D.range_of(s, user) for s in symbols}
         for g in self._guards.values() if guards is None else guards:
             if g.kind != "bound":
                 continue
             name = lone_symbol(g.lhs)
             if name is not None and type(g.rhs) is int:
-                r = out.get(name, DEFAULT_RANGE)
+                r = out.get(name) or D.range_of(name, user)
                 out[name] = with_bounds(r, r[0], g.rhs if r[1] is None else min(r[1], g.rhs))
             name = lone_symbol(g.rhs)
             if name is not None and type(g.lhs) is int:
-                r = out.get(name, DEFAULT_RANGE)
+                r = out.get(name) or D.range_of(name, user)
                 out[name] = with_bounds(r, max(r[0], g.lhs), r[1])
         return out
 
@@ -369,7 +369,7 @@ class Ledger:
                         name = None
                 if name is not None:
                     lo, hi = ranges[name]
-                    ulo, uhi = user.get(name, DEFAULT_RANGE)
+                    ulo, uhi = D.range_of(name, user)
                     tight = hi if side == "hi" else lo
                     user_tight = uhi if side == "hi" else ulo
                     if user_tight is not None and (tight == user_tight):
