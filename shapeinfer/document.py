@@ -563,7 +563,9 @@ def _may_not_load(result: Result) -> bool:
     ranges where subgraphs are typed (a range decides which If branch or how many Loop
     iterations run, and a branch's or a body's types may then contradict the other); types
     written where the engine found an op that fails if it runs, reported (an error diagnostic)
-    or not (in an If branch not taken or a Loop body that never runs at those sizes).
+    or not (in an If branch not taken or a Loop body that never runs at those sizes); a Concat
+    input that may be empty where its other dims may differ from the other inputs' (its type
+    is not written, :attr:`Result.unwritten`; what else is may still tell onnx's inference).
     Otherwise the types written are the ones onnxruntime's own inference would reach or leave
     open, and nothing is checked (nor paid for)."""
     ranges = result.dim_ranges
@@ -571,7 +573,9 @@ def _may_not_load(result: Result) -> bool:
         return True
     if ranges and any(path != "main" for path in result.graph_facts):
         return True
-    return bool(result.dead_with_errors) or any(d.severity == "error" for d in result.diagnostics)
+    if result.dead_with_errors or result.unwritten:
+        return True
+    return any(d.severity == "error" for d in result.diagnostics)
 
 
 def _shape_binding(

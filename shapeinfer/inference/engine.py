@@ -219,6 +219,7 @@ def _run(
         dict(bind or {}),
         {name: tuple(dims) for name, dims in (input_shapes or {}).items()},
         eng.dead_with_errors,
+        frozenset(eng.unwritten),
     )
     if sym.guard_events:  # guards no input in the ranges satisfies: G015 errors
         led = result.ledger()

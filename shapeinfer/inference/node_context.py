@@ -100,11 +100,12 @@ def show_number(d: D.Dim) -> str:
 class GraphScope:
     """The facts visible in one graph, with the enclosing graph's scope behind it."""
 
-    __slots__ = ("declared", "facts", "parent")
+    __slots__ = ("declared", "facts", "parent", "path")
 
-    def __init__(self, parent: GraphScope | None = None) -> None:
+    def __init__(self, parent: GraphScope | None = None, path: str | None = None) -> None:
         self.facts: dict[str, Fact] = {}
         self.parent = parent
+        self.path = path  # the graph's path in Engine.graph_facts (None: a function body)
         self.declared: dict[str, onnx.TypeProto] = {}  # types the graph declares (value_info, outputs)
 
     def get(self, name: str) -> Fact | None:

@@ -45,6 +45,12 @@ class Result:
     #: subgraphs that never run (an If branch not taken, a Loop of no iteration) in which an op
     #: fails: their facts describe values never computed, which onnxruntime's loader may refuse
     dead_with_errors: int = 0
+    #: (graph path, tensor) whose type the annotation leaves out: an input of a Concat that may be
+    #: empty where its dims off the axis may differ from another input's. onnxruntime's kernel
+    #: reads none of an empty input's dims, but onnx's inference (run when onnxruntime loads a
+    #: model) requires them equal: written, the input's type can make the loader refuse a model
+    #: that runs (and optimize's folding can expose them too: its output is then load-checked)
+    unwritten: frozenset[tuple[str, str]] = frozenset()
 
     def contradicted(self) -> bool:
         """Whether inference found guards no input allowed by the ranges, input shapes or

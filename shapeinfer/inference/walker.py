@@ -103,6 +103,9 @@ class Engine:
         #: subgraphs that never run (an If branch not taken, a Loop of no iteration) in which an
         #: op fails: their facts are kept for annotation, their errors are not reported
         self.dead_with_errors = 0
+        #: (graph path, tensor) whose type is not to be written: an input of a Concat that may be
+        #: empty where its other dims may differ from the other inputs' (see Result.unwritten)
+        self.unwritten: set[tuple[str, str]] = set()
         self.max_expr_size = max_expr_size
         self._memo: dict[tuple, tuple] = {}
         self.graph_nodes: dict[str, Sequence[onnx.NodeProto]] = {}  # graph path -> its nodes
@@ -247,7 +250,7 @@ class Engine:
         name: str = "main",
         call_attrs: Mapping[str, AttributeProto] | None = None,
     ) -> list[Fact]:
-        scope = GraphScope(parent)
+        scope = GraphScope(parent, name)
         facts = scope.facts
         for t in graph.sparse_initializer:
             facts[t.values.name] = Fact(t.values.data_type, tuple(t.dims), None, "tensor")

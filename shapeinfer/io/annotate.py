@@ -34,10 +34,14 @@ class InferredTypes(Protocol):
     """What annotation reads of an inference result (:class:`shapeinfer.inference.result.Result`):
     the model inferred, the facts of each graph inferred by path (``"main"``, subgraphs by
     :func:`~shapeinfer.io.onnxio.graph_path`), the fresh symbols inference drew and those of them
-    that join alternatives, the graph inputs' symbols (sizes of at least 1)."""
+    that join alternatives, the graph inputs' symbols (sizes of at least 1), and the
+    ``(graph path, tensor)`` pairs whose type is not to be written."""
 
     @property
     def model(self) -> onnx.ModelProto: ...
+
+    @property
+    def unwritten(self) -> Collection[tuple[str, str]]: ...
 
     @property
     def graph_facts(self) -> Mapping[str, Mapping[str, Fact]]: ...
@@ -332,11 +336,12 @@ def _annotate_graph(
         seen: set[str] = set()
         # by id (the facts stay alive in ``facts``): the written type and its value_info field
         type_fields: dict[int, tuple[bytes | None, bytes | None]] = {}
+        unwritten = {name for at, name in result.unwritten if at == path}
         for vi in graph.value_info:
             name = vi.name
             seen.add(name)
             f = facts.get(name)
-            if f is None:
+            if f is None or name in unwritten:
                 continue
             tb = _type_bytes(f, type_fields, unnamed)[0]
             decl = declared.get(name, vi.type)
@@ -353,6 +358,7 @@ def _annotate_graph(
         skip.update(t.name for t in graph.initializer)
         skip.update(t.values.name for t in graph.sparse_initializer)
         skip |= seen
+        skip |= unwritten
         chunks = []
         for name, f in facts.items():
             if name in skip:

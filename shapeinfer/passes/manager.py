@@ -173,7 +173,7 @@ def _optimize(
     else:
         first = ctx.infer(m)
         found = first.diagnostics
-        if first.dead_with_errors:
+        if first.dead_with_errors or first.unwritten:  # (folding may expose what is left unwritten)
             progress.update("checking the input")
             baseline = LoadBaseline.of(m, base_dir)
         del first

@@ -395,6 +395,25 @@ def _equal_unless_empty(ctx, s: Sequence, shape: Sequence, axis: int, ref: Seque
             ctx.assume("bound", bound, 0, report=True)
 
 
+def _leave_unwritten(ctx, ins: list, full: list, axis: int) -> None:
+    """Leave out of what is written the type of each input that may be empty whose dims off
+    ``axis`` are not proven equal to every other input's (:attr:`Result.unwritten`): onnx's
+    inference, which onnxruntime runs at load, requires them equal where onnxruntime's kernel
+    reads none of an empty input's dims."""
+    path = ctx.scope.path
+    if path is None:
+        return
+    for k, f in enumerate(ins):
+        if f is None or f.shape is None or any(f.shape is s for s in full) or k >= len(ctx.node.input):
+            continue
+        others = [g for j, g in enumerate(ins) if j != k and g is not None]
+        if any(
+            g.shape is None or any(i != axis and not ctx.symbols.prove_eq(d, g.shape[i]) for i, d in enumerate(f.shape))
+            for g in others
+        ):
+            ctx.engine.unwritten.add((path, ctx.node.input[k]))
+
+
 @register("Concat")
 def concat(ctx, ins: list) -> list:
     """Concat: dims equal except ``axis``, which sums; values concatenated. onnxruntime checks
@@ -417,6 +436,8 @@ def concat(ctx, ins: list) -> list:
     else:
         raise InferenceError(codes.CONCAT_INVALID, "Concat needs an axis attribute")
     full = [s for s in known if all(ctx.symbols.prove_le(1, d) for d in s)]
+    if len(full) < len(shapes):
+        _leave_unwritten(ctx, ins, full, axis)
     if len(known) < len(shapes):  # an input of unknown shape: the axis unknown, the others as below
         shape = list(full[0] if full else known[0])
         for s in full[1:]:
