@@ -173,7 +173,9 @@ def _optimize(
     else:
         first = ctx.infer(m)
         found = first.diagnostics
-        if first.dead_with_errors or first.unwritten:  # (folding may expose what is left unwritten)
+        # what the input may not load with (found errors, written only with --force; errors in
+        # a part that does not run; a Concat input left untyped) is checked in the output
+        if first.dead_with_errors or first.unwritten or any(d.severity == "error" for d in first.diagnostics):
             progress.update("checking the input")
             baseline = LoadBaseline.of(m, base_dir)
         del first

@@ -110,3 +110,48 @@ def test_bind_fallback_is_a_note_on_stderr(tmp_path):
     notes = [line for line in r.stderr.splitlines() if line.startswith("note: --bind: kept the declared dims")]
     assert len(notes) == 1 and "graph input x" in notes[0]
     assert onnx.load(str(out)).graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+
+
+def test_force_never_writes_a_model_that_loads_worse(tmp_path):
+    """optimize --force writes despite the input's errors, not despite its output's loading:
+    an If on n > 15 whose then-branch adds a [1, 4, 1] to x[1, 64, n] (an error where it runs;
+    onnxruntime runs the model at n <= 15, the branch not taken) lost the Reshape(x, Shape(x))
+    that hid x's dims from onnx's inference, and onnxruntime refused the output at every size.
+    Now the output is load-checked: it loads and computes the same, or nothing is written."""
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    f = TensorProto.FLOAT
+    then = helper.make_graph(
+        [helper.make_node("Add", ["t", "c4"], ["y_t"])], "then", [], [helper.make_tensor_value_info("y_t", f, None)]
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["t"], ["y_e"])], "else", [], [helper.make_tensor_value_info("y_e", f, None)]
+    )
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Reshape", ["x", "s"], ["t"]),
+        helper.make_node("ReduceSum", ["s", "ax0"], ["sum"], keepdims=0),
+        helper.make_node("Greater", ["sum", "k80"], ["cond"]),
+        helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other),
+    ]
+    inits = {"c4": np.ones((1, 4, 1), np.float32), "ax0": np.array([0], np.int64), "k80": np.array(80, np.int64)}
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", f, [1, 64, "n"])],
+        [helper.make_tensor_value_info("y", f, None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    src, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(src))
+    r = CliRunner().invoke(main, ["optimize", "--force", str(src), "-o", str(out)])
+    if r.exit_code != 0:
+        assert "nothing written" in r.output and not out.exists(), r.output
+        return
+    for n in (1, 15):
+        x = {"x": np.ones((1, 64, n), np.float32)}
+        (a,) = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, x)
+        (b,) = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, x)
+        assert np.array_equal(a, b)
