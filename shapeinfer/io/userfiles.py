@@ -122,7 +122,9 @@ def check_input(path: str, *, what: str = "model", max_bytes: int = MAX_MODEL_BY
 
 
 def read_input(path: str, *, what: str = "model", max_bytes: int = MAX_MODEL_BYTES) -> bytes:
-    """The bytes of the regular file ``path`` (``-``: standard input), at most ``max_bytes``."""
+    """The bytes of the regular file ``path`` (``-``: standard input), at most ``max_bytes``;
+    UserFileError for a file standard output writes into (what the run prints would land in
+    it: ``shapeinfer m.onnx >> m.onnx``)."""
     if path == STDIO:
         return _read_stdin(what, max_bytes)
     check_input(path, what=what, max_bytes=max_bytes)
@@ -136,6 +138,8 @@ def read_input(path: str, *, what: str = "model", max_bytes: int = MAX_MODEL_BYT
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # swapped after the stat above
             raise UserFileError(f"{name}: is {file_kind(st.st_mode)}, not a {what} file")
+        if _is_stdout(st):  # (shapeinfer m.onnx >> m.onnx)
+            raise UserFileError(f"{name}: standard output is this file: what the run prints would be written into it")
         if st.st_size > max_bytes:
             raise UserFileError(f"{name}: larger than a {what} file can be ({_size_text(max_bytes)})")
         chunks = []
@@ -170,6 +174,15 @@ def file_folder(path: str) -> str:
     folder part followed (``b/link/..`` is the parent of the link's target, not ``b``), the
     last component not looked at (a symlinked file is in the folder of the path given)."""
     return os.path.realpath(os.path.dirname(path) or os.curdir)
+
+
+def _is_stdout(st: os.stat_result) -> bool:
+    """Whether the process's standard output (descriptor 1) is the regular file ``st`` is of."""
+    try:
+        out = os.fstat(1)
+    except OSError:
+        return False
+    return stat.S_ISREG(out.st_mode) and _same_file(out, st)
 
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:

@@ -163,7 +163,12 @@ def lint_run(
         files = discover(paths)
     except LintUsageError as e:
         raise LintError(str(e)) from None
-    if output_file is not None:  # refused before any work, like a model's -o
+    if output_file is None:  # the report on standard output: not into a file linted
+        try:
+            check_stdout([*files, *cfg_files(cfg)], what="report")
+        except UserFileError as e:
+            raise LintError(str(e)) from None
+    else:  # refused before any work, like a model's -o
         written = [fixed_path(f) for f in files] if fix and not in_place else []  # (--fix's outputs)
         target = os.path.realpath(output_file)
         for w in written:

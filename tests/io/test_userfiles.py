@@ -276,6 +276,24 @@ def test_stdout_that_is_an_input_is_refused(tmp_path):
     assert out.graph.output[0].type.tensor_type.shape.dim[1].dim_value == 6
 
 
+def test_a_report_on_stdout_never_lands_in_a_file_the_run_reads(tmp_path):
+    """``shapeinfer m.onnx >> m.onnx`` (any command printing to standard output, ``lint`` of a
+    folder too) appended the report to the model: refused with one line and exit 2, the model
+    unchanged, as GNU cat refuses "input file is output file"."""
+    m = small_model(str(tmp_path / "m.onnx"))
+    before = Path(m).read_bytes()
+    commands = [[m], ["lint", m], ["lint", str(tmp_path)], ["profile", m], ["verify", m], ["diff", m, m]]
+    commands += [["explain", m, "y"], ["--json", m]]
+    for args in commands:
+        with open(m, "ab") as out:
+            r = subprocess.run(
+                [sys.executable, "-m", "shapeinfer.cli", *args], stdout=out, stderr=subprocess.PIPE, timeout=60
+            )
+        err = r.stderr.decode()
+        assert r.returncode == 2 and "standard output is" in err, (args, err)
+        assert Path(m).read_bytes() == before, args
+
+
 def test_huge_numbers_on_the_command_line(tmp_path):
     m = small_model(str(tmp_path / "m.onnx"))
     cwd = str(tmp_path)
