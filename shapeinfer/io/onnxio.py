@@ -14,8 +14,15 @@ from typing import Any
 import onnx
 from onnx import TensorProto, TypeProto
 
-from shapeinfer.io.external import ExternalDataError, check_locations, external_tensors, read_external_tensor, resolve
-from shapeinfer.io.userfiles import STDIO, UserFileError, file_folder, read_input, show
+from shapeinfer.io.external import (
+    ExternalDataError,
+    check_locations,
+    data_files,
+    external_tensors,
+    read_external_tensor,
+    resolve,
+)
+from shapeinfer.io.userfiles import STDIO, UserFileError, check_stdout, file_folder, read_input, show
 from shapeinfer.io.wire import GraphLayout, graph_layout, without_large_raw_data
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, values_from_array
@@ -159,10 +166,16 @@ def loaded_from_bytes(data: bytes, path: str, *, lean: bool = False) -> LoadedMo
     if path == STDIO:
         return LoadedModel(model, None, data, layout, lean)
     tensors = external_tensors(model)
+    folder = file_folder(path)
     try:
-        check_locations(model, file_folder(path), tensors)
+        check_locations(model, folder, tensors)
     except ExternalDataError as e:
         raise ExternalDataError(f"{show(path)}: {e}") from None
+    if tensors:
+        try:
+            check_stdout(data_inputs=data_files(tensors, folder), what="report")  # (>> m.data)
+        except UserFileError as e:
+            raise ModelLoadError(str(e)) from None
     return LoadedModel(model, tensors, data, layout, lean)
 
 

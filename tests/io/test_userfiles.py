@@ -292,6 +292,18 @@ def test_a_report_on_stdout_never_lands_in_a_file_the_run_reads(tmp_path):
         err = r.stderr.decode()
         assert r.returncode == 2 and "standard output is" in err, (args, err)
         assert Path(m).read_bytes() == before, args
+    from support.files import save_external
+
+    ext = save_external(tmp_path / "e" / "e.onnx")
+    data = tmp_path / "e" / "model.data"
+    before = data.read_bytes()
+    for args in ([ext], ["profile", ext], ["verify", ext]):  # (>> m.data: its external data)
+        with open(data, "ab") as out:
+            r = subprocess.run(
+                [sys.executable, "-m", "shapeinfer.cli", *args], stdout=out, stderr=subprocess.PIPE, timeout=60
+            )
+        assert r.returncode == 2 and "the external data of an input model" in r.stderr.decode(), args
+        assert data.read_bytes() == before, args
 
 
 def test_huge_numbers_on_the_command_line(tmp_path):
