@@ -49,7 +49,8 @@ class Result:
     #: empty where its dims off the axis may differ from another input's. onnxruntime's kernel
     #: reads none of an empty input's dims, but onnx's inference (run when onnxruntime loads a
     #: model) requires them equal: written, the input's type can make the loader refuse a model
-    #: that runs (and optimize's folding can expose them too: its output is then load-checked)
+    #: that runs (and optimize's folding can expose them too: its output is then load-checked);
+    #: with it, the types its shape follows from (its producers' inputs, a Loop body's outputs)
     unwritten: frozenset[tuple[str, str]] = frozenset()
 
     def contradicted(self) -> bool:

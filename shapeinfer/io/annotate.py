@@ -327,7 +327,10 @@ def _annotate_graph(
     tail = b""
     facts = result.graph_facts.get(path)
     if facts is not None:
+        unwritten = {name for at, name in result.unwritten if at == path}
         for vi in graph.output:
+            if vi.name in unwritten:
+                continue
             tp = written_type(facts.get(vi.name), declared.get(vi.name, vi.type), fresh, unnamed)
             if tp is not None and tp is not vi.type:
                 vi.type.CopyFrom(tp)
@@ -336,7 +339,6 @@ def _annotate_graph(
         seen: set[str] = set()
         # by id (the facts stay alive in ``facts``): the written type and its value_info field
         type_fields: dict[int, tuple[bytes | None, bytes | None]] = {}
-        unwritten = {name for at, name in result.unwritten if at == path}
         for vi in graph.value_info:
             name = vi.name
             seen.add(name)

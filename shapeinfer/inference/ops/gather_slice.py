@@ -23,6 +23,7 @@ from shapeinfer.inference.ops.common import (
     row_major_strides,
     unravel_index,
 )
+from shapeinfer.io.onnxio import graph_path, subgraph_attrs
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import MAX_VALUE_ELEMENTS, Fact, tensor
 from shapeinfer.symbolic.intervals import Ranges, by_residue, holds_le, simplify
@@ -411,7 +412,30 @@ def _leave_unwritten(ctx, ins: list, full: list, axis: int) -> None:
             g.shape is None or any(i != axis and not ctx.symbols.prove_eq(d, g.shape[i]) for i, d in enumerate(f.shape))
             for g in others
         ):
-            ctx.engine.unwritten.add((path, ctx.node.input[k]))
+            _leave_unwritten_from(ctx, path, ctx.node.input[k])
+
+
+def _leave_unwritten_from(ctx, path: str, name: str, depth: int = 0) -> None:
+    """Leave ``name`` unwritten, and what its shape may follow from, a few levels up: its
+    producer's inputs, and the outputs of the subgraphs the producer runs (a Loop's body):
+    written, their types can tell onnxruntime's optimizer the shape again (a Squeeze of a Loop
+    whose body's output type says it)."""
+    key = (path, name)
+    if key in ctx.engine.unwritten:
+        return
+    ctx.engine.unwritten.add(key)
+    if depth >= 6 or path != ctx.scope.path:
+        return
+    found = ctx.producer(name, anywhere=True)
+    if found is None:
+        return
+    k, node = found
+    for attr, body in subgraph_attrs(node):
+        at = graph_path(ctx.graph, k, attr)
+        ctx.engine.unwritten.update((at, o.name) for o in body.output)
+    for i in node.input:
+        if i:
+            _leave_unwritten_from(ctx, path, i, depth + 1)
 
 
 @register("Concat")
