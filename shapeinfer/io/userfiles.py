@@ -138,7 +138,8 @@ def read_input(path: str, *, what: str = "model", max_bytes: int = MAX_MODEL_BYT
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # swapped after the stat above
             raise UserFileError(f"{name}: is {file_kind(st.st_mode)}, not a {what} file")
-        if _is_stdout(st):  # (shapeinfer m.onnx >> m.onnx)
+        out = stdout_file()
+        if out is not None and _same_file(out, st):  # (shapeinfer m.onnx >> m.onnx)
             raise UserFileError(f"{name}: standard output is this file: what the run prints would be written into it")
         if st.st_size > max_bytes:
             raise UserFileError(f"{name}: larger than a {what} file can be ({_size_text(max_bytes)})")
@@ -176,13 +177,14 @@ def file_folder(path: str) -> str:
     return os.path.realpath(os.path.dirname(path) or os.curdir)
 
 
-def _is_stdout(st: os.stat_result) -> bool:
-    """Whether the process's standard output (descriptor 1) is the regular file ``st`` is of."""
+def stdout_file() -> os.stat_result | None:
+    """The stat of the regular file standard output writes into; None when it is none (a
+    terminal, a pipe, an in-memory stream)."""
     try:
-        out = os.fstat(1)
-    except OSError:
-        return False
-    return stat.S_ISREG(out.st_mode) and _same_file(out, st)
+        out = os.fstat(sys.stdout.buffer.fileno())
+    except (AttributeError, OSError, ValueError):  # no descriptor (an in-memory stream): no file
+        return None
+    return out if stat.S_ISREG(out.st_mode) else None
 
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
@@ -255,12 +257,8 @@ def check_stdout(inputs: Iterable[str] = (), *, what: str = "output", data_input
     """UserFileError when standard output is a file this run reads (``-o - >> MODEL``): one of
     ``inputs`` (``-``: standard input) or ``data_inputs`` (as in :func:`output_target`). What
     is written to standard output lands in that file, whatever opened it."""
-    stream = getattr(sys.stdout, "buffer", None)
-    try:
-        out = os.fstat(stream.fileno())
-    except (AttributeError, OSError, ValueError):  # no descriptor (an in-memory stream): no file
-        return
-    if not stat.S_ISREG(out.st_mode):
+    out = stdout_file()
+    if out is None:
         return
     for i, whose in [*((i, "") for i in inputs), *((i, ", the external data of an input model") for i in data_inputs)]:
         try:

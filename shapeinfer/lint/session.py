@@ -163,24 +163,20 @@ def lint_run(
         files = discover(paths)
     except LintUsageError as e:
         raise LintError(str(e)) from None
-    if output_file is None:  # the report on standard output: not into a file linted
-        try:
-            check_stdout([*files, *cfg_files(cfg)], what="report")
-        except UserFileError as e:
-            raise LintError(str(e)) from None
-    else:  # refused before any work, like a model's -o
-        written = [fixed_path(f) for f in files] if fix and not in_place else []  # (--fix's outputs)
+    # refused before any work, like a model's -o: the report never lands in a file linted
+    written = [fixed_path(f) for f in files] if fix and not in_place else []  # (--fix's outputs)
+    if output_file not in (None, STDIO):
         target = os.path.realpath(output_file)
         for w in written:
             if os.path.realpath(w) == target:
                 raise LintError(f"{output_file}: the report would overwrite {w}, the model --fix writes")
-        try:
-            if output_file == STDIO:
-                check_stdout([*files, *cfg_files(cfg)], what="report")
-            else:
-                output_target(output_file, inputs=[*files, *written, *cfg_files(cfg)], what="report")
-        except UserFileError as e:
-            raise LintError(str(e)) from None
+    try:
+        if output_file in (None, STDIO):
+            check_stdout([*files, *cfg_files(cfg)], what="report")
+        else:
+            output_target(output_file, inputs=[*files, *written, *cfg_files(cfg)], what="report")
+    except UserFileError as e:
+        raise LintError(str(e)) from None
     n_jobs = jobs or default_jobs(len(files))
 
     with Progress("lint", total=len(files)) as bar:

@@ -30,6 +30,7 @@ from shapeinfer.inference.declarations import dtype_name
 from shapeinfer.inference.node_context import NodeContext
 from shapeinfer.inference.op_registry import register
 from shapeinfer.inference.ops.common import dim_values, norm_axis
+from shapeinfer.inference.ops.elementwise import INT_TYPES
 from shapeinfer.inference.ops.loop_trips import NO_M, trip_count
 from shapeinfer.inference.ops.subgraph_facts import known_bool, merge_facts, run_body, sandbox, top_fact, widen
 from shapeinfer.io.onnxio import graph_path
@@ -135,27 +136,13 @@ def _condition_dim(ctx, name: str, depth: int = 0) -> D.Dim | None:
         for i in p.input:
             f = ctx.scope.get(i)
             v = None if f is None else ctx.engine.resolve_fact(f).value
-            if f is None or f.dtype not in _INT_TYPES or v is None or len(v) != 1 or v[0] is None:
+            if f is None or f.dtype not in INT_TYPES or v is None or len(v) != 1 or v[0] is None:
                 return None
             if not isinstance(v[0], (int, D.Expr)) or ctx.symbols.has_fresh(v[0]):
                 return None
             sides.append(v[0])
         return _COMPARISONS[op](*sides)
     return None
-
-
-_INT_TYPES = frozenset(
-    (
-        TensorProto.INT64,
-        TensorProto.INT32,
-        TensorProto.INT16,
-        TensorProto.INT8,
-        TensorProto.UINT64,
-        TensorProto.UINT32,
-        TensorProto.UINT16,
-        TensorProto.UINT8,
-    )
-)
 
 
 def _rank(f: Fact | None) -> int | None:
