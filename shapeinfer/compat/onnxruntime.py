@@ -80,7 +80,7 @@ from shapeinfer.io.datacopy import DataCopy, StagedData
 from shapeinfer.io.external import ExternalDataError, data_files, external_tensors, safe_location
 from shapeinfer.io.modelsource import in_memory
 from shapeinfer.io.onnxio import ModelLoadError, graphs_within
-from shapeinfer.io.userfiles import UserFileError, WriteRefused, output_target
+from shapeinfer.io.userfiles import UserFileError, WriteRefused, file_folder, output_target
 from shapeinfer.io.writer import write_chunks, write_with_data
 
 __all__ = ["SymbolicShapeInference", "main"]
@@ -301,7 +301,7 @@ def _save_with_external_data(model: onnx.ModelProto, args: argparse.Namespace, i
     :class:`~shapeinfer.io.userfiles.UserFileError` (:class:`~shapeinfer.io.userfiles.WriteRefused`)
     or :class:`~shapeinfer.io.external.ExternalDataError` naming the file, with nothing written."""
 
-    src = os.path.abspath(args.input)
+    src = os.path.join(file_folder(args.input), os.path.basename(args.input))  # (as the OS resolves it)
     target = output_target(args.output, inputs=[src], allow_inputs=True, what="model", data_inputs=inputs)
     folder = os.path.dirname(target)
     in_place = os.path.exists(target) and os.path.samefile(target, src)

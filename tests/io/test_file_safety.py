@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -445,6 +447,18 @@ def test_a_path_through_a_symlink_and_dotdot_is_where_the_os_goes(tmp_path):
     r = run_cli("lint", a, "-o", os.path.join(via, "report.txt"))
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
     assert _changes(before, folder_hashes(tmp_path)) == {"out/m.onnx", "out/model.data", "a/x.onnx", "a/report.txt"}
+    # the onnxruntime drop-in, which loads the weights itself to save them again
+    out = str(tmp_path / "out" / "c.onnx")
+    r = subprocess.run(
+        [sys.executable, "-m", "shapeinfer.compat.onnxruntime", "--input", os.path.join(via, "m.onnx")]
+        + ["--output", out, "--save_as_external_data", "--all_tensors_to_one_file"]
+        + ["--external_data_location", "c.data"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(_run(out), expected)
 
 
 def test_a_symlinked_model_file_reads_the_data_beside_the_link(tmp_path):
