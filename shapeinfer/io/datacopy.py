@@ -33,7 +33,7 @@ from shapeinfer.io.external import (
     resolve,
     safe_location,
 )
-from shapeinfer.io.userfiles import UserFileError, WriteRefused, new_file_mode, show
+from shapeinfer.io.userfiles import UserFileError, WriteRefused, new_file_mode, show, sync_file, sync_folder
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,11 @@ class StagedData:
     that reads the new files is in place (the old files' hidden names go), or :meth:`discard`,
     which undoes everything this object did, whenever it is called, an interrupted
     :meth:`commit` included: temporary files and targets it created removed, every replaced
-    target back to its old file, folders it made removed."""
+    target back to its old file, folders it made removed.
+
+    Every staged file is on the disk (``fsync``) before :meth:`commit` names it, and commit
+    syncs the targets' folders, so the data a model's rename publishes is there after a crash
+    of the machine too."""
 
     def __init__(self) -> None:
         self.files: list[tuple[str, DataCopy]] = []  # (temporary path, copy)
@@ -242,8 +246,14 @@ class StagedData:
         may remove, as the copy ``c``; the target's folder is made when missing."""
         _make_folders(os.path.dirname(c.target), self.dirs, c.target)
         self.files.append((tmp, c))
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            sync_file(fd)
+        finally:
+            os.close(fd)
 
     def commit(self) -> None:
+        folders = {os.path.dirname(c.target) for _, c in self.files}
         for tmp, c in self.files:
             if c.replace:
                 if not _keep_old(c.target, self.kept):
@@ -253,6 +263,8 @@ class StagedData:
             _link_new(tmp, c.target)
             self.created.append(c.target)
         self.files = []
+        for folder in sorted(folders):  # the new names on the disk before the model's
+            sync_folder(folder)
 
     def keep(self) -> None:
         for _, old in self.kept:
@@ -362,6 +374,7 @@ def _stage(c: DataCopy, staged: StagedData) -> None:
             os.ftruncate(fd, c.size)
         mode = new_file_mode(c.target)
         os.fchmod(fd, mode if os.path.lexists(c.target) else mode & readable_by)
+        sync_file(fd)
     finally:
         os.close(fd)
 

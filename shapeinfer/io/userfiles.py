@@ -11,12 +11,15 @@ target's folder must exist; the target must not be a folder, must not be an inpu
 run (unless the caller allows it: ``--in-place``; never a file an input model's external data
 names), and must not be a symlink leaving its
 folder; the bytes go to a temporary file in the target's folder that is renamed over the
-target, so a reader never sees a half-written file. ``-`` means standard output.
+target, so a reader never sees a half-written file, and they reach the disk before the rename
+does (:func:`sync_file`, then :func:`sync_folder`), so a crash of the machine leaves the old
+file or the new one, never an empty one in its place. ``-`` means standard output.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -327,17 +330,47 @@ def write_output(
                     n = os.write(fd, view)
                     view = view[n:]
             os.fchmod(fd, new_file_mode(target))
+            sync_file(fd)
         finally:
             os.close(fd)
         if before_replace is not None:
             before_replace()
         os.replace(tmp, target)
+        sync_folder(folder)
     except OSError as e:
         _unlink(tmp)
         raise UserFileError(f"{show(out)}: cannot write the {what}: {e.strerror or e}") from None
     except BaseException:
         _unlink(tmp)
         raise
+
+
+def sync_file(fd: int) -> None:
+    """Have the file system put the bytes written to ``fd`` on the disk (``fsync``) before a
+    rename publishes them; a file system that cannot (EINVAL, ENOTSUP) is let be."""
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in _CANNOT_SYNC:
+            raise
+
+
+def sync_folder(folder: str) -> None:
+    """Have the file system put ``folder``'s entries (a rename into it) on the disk; best
+    effort: a folder that cannot be opened or synced is let be (the rename is done either way)."""
+    try:
+        fd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+_CANNOT_SYNC = {errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP}
 
 
 def _unlink(path: str) -> None:

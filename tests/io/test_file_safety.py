@@ -509,3 +509,47 @@ def test_training_info_data_is_copied_and_never_replaced(tmp_path):
         written.training_info[0].initialization.initializer[0], str(tmp_path / "out")
     )
     np.testing.assert_array_equal(numpy_helper.to_array(written.training_info[0].initialization.initializer[0]), train)
+
+
+@pytest.mark.parametrize("gather", [False, True], ids=["copied", "gathered"])
+def test_every_file_is_on_the_disk_before_a_rename_publishes_it(two_models, monkeypatch, gather):
+    """A crash of the machine after a rename must find the renamed file's bytes: each file is
+    synced before it is renamed into place, the folder after (the model's rename last)."""
+    from shapeinfer.io import datacopy, userfiles, writer
+
+    root, a, _ = two_models
+    (root / "new").mkdir()
+    events: list[tuple[str, str]] = []
+    fsync, replace, link = os.fsync, os.replace, os.link
+
+    def record_fsync(fd):
+        events.append(("sync", os.path.realpath(f"/proc/self/fd/{fd}")))
+        return fsync(fd)
+
+    def recording(call):
+        def run(src, dst, **kw):
+            call(src, dst, **kw)
+            if not os.path.basename(dst).endswith(".data.old"):  # (a replaced file's hidden name)
+                events.extend([("rename", os.path.realpath(src)), ("named", os.path.realpath(dst))])
+
+        return run
+
+    record_replace, record_link = recording(replace), recording(link)
+
+    for module in (userfiles, datacopy):
+        monkeypatch.setattr(module.os, "fsync", record_fsync)
+        monkeypatch.setattr(module.os, "replace", record_replace)
+        monkeypatch.setattr(module.os, "link", record_link)
+    out = root / "new" / "out.onnx"
+    writer.save_model(onnx.load(a, load_external_data=False), str(out), a, data_name="out.data" if gather else None)
+    assert np.array_equal(_run(str(out)), _run(a))
+    renamed = [(i, path) for i, (kind, path) in enumerate(events) if kind == "rename"]
+    assert len(renamed) == 2  # the data file, then the model
+    for i, tmp in renamed:
+        assert ("sync", tmp) in events[:i], (tmp, events)
+    folder = os.path.realpath(root / "new")
+    last_named = max(i for i, (kind, _) in enumerate(events) if kind == "named")
+    assert events[last_named] == ("named", str(out))
+    assert ("sync", folder) in events[last_named:]  # the model's name on the disk too
+    data_named = next(i for i, (kind, _) in enumerate(events) if kind == "named")
+    assert ("sync", folder) in events[data_named:last_named]  # the data file's name before the model's
