@@ -99,6 +99,15 @@ class ModelLoadError(Exception):
     """A file that cannot be read as an ONNX model; the message names the file and problem."""
 
 
+class StdoutIsModelData(ModelLoadError):
+    """Standard output writes into one of the model's external data files (``>> m.data``):
+    nothing may be printed. ``data_files`` are the model's data files."""
+
+    def __init__(self, message: str, data_files: list[str]) -> None:
+        super().__init__(message)
+        self.data_files = data_files
+
+
 def load_model(path: str) -> onnx.ModelProto:
     """Parse the model at ``path`` (``-``: standard input) without loading external weights.
 
@@ -172,10 +181,11 @@ def loaded_from_bytes(data: bytes, path: str, *, lean: bool = False) -> LoadedMo
     except ExternalDataError as e:
         raise ExternalDataError(f"{show(path)}: {e}") from None
     if tensors and stdout_file() is not None:
+        files = data_files(tensors, folder)
         try:
-            check_stdout(data_inputs=data_files(tensors, folder), what="report")  # (>> m.data)
+            check_stdout(data_inputs=files, what="report")  # (>> m.data)
         except UserFileError as e:
-            raise ModelLoadError(str(e)) from None
+            raise StdoutIsModelData(str(e), files) from None
     return LoadedModel(model, tensors, data, layout, lean)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from shapeinfer.inference.bindings import input_symbols
 from shapeinfer.io.external import ExternalDataError, data_files, external_tensors
+from shapeinfer.io.onnxio import StdoutIsModelData
 from shapeinfer.io.userfiles import UserFileError
 from shapeinfer.lint import lint_model
 from shapeinfer.lint.config import LintConfig
@@ -105,6 +106,10 @@ def lint_path(path: str, config: LintConfig, fix: bool = False, in_place: bool =
     try:
         doc = open_model(path)
         model = doc.model  # linted as read; --fix optimizes a fresh parse of the same bytes
+    except StdoutIsModelData as e:  # the report must not be printed (lint's command refuses it)
+        res = _unreadable(path, str(e))
+        res.data_files = e.data_files
+        return res
     except Exception as e:  # ModelLoadError, or anything protobuf throws at a broken file
         return _unreadable(path, str(e) or type(e).__name__)
     symbols = frozenset(input_symbols(model)) if config.dim_ranges else frozenset()

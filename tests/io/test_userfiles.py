@@ -297,7 +297,7 @@ def test_a_report_on_stdout_never_lands_in_a_file_the_run_reads(tmp_path):
     ext = save_external(tmp_path / "e" / "e.onnx")
     data = tmp_path / "e" / "model.data"
     before = data.read_bytes()
-    for args in ([ext], ["profile", ext], ["verify", ext]):  # (>> m.data: its external data)
+    for args in ([ext], ["profile", ext], ["verify", ext], ["lint", ext], ["lint", "--jobs", "2", ext, m]):
         with open(data, "ab") as out:
             r = subprocess.run(
                 [sys.executable, "-m", "shapeinfer.cli", *args], stdout=out, stderr=subprocess.PIPE, timeout=60

@@ -148,13 +148,18 @@ def lint_cmd(
 
 def _write(text: str, output_file: str | None, color: bool, inputs: list[str], data_inputs: list[str]) -> None:
     """The report on stdout (nothing for an empty one), or into ``output_file`` (UTF-8, a final
-    newline), refused as a CliError where it would overwrite one of the ``inputs``."""
+    newline), refused as a CliError where it would overwrite one of the ``inputs`` or land in
+    one of the ``data_inputs`` (standard output appending to a model's external data)."""
+    from shapeinfer.io.userfiles import UserFileError, check_stdout, write_output
+
     if output_file is None:
+        try:
+            check_stdout(data_inputs=data_inputs, what="report")  # (>> m.data: known once read)
+        except UserFileError as e:
+            raise CliError(str(e)) from None
         if text:
             click.echo(text, color=color)
         return
-    from shapeinfer.io.userfiles import UserFileError, write_output
-
     try:
         data = (text + ("\n" if text else "")).encode("utf-8", "backslashreplace")
         write_output(output_file, data, inputs=inputs, what="report", data_inputs=data_inputs)
