@@ -75,6 +75,7 @@ __all__ = [
     "Atom",
     "Dim",
     "Expr",
+    "absolute",
     "add",
     "atom_kinds",
     "bounds",
@@ -115,6 +116,11 @@ def product(dims: Iterable[Dim]) -> Dim:
     for d in dims:
         p = mul(p, d)
     return p
+
+
+def absolute(d: Dim) -> Dim:
+    """``|d|``, as ``max(d, -d)``: 0 exactly where ``d`` is (a bound ``|a - b| <= 0`` says ``a == b``)."""
+    return dmax(d, neg(d))
 
 
 def ceildiv(a: Dim, b: Dim) -> Dim:

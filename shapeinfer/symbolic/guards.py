@@ -87,7 +87,7 @@ class Guard:
 
 def _off(a: D.Dim, b: D.Dim) -> D.Dim:
     """``|a - b|``: 0 exactly where ``a == b``."""
-    return D.dmax(D.sub(a, b), D.sub(b, a))
+    return D.absolute(D.sub(a, b))
 
 
 def violation(kind: str, lhs: D.Dim, rhs: D.Dim) -> D.Dim:
@@ -276,7 +276,7 @@ def narrow_broadcast(kind: str, a: D.Dim, b: D.Dim) -> tuple[str, D.Dim, D.Dim]:
         elif _never_is(D.sub(a, b), 0):
             a, b = sorted((a, b), key=D.format)
             one_a, one_b = D.sub(a, 1), D.sub(b, 1)
-            return "bound", D.dmin(D.dmax(one_a, D.neg(one_a)), D.dmax(one_b, D.neg(one_b))), 0
+            return "bound", D.dmin(D.absolute(one_a), D.absolute(one_b)), 0
         else:
             a, b = sorted((a, b), key=D.format)  # one text whatever the operands' order
             return kind, a, b

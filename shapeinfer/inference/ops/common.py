@@ -187,7 +187,7 @@ def guard_nonzero(ctx, v) -> None:
         return
     if ctx.symbols.prove_le(1, v) or ctx.symbols.prove_le(v, -1):
         return
-    ctx.assume("bound", 1, D.dmax(v, D.neg(v)), report=True)
+    ctx.assume("bound", 1, D.absolute(v), report=True)
 
 
 def guard_computed_indices(ctx, values: Sequence, n: D.Dim) -> None:

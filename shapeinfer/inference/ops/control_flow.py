@@ -96,7 +96,7 @@ _COMPARISONS = {
     "Less": lambda a, b: D.sub(b, a),
     "GreaterOrEqual": lambda a, b: D.add(D.sub(a, b), 1),
     "LessOrEqual": lambda a, b: D.add(D.sub(b, a), 1),
-    "Equal": lambda a, b: D.sub(1, D.dmax(D.sub(a, b), D.sub(b, a))),
+    "Equal": lambda a, b: D.sub(1, D.absolute(D.sub(a, b))),
 }
 
 

@@ -388,7 +388,7 @@ def _equal_unless_empty(ctx, s: Sequence, shape: Sequence, axis: int, ref: Seque
         w = D.sub(s[i], shape[i])
         if i == axis or w == 0:
             continue
-        alternatives = zeros if type(w) is int else [*zeros, D.dmax(w, D.neg(w))]
+        alternatives = zeros if type(w) is int else [*zeros, D.absolute(w)]
         if any(ctx.symbols.has_fresh(a) for a in alternatives):
             continue  # a size inference does not know: no condition on the inputs to say
         if alternatives:

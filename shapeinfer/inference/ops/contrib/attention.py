@@ -319,7 +319,7 @@ def _guard_lengths(ctx, b: D.Dim, s: D.Dim, past: D.Dim, total: D.Dim, sliding: 
     grows = D.sub(total, D.add(past, s))
     if not sliding:
         ctx.assume("bound", s, total, report=True)
-        ctx.assume("bound", D.dmin(D.dmax(grows, D.neg(grows)), D.sub(total, past)), 0, report=True)
+        ctx.assume("bound", D.dmin(D.absolute(grows), D.sub(total, past)), 0, report=True)
     ctx.assume("bound", D.dmin(D.sub(b, 1), D.sub(s, 1), D.sub(total, s)), 0, report=True)
 
 
