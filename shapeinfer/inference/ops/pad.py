@@ -53,7 +53,8 @@ def pad_dims(ctx, shape: tuple, pads: list | None, axes: list[int] | None, mode:
             raise InferenceError(codes.PAD_INVALID, f"Pad gives a negative dim {d} on axis {a}")
         others = [x for j, x in enumerate(left) if j != a]
         if mode == "constant" or not any(x is None or x == 0 for x in others):
-            empty = [x for x in others if not ctx.symbols.prove_le(1, x)]  # axes that may leave 0
+            # axes that may leave 0 (constant mode reads none of them; an unknown one is None)
+            empty = [x for x in others if x is not None and not ctx.symbols.prove_le(1, x)]
             _guard_pads(ctx, left[a], b, e, d, a, mode, empty, shape[a])
         out[a] = d
     return tuple(out)
