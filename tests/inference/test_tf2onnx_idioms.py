@@ -68,3 +68,35 @@ def test_a_constant_pad_with_one_axis_padded_by_a_value_read_at_run_time_keeps_i
     y = r.facts["y"].shape
     assert y[0] == D.sym("batch") and y[2] == D.add(D.sym("width"), 1) and y[3] == 3
     assert not any(d.code == "E001" for d in r.diagnostics), r.diagnostics
+
+
+def _strided_slice_end(logic: str, constant: list[bool]) -> onnx.ModelProto:
+    """tf2onnx's ``x[:, :n]``: ``ends = Where(L(Equal(n, 1e9), c), -1e9, n)``, ``L`` And or
+    Or, ``c`` a constant (tf2onnx's ``Less(step, 0)``, False for a positive step); ``n`` is the
+    input's height."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"]),
+        h.make_node("Slice", ["s", "one", "two"], ["n"]),
+        h.make_node("Equal", ["n", "big"], ["eq"]),
+        h.make_node(logic, ["eq", "c"], ["cond"]),
+        h.make_node("Where", ["cond", "nbig", "n"], ["ends"]),
+        h.make_node("Slice", ["x", "zero", "ends", "one", "one"], ["y"]),
+    ]
+    inits = [_ints("one", [1]), _ints("two", [2]), _ints("big", [10**9]), _ints("nbig", [-(10**9)])]
+    inits += [_ints("zero", [0]), nh.from_array(np.array(constant, bool), "c")]
+    return _model(nodes, inits, ["batch", "height", 8])
+
+
+def test_and_with_a_false_operand_is_false_whatever_the_other_and_the_slice_keeps_its_end():
+    r = _agrees_with_onnxruntime(_strided_slice_end("And", [False]), ["batch", "height"])
+    assert r.facts["cond"].value == (0,)
+    assert r.facts["y"].shape == (D.sym("batch"), D.sym("height"), 8)
+
+
+def test_or_with_a_false_operand_is_the_other_operand_and_with_true_is_true():
+    r = _agrees_with_onnxruntime(_strided_slice_end("Or", [False]), ["batch", "height"])
+    assert r.facts["cond"].value == r.facts["eq"].value  # (unknown: height may be 1e9)
+    r = _agrees_with_onnxruntime(_strided_slice_end("Or", [True]), ["batch", "height"])
+    assert r.facts["cond"].value == (1,)
+    height = D.sym("height")
+    assert r.facts["y"].shape == (D.sym("batch"), D.dmax(D.sub(height, 10**9), 0), 8)  # (ends -1e9)

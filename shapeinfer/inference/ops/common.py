@@ -242,8 +242,11 @@ def unravel_index(k: int, shape) -> list[int]:
     return idx[::-1]
 
 
-def broadcast_values(fn: Callable, facts: Sequence[Fact], shape: tuple | None) -> tuple | None:
-    """Elementwise ``fn`` over broadcast values (None where any operand element is unknown)."""
+def broadcast_values(
+    fn: Callable, facts: Sequence[Fact], shape: tuple | None, *, unknown_elements: bool = False
+) -> tuple | None:
+    """Elementwise ``fn`` over broadcast values (None where any operand element is unknown,
+    unless ``unknown_elements``: then ``fn`` gets None for them and decides)."""
     if shape is None or not all(type(d) is int for d in shape):
         return None
     n = 1
@@ -271,7 +274,7 @@ def broadcast_values(fn: Callable, facts: Sequence[Fact], shape: tuple | None) -
             off = rank - len(fs)
             sub = [0 if fs[j] == 1 else idx[off + j] for j in range(len(fs))]
             args.append(f.value[flat_index(sub, fs)])
-        if any(a is None for a in args):
+        if not unknown_elements and any(a is None for a in args):
             out.append(None)
             continue
         try:

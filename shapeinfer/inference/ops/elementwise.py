@@ -134,6 +134,23 @@ def _pow(a, b):
     return None
 
 
+def _logic(a, b, absorbing: int):
+    """And (``absorbing`` 0) or Or (1) of two booleans, each 0, 1, a 0/1-valued expression or
+    None (unknown): ``absorbing`` wherever one side is it, whatever the other (tf2onnx's
+    ``And(Equal(end, 1e9), Less(step, 0))`` with a positive step is False for any end); the
+    other side where one is the identity."""
+    if _is_num(a) and _is_num(b):
+        return int(bool(a) and bool(b)) if absorbing == 0 else int(bool(a) or bool(b))
+    for x, y in ((a, b), (b, a)):
+        if _is_num(x):
+            return absorbing if int(bool(x)) == absorbing else y
+    return None
+
+
+#: The ops whose value is known where only one operand's element is (see :func:`_logic`).
+_ABSORBING = {"And", "Or"}
+
+
 def _cmp(test):
     def f(a, b):
         if _is_num(a) and _is_num(b):
@@ -160,8 +177,8 @@ _BINARY = {
     "Mul": lambda a, b: a * b,
     "Pow": _pow,
     "BitShift": None,
-    "And": lambda a, b: int(bool(a) and bool(b)) if _is_num(a) and _is_num(b) else None,
-    "Or": lambda a, b: int(bool(a) or bool(b)) if _is_num(a) and _is_num(b) else None,
+    "And": lambda a, b: _logic(a, b, absorbing=0),
+    "Or": lambda a, b: _logic(a, b, absorbing=1),
     "Xor": lambda a, b: int(bool(a) != bool(b)) if _is_num(a) and _is_num(b) else None,
     **{op: _cmp(test) for op, test in _TESTS.items()},
     "BitwiseAnd": None,
@@ -193,12 +210,16 @@ def _symbolic_safe(fn):
     return f
 
 
-def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
+def _nary(ctx, ins: list, fn, out_dtype: int, unknown_elements: bool = False) -> list:
+    """``unknown_elements``: ``fn`` also gets the elements that are not known (None), an
+    operand whose value is unknown as a whole taken as one of such elements each."""
     facts = [f for f in ins if f is not None]
     shape = broadcast_shapes(ctx, [f.shape for f in facts])
     value = None
+    if unknown_elements and any(f.value is not None for f in facts):
+        facts = [f if f.value is not None else _unknown_elements(f) for f in facts]
     if fn is not None and all(f.value is not None and _value_dtype_ok(f) for f in facts):
-        value = broadcast_values(_symbolic_safe(fn), facts, shape)
+        value = broadcast_values(_symbolic_safe(fn), facts, shape, unknown_elements=unknown_elements)
         if value is not None and out_dtype == TensorProto.INT64:
             bad = next((v for v in value if type(v) is int and not -(2**63) <= v < 2**63), None)
             if bad is not None:  # onnxruntime wraps; in shape arithmetic that is always a bug
@@ -211,6 +232,16 @@ def _nary(ctx, ins: list, fn, out_dtype: int) -> list:
             if out_dtype in FLOAT_TYPES:
                 value = exact_in_float(ctx, value, out_dtype)
     return [tensor(out_dtype, shape, value)]
+
+
+def _unknown_elements(f: Fact) -> Fact:
+    """``f`` with a value of unknown elements where its shape is static and small (else as it is)."""
+    if f.shape is None or not all(type(d) is int for d in f.shape):
+        return f
+    n = 1
+    for d in f.shape:
+        n *= d
+    return f if n > MAX_VALUE_ELEMENTS else tensor(f.dtype, f.shape, (None,) * n)
 
 
 @functools.cache
@@ -300,7 +331,8 @@ def _binary_rule(op: str):
 
     def rule(ctx, ins: list) -> list:
         dtype = BOOL if op in _COMPARISONS else (ins[0].dtype if ins[0] is not None else 0)
-        return _nary(ctx, ins, _two_valued_cmp_in(ctx, _TESTS[op]) if op in _TESTS else fn, dtype)
+        fn_ = _two_valued_cmp_in(ctx, _TESTS[op]) if op in _TESTS else fn
+        return _nary(ctx, ins, fn_, dtype, unknown_elements=op in _ABSORBING)
 
     rule.__doc__ = f"{op}: broadcast dims; values computed elementwise."
     return rule
