@@ -238,3 +238,30 @@ def test_onnx_aborting_on_a_model_does_not_take_inference_down(tmp_path):
     assert subprocess.run([sys.executable, "-c", code, str(src)], capture_output=True).returncode < 0  # it aborts
     res = shapeinfer.infer(m)
     assert any(d.code == "G006" for d in res.diagnostics)
+
+
+def test_a_declared_number_is_not_taken_for_a_broadcast_of_an_input_dim_and_an_unknown():
+    """``y = r + x`` with ``x: [batch, 4, height, width]`` and ``r`` a Resize by float scales
+    inference cannot follow: y's spatial dims are height and width wherever they are at least 2
+    (the unknown side broadcasts), the unknown side's at 1. The graph output declares
+    ``[batch, 4, 48, 40]`` (a static export's claim): taking 48 for that dim would say y is 48
+    high at every height, and onnxruntime gives 96 at a height of 96. A broadcast result is one
+    of its two sides (a join), which a declaration never replaces."""
+    scales = [("s1", [1, 1, 0.6666666865348816, 1.125]), ("s2", [1, 1, 1.5, 0.8888888955116272])]
+    g = helper.make_graph(
+        [
+            helper.make_node("Resize", ["x", "", "s1"], ["r1"], mode="linear"),
+            helper.make_node("Resize", ["r1", "", "s2"], ["r2"], mode="linear"),
+            helper.make_node("Add", ["r2", "x"], ["y"]),
+        ],
+        "g",
+        [vi("x", F, ["batch", 4, "height", "width"])],
+        [vi("y", F, ["batch", 4, 48, 40])],
+        [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in scales],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for hw in [(48, 40), (96, 80), (24, 32)]:
+        assert sess.run(None, {"x": np.zeros((1, 4, *hw), np.float32)})[0].shape == (1, 4, *hw)
+    y = shapeinfer.infer(m).facts["y"].shape
+    assert y[:2] == (D.sym("batch"), 4) and 48 not in y and 40 not in y

@@ -55,7 +55,7 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
             # the known side may be 1, where the result is the unknown one's size
             lows = (ctx.symbols.interval(known)[0], ctx.symbols.interval(unknown)[0])
             if any(lo is None or lo < 1 for lo in lows):
-                return ctx.fresh()
+                return ctx.symbols.join((a, b))  # one of the two sizes, not a size of its own
             ctx.assume("mutual_broadcast", a, b)
             return D.dmax(a, b)
         # the unknown side is assumed to be 1 or the known one: a guard, said as G012
@@ -87,7 +87,7 @@ def broadcast_dim(ctx, a: D.Dim, b: D.Dim) -> D.Dim:
         # the sides still broadcast (x[0::2] + x[1::2] runs at h = 1 and where h is even)
         if not fa:
             ctx.assume("mutual_broadcast", a, b, report=True)
-        return ctx.fresh()
+        return ctx.symbols.join((a, b))
     ctx.diag(
         "warning",
         codes.ASSUMED_DIM_EQUALITY,
