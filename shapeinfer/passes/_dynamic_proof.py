@@ -18,6 +18,15 @@ from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.intervals import holds_le
 
+#: ops with explicit ``pads`` over the spatial axes of input 0
+_PADDED = {"Conv", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool", "ConvTranspose"}
+
+
+def _auto_pad(node: onnx.NodeProto) -> bool:
+    """Whether the node pads by ``auto_pad`` (the runtime computes the pads at every size)."""
+    mode = next((a.s for a in node.attribute if a.name == "auto_pad"), b"NOTSET")
+    return mode not in (b"NOTSET", b"")
+
 
 class Proof:
     """The proof and the outputs' dims, over the repair loop's state (``graph``, ``model``,
@@ -66,13 +75,62 @@ class Proof:
                 cond = node.input[0]
                 if cond in self._size_derived():
                     refusals.append(Refusal(nname, "a branch taken on a value that follows the size"))
+            elif node.op_type in _PADDED and not _auto_pad(node):
+                refusals += self._padded_for_the_old_size(node, nname)
         for o in self.graph.output:
             if self.result.facts.get(o.name) is None or self.result.facts[o.name].shape is None:
                 refusals.append(Refusal(o.name, "output rank unknown after the rewrite: nothing proved"))
+            else:
+                refusals += self._axes_that_took_the_size(o)
         if refusals:
             raise MakeDynamicError(refusals)
         self._write_outputs()
         self._refresh_declared()
+
+    def _padded_for_the_old_size(self, node: onnx.NodeProto, nname: str) -> list[Refusal]:
+        """A Conv's or pool's explicit pads that differ at the two ends of an axis that follows
+        the size: the signature of 'same' padding computed for the old size (tf2onnx writes
+        ``[0, 1]`` for a stride of 2 at an even size). Kept, they pad other sizes otherwise than
+        'same' would (another output size at an odd one, shifted values), and nothing in the
+        model says which was meant."""
+        pads = next((list(a.ints) for a in node.attribute if a.name == "pads"), None)
+        ds = self._shape(node.input[0]) if node.input else None
+        if not pads or ds is None or len(pads) % 2:
+            return []
+        n = len(pads) // 2
+        out = []
+        for i in range(n):
+            if 2 + i < len(ds) and self._dim_new(ds[2 + i]) and pads[i] != pads[i + n]:
+                out.append(
+                    Refusal(
+                        nname,
+                        f"pads ({pads[i]}, {pads[i + n]}) of axis {2 + i} ({D.format(ds[2 + i])}) differ: "
+                        "computed for the old size ('same' padding?); export with dynamic axes",
+                    )
+                )
+        return out
+
+    def _axes_that_took_the_size(self, o: onnx.ValueInfoProto) -> list[Refusal]:
+        """A graph output axis the input declared as one of the inputs' own symbols (``batch``)
+        that now follows a new symbol too: the new size went into an axis that did not hold it
+        (a ``Reshape(x, [-1, C, 1, 1])`` of a map that was 1x1 at the old size moves the map's
+        positions into the batch: one image gives several rows)."""
+        f = self.result.facts[o.name]
+        dims = o.type.tensor_type.shape.dim
+        if len(dims) != len(f.shape):
+            return []
+        own = {d.dim_param for vi in self.graph.input for d in vi.type.tensor_type.shape.dim} - self.new
+        out = []
+        for k, (d, e) in enumerate(zip(dims, f.shape, strict=True)):
+            if d.dim_param and d.dim_param in own and e != D.sym(d.dim_param) and self._dim_new(e):
+                out.append(
+                    Refusal(
+                        o.name,
+                        f"axis {k} was {d.dim_param}; made dynamic it is {D.format(e)}: "
+                        "the new size went into an axis that did not hold it",
+                    )
+                )
+        return out
 
     def _data_derived(self) -> set[str]:
         """Tensors computed from graph input data (not only from shapes and constants)."""
@@ -181,7 +239,7 @@ class Proof:
                 if len(tt.shape.dim) != len(f.shape):
                     continue
                 for d, e in zip(tt.shape.dim, f.shape, strict=True):
-                    if d.HasField("dim_value") and self._dim_new(e):
+                    if d.HasField("dim_value") and (self._dim_new(e) or self._open(e)):
                         d.Clear()
                         if all(s in self.new for s in D.symbols(e)):
                             d.dim_param = D.format(e)
@@ -199,3 +257,10 @@ class Proof:
                 if self._dim_new(e) and all(s in self.new for s in D.symbols(e)):
                     d.Clear()
                     d.dim_param = D.format(e)
+                elif d.HasField("dim_value") and self._open(e):
+                    d.Clear()  # a size of the old run inference does not prove: unknown
+
+    def _open(self, e: D.Dim) -> bool:
+        """Whether dim ``e`` holds a size inference does not know (a fresh symbol): a number
+        declared there at the old size is not proved at the new ones."""
+        return type(e) is not int and not D.symbols(e) <= self.result.input_symbols

@@ -69,6 +69,7 @@ import onnx
 
 from shapeinfer.base.text import text
 from shapeinfer.inference.engine import infer
+from shapeinfer.inference.policy import PASSES_POLICY
 from shapeinfer.passes._dynamic_proof import Proof
 from shapeinfer.passes._dynamic_shapes import MakeDynamicError, Refusal, Refused, ShapeBuilder
 from shapeinfer.symbolic import dims as D
@@ -162,7 +163,8 @@ class _Rewriter(ShapeBuilder, Proof):
         last_key = None
         for _ in range(_MAX_ROUNDS):
             self.flush()
-            result = infer(self.model, base_dir=self.base_dir)
+            # the declarations were written at the old sizes: claims to check, never facts
+            result = infer(self.model, base_dir=self.base_dir, policy=PASSES_POLICY)
             self.result = result
             self.producers = {o: n for n in self.graph.node for o in n.output}
             # guards name a node by its name, else "<op_type> #<index>" (NodeContext.label)
@@ -198,7 +200,7 @@ class _Rewriter(ShapeBuilder, Proof):
         del part.graph.node[upto:]
         del part.graph.output[:]
         del part.graph.value_info[:]
-        return infer(part, base_dir=self.base_dir).facts
+        return infer(part, base_dir=self.base_dir, policy=PASSES_POLICY).facts
 
     def _first_guard(self, result):
         """(node index, node, expression) of the first guard that ties a new symbol to its old size."""

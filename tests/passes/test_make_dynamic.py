@@ -530,3 +530,71 @@ def test_a_loop_bodys_outputs_keep_their_types():
         feeds = {"x": np.ones((2, 3), np.float32), "n": np.array(trips, np.int64)}
         np.testing.assert_array_equal(before.run(None, feeds)[0], after.run(None, feeds)[0])
         assert after.run(None, feeds)[0].shape == (trips, 2, 3)
+
+
+def _static(nodes, x_dims, y_dims, inits=()) -> onnx.ModelProto:
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_dims)],
+        list(inits),
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_an_output_dim_inference_cannot_prove_is_written_open_not_as_the_old_size():
+    """``y = x[:, :, 1:2] + x``: y is n high at every n but 1 (0 there, the slice is empty);
+    inference leaves it open (the slice may be empty), and the export's ``13`` must not stay
+    declared: onnxruntime gives 5 at n = 5."""
+    starts = [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in (("s", [1]), ("e", [2]), ("a", [2]))]
+    m = _static(
+        [helper.make_node("Slice", ["x", "s", "e", "a"], ["t"]), helper.make_node("Add", ["t", "x"], ["y"])],
+        [1, 8, 13, 4],
+        [1, 8, 13, 4],
+        starts,
+    )
+    out = shapeinfer.make_dynamic(m, dims={"x": {2: "n"}})
+    declared = [d.dim_value or d.dim_param or None for d in out.graph.output[0].type.tensor_type.shape.dim]
+    assert declared == [1, 8, None, 4]
+    sess = _session(out)
+    for n in (1, 2, 5, 13):
+        assert sess.run(None, {"x": np.ones((1, 8, n, 4), np.float32)})[0].shape == (1, 8, 0 if n == 1 else n, 4)
+
+
+def test_a_reshape_that_moves_the_new_size_into_the_batch_is_refused():
+    """tf2onnx writes the NHWC-to-NCHW Transpose of a 1x1 map as ``Reshape(x, [-1, C, 1, 1])``:
+    made dynamic, the map's positions go into the batch axis (one 16x16 image gives 4 rows)."""
+    pool = dict(kernel_shape=[2, 2], strides=[2, 2])
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["xc"], perm=[0, 3, 1, 2]),
+        helper.make_node("MaxPool", ["xc"], ["p1"], **pool),
+        helper.make_node("MaxPool", ["p1"], ["p2"], **pool),
+        helper.make_node("MaxPool", ["p2"], ["p3"], **pool),
+        helper.make_node("Transpose", ["p3"], ["pl"], perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["pl", "shp"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["y"]),
+    ]
+    m = _static(nodes, ["batch", 8, 8, 3], ["batch", 3], [numpy_helper.from_array(np.array([-1, 3, 1, 1]), "shp")])
+    with pytest.raises(MakeDynamicError) as e:
+        shapeinfer.make_dynamic(m, dims={"x": {1: "height", 2: "width"}})
+    assert any(r.node == "y" and "axis 0 was batch" in r.why for r in e.value.refusals), e.value.refusals
+
+
+@pytest.mark.parametrize("pads, refused", [([0, 0, 1, 1], True), ([1, 1, 1, 1], False)], ids=["same", "one"])
+def test_pads_that_differ_at_the_two_ends_of_a_new_axis_are_refused(pads, refused):
+    """tf2onnx writes a Keras ``padding='same'`` stride-2 Conv of a static export as pads
+    computed for its size ((0, 1) at an even one); kept, they pad an odd size otherwise than
+    'same' (9x9 gives 4x4, 'same' 5x5). Pads that are the same at both ends (a plain padding
+    of 1) pad every size alike and are kept."""
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=pads)
+    m = _static([conv], [1, 3, 8, 8], [1, 4, 4, 4], [w])
+    if refused:
+        with pytest.raises(MakeDynamicError) as e:
+            shapeinfer.make_dynamic(m, dims={"x": {2: "height", 3: "width"}})
+        assert all("pads (0, 1)" in r.why for r in e.value.refusals) and len(e.value.refusals) == 2
+        return
+    out = shapeinfer.make_dynamic(m, dims={"x": {2: "height", 3: "width"}})
+    assert _session(out).run(None, {"x": np.ones((1, 3, 9, 7), np.float32)})[0].shape == (1, 4, 5, 4)
