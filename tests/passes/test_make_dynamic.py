@@ -598,3 +598,50 @@ def test_pads_that_differ_at_the_two_ends_of_a_new_axis_are_refused(pads, refuse
         return
     out = shapeinfer.make_dynamic(m, dims={"x": {2: "height", 3: "width"}})
     assert _session(out).run(None, {"x": np.ones((1, 3, 9, 7), np.float32)})[0].shape == (1, 4, 5, 4)
+
+
+def test_an_if_branch_output_of_two_sizes_is_written_open_and_runs_at_every_size():
+    """``t = If(n == 1){x[:, :, 0:1]} else {x}`` inside the taken branch of an outer If whose
+    output types say ``[1, 4, 2]``: made dynamic, t is 1 or n, which inference keeps open; the
+    old ``2`` left on the branch's output made onnxruntime (optimizations off) refuse every n
+    but 2, where the static input runs (the option sweep's MD2)."""
+    f = TensorProto.FLOAT
+
+    def vi(n, s=(1, 4, 2)):
+        return helper.make_tensor_value_info(n, f, list(s))
+
+    inner = helper.make_node(
+        "If",
+        ["c"],
+        ["t"],
+        then_branch=helper.make_graph(
+            [helper.make_node("Slice", ["x", "s0", "s1", "i2"], ["a"])], "it", [], [vi("a", (1, 4, 1))]
+        ),
+        else_branch=helper.make_graph([helper.make_node("Identity", ["x"], ["b"])], "ie", [], [vi("b")]),
+    )
+    then_nodes = [
+        helper.make_node("Shape", ["x"], ["sh"]),
+        helper.make_node("Gather", ["sh", "i2"], ["d"], axis=0),
+        helper.make_node("Equal", ["d", "one"], ["eq"]),
+        helper.make_node("Squeeze", ["eq", "z"], ["c"]),
+        inner,
+    ]
+    outer = helper.make_node(
+        "If",
+        ["c1"],
+        ["y"],
+        then_branch=helper.make_graph(then_nodes, "ot", [], [vi("t")]),
+        else_branch=helper.make_graph([helper.make_node("Identity", ["x"], ["ye"])], "oe", [], [vi("ye")]),
+    )
+    ints = {"i2": [2], "one": [1], "z": [0], "s0": [0], "s1": [1]}
+    inits = [numpy_helper.from_array(np.array(True), "c1")]
+    inits += [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
+    g = helper.make_graph([outer], "g", [vi("x")], [vi("y")], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    out = shapeinfer.make_dynamic(m, dims={"x": {2: "n"}})
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(out.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    for n in (1, 2, 3, 5):
+        x = np.random.default_rng(n).standard_normal((1, 4, n)).astype(np.float32)
+        np.testing.assert_array_equal(sess.run(None, {"x": x})[0], x[:, :, :1] if n == 1 else x)
