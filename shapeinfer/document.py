@@ -73,7 +73,7 @@ from shapeinfer.inference.engine import Result, binding_contradictions
 from shapeinfer.inference.engine import infer as _infer
 from shapeinfer.inference.policy import InferencePolicy
 from shapeinfer.io.annotate import annotate, annotate_for_writing, subgraphs_annotated
-from shapeinfer.io.external import data_files
+from shapeinfer.io.external import data_files, has_small_external_initializer
 from shapeinfer.io.modelsource import ModelLike, in_memory, model_dir, read_if_path
 from shapeinfer.io.onnxio import LoadedModel, dim_from_proto, loaded_from_bytes
 from shapeinfer.io.source import Source
@@ -565,7 +565,9 @@ def _may_not_load(result: Result) -> bool:
     written where the engine found an op that fails if it runs, reported (an error diagnostic)
     or not (in an If branch not taken or a Loop body that never runs at those sizes); a Concat
     input that may be empty where its other dims may differ from the other inputs' (its type
-    is not written, :attr:`Result.unwritten`; what else is may still tell onnx's inference).
+    is not written, :attr:`Result.unwritten`; what else is may still tell onnx's inference); a
+    small initializer stored as external data (onnxruntime's loader cannot read its value, and
+    fails a node whose inference needs it once the types written let it reach that node).
     Otherwise the types written are the ones onnxruntime's own inference would reach or leave
     open, and nothing is checked (nor paid for)."""
     ranges = result.dim_ranges
@@ -575,7 +577,9 @@ def _may_not_load(result: Result) -> bool:
         return True
     if result.dead_with_errors or result.unwritten:
         return True
-    return any(d.severity == "error" for d in result.diagnostics)
+    if any(d.severity == "error" for d in result.diagnostics):
+        return True
+    return has_small_external_initializer(result.model.graph)
 
 
 def _shape_binding(

@@ -75,6 +75,25 @@ class ExternalDataInvalid(ExternalDataError):
 TENSOR_ATTRIBUTE_OPS = frozenset({"Constant", "ConstantOfShape", "If", "Loop", "Scan", "SequenceMap"})
 
 
+#: An initializer of at most this many elements stored as external data is a "small constant"
+#: (:func:`has_small_external_initializer`); onnx's save keeps tensors under 1 KiB inline.
+SMALL_CONSTANT_ELEMENTS = 1024
+
+
+def has_small_external_initializer(graph: onnx.GraphProto) -> bool:
+    """Whether ``graph`` stores a small initializer (a shape, axes, scales) as external data:
+    onnxruntime's loader cannot read such a value where its inference needs it (``Cannot parse
+    data from external tensors``), which the types an annotation writes can make it need."""
+    for t in graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            n = 1
+            for d in t.dims:
+                n *= d
+            if n <= SMALL_CONSTANT_ELEMENTS:
+                return True
+    return False
+
+
 def iter_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
     """Every TensorProto a model stores: initializers and tensor attributes of its graph, its
     functions and its ``training_info`` graphs, subgraphs included (tensor attributes of the

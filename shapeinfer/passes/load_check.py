@@ -223,6 +223,7 @@ def _strict(model: onnx.ModelProto, data_prop: bool | None, check_type: bool) ->
         data_prop = data_prop and not _long_constant_range(model)
 
     def run() -> tuple[bool, str | None]:
+        added = _outer_constants_inlined(model.graph, {})  # (in place, taken back below)
         try:
             onnx.shape_inference.infer_shapes(model, check_type=check_type, strict_mode=True, data_prop=data_prop)
         except MemoryError:
@@ -231,9 +232,55 @@ def _strict(model: onnx.ModelProto, data_prop: bool | None, check_type: bool) ->
             text = "\n".join(line.strip() for line in str(e).splitlines() if line.strip())
             text = text or type(e).__name__
             return "bad_alloc" not in text, text
+        finally:
+            for g, n in added:
+                del g.initializer[len(g.initializer) - n :]
         return True, None
 
     return isolated.run(run, "onnx's inference", model.ByteSize())
+
+
+#: the largest initializer (elements) :func:`_outer_constants_inlined` copies into a subgraph
+MAX_INLINED_ELEMENTS = 4096
+
+
+def _outer_constants_inlined(g: GraphProto, outer: dict[str, onnx.TensorProto]) -> list[tuple[GraphProto, int]]:
+    """Copy into each subgraph below ``g`` the small initializers of its enclosing graphs
+    (``outer``, then ``g``'s own) that it reads, where it defines no value of that name:
+    onnxruntime's loader reads an outer-scope initializer's value when it infers a subgraph (an
+    Expand to ``[2]`` in an If branch that is not taken fails its load where the operand is typed
+    ``[8]``); onnx's inference reads only a graph's own. Returns ``(graph, count)`` for each
+    graph given copies (appended last: the caller deletes them)."""
+    scope = dict(outer)
+    for t in g.initializer:
+        if not t.data_location and math.prod(t.dims) <= MAX_INLINED_ELEMENTS:
+            scope[t.name] = t
+        else:
+            scope.pop(t.name, None)
+    added: list[tuple[GraphProto, int]] = []
+    if not scope:
+        return added
+    for node in g.node:
+        for _, sg in subgraph_attrs(node):
+            own = {i.name for i in sg.input} | {t.name for t in sg.initializer}
+            own.update(o for n in sg.node for o in n.output)
+            wanted = sorted((_reads(sg) & scope.keys()) - own)
+            if wanted:
+                sg.initializer.extend(scope[k] for k in wanted)
+                added.append((sg, len(wanted)))
+            inner = {k: v for k, v in scope.items() if k not in own}
+            added += _outer_constants_inlined(sg, inner)
+    return added
+
+
+def _reads(g: GraphProto) -> set[str]:
+    """The names ``g``'s nodes read, those of the subgraphs below them included."""
+    out: set[str] = set()
+    for n in g.node:
+        out.update(n.input)
+        for _, sg in subgraph_attrs(n):
+            out |= _reads(sg)
+    return out
 
 
 def _clear_subgraph_types(g: GraphProto, top: bool, stacked_from: int | None = None) -> None:

@@ -26,6 +26,7 @@ from shapeinfer.inference.bindings import BIND, Unsatisfiable, check_bind_values
 from shapeinfer.inference.engine import contradicted_by, infer
 from shapeinfer.inference.policy import DEFAULT_POLICY
 from shapeinfer.io.edit import read_for_editing
+from shapeinfer.io.external import has_small_external_initializer
 from shapeinfer.io.modelsource import ModelLike
 from shapeinfer.io.source import Source
 from shapeinfer.ir.queries import default_opset
@@ -175,7 +176,12 @@ def _optimize(
         found = first.diagnostics
         # what the input may not load with (found errors, written only with --force; errors in
         # a part that does not run; a Concat input left untyped) is checked in the output
-        if first.dead_with_errors or first.unwritten or any(d.severity == "error" for d in first.diagnostics):
+        if (
+            first.dead_with_errors
+            or first.unwritten
+            or any(d.severity == "error" for d in first.diagnostics)
+            or has_small_external_initializer(m.graph)  # (onnxruntime's loader cannot read it)
+        ):
             progress.update("checking the input")
             baseline = LoadBaseline.of(m, base_dir)
         del first

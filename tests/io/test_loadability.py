@@ -20,7 +20,7 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from support.common import MODEL_NAMES, ROOT, model_path
+from support.common import MODEL_NAMES, ROOT, model_path, run_cli
 
 import shapeinfer
 from shapeinfer import optimize
@@ -372,3 +372,82 @@ def test_example_with_a_declared_zero_dim_outputs_load():
             if d.dim_param == "batch":
                 d.dim_value = 0
     assert_loadable(model, _feeds(model))
+
+
+# ------------------------------------------------- what onnxruntime's loader reads that onnx's does not
+
+
+def _ort_both_levels(path: str, feeds: dict) -> list[list[np.ndarray]]:
+    """The outputs with onnxruntime's optimizations off and all on (raises if it fails)."""
+    return [ort_oracle.session(path, optimize=o).run(None, feeds) for o in (False, True)]
+
+
+def test_a_bound_write_keeps_a_branch_not_taken_loadable(tmp_path):
+    """``c = ConstantOfShape(Shape(x)[1])``, ``y = If(sum(Shape(x)) > 80){Expand(c, [2])}
+    else {c}``: at n = 8 the then-branch is not taken and would fail. Written under ``--bind
+    n=8``, ``c: [8]`` let onnxruntime's loader infer that branch with the outer ``[2]``'s value
+    (onnx's inference reads no outer-scope initializer, so the load check passed it) and refuse
+    the model, which loads and runs as read."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["sh"]),
+        h.make_node("Gather", ["sh", "i1"], ["d"], axis=0),
+        h.make_node("ConstantOfShape", ["d"], ["c"], value=h.make_tensor("v", F, [1], [1.0])),
+        h.make_node("ReduceSum", ["sh", "zero"], ["s"], keepdims=0),
+        h.make_node("Greater", ["s", "k80"], ["cond"]),
+        h.make_node(
+            "If",
+            ["cond"],
+            ["y"],
+            then_branch=h.make_graph(
+                [h.make_node("Expand", ["c", "two"], ["yt"])], "t", [], [h.make_tensor_value_info("yt", F, None)]
+            ),
+            else_branch=h.make_graph(
+                [h.make_node("Identity", ["c"], ["ye"])], "e", [], [h.make_tensor_value_info("ye", F, None)]
+            ),
+        ),
+    ]
+    ints = {"i1": [1], "zero": [0], "k80": 80, "two": [2]}
+    inits = [onnx.numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
+    g = h.make_graph(
+        nodes, "g", [h.make_tensor_value_info("x", F, [1, "n"])], [h.make_tensor_value_info("y", F, None)], inits
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    src, out = str(tmp_path / "m.onnx"), str(tmp_path / "w.onnx")
+    onnx.save(m, src)
+    feeds = {"x": np.ones((1, 8), np.float32)}
+    want = _ort_both_levels(src, feeds)
+    r = run_cli(src, "--bind", "n=8", "-o", out)
+    assert r.returncode == 0, r.stderr
+    for a, b in zip(want, _ort_both_levels(out, feeds), strict=True):
+        np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_small_constants_stored_as_external_data_stay_loadable(tmp_path):
+    """Every initializer of this model (a Loop whose body reshapes a constant by sizes computed
+    from x, then Squeeze and Pad by constant axes and pads) is in its external data file.
+    onnxruntime's loader cannot read an external value where its inference needs one ("Cannot
+    parse data from external tensors"): the input loads because nothing reaches the Squeeze's
+    axes with a known shape, and the types ``-o`` wrote let it reach them. Now the write is
+    checked as its loader would read it; ``optimize`` refuses what it cannot make loadable."""
+    import shutil
+
+    for f in ("small_external_constants.onnx", "small_external_constants.data"):
+        shutil.copy(ROOT / "tests" / "models" / "io" / f, tmp_path / f)
+    src = str(tmp_path / "small_external_constants.onnx")
+    for n in (1, 3):
+        feeds = {"x": np.random.default_rng(n).standard_normal((1, 64, n)).astype(np.float32)}
+        want = _ort_both_levels(src, feeds)
+        out = str(tmp_path / f"w{n}" / "w.onnx")
+        (tmp_path / f"w{n}").mkdir()
+        r = run_cli(src, "-o", out)
+        assert r.returncode == 0, r.stderr
+        for a, b in zip(want, _ort_both_levels(out, feeds), strict=True):
+            np.testing.assert_array_equal(a[0], b[0])
+    (tmp_path / "opt").mkdir()
+    out = str(tmp_path / "opt" / "w.onnx")
+    r = run_cli("optimize", src, "-o", out)
+    if r.returncode == 0:
+        _ort_both_levels(out, feeds)
+    else:
+        assert "Traceback" not in r.stderr and "nothing written" in r.stderr
+        assert not (tmp_path / "opt" / "w.onnx").exists()
