@@ -77,6 +77,13 @@ class Proof:
                     refusals.append(Refusal(nname, "a branch taken on a value that follows the size"))
             elif node.op_type in _PADDED and not _auto_pad(node):
                 refusals += self._padded_for_the_old_size(node, nname)
+            elif node.op_type == "Resize":
+                ds, os_ = self._shape(node.input[0]), self._shape(node.output[0])
+                if ds is not None and os_ is not None and len(ds) == len(os_):
+                    for a, (x, y) in enumerate(zip(ds, os_, strict=True)):
+                        if self._dim_new(x) and self._open(y):
+                            why = f"resizes axis {a} ({D.format(x)}) to a size not told (a size exported as a scale?)"
+                            refusals.append(Refusal(nname, why))
         for o in self.graph.output:
             if self.result.facts.get(o.name) is None or self.result.facts[o.name].shape is None:
                 refusals.append(Refusal(o.name, "output rank unknown after the rewrite: nothing proved"))

@@ -645,3 +645,19 @@ def test_an_if_branch_output_of_two_sizes_is_written_open_and_runs_at_every_size
     for n in (1, 2, 3, 5):
         x = np.random.default_rng(n).standard_normal((1, 4, n)).astype(np.float32)
         np.testing.assert_array_equal(sess.run(None, {"x": x})[0], x[:, :, :1] if n == 1 else x)
+
+
+def test_a_resize_to_a_size_exported_as_a_scale_is_refused_and_a_doubling_is_kept():
+    """Keras's ``Resizing(20, 20)`` exported at 48x40 is a Resize by scales ``[1, 1, 20/48,
+    0.5]``: made dynamic it would resize a 64-high map to 26, not 20, and inference cannot tell
+    the size. A Resize by 2 follows the size (``2*height``) and is kept."""
+    for scales, refused in (([1, 1, 20 / 48, 0.5], True), ([1, 1, 2, 2], False)):
+        s = numpy_helper.from_array(np.array(scales, np.float32), "s")
+        m = _static([helper.make_node("Resize", ["x", "", "s"], ["y"])], [1, 3, 48, 40], None, [s])
+        if refused:
+            with pytest.raises(MakeDynamicError) as e:
+                shapeinfer.make_dynamic(m, dims={"x": {2: "height", 3: "width"}})
+            assert [r.why[:22] for r in e.value.refusals] == ["resizes axis 2 (height"], e.value.refusals
+        else:
+            out = shapeinfer.make_dynamic(m, dims={"x": {2: "height", 3: "width"}})
+            assert _session(out).run(None, {"x": np.ones((1, 3, 5, 7), np.float32)})[0].shape == (1, 3, 10, 14)
