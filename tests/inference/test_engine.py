@@ -253,3 +253,29 @@ def test_a_run_leaves_no_reference_cycle():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_failed_node_is_reported_once_not_again_by_every_node_after_it():
+    """A Concat whose dims cannot match (G002) leaves its output's element type unknown; the
+    Conv after it knows its rank from the weight, and onnx's check of the Relu after that failed
+    for want of an element type: an E011 per node downstream, for the one cause."""
+    f = onnx.TensorProto.FLOAT
+    w = onnx.numpy_helper.from_array(np.ones((2, 6, 1, 1), np.float32), "w")
+    g = onnx.helper.make_graph(
+        [
+            onnx.helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+            onnx.helper.make_node("Conv", ["c", "w"], ["d"]),
+            onnx.helper.make_node("Relu", ["d"], ["e"]),
+            onnx.helper.make_node("Transpose", ["e"], ["y"], perm=[0, 2, 3, 1]),
+        ],
+        "g",
+        [
+            onnx.helper.make_tensor_value_info("a", f, [1, 3, 4, 4]),
+            onnx.helper.make_tensor_value_info("b", f, [1, 3, 5, 4]),
+        ],
+        [onnx.helper.make_tensor_value_info("y", f, None)],
+        [w],
+    )
+    m = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 17)], ir_version=8)
+    r = shapeinfer.infer(m)
+    assert [(d.code, d.op_type) for d in r.diagnostics if d.severity == "error"] == [("G002", "Concat")]
