@@ -163,10 +163,8 @@ class OnnxNodeInference:
         for name, f in zip(node.input, ins):
             if not name:
                 continue
-            if untyped(f) or (f.kind == "tensor" and not f.dtype):
-                # onnx would fail for want of this input's (element) type: no verdict on the node
-                # (where a node before it failed, its error is the one to read)
-                return
+            if untyped(f):
+                return  # onnx would fail for want of this input's type: no verdict on the node
             cached = self._validate_cache.get(f)
             if cached is None:
                 tensor = self._constant_data(f, name)

@@ -111,6 +111,9 @@ class Engine:
         self.graph_nodes: dict[str, Sequence[onnx.NodeProto]] = {}  # graph path -> its nodes
         #: Also run onnx's per-node inference on nodes a native rule handles, as a validator.
         self.validate_nodes = True
+        #: the values computed from a node found invalid (an error diagnostic), by name: onnx's
+        #: check of the nodes after it would fail for what that node's error already says
+        self.after_error: set[str] = set()
         #: onnx's per-node inference: the fallback for ops without a rule, and the validator
         self.onnx = OnnxNodeInference()
         #: completes facts from the types the graphs declare
@@ -604,6 +607,10 @@ class Engine:
         """The rule's outputs; onnx's inference when there is none or it declines. Whatever a node
         holds, this does not raise: an invalid node is an error diagnostic, a rule that fails a
         warning (E001), and the outputs are left unknown."""
+        after = self.after_error
+        downstream = bool(after) and any(i in after for i in ctx.node.input)
+        if downstream:  # (computed from an invalid node: so is what this one computes)
+            after.update(o for o in ctx.node.output if o)
         try:
             if rule is not None:
                 mark = len(self.diagnostics)
@@ -612,13 +619,19 @@ class Engine:
                 except Fallback:
                     pass
                 else:
-                    # a node the rule already found invalid is not reported twice
-                    if self.validate_nodes and not any(d.severity == "error" for d in self.diagnostics[mark:]):
+                    # a node the rule already found invalid is not reported twice, nor a node
+                    # whose inputs an invalid node computed (onnx's check fails for its reason)
+                    if (
+                        self.validate_nodes
+                        and not downstream
+                        and not any(d.severity == "error" for d in self.diagnostics[mark:])
+                    ):
                         self.onnx.validate(ctx, ins)
                     return outs
             return self.onnx.fallback(ctx, ins)
         except InferenceError as e:
             ctx.diag("error", e.code, e.message)
+            after.update(o for o in ctx.node.output if o)
         except (InferenceTimeout, ExternalDataError, KeyboardInterrupt, MemoryError):
             raise
         except Exception as e:
