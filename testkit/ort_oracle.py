@@ -192,3 +192,27 @@ def assert_same_outputs(
     want = run(model, feeds)
     diff = outputs_differ(want, run(rewritten, feeds), rtol=rtol, atol=atol)
     assert diff is None, f"outputs {diff}"
+
+
+def assert_inferred_dims_hold(model: onnx.ModelProto, grid) -> Any:
+    """``shapeinfer.infer(model)``, every tensor's inferred dims checked against onnxruntime's
+    actual shapes (all intermediates exposed, optimizations off) at each binding of ``grid`` where
+    it runs: at least one must run. Returns the inference result."""
+    import numpy as np
+
+    import shapeinfer
+    from shapeinfer.analysis.verify import compare
+
+    r = shapeinfer.infer(onnx.ModelProto.FromString(model.SerializeToString()))
+    ran = 0
+    for binding in grid:
+        try:
+            actual = run_all(model, feeds(model, binding))
+        except Exception:
+            continue
+        ran += 1
+        for name, a in actual.items():
+            reason, _, expected = compare(r.facts.get(name), a, binding)
+            assert reason is None, (binding, name, reason, expected, np.asarray(a).shape)
+    assert ran, "onnxruntime ran the model at no size of the grid"
+    return r
