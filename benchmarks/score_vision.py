@@ -170,6 +170,13 @@ def placeholder_axes(model) -> dict[str, str]:
     return out
 
 
+def sidecar_bindings(path: Path) -> list[dict] | None:
+    """The bindings ``make_vision_models.py`` writes beside a model (``MODEL.json``), or None
+    for a model added to the corpus without them."""
+    side = path.with_suffix(".json")
+    return json.loads(side.read_text())["bindings"] if side.exists() else None
+
+
 def score_corpus(a) -> None:
     import onnx
 
@@ -178,8 +185,11 @@ def score_corpus(a) -> None:
     rows, per_model = [], []
     print(f"{'model':<26} {'tool':<10} {'resolved':>8} {'res/dims':>11} {'unres':>6} {'wrong':>5} {'secs':>7}  status")
     for path in corpus_models(Path(a.corpus), a.models):
-        side = json.loads(path.with_suffix(".json").read_text())
-        peers.BINDINGS = side["bindings"]
+        bindings = sidecar_bindings(path)
+        if bindings is None:
+            print(f"{path.stem:<26} (no {path.with_suffix('.json').name} beside it: no bindings to score at)")
+            continue
+        peers.BINDINGS = bindings
         model = onnx.load(str(path))
         syms = peers.input_symbols(model)
         axis_names = placeholder_axes(model)
@@ -283,8 +293,8 @@ def written(a) -> None:
     paths = corpus_models(Path(a.corpus), a.models)
     binds = {}
     for p in paths:
-        b = json.loads(p.with_suffix(".json").read_text())["bindings"]
-        if all(k.isidentifier() for x in b for k in x):
+        b = sidecar_bindings(p)  # (none: written_check's own grid of sizes)
+        if b is not None and all(k.isidentifier() for x in b for k in x):
             binds[p.stem] = b
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(binds, f)
