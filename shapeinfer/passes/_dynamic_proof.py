@@ -184,7 +184,7 @@ class Proof:
             vals = list(f.value)
             if all(type(v) is int for v in vals):
                 return min(vals), max(vals)
-            if len(vals) == 1 and not isinstance(vals[0], float):
+            if len(vals) == 1 and vals[0] is not None and not isinstance(vals[0], float):
                 return vals[0], vals[0]
         node = self.producers.get(name)
         if node is None or node.op_type == "Constant":

@@ -661,3 +661,27 @@ def test_a_resize_to_a_size_exported_as_a_scale_is_refused_and_a_doubling_is_kep
         else:
             out = shapeinfer.make_dynamic(m, dims={"x": {2: "height", 3: "width"}})
             assert _session(out).run(None, {"x": np.ones((1, 3, 5, 7), np.float32)})[0].shape == (1, 3, 10, 14)
+
+
+def test_a_gather_at_an_fmod_of_the_size_is_refused_in_one_line(tmp_path):
+    """``i = Mod(Shape(x)[2] - 3, 3, fmod=1)`` (C's remainder: its sign follows the size)
+    indexes the axis made dynamic: the indices' values are not told, so the Gather is refused.
+    The proof used to raise on the unknown value (a raw traceback, exit 1)."""
+    ints = {"i2": [2], "k3": [3], "z": [0]}
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"]),
+        helper.make_node("Gather", ["sh", "i2"], ["d"], axis=0),
+        helper.make_node("Sub", ["d", "k3"], ["s"]),
+        helper.make_node("Mod", ["s", "k3"], ["m"], fmod=1),
+        helper.make_node("Squeeze", ["m", "z"], ["i"]),
+        helper.make_node("Gather", ["x", "i"], ["y"], axis=2),
+    ]
+    m = _static(
+        nodes, [1, 64, 7], [1, 64], [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
+    )
+    src = tmp_path / "m.onnx"
+    onnx.save(m, src)
+    r = CliRunner().invoke(main, ["make-dynamic", str(src), "-o", str(tmp_path / "d.onnx"), "--dim", "x:2=n"])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert "Gather #5: indices computed from the shapes whose values are not told" in r.output
+    assert not (tmp_path / "d.onnx").exists()

@@ -76,15 +76,21 @@ def make_dynamic_cmd(
     wanted = _parse_dims(dims)
     check_output(output, model, in_place)
     doc = _run_guarded(debug, lambda: open_model(model), model)
-    try:
-        rewritten = make_dynamic(doc.model, wanted, base_dir=doc.folder)
-    except ValueError as e:
-        raise CliError(str(e)) from None
-    except MakeDynamicError as e:
-        for r in e.refusals:
+
+    def rewrite():
+        try:
+            return make_dynamic(doc.model, wanted, base_dir=doc.folder), None
+        except ValueError as e:
+            raise CliError(str(e)) from None
+        except MakeDynamicError as e:
+            return None, e
+
+    rewritten, refusal = _run_guarded(debug, rewrite, model)  # (anything else: one line, exit 2)
+    if refusal is not None:
+        for r in refusal.refusals:
             click.echo(show(f"shapeinfer: refused: {r}"), err=True)
-        click.echo(f"shapeinfer: nothing written: {len(e.refusals)} node(s) cannot follow the size", err=True)
-        raise SystemExit(1) from None
+        click.echo(f"shapeinfer: nothing written: {len(refusal.refusals)} node(s) cannot follow the size", err=True)
+        raise SystemExit(1)
 
     def write() -> WriteRefused | None:
         try:
