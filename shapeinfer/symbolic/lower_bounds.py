@@ -82,12 +82,13 @@ _CASE = "__case__"
 
 def _int_divisors(d: Dim, name: str, out: set[int]) -> bool:
     """Add to ``out`` every int divisor of a floor division whose numerator holds ``name``;
-    False when a division by an expression holds it (cases cannot make that exact)."""
+    False when a division by an expression holds it, in its numerator or its divisor (cases
+    cannot make that exact, and a divisor ``n - 2*(n//2)`` is 0 in half of them)."""
     if type(d) is int:
         return True
     for m, _ in d.terms:
         for atom in m:
-            if atom.kind == "floordiv" and name in symbols(atom.args[0]):
+            if atom.kind == "floordiv" and name in symbols(atom.args[0]) | symbols(atom.args[1]):
                 k = atom.args[1]
                 if type(k) is not int:
                     return False

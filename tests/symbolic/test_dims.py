@@ -782,3 +782,15 @@ def test_the_module_caches_stay_bounded_over_many_names():
     assert 0 < len(D._PARSED) <= 1 << 14
     again = D.parse("batch*2 + 1")
     assert again == first and hash(again) == hash(first) and D.format(again) == "2*batch + 1"
+
+
+def test_a_lower_bound_by_cases_skips_a_divisor_that_follows_the_symbol():
+    """``8 // (n - 2*(n//2))`` divides by ``n``'s parity, 0 at every even ``n``: splitting ``n``
+    into residues modulo 2 divided by zero in the even case (a ZeroDivisionError through
+    ``compare``, ``optimize --target-opset 21`` stopped with an internal error). Unknown now;
+    the cases still serve a divisor that is a number."""
+    n = D.sym("n")
+    parity = D.sub(n, D.mul(2, D.floordiv(n, 2)))
+    assert D.lower_bound(D.floordiv(8, parity)) is None
+    assert D.compare(D.floordiv(8, parity), 0) is None
+    assert D.lower_bound(D.sub(D.floordiv(n, 4), D.floordiv(n, 8)), {"n": (4, None)}) == 1
