@@ -143,8 +143,8 @@ def parse_dim_ranges(values: tuple[str, ...]) -> dict[str, tuple[int, int | None
 
 DIM_RANGE_HELP = (
     "Give an input symbol an integer range, e.g. seq=1:512 (HI may be empty: no max), and a step after a"
-    " second colon: height=32:1024:32 is a multiple of 32 (then FPN and YOLO pyramids resolve without"
-    " guards). Repeatable."
+    " second colon: the symbol takes LO, LO+STEP, LO+2*STEP, ... (height=32:1024:32: a multiple of 32,"
+    " then FPN and YOLO pyramids resolve without guards). Repeatable."
 )
 
 
