@@ -12,8 +12,8 @@ the rewrite or the written types prevented, or enabled).
 
     python benchmarks/written_speed.py MODEL.onnx ... [--size SYM=N ...] [--sessions 6] [--runs 40]
 
-Symbols not given by ``--size`` are 1 when their name has "batch" in it, else 64. Float inputs
-are random normal, integer ones random in [0, 50).
+Symbols not given by ``--size`` are 1 when their name has "batch" in it, else 64; the inputs are
+testkit's oracle's (masks all ones, integers in [0, 50), floats normal).
 """
 
 from __future__ import annotations
@@ -28,33 +28,21 @@ import tempfile
 import time
 from collections import Counter
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from testkit import ort_oracle  # noqa: E402
+
 
 def _feeds(path: str, sizes: dict[str, int]) -> dict:
-    import numpy as np
+    """The inputs at ``sizes`` (testkit's oracle: masks all ones, ids in [0, 50), floats normal);
+    a symbol not given is 1 when its name has "batch" in it, else 64."""
     import onnx
 
     m = onnx.load(path, load_external_data=False)
-    inits = {t.name for t in m.graph.initializer}
-    rng = np.random.default_rng(0)
-    out = {}
-    for vi in m.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        dims = []
-        for d in tt.shape.dim:
-            if d.HasField("dim_value"):
-                dims.append(d.dim_value)
-            else:
-                dims.append(sizes.get(d.dim_param, 1 if "batch" in d.dim_param.lower() else 64))
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if dtype.kind in "iu":
-            out[vi.name] = rng.integers(0, 50, dims).astype(dtype)
-        elif dtype.kind == "b":
-            out[vi.name] = np.ones(dims, bool)
-        else:
-            out[vi.name] = rng.standard_normal(dims).astype(dtype)
-    return out
+    names = {d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim if d.dim_param}
+    binding = {n: sizes.get(n, 1 if "batch" in n.lower() else 64) for n in names}
+    return ort_oracle.feeds(m, binding, unbound=64)
 
 
 def _data_files(path: str) -> set[str]:
