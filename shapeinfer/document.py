@@ -73,7 +73,7 @@ from shapeinfer.inference.engine import Result, binding_contradictions
 from shapeinfer.inference.engine import infer as _infer
 from shapeinfer.inference.policy import InferencePolicy
 from shapeinfer.io.annotate import annotate, annotate_for_writing, subgraphs_annotated
-from shapeinfer.io.external import data_files, has_small_external_initializer
+from shapeinfer.io.external import data_files
 from shapeinfer.io.modelsource import ModelLike, in_memory, model_dir, read_if_path
 from shapeinfer.io.onnxio import LoadedModel, dim_from_proto, loaded_from_bytes
 from shapeinfer.io.source import Source
@@ -561,25 +561,17 @@ def _may_not_load(result: Result) -> bool:
     graph inputs specialised to a binding or overridden (``input_shapes``: the overridden model
     is what the annotation is checked against); a range of one value (``a=1:1``, a binding too);
     ranges where subgraphs are typed (a range decides which If branch or how many Loop
-    iterations run, and a branch's or a body's types may then contradict the other); types
-    written where the engine found an op that fails if it runs, reported (an error diagnostic)
-    or not (in an If branch not taken or a Loop body that never runs at those sizes); a Concat
-    input that may be empty where its other dims may differ from the other inputs' (its type
-    is not written, :attr:`Result.unwritten`; what else is may still tell onnx's inference); a
-    small initializer stored as external data (onnxruntime's loader cannot read its value, and
-    fails a node whose inference needs it once the types written let it reach that node).
-    Otherwise the types written are the ones onnxruntime's own inference would reach or leave
-    open, and nothing is checked (nor paid for)."""
+    iterations run, and a branch's or a body's types may then contradict the other); and what
+    :meth:`Result.written_types_may_not_load` names at any sizes (an op that fails, a type left
+    out, a small initializer stored as external data). Otherwise the types written are the ones
+    onnxruntime's own inference would reach or leave open, and nothing is checked (nor paid
+    for)."""
     ranges = result.dim_ranges
     if result.input_shapes or pinned(result.bind, ranges):
         return True
     if ranges and any(path != "main" for path in result.graph_facts):
         return True
-    if result.dead_with_errors or result.unwritten:
-        return True
-    if any(d.severity == "error" for d in result.diagnostics):
-        return True
-    return has_small_external_initializer(result.model.graph)
+    return result.written_types_may_not_load()
 
 
 def _shape_binding(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from shapeinfer.base.diagnostics import Diagnostic
+from shapeinfer.io.external import has_small_external_initializer
 from shapeinfer.symbolic import dims as D
 from shapeinfer.symbolic.facts import Fact
 from shapeinfer.symbolic.guards import CONTRADICTION, Guard, Ledger
@@ -52,6 +53,19 @@ class Result:
     #: that runs (and optimize's folding can expose them too: its output is then load-checked);
     #: with it, the types its shape follows from (its producers' inputs, a Loop body's outputs)
     unwritten: frozenset[tuple[str, str]] = frozenset()
+
+    def written_types_may_not_load(self) -> bool:
+        """Whether types written from this result may make onnxruntime's loader refuse a model
+        that loads without them, whatever the sizes asked for: an op found failing, reported (an
+        error diagnostic) or not (in a part that never runs: :attr:`dead_with_errors`); a type
+        left out (:attr:`unwritten`), whose neighbours' types may still tell onnx's inference; a
+        small initializer stored as external data (the loader cannot read its value where the
+        written types let its inference need it). The write then checks its output."""
+        if self.dead_with_errors or self.unwritten:
+            return True
+        if any(d.severity == "error" for d in self.diagnostics):
+            return True
+        return has_small_external_initializer(self.model.graph)
 
     def contradicted(self) -> bool:
         """Whether inference found guards no input allowed by the ranges, input shapes or

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import re
 import stat
@@ -84,14 +85,10 @@ def has_small_external_initializer(graph: onnx.GraphProto) -> bool:
     """Whether ``graph`` stores a small initializer (a shape, axes, scales) as external data:
     onnxruntime's loader cannot read such a value where its inference needs it (``Cannot parse
     data from external tensors``), which the types an annotation writes can make it need."""
-    for t in graph.initializer:
-        if t.data_location == TensorProto.EXTERNAL:
-            n = 1
-            for d in t.dims:
-                n *= d
-            if n <= SMALL_CONSTANT_ELEMENTS:
-                return True
-    return False
+    return any(
+        t.data_location == TensorProto.EXTERNAL and math.prod(t.dims) <= SMALL_CONSTANT_ELEMENTS
+        for t in graph.initializer
+    )
 
 
 def iter_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:

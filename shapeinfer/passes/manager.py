@@ -26,7 +26,6 @@ from shapeinfer.inference.bindings import BIND, Unsatisfiable, check_bind_values
 from shapeinfer.inference.engine import contradicted_by, infer
 from shapeinfer.inference.policy import DEFAULT_POLICY
 from shapeinfer.io.edit import read_for_editing
-from shapeinfer.io.external import has_small_external_initializer
 from shapeinfer.io.modelsource import ModelLike
 from shapeinfer.io.source import Source
 from shapeinfer.ir.queries import default_opset
@@ -174,14 +173,9 @@ def _optimize(
     else:
         first = ctx.infer(m)
         found = first.diagnostics
-        # what the input may not load with (found errors, written only with --force; errors in
-        # a part that does not run; a Concat input left untyped) is checked in the output
-        if (
-            first.dead_with_errors
-            or first.unwritten
-            or any(d.severity == "error" for d in first.diagnostics)
-            or has_small_external_initializer(m.graph)  # (onnxruntime's loader cannot read it)
-        ):
+        # what the input may not load with (found errors, written only with --force, and the
+        # rest Result.written_types_may_not_load names) is checked in the output
+        if first.written_types_may_not_load():
             progress.update("checking the input")
             baseline = LoadBaseline.of(m, base_dir)
         del first

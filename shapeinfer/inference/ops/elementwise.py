@@ -236,12 +236,9 @@ def _nary(ctx, ins: list, fn, out_dtype: int, unknown_elements: bool = False) ->
 
 def _unknown_elements(f: Fact) -> Fact:
     """``f`` with a value of unknown elements where its shape is static and small (else as it is)."""
-    if f.shape is None or not all(type(d) is int for d in f.shape):
+    if not f.is_static or f.numel > MAX_VALUE_ELEMENTS:
         return f
-    n = 1
-    for d in f.shape:
-        n *= d
-    return f if n > MAX_VALUE_ELEMENTS else tensor(f.dtype, f.shape, (None,) * n)
+    return tensor(f.dtype, f.shape, (None,) * f.numel)
 
 
 @functools.cache
