@@ -6,7 +6,9 @@ copy of the input (the control: what the method reads as a difference where ther
 each written model. Each gets ``--sessions`` fresh sessions, created interleaved (input, copy,
 written, ... then the reverse order), each run ``--runs`` times after three warm-ups; a figure is
 the median over sessions of each session's median. A ratio is written / input; read it against
-the control's, which shows the noise of the machine. Also printed: the op types of which
+the control's, which shows the noise of the machine. The written models: ``-o``, ``optimize``
+and ``optimize --all-shapes`` (+shapes: every tensor's type in value_info, as ``-o`` writes;
+docs/decisions.md says why optimize does not by default). Also printed: the op types of which
 onnxruntime's optimized graph of a written model keeps more nodes than the input's (a fusion
 the rewrite or the written types prevented, or enabled).
 
@@ -100,7 +102,10 @@ def main() -> int:
         sizes = {k: int(v) for k, v in (s.split("=", 1) for s in a.size)}
     except ValueError:
         ap.error("--size takes SYM=N with N an integer")
-    print(f"{'model':<32} {'input ms':>9} {'control':>8} {'-o':>7} {'optimize':>9}  onnxruntime keeps more of")
+    print(
+        f"{'model':<32} {'input ms':>9} {'control':>8} {'-o':>7} {'optimize':>9} {'+shapes':>8}  "
+        "onnxruntime keeps more of (optimize)"
+    )
     for model in a.models:
         name = os.path.basename(model)[: -len(".onnx")] if model.endswith(".onnx") else os.path.basename(model)
         with tempfile.TemporaryDirectory() as td:
@@ -110,7 +115,7 @@ def main() -> int:
             for data in _data_files(model):  # (its external data beside it, as read)
                 shutil.copyfile(os.path.join(os.path.dirname(model), data), os.path.join(os.path.dirname(copy), data))
             paths = {"input": model, "control": copy}
-            for label, args in (("-o", []), ("optimize", ["optimize"])):
+            for label, args in (("-o", []), ("optimize", ["optimize"]), ("--all-shapes", ["optimize", "--all-shapes"])):
                 out = os.path.join(td, label.strip("-"), "w.onnx")
                 os.makedirs(os.path.dirname(out))
                 cmd = [sys.executable, "-m", "shapeinfer.cli", *args, model, "-o", out]
@@ -126,10 +131,11 @@ def main() -> int:
             except Exception as e:  # onnxruntime refusing the model or the sizes
                 print(f"{name:<32} not timed: {str(e).splitlines()[0][:100]}")
                 continue
-        ratio = {k: (f"{t[k] / t['input']:.3f}" if k in t else "-") for k in ("control", "-o", "optimize")}
+        kinds = ("control", "-o", "optimize", "--all-shapes")
+        ratio = {k: (f"{t[k] / t['input']:.3f}" if k in t else "-") for k in kinds}
         print(
-            f"{name:<32} {t['input'] * 1e3:9.3f} {ratio['control']:>8} {ratio['-o']:>7} {ratio['optimize']:>9}  "
-            + ", ".join(f"{k} {x}->{y}" for k, (x, y) in sorted(more.items())),
+            f"{name:<32} {t['input'] * 1e3:9.3f} {ratio['control']:>8} {ratio['-o']:>7} {ratio['optimize']:>9} "
+            f"{ratio['--all-shapes']:>8}  " + ", ".join(f"{k} {x}->{y}" for k, (x, y) in sorted(more.items())),
             flush=True,
         )
     return 0

@@ -112,6 +112,7 @@ def optimize(
     passes: Sequence[str] | None = None,
     bind: Mapping[str, int] | None = None,
     target_opset: int | None = None,
+    all_shapes: bool = False,
 ) -> onnx.ModelProto:
     """An optimized, annotated copy of ``model`` computing exactly what it computes:
     ``shapeinfer.open(model).optimize(...).model`` (see
@@ -121,7 +122,7 @@ def optimize(
     check_passes(passes)  # an unknown pass, a bad binding: named before the model is read
     if bind:
         check_bind_values(bind)
-    return open_model(model).optimize(passes=passes, bind=bind, target_opset=target_opset).model
+    return open_model(model).optimize(passes=passes, bind=bind, target_opset=target_opset, all_shapes=all_shapes).model
 
 
 def make_dynamic(model: ModelLike, *, dims: Mapping[str, Mapping[int, str]]) -> onnx.ModelProto:

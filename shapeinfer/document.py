@@ -454,6 +454,7 @@ class Document:
         max_fold_growth: int | None = None,
         keep_alive: list | None = None,
         runtime_check: bool = True,
+        all_shapes: bool = False,
     ) -> Document:
         """The Document of the model optimized (:func:`shapeinfer.passes.optimize_with_report`,
         whose arguments these are): its :attr:`model` is the passes' result, annotated, its
@@ -471,6 +472,7 @@ class Document:
             keep_alive=keep_alive,
             max_fold_growth=MAX_FOLD_GROWTH if max_fold_growth is None else max_fold_growth,
             runtime_check=runtime_check,
+            all_shapes=all_shapes,
         )
         return Document(path=self.path, base_dir=self._base_dir, proto=model, made=report.source, report=report)
 

@@ -78,12 +78,16 @@ def annotate(
     return result.model
 
 
-def annotate_serialised(result: InferredTypes, declared: Mapping[str, TypeProto] | None = None) -> bytes:
+def annotate_serialised(
+    result: InferredTypes, declared: Mapping[str, TypeProto] | None = None, *, new_entries: bool = True
+) -> bytes:
     """:func:`annotate`, returning the main graph's ``value_info`` as it then is, serialised
     (``GraphProto.value_info`` fields, for :attr:`shapeinfer.io.source.Source.value_info_fields`):
-    the entries kept serialised, then the new ones as they were written (not serialised again)."""
+    the entries kept serialised, then the new ones as they were written (not serialised again).
+    Without ``new_entries`` no graph gets an entry it did not have: only the types of the
+    entries kept and of the graph outputs are refined."""
     graph = result.model.graph
-    tail = _annotate_graph(graph, result, _adoptable(result), declared or {}, "main")
+    tail = _annotate_graph(graph, result, _adoptable(result), declared or {}, "main", new_entries=new_entries)
     kept = [_field(_VALUE_INFO, vi.SerializeToString()) for vi in graph.value_info]
     graph.MergeFromString(tail)
     return b"".join([*kept, tail])
@@ -316,9 +320,12 @@ def _annotate_graph(
     declared: Mapping[str, TypeProto],
     path: str,
     name_fresh: bool = False,
+    *,
+    new_entries: bool = True,
 ) -> bytes:
     """Annotate ``graph`` and its inferred subgraphs; the new value_info entries of ``graph``
-    itself are returned as serialised fields (after the kept ones in ``graph.value_info``).
+    itself are returned as serialised fields (after the kept ones in ``graph.value_info``),
+    none without ``new_entries`` (nor in the subgraphs).
 
     A Loop's or a Scan's body is left as read where its types could change what the node gives
     when no iteration runs (:func:`_zero_trip_unchanged`)."""
@@ -362,7 +369,7 @@ def _annotate_graph(
         skip |= seen
         skip |= unwritten
         chunks = []
-        for name, f in facts.items():
+        for name, f in facts.items() if new_entries else ():
             if name in skip:
                 continue
             key = id(f)
@@ -388,5 +395,5 @@ def _annotate_graph(
             at = graph_path(path, k, attr)
             if not _zero_trip_unchanged(n, g, facts, result.graph_facts.get(at), inputs):
                 continue  # left as read
-            g.MergeFromString(_annotate_graph(g, result, fresh, {}, at, name_fresh))
+            g.MergeFromString(_annotate_graph(g, result, fresh, {}, at, name_fresh, new_entries=new_entries))
     return tail

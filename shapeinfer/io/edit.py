@@ -53,13 +53,14 @@ class Editing:
     _nodes_changed: bool = False
     _value_info_fields: bytes | None = None
 
-    def annotate(self, model: onnx.ModelProto, result: InferredTypes) -> None:
+    def annotate(self, model: onnx.ModelProto, result: InferredTypes, *, new_entries: bool = True) -> None:
         """Annotate ``model``, the passes' result that ``result`` inferred (in place): the input's
         ``value_info`` entries back into the graphs that still define their tensors
         (:func:`~shapeinfer.io.entries.restore_entries`), then the inferred types merged with
-        :attr:`declared` (:func:`~shapeinfer.io.annotate.annotate_serialised`)."""
+        :attr:`declared` (:func:`~shapeinfer.io.annotate.annotate_serialised`), with an entry for
+        every other tensor too when ``new_entries``."""
         moved = restore_entries(model, self.entries)
-        self._value_info_fields = annotate_serialised(result, self.declared)
+        self._value_info_fields = annotate_serialised(result, self.declared, new_entries=new_entries)
         self._nodes_changed = moved or subgraphs_annotated(result)
 
     def written(self, *, changed: bool, node_fields: Callable[[], bytes | None]) -> Source:

@@ -61,6 +61,7 @@ def optimize_with_report(
     keep_alive: list | None = None,
     max_fold_growth: int = MAX_FOLD_GROWTH,
     runtime_check: bool = True,
+    all_shapes: bool = False,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Optimize ``model`` and say what each pass did.
 
@@ -84,7 +85,12 @@ def optimize_with_report(
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them; it raises
     OptimizeError when the lifted model holds an op onnxruntime has no kernel for at
     ``target_opset`` and the input has none such, unless ``runtime_check`` is False.
-    The result is annotated like ``shapeinfer -o``. Raises OptimizeError for bad arguments.
+    The result's graph outputs and the ``value_info`` entries the input has (of tensors the
+    result still has) get the inferred types, as ``shapeinfer -o`` writes them; ``all_shapes``
+    writes an entry for every other tensor too, as ``-o`` does. (Not by default: onnxruntime's
+    CPU planner reuses buffers between the tensors it can tell are of one size, and that ran
+    a model with every shape declared 3-9 % slower than without.) Raises OptimizeError for bad
+    arguments.
     ``max_fold_growth``: the bytes one tensor ``fold-constants`` stores may add to the model
     (:mod:`shapeinfer.passes.fold_constants`; OptimizeError below 0).
     ``timeout`` (seconds) bounds the whole run: inference and each pass check it, and
@@ -107,7 +113,17 @@ def optimize_with_report(
         if not isinstance(max_fold_growth, int) or max_fold_growth < 0:
             raise OptimizeError(f"max_fold_growth must be a number of bytes (0 or more), not {max_fold_growth!r}")
         return _optimize(
-            model, passes, bind, target_opset, base_dir, progress, deadline, keep_alive, max_fold_growth, runtime_check
+            model,
+            passes,
+            bind,
+            target_opset,
+            base_dir,
+            progress,
+            deadline,
+            keep_alive,
+            max_fold_growth,
+            runtime_check,
+            all_shapes,
         )
     finally:
         progress.close()
@@ -128,6 +144,7 @@ def _optimize(
     keep_alive=None,
     max_fold_growth=MAX_FOLD_GROWTH,
     runtime_check=True,
+    all_shapes=False,
 ) -> tuple[onnx.ModelProto, OptimizeReport]:
     t0 = time.perf_counter()
     names = selected_passes(passes)
@@ -214,7 +231,7 @@ def _optimize(
     ctx.refresh()
     # the annotation merges facts with what the file declares, as -o's does (the passes took no claim)
     res = ctx.infer(m, whole=True, policy=DEFAULT_POLICY)
-    editing.annotate(m, res)  # the input's entries back after inference: as before, it sees no declaration
+    editing.annotate(m, res, new_entries=all_shapes)  # the input's entries back after inference: it saw none
 
     left = remaining(ctx.graph(m), res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
     notes: list[str] = []

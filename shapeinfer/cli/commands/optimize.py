@@ -58,6 +58,13 @@ from shapeinfer.cli.common import (
     metavar="SIZE",
     help="fold-constants stores a tensor only when it grows the model by at most SIZE (64K, 1M, 0; default 64K).",
 )
+@click.option(
+    "--all-shapes",
+    is_flag=True,
+    help="Write every tensor's inferred type into value_info, as `shapeinfer MODEL -o` does. By default only "
+    "the entries MODEL has and the graph outputs get the inferred types: with every shape declared, onnxruntime's "
+    "CPU planner reuses buffers between tensors of one size, which ran models 3-9% slower.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
     "--force",
@@ -77,6 +84,7 @@ def optimize_cmd(
     list_passes: bool,
     target_opset: int | None,
     max_fold_growth: str | None,
+    all_shapes: bool,
     as_json: bool,
     force: bool,
     timeout: float | None,
@@ -84,8 +92,9 @@ def optimize_cmd(
 ) -> None:
     """Rewrite MODEL to compute the same values with less shape arithmetic and no Reshape-1.
 
-    Runs inference, then the passes (--list-passes), and writes a model annotated like
-    `shapeinfer -o`. Prints what each pass changed and the node counts before and after, and
+    Runs inference, then the passes (--list-passes), and writes the model with the inferred
+    types in its graph outputs and in the value_info entries MODEL has (--all-shapes: for
+    every tensor, as `shapeinfer -o`). Prints what each pass changed and the node counts before and after, and
     the errors inference finds in MODEL, as `shapeinfer MODEL` does. A model with such errors
     (an undefined input, a Reshape that cannot run...) is not written unless --force: exit 1.
     A declared type that contradicts inference (G006) does not stop it (the written model
@@ -138,6 +147,7 @@ def optimize_cmd(
                 keep_alive=common._UNTIL_EXIT,
                 max_fold_growth=growth,
                 runtime_check=not force,
+                all_shapes=all_shapes,
             )
         except OptimizeError as e:
             raise CliError(e.flag_message()) from None
