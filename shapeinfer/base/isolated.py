@@ -31,6 +31,38 @@ def run(fn: Callable[[], tuple[bool, str | None]], what: str, data_size: int = 0
     :data:`ENABLED` is False."""
     if not ENABLED:
         return fn()
+
+    def encoded() -> bytes:
+        finished, text = fn()
+        return (b"F" if finished else b"U") + (b"" if text is None else b"E" + text.encode())
+
+    data, why = _in_child(encoded, what, data_size)
+    if data is None:
+        return False, why
+    text = data[2:].decode(errors="replace") if data[1:2] == b"E" else None
+    return data[:1] == b"F", text
+
+
+class Crashed(Exception):
+    """What :func:`call` raises when the child crashed or ran out of time; ``str`` says which."""
+
+
+def call(fn: Callable[[], bytes], what: str, data_size: int = 0) -> bytes:
+    """The bytes ``fn()`` returns, computed in a forked child under the limits :func:`run`
+    sets; :class:`Crashed` when the child crashed or ran out of time (``what`` names the call in
+    the message) or ``fn`` raised (``fn`` should return what it has to say instead). In process
+    where :data:`ENABLED` is False."""
+    if not ENABLED:
+        return fn()
+    data, why = _in_child(lambda: b"R" + fn(), what, data_size)
+    if data is None:
+        raise Crashed(why)
+    return data[1:]
+
+
+def _in_child(fn: Callable[[], bytes], what: str, data_size: int) -> tuple[bytes | None, str | None]:
+    """``(fn(), None)`` run in a forked child, else ``(None, why)``: the child crashed, ran out
+    of time or wrote nothing (``fn`` raised, or returned no bytes)."""
     memory = MEMORY + 4 * data_size
     r, w = os.pipe()
     pid = os.fork()
@@ -41,12 +73,13 @@ def run(fn: Callable[[], tuple[bool, str | None]], what: str, data_size: int = 0
             os.dup2(null, 2)
             faulthandler.disable()  # (nor a Python traceback of the abort, where a caller enabled it)
             _limit_memory(memory)
-            finished, text = fn()
-            os.write(w, (b"F" if finished else b"U") + (b"" if text is None else b"E" + text.encode()))
+            out = memoryview(fn())
+            while out:
+                out = out[os.write(w, out) :]
         finally:
             os._exit(0)
     os.close(w)
-    data = b""
+    chunks: list[bytes] = []
     deadline = time.monotonic() + SECONDS
     try:
         while True:
@@ -54,19 +87,19 @@ def run(fn: Callable[[], tuple[bool, str | None]], what: str, data_size: int = 0
             if left <= 0 or not select.select([r], [], [], left)[0]:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return False, f"{what} did not finish in {SECONDS:g} s"
-            chunk = os.read(r, 1 << 16)
+                return None, f"{what} did not finish in {SECONDS:g} s"
+            chunk = os.read(r, 1 << 20)
             if not chunk:
                 break
-            data += chunk
+            chunks.append(chunk)
     finally:
         os.close(r)
     _, status = os.waitpid(pid, 0)
-    if not data:
+    data = b"".join(chunks)
+    if not data or os.WIFSIGNALED(status):  # (killed while writing: what came is not all)
         why = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit status {os.WEXITSTATUS(status)}"
-        return False, f"{what} crashed ({why})"
-    text = data[2:].decode(errors="replace") if data[1:2] == b"E" else None
-    return data[:1] == b"F", text
+        return None, f"{what} crashed ({why})"
+    return data, None
 
 
 def _limit_memory(memory: int) -> None:
@@ -81,4 +114,4 @@ def _limit_memory(memory: int) -> None:
         pass  # no /proc, or a hard limit below: the parent's limits hold
 
 
-__all__ = ["ENABLED", "MEMORY", "SECONDS", "run"]
+__all__ = ["ENABLED", "MEMORY", "SECONDS", "Crashed", "call", "run"]

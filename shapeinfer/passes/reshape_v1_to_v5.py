@@ -32,7 +32,7 @@ import onnx
 import onnx.inliner
 from onnx import version_converter
 
-from shapeinfer.base import runtimes
+from shapeinfer.base import isolated, runtimes
 from shapeinfer.base.ir_version import initializers_are_inputs
 from shapeinfer.io.annotate import annotate
 from shapeinfer.io.onnxio import graphs_within
@@ -47,6 +47,26 @@ def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
     m = onnx.ModelProto()
     m.CopyFrom(model)
     return annotate(ctx.infer(m))
+
+
+def _run_converter(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
+    """onnx's version converter on ``model``, run in a child process (:mod:`shapeinfer.base.isolated`):
+    it aborts the process on some models that cannot run (a negative size reaching a
+    ``std::clamp``). RuntimeError with the converter's last line of text, or saying it crashed."""
+
+    def convert() -> bytes:
+        try:
+            return b"M" + version_converter.convert_version(model, target).SerializeToString()
+        except Exception as e:
+            return b"E" + (str(e).strip().splitlines() or [type(e).__name__])[-1][:300].encode()
+
+    try:
+        out = isolated.call(convert, "it", model.ByteSize())
+    except isolated.Crashed as e:
+        raise RuntimeError(str(e)) from None
+    if out[:1] == b"E":
+        raise RuntimeError(out[1:].decode(errors="replace"))
+    return onnx.ModelProto.FromString(out[1:])
 
 
 def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto, int]:
@@ -75,7 +95,7 @@ def _convert(model: onnx.ModelProto, target: int, ctx) -> tuple[onnx.ModelProto,
             # below opset 9; the converter has no Cast adapter past 5: fold them away first.
 
             model = ctx.materialize(ctx.apply(fold_shapes.PASS, model)[0])
-        out = version_converter.convert_version(_annotated(model, ctx), target)
+        out = _run_converter(_annotated(model, ctx), target)
     except Exception as e:
         msg = (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
         raise OptimizeError(f"onnx's version converter cannot lift opset {src} to {target}: {msg}") from None

@@ -7,6 +7,9 @@ in the reference evaluator at opset 5 and in onnxruntime after lifting to 13.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import onnx
 import onnx.inliner
@@ -18,6 +21,7 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 import shapeinfer
+from shapeinfer.base import isolated
 from shapeinfer.passes import OptimizeError, PassContext, optimize_with_report, run_pass
 
 ort = pytest.importorskip("onnxruntime")
@@ -301,6 +305,32 @@ def test_target_opset_below_the_model_is_refused():
         shapeinfer.optimize(cnn(4), target_opset=3)
     assert str(e.value).startswith("target_opset=3 is below the model's opset 5")
     assert e.value.flag_message().startswith("--target-opset 3 is below the model's opset 5")
+
+
+@pytest.mark.skipif(not isolated.ENABLED, reason="the converter runs in process where the platform cannot fork")
+def test_target_opset_on_a_model_the_converter_aborts_on_is_an_error_not_a_crash(tmp_path):
+    """onnx's version converter aborts the process (a ``std::clamp`` assertion, exit 134) on a
+    Slice of an AveragePool whose output size is negative (width 1, kernel 3): a model that
+    cannot run. The lift says so instead, nothing written; the process lives on."""
+    g = h.make_graph(
+        [
+            h.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3], auto_pad="VALID"),
+            h.make_node("Slice", ["a", "s", "e", "ax"], ["y"]),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 1])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+        [h.make_tensor(n, T.INT64, [1], [v]) for n, v in (("s", 0), ("e", 1), ("ax", 2))],
+    )
+    model = tmp_path / "m.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8), model)
+    with pytest.raises(OptimizeError, match=r"cannot lift opset 13 to 21: it crashed \(signal 6\)"):
+        optimize_with_report(str(model), target_opset=21)
+    cmd = ["optimize", str(model), "--target-opset", "21", "-o", str(tmp_path / "o.onnx")]
+    r = subprocess.run([sys.executable, "-m", "shapeinfer.cli", *cmd], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert "it crashed (signal 6)" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "o.onnx").exists()
 
 
 def _with_parts(m: onnx.ModelProto) -> onnx.ModelProto:
