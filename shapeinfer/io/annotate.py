@@ -79,15 +79,16 @@ def annotate(
 
 
 def annotate_serialised(
-    result: InferredTypes, declared: Mapping[str, TypeProto] | None = None, *, new_entries: bool = True
+    result: InferredTypes, declared: Mapping[str, TypeProto] | None = None, *, keep_declared: bool = False
 ) -> bytes:
     """:func:`annotate`, returning the main graph's ``value_info`` as it then is, serialised
     (``GraphProto.value_info`` fields, for :attr:`shapeinfer.io.source.Source.value_info_fields`):
     the entries kept serialised, then the new ones as they were written (not serialised again).
-    Without ``new_entries`` no graph gets an entry it did not have: only the types of the
-    entries kept and of the graph outputs are refined."""
+    With ``keep_declared`` no graph gets an entry it did not have, and an entry keeps its type
+    as declared unless inference contradicts it (:func:`declared_holds`); the graph outputs'
+    types are refined as without it."""
     graph = result.model.graph
-    tail = _annotate_graph(graph, result, _adoptable(result), declared or {}, "main", new_entries=new_entries)
+    tail = _annotate_graph(graph, result, _adoptable(result), declared or {}, "main", keep_declared=keep_declared)
     kept = [_field(_VALUE_INFO, vi.SerializeToString()) for vi in graph.value_info]
     graph.MergeFromString(tail)
     return b"".join([*kept, tail])
@@ -184,6 +185,35 @@ def written_type(
     if is_complete(tp):
         return tp
     return declared if is_complete(declared) else None
+
+
+def declared_holds(f: Fact | None, decl: TypeProto, fresh: set[str]) -> bool:
+    """Whether inference contradicts nothing the declared tensor type ``decl`` says of a value
+    of fact ``f``: its element type, its rank, and each integer dim (another integer, or a dim
+    inference determined as an expression of the inputs' symbols, contradicts it; a dim made
+    only of the ``fresh`` symbols a declaration may stand for does not). A declared name or an
+    unknown dim says no size, and an entry with no type says nothing. False for a declaration
+    of another kind of value than a tensor (those are merged as :func:`written_type` does)."""
+    if _unknown(f) or decl.WhichOneof("value") is None:
+        return True
+    if decl.WhichOneof("value") != "tensor_type" or f.kind != "tensor":
+        return False
+    tt = decl.tensor_type
+    if tt.elem_type and f.dtype and tt.elem_type != f.dtype:
+        return False
+    if f.shape is None or not tt.HasField("shape"):
+        return True
+    if len(tt.shape.dim) != len(f.shape):
+        return False
+    for d, x in zip(f.shape, tt.shape.dim):
+        if not x.HasField("dim_value"):
+            continue
+        if type(d) is int:
+            if d != x.dim_value:
+                return False
+        elif not D.symbols(d) <= fresh:
+            return False
+    return True
 
 
 def _merge(f: Fact | None, decl: TypeProto, fresh: set[str], unnamed: frozenset[str]) -> TypeProto:
@@ -321,11 +351,12 @@ def _annotate_graph(
     path: str,
     name_fresh: bool = False,
     *,
-    new_entries: bool = True,
+    keep_declared: bool = False,
 ) -> bytes:
     """Annotate ``graph`` and its inferred subgraphs; the new value_info entries of ``graph``
-    itself are returned as serialised fields (after the kept ones in ``graph.value_info``),
-    none without ``new_entries`` (nor in the subgraphs).
+    itself are returned as serialised fields (after the kept ones in ``graph.value_info``);
+    ``keep_declared``: none, and the entries a declaration holds for are left as declared
+    (here and in the subgraphs).
 
     A Loop's or a Scan's body is left as read where its types could change what the node gives
     when no iteration runs (:func:`_zero_trip_unchanged`)."""
@@ -352,8 +383,12 @@ def _annotate_graph(
             f = facts.get(name)
             if f is None or name in unwritten:
                 continue
-            tb = _type_bytes(f, type_fields, unnamed)[0]
             decl = declared.get(name, vi.type)
+            if keep_declared and declared_holds(f, decl, fresh):
+                if decl is not vi.type:
+                    vi.type.CopyFrom(decl)
+                continue
+            tb = _type_bytes(f, type_fields, unnamed)[0]
             if tb is not None and decl.SerializeToString() == tb:
                 if decl is not vi.type:
                     vi.type.CopyFrom(decl)
@@ -369,7 +404,7 @@ def _annotate_graph(
         skip |= seen
         skip |= unwritten
         chunks = []
-        for name, f in facts.items() if new_entries else ():
+        for name, f in facts.items() if not keep_declared else ():
             if name in skip:
                 continue
             key = id(f)
@@ -395,5 +430,5 @@ def _annotate_graph(
             at = graph_path(path, k, attr)
             if not _zero_trip_unchanged(n, g, facts, result.graph_facts.get(at), inputs):
                 continue  # left as read
-            g.MergeFromString(_annotate_graph(g, result, fresh, {}, at, name_fresh, new_entries=new_entries))
+            g.MergeFromString(_annotate_graph(g, result, fresh, {}, at, name_fresh, keep_declared=keep_declared))
     return tail

@@ -53,14 +53,14 @@ class Editing:
     _nodes_changed: bool = False
     _value_info_fields: bytes | None = None
 
-    def annotate(self, model: onnx.ModelProto, result: InferredTypes, *, new_entries: bool = True) -> None:
+    def annotate(self, model: onnx.ModelProto, result: InferredTypes, *, keep_declared: bool = False) -> None:
         """Annotate ``model``, the passes' result that ``result`` inferred (in place): the input's
         ``value_info`` entries back into the graphs that still define their tensors
         (:func:`~shapeinfer.io.entries.restore_entries`), then the inferred types merged with
-        :attr:`declared` (:func:`~shapeinfer.io.annotate.annotate_serialised`), with an entry for
-        every other tensor too when ``new_entries``."""
+        :attr:`declared` (:func:`~shapeinfer.io.annotate.annotate_serialised`; ``keep_declared``: no
+        new entry, and the declared types inference does not contradict kept as they are)."""
         moved = restore_entries(model, self.entries)
-        self._value_info_fields = annotate_serialised(result, self.declared, new_entries=new_entries)
+        self._value_info_fields = annotate_serialised(result, self.declared, keep_declared=keep_declared)
         self._nodes_changed = moved or subgraphs_annotated(result)
 
     def written(self, *, changed: bool, node_fields: Callable[[], bytes | None]) -> Source:

@@ -85,12 +85,13 @@ def optimize_with_report(
     Reshape-1 rewrite, with inferred shapes in place for adapters that need them; it raises
     OptimizeError when the lifted model holds an op onnxruntime has no kernel for at
     ``target_opset`` and the input has none such, unless ``runtime_check`` is False.
-    The result's graph outputs and the ``value_info`` entries the input has (of tensors the
-    result still has) get the inferred types, as ``shapeinfer -o`` writes them; ``all_shapes``
-    writes an entry for every other tensor too, as ``-o`` does. (Not by default: onnxruntime's
-    CPU planner reuses buffers between the tensors it can tell are of one size, and that ran
-    a model with every shape declared 3-9 % slower than without.) Raises OptimizeError for bad
-    arguments.
+    The result's graph outputs get the inferred types, as ``shapeinfer -o`` writes them; the
+    ``value_info`` entries the input has (of tensors the result still has) keep their types
+    unless inference contradicts them (then the inferred ones), and no other tensor gets one.
+    ``all_shapes`` annotates as ``-o`` does: every entry refined, every tensor typed. (Not by
+    default: where onnxruntime can tell more tensors' shapes equal, it reuses buffers between
+    them and picks other kernels, and that ran models up to 9 % slower.) Raises
+    OptimizeError for bad arguments.
     ``max_fold_growth``: the bytes one tensor ``fold-constants`` stores may add to the model
     (:mod:`shapeinfer.passes.fold_constants`; OptimizeError below 0).
     ``timeout`` (seconds) bounds the whole run: inference and each pass check it, and
@@ -231,7 +232,7 @@ def _optimize(
     ctx.refresh()
     # the annotation merges facts with what the file declares, as -o's does (the passes took no claim)
     res = ctx.infer(m, whole=True, policy=DEFAULT_POLICY)
-    editing.annotate(m, res, new_entries=all_shapes)  # the input's entries back after inference: it saw none
+    editing.annotate(m, res, keep_declared=not all_shapes)  # the input's entries back after inference: it saw none
 
     left = remaining(ctx.graph(m), res, ctx.max_fold_growth, ctx.fold_cap, ran=names)
     notes: list[str] = []
