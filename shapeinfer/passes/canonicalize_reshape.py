@@ -22,7 +22,8 @@ dim, whatever chain of ops computed it):
 
 2. The others are rebuilt together, from the fewest nodes: ``Shape(T, start, end)`` slices of
    tensors T that carry the needed dims (graph inputs first, then data tensors computed before
-   the consumer), one Concat with constant pieces when there are several, Squeeze for a
+   the consumer that a Shape reads already: a new reader of an activation keeps a runtime from
+   fusing its producer), one Concat with constant pieces when there are several, Squeeze for a
    scalar, Cast to the input's type. Taken in graph order, each shape input gets the spelling
    that adds the fewest nodes to those made for the inputs before it: a value computed once
    (a Shape slice, a whole vector, a piece of a Concat) serves every later input that needs it,
@@ -150,6 +151,11 @@ class Builder:
 
 
 def _candidates(g, facts, only: set[int]) -> list[tuple[str, tuple, int]]:
+    """The tensors a rebuilt shape input may read with Shape: the graph inputs, and the data
+    tensors a ``Shape`` reads already. Not any other: a new reader of an activation keeps a
+    runtime from fusing its producer with the op after it (onnxruntime's Conv with its
+    BatchNormalization and Relu) and makes it convert the tensor out of its blocked layout
+    (NCHWc) only to read its shape."""
     graph_inputs = {t.name for t in g.inputs}
     cands = []
     for t in g.inputs:
@@ -161,6 +167,8 @@ def _candidates(g, facts, only: set[int]) -> list[tuple[str, tuple, int]]:
             continue
         for t in n.outputs:
             if not t.name or t.name in graph_inputs:
+                continue
+            if not any(r.op == "Shape" and not r.domain for r in t.outputs):
                 continue
             f = facts.get(t.name)
             if f is not None and f.kind == "tensor" and f.shape:
