@@ -99,8 +99,9 @@ def optimize_cmd(
     -o`). Prints what each pass changed and the node counts before and after, and the errors
     inference finds in MODEL, as `shapeinfer MODEL` does. A model with such errors
     (an undefined input, a Reshape that cannot run...) is not written unless --force: exit 1.
-    A declared type that contradicts inference (G006) does not stop it (the written model
-    declares the inferred one), nor external data it cannot read (E003: the references are
+    A declared type that contradicts inference (G006) does not stop it (where its element
+    type, rank or a number is wrong, the written model declares the inferred type; a symbolic
+    name stays as declared), nor external data it cannot read (E003: the references are
     written as they are), except a missing data file: a model pointing at it is not written
     without --force. -o never writes into a file this run did not create: a data file name the
     output's folder already holds is refused (see --external-data). Exit codes: 0 done, 1 not
