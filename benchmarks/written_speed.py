@@ -14,8 +14,9 @@ the rewrite or the written types prevented, or enabled).
 
     python benchmarks/written_speed.py MODEL.onnx ... [--size SYM=N ...] [--sessions 6] [--runs 40]
 
-Symbols not given by ``--size`` are 1 when their name has "batch" in it, else 64; the inputs are
-testkit's oracle's (masks all ones, integers in [0, 50), floats normal).
+Symbols not given by ``--size`` take the last binding of ``MODEL.json`` when the model has one
+beside it (the fixtures and the vision corpus do), else 1 when their name has "batch" in it, else
+64; the inputs are testkit's oracle's (masks all ones, integers in [0, 50), floats normal).
 """
 
 from __future__ import annotations
@@ -38,12 +39,21 @@ from testkit import ort_oracle  # noqa: E402
 
 def _feeds(path: str, sizes: dict[str, int]) -> dict:
     """The inputs at ``sizes`` (testkit's oracle: masks all ones, ids in [0, 50), floats normal);
-    a symbol not given is 1 when its name has "batch" in it, else 64."""
+    a symbol not given takes its value in the last binding of the model's bindings file
+    (``MODEL.json`` beside it, as the fixtures and the vision corpus have: sizes the model runs
+    at), else 1 when its name has "batch" in it, else 64."""
+    import json
+
     import onnx
 
     m = onnx.load(path, load_external_data=False)
     names = {d.dim_param for vi in m.graph.input for d in vi.type.tensor_type.shape.dim if d.dim_param}
-    binding = {n: sizes.get(n, 1 if "batch" in n.lower() else 64) for n in names}
+    sidecar = path[: -len(".onnx")] + ".json" if path.endswith(".onnx") else None
+    listed: dict[str, int] = {}
+    if sidecar and os.path.exists(sidecar):
+        with open(sidecar) as f:
+            listed = (json.load(f).get("bindings") or [{}])[-1]
+    binding = {n: sizes.get(n, listed.get(n, 1 if "batch" in n.lower() else 64)) for n in names}
     return ort_oracle.feeds(m, binding, unbound=64)
 
 
