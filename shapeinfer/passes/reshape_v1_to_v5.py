@@ -52,13 +52,14 @@ def _annotated(model: onnx.ModelProto, ctx) -> onnx.ModelProto:
 def _run_converter(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
     """onnx's version converter on ``model``, run in a child process (:mod:`shapeinfer.base.isolated`):
     it aborts the process on some models that cannot run (a negative size reaching a
-    ``std::clamp``). RuntimeError with the converter's last line of text, or saying it crashed."""
+    ``std::clamp``). RuntimeError with the converter's message (its type's name when it has
+    none), or saying it crashed."""
 
     def convert() -> bytes:
         try:
             return b"M" + version_converter.convert_version(model, target).SerializeToString()
-        except Exception as e:
-            return b"E" + (str(e).strip().splitlines() or [type(e).__name__])[-1][:300].encode()
+        except Exception as e:  # (the caller keeps its last line)
+            return b"E" + (str(e).strip() or type(e).__name__).encode()
 
     try:
         out = isolated.call(convert, "it", model.ByteSize())
